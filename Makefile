@@ -1,0 +1,33 @@
+# BNMA Studio: `make run` starts the dashboard, `make test` runs lint + tests.
+# Both create the virtual environment (.venv) on first use.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PORT ?= 8501
+
+.PHONY: run test lint bench venv clean
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements-dev.txt
+	$(PY) -m pip install -q --no-deps -e .
+	touch $@
+
+run: venv
+	$(PY) -m streamlit run app.py --server.headless true --server.port $(PORT)
+
+lint: venv
+	$(PY) -m ruff check .
+
+test: venv lint
+	$(PY) -m pytest -q -n 2 --dist loadfile
+
+bench: venv
+	$(PY) benchmarks/order_mcmc.py
+	$(PY) benchmarks/ma_naive.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info

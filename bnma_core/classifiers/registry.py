@@ -1,0 +1,59 @@
+"""One registry of classification methods (DESIGN §6).
+
+Each entry maps a short name (``nb``, ``tan``, ``bma10``, ...) to a factory given as
+``"module:Class"`` (imported lazily, so importing the registry is cheap), the factory's default
+arguments, and a one-line plain-language description. The CLI, the Compare page and the
+experiments all read this table: a method appears everywhere by being registered once here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    name: str
+    factory: str  # "bnma_core.classifiers.module:ClassName"
+    description: str
+    defaults: dict[str, Any] = field(default_factory=dict)
+    randomized: bool = False  # takes random_state
+
+    def make(self, **overrides: Any):
+        module, _, cls = self.factory.partition(":")
+        klass = getattr(importlib.import_module(module), cls)
+        params = {**self.defaults, **overrides}
+        if not self.randomized:
+            params.pop("random_state", None)
+        return klass(**params)
+
+
+METHODS: dict[str, MethodSpec] = {}
+
+
+def register(spec: MethodSpec) -> MethodSpec:
+    METHODS[spec.name] = spec
+    return spec
+
+
+def available_methods() -> list[str]:
+    return list(METHODS)
+
+
+def make_classifier(name: str, **overrides: Any):
+    """A new, unfitted estimator for the method ``name`` (``overrides`` replace defaults)."""
+    try:
+        spec = METHODS[name]
+    except KeyError:
+        raise ValueError(
+            f"Unknown method {name!r}; available: {', '.join(METHODS)}") from None
+    return spec.make(**overrides)
+
+
+def describe(name: str) -> str:
+    return METHODS[name].description
+
+
+# --- registrations (one block per module; keep alphabetical by module) ------------------------

@@ -1,0 +1,1 @@
+"""bnma_core.structure"""

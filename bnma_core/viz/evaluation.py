@@ -1,0 +1,3 @@
+"""Figures: evaluation."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Figures: graphs."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Figures: mcmc."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Figures: naive."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Figures: ukdb."""
+
+__all__: list[str] = []
