@@ -33,7 +33,7 @@ scores); with more it is treated as continuous and discretized."""
 
 CLASS_COLUMN_NAMES = ("class", "target", "label", "diagnosis")
 NA_STRINGS = ["", "?", "NA", "N/A", "NaN", "nan", "null", "NULL", "None"]
-DISCRETIZATIONS = ("median", "quantile", "cuts")
+DISCRETIZATIONS = ("median", "quantile", "cuts", "none")
 MISSING_POLICIES = ("drop", "keep")
 
 
@@ -239,9 +239,10 @@ class DiscreteEncoder:
 
     Parameters
     ----------
-    discretization : {"median", "quantile", "cuts"}
+    discretization : {"median", "quantile", "cuts", "none"}
         Continuous columns: two bins split at the training median (Sugahara et al.; default),
-        ``n_bins`` equal-frequency bins, or the user's ``cut_points`` ({column: [c1, c2, ...]}).
+        ``n_bins`` equal-frequency bins, or the user's ``cut_points`` ({column: [c1, c2, ...]});
+        ``"none"`` keeps every column's values as its categories (at most 64 per column).
     n_bins : int
         Number of bins for ``"quantile"`` (2..20).
     cut_points : dict, optional
@@ -268,7 +269,8 @@ class DiscreteEncoder:
             if col.isna().all():
                 raise DataError(f"Column {name!r} is entirely missing; remove it or fill it in.")
             num = _as_numeric(col)
-            continuous = num is not None and _is_continuous(num, self.max_int_categories)
+            continuous = (num is not None and self.discretization != "none"
+                          and _is_continuous(num, self.max_int_categories))
             if self.discretization == "cuts" and self.cut_points and name in self.cut_points:
                 if num is None:
                     raise DataError(f"Cut points were given for {name!r}, which is not numeric.")
