@@ -1,3 +1,361 @@
-"""Figures: graphs."""
+"""Figures: graphs (DAG drawings), class balance and generic heatmaps.
 
-__all__: list[str] = []
+A DAG is drawn from a :class:`networkx.DiGraph`: a networkx-style layout gives node positions,
+plotly draws nodes as one scatter trace per role (ordinary / highlighted / class) and every edge
+as an arrow annotation whose width and colour encode the edge's weight (e.g. an edge posterior
+P(Y -> X | D)). Invisible markers at edge midpoints carry the hover text of each edge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+
+import networkx as nx
+import numpy as np
+import plotly.graph_objects as go
+from plotly.colors import sample_colorscale
+
+__all__ = [
+    "dag_layout",
+    "dag_figure",
+    "class_balance_figure",
+    "heatmap_figure",
+]
+
+EDGE_COLORSCALE = "Blues"
+NODE_COLOR = "#9ecae1"
+HIGHLIGHT_COLOR = "#fdae6b"
+CLASS_COLOR = "#d62728"
+HIGHLIGHT_EDGE_COLOR = "#e6550d"
+LAYOUTS = ("layered", "spring")
+
+
+def _layers(graph: nx.DiGraph) -> dict[Hashable, int]:
+    """Longest-path depth of each node (sources at 0); weakly-cyclic graphs fall back to
+    breadth-first depth so the drawing never fails."""
+    if nx.is_directed_acyclic_graph(graph):
+        depth: dict[Hashable, int] = {}
+        for node in nx.topological_sort(graph):
+            preds = list(graph.predecessors(node))
+            depth[node] = 1 + max(depth[p] for p in preds) if preds else 0
+        return depth
+    depth = {}
+    for comp in nx.weakly_connected_components(graph):
+        root = min(comp, key=lambda n: (graph.in_degree(n), str(n)))
+        for node, d in nx.single_source_shortest_path_length(graph.to_undirected(), root).items():
+            depth[node] = d
+    return depth
+
+
+def dag_layout(graph: nx.DiGraph, layout: str = "layered", class_node: Hashable | None = None,
+               seed: int = 0) -> dict[Hashable, tuple[float, float]]:
+    """Node positions for :func:`dag_figure`, reusable to draw two graphs on the same layout.
+
+    Parameters
+    ----------
+    graph : networkx.DiGraph
+    layout : {"layered", "spring"}
+        ``"layered"``: columns by longest-path depth, left to right, nodes within a column
+        ordered by the mean position of their parents (barycentre heuristic) to reduce
+        crossings. ``"spring"``: force-directed (``networkx.spring_layout``, fixed seed).
+    class_node : hashable, optional
+        Ignored by the layered layout except that the class is placed first in its column;
+        in the spring layout it is pinned at the centre.
+    seed : int
+        Seed of the spring layout.
+
+    Returns
+    -------
+    dict
+        node -> (x, y), x and y in [0, 1].
+    """
+    if layout not in LAYOUTS:
+        raise ValueError(f"Unknown layout {layout!r}; choose one of {', '.join(LAYOUTS)}.")
+    nodes = list(graph.nodes)
+    if not nodes:
+        return {}
+    if layout == "spring":
+        k = 1.5 / np.sqrt(max(len(nodes), 1))
+        if class_node is not None and class_node in graph:
+            pos = nx.spring_layout(graph.to_undirected(), k=k, seed=seed,
+                                   pos={class_node: (0.0, 0.0)}, fixed=[class_node])
+        else:
+            pos = nx.spring_layout(graph.to_undirected(), k=k, seed=seed)
+        arr = np.array([pos[n] for n in nodes], dtype=float)
+    else:
+        depth = _layers(graph)
+        n_layers = max(depth.values()) + 1
+        columns: list[list[Hashable]] = [[] for _ in range(n_layers)]
+        for node in nodes:  # insertion order keeps the drawing stable
+            columns[depth[node]].append(node)
+        rank: dict[Hashable, float] = {}
+        for li, col in enumerate(columns):
+            if li > 0:
+                def bary(n: Hashable) -> float:
+                    ps = [rank[p] for p in graph.predecessors(n) if p in rank]
+                    return float(np.mean(ps)) if ps else 0.5
+                col.sort(key=bary)
+            if class_node in col:
+                col.remove(class_node)
+                col.insert(0, class_node)
+            for i, node in enumerate(col):
+                rank[node] = (i + 0.5) / len(col)
+        tallest = max(len(c) for c in columns)
+        arr = np.zeros((len(nodes), 2))
+        index = {n: i for i, n in enumerate(nodes)}
+        for li, col in enumerate(columns):
+            for i, node in enumerate(col):
+                # centre short columns vertically against the tallest one
+                offset = (tallest - len(col)) / 2.0
+                arr[index[node]] = (li, -(offset + i))
+    lo, hi = arr.min(axis=0), arr.max(axis=0)
+    span = np.where(hi - lo > 0, hi - lo, 1.0)
+    arr = (arr - lo) / span
+    arr[:, np.asarray(hi - lo) == 0] = 0.5
+    return {n: (float(x), float(y)) for n, (x, y) in zip(nodes, arr)}
+
+
+def _edge_weight(data: Mapping, edge_weight: str | None) -> float:
+    if edge_weight is None:
+        return 1.0
+    w = data.get(edge_weight, 1.0)
+    try:
+        return float(w)
+    except (TypeError, ValueError):
+        return 1.0
+
+
+def dag_figure(graph: nx.DiGraph, class_node: Hashable | None = None,
+               highlight_nodes: Iterable[Hashable] = (), edge_weight: str | None = "weight",
+               threshold: float = 0.0, layout: str = "layered", title: str | None = None, *,
+               highlight_edges: Iterable[tuple[Hashable, Hashable]] = (),
+               positions: Mapping[Hashable, tuple[float, float]] | None = None,
+               weight_range: tuple[float, float] | None = None,
+               weight_label: str = "weight", height: int | None = None) -> go.Figure:
+    """Draw a DAG with arrows, readable labels, a distinct class node and weighted edges.
+
+    Parameters
+    ----------
+    graph : networkx.DiGraph
+        The structure. Edge attribute ``edge_weight`` (default ``"weight"``; missing -> 1)
+        sets each arrow's width and colour.
+    class_node : hashable, optional
+        Drawn as a red diamond.
+    highlight_nodes : iterable
+        Drawn in orange (e.g. the class's Markov blanket).
+    edge_weight : str or None
+        Edge attribute holding the weight; None draws every edge alike.
+    threshold : float
+        Edges with weight below this are not drawn (nodes always are).
+    layout : {"layered", "spring"}
+        See :func:`dag_layout`; ignored when ``positions`` is given.
+    title : str, optional
+    highlight_edges : iterable of (u, v)
+        Edges drawn in orange and dashed-free bold (e.g. edges that differ between two
+        structures).
+    positions : mapping, optional
+        node -> (x, y), e.g. from :func:`dag_layout` of a union graph so that two drawings share
+        node positions.
+    weight_range : (float, float), optional
+        Weights mapped to the thinnest / palest and widest / darkest arrow; default
+        ``(0, max(1, max weight))``.
+    weight_label : str
+        Name of the weight in hover text and colour bar (e.g. "P(edge | D)").
+    height : int, optional
+        Figure height in pixels; default grows with the tallest layer.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Traces: ``nodes`` (ordinary), ``highlighted`` and ``class`` (only those present), and
+        ``edges`` (hover markers at edge midpoints, carrying the colour bar). One arrow
+        annotation per drawn edge.
+    """
+    pos = dict(positions) if positions is not None else dag_layout(graph, layout, class_node)
+    missing = [n for n in graph.nodes if n not in pos]
+    if missing:
+        raise ValueError(f"No position given for node(s): {', '.join(map(str, missing[:5]))}")
+    highlight = set(highlight_nodes)
+    hi_edges = {tuple(e) for e in highlight_edges}
+
+    edges = []
+    for u, v, data in graph.edges(data=True):
+        w = _edge_weight(data, edge_weight)
+        if w >= threshold:
+            edges.append((u, v, w))
+    weights = np.array([w for _, _, w in edges], dtype=float)
+    if weight_range is None:
+        top = max(1.0, float(weights.max())) if weights.size else 1.0
+        weight_range = (0.0, top)
+    wlo, whi = weight_range
+    wspan = whi - wlo if whi > wlo else 1.0
+
+    def scaled(w: float) -> float:
+        return float(np.clip((w - wlo) / wspan, 0.0, 1.0))
+
+    weighted = edge_weight is not None and any(
+        edge_weight in d for _, _, d in graph.edges(data=True))
+
+    fig = go.Figure()
+    annotations = []
+    mid_x, mid_y, mid_text, mid_w = [], [], [], []
+    for u, v, w in edges:
+        (x0, y0), (x1, y1) = pos[u], pos[v]
+        s = scaled(w)
+        if (u, v) in hi_edges:
+            color, width = HIGHLIGHT_EDGE_COLOR, 1.5 + 3.0 * s
+        elif weighted:
+            color, width = sample_colorscale(EDGE_COLORSCALE, [0.35 + 0.65 * s])[0], 0.8 + 3.2 * s
+        else:
+            color, width = "#636363", 1.4
+        annotations.append(dict(
+            x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y",
+            showarrow=True, arrowhead=2, arrowsize=1.0, arrowwidth=width, arrowcolor=color,
+            standoff=9, startstandoff=9, text="",
+        ))
+        mid_x.append((x0 + x1) / 2)
+        mid_y.append((y0 + y1) / 2)
+        txt = f"{u} → {v}"
+        if weighted:
+            txt += f"<br>{weight_label}: {w:.3g}"
+        if (u, v) in hi_edges:
+            txt += "<br>(highlighted)"
+        mid_text.append(txt)
+        mid_w.append(w)
+
+    marker = dict(size=6, opacity=0.0, color=mid_w if weighted else "#636363")
+    if weighted:
+        marker.update(colorscale=EDGE_COLORSCALE, cmin=wlo - 0.35 / 0.65 * wspan, cmax=whi,
+                      showscale=True, opacity=0.0,
+                      colorbar=dict(title=dict(text=weight_label, side="right"), thickness=12,
+                                    len=0.6, tickvals=list(np.linspace(wlo, whi, 3))))
+    fig.add_trace(go.Scatter(x=mid_x, y=mid_y, mode="markers", name="edges", marker=marker,
+                             hovertext=mid_text, hoverinfo="text", showlegend=False))
+
+    def node_trace(nodes: list, name: str, color: str, symbol: str, size: int) -> None:
+        if not nodes:
+            return
+        hover = []
+        for n in nodes:
+            parents = ", ".join(map(str, graph.predecessors(n))) or "none"
+            hover.append(f"<b>{n}</b><br>parents: {parents}")
+        fig.add_trace(go.Scatter(
+            x=[pos[n][0] for n in nodes], y=[pos[n][1] for n in nodes],
+            mode="markers+text", name=name, text=[str(n) for n in nodes],
+            textposition="top center", textfont=dict(size=12),
+            marker=dict(size=size, color=color, symbol=symbol,
+                        line=dict(width=1.5, color="#333333")),
+            hovertext=hover, hoverinfo="text",
+        ))
+
+    ordinary = [n for n in graph.nodes if n != class_node and n not in highlight]
+    marked = [n for n in graph.nodes if n != class_node and n in highlight]
+    node_trace(ordinary, "nodes", NODE_COLOR, "circle", 14)
+    node_trace(marked, "highlighted", HIGHLIGHT_COLOR, "circle", 16)
+    if class_node is not None and class_node in graph:
+        node_trace([class_node], "class", CLASS_COLOR, "diamond", 20)
+
+    n_rows = 1
+    if pos:
+        ys = np.round([p[1] for p in pos.values()], 6)
+        n_rows = max(int(np.unique(ys, return_counts=True)[1].max()), len(np.unique(ys)) // 2)
+    fig.update_layout(
+        title=title, annotations=annotations, hovermode="closest",
+        height=height or int(np.clip(120 + 38 * n_rows, 320, 1100)),
+        margin=dict(l=20, r=20, t=50 if title else 20, b=20),
+        showlegend=bool(marked) or (class_node is not None and class_node in graph),
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
+        plot_bgcolor="white",
+        xaxis=dict(visible=False, range=[-0.08, 1.08]),
+        yaxis=dict(visible=False, range=[-0.08, 1.1]),
+    )
+    return fig
+
+
+def class_balance_figure(classes: Sequence[str], counts: Sequence[int],
+                         title: str | None = "Class balance", class_name: str = "class"
+                         ) -> go.Figure:
+    """Bar chart of how many rows fall in each class, labelled with counts and percentages.
+
+    Parameters
+    ----------
+    classes : sequence of str
+        Class labels.
+    counts : sequence of int
+        Rows per class (same order).
+    title : str, optional
+    class_name : str
+        Axis title (the class column's name).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One bar trace with one bar per class.
+    """
+    counts = np.asarray(counts, dtype=float)
+    if len(classes) != counts.size:
+        raise ValueError("classes and counts must have the same length")
+    total = counts.sum() if counts.sum() > 0 else 1.0
+    text = [f"{int(c)} ({100 * c / total:.1f}%)" for c in counts]
+    fig = go.Figure(go.Bar(x=[str(c) for c in classes], y=counts, text=text,
+                           textposition="auto", marker_color="#3182bd", name="rows",
+                           hovertemplate="%{x}: %{y} rows<extra></extra>"))
+    fig.update_layout(title=title, xaxis_title=class_name, yaxis_title="rows",
+                      height=340, margin=dict(l=40, r=20, t=50 if title else 20, b=40),
+                      plot_bgcolor="white")
+    fig.update_xaxes(type="category")
+    return fig
+
+
+def heatmap_figure(matrix: np.ndarray, row_names: Sequence[str], col_names: Sequence[str],
+                   title: str | None = None, *, zmin: float | None = None,
+                   zmax: float | None = None, colorscale: str = "Blues",
+                   value_label: str = "value", row_title: str | None = None,
+                   col_title: str | None = None, annotate: bool | None = None) -> go.Figure:
+    """Heatmap of a matrix with named rows and columns (row 0 at the top).
+
+    Parameters
+    ----------
+    matrix : array of shape (n_rows, n_cols)
+    row_names, col_names : sequence of str
+    title : str, optional
+    zmin, zmax : float, optional
+        Colour range (default: the data's range).
+    colorscale : str
+    value_label : str
+        Colour-bar title and hover label.
+    row_title, col_title : str, optional
+        Axis titles.
+    annotate : bool, optional
+        Write each value in its cell; default when the matrix has at most 400 cells.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One heatmap trace.
+    """
+    z = np.asarray(matrix, dtype=float)
+    if z.ndim != 2 or z.shape != (len(row_names), len(col_names)):
+        raise ValueError(
+            f"matrix shape {z.shape} does not match {len(row_names)} row and "
+            f"{len(col_names)} column names")
+    if annotate is None:
+        annotate = z.size <= 400
+    rows = [str(r) for r in row_names]
+    cols = [str(c) for c in col_names]
+    heat = go.Heatmap(
+        z=z, x=cols, y=rows, zmin=zmin, zmax=zmax, colorscale=colorscale,
+        colorbar=dict(title=dict(text=value_label, side="right"), thickness=12),
+        hovertemplate=f"%{{y}} / %{{x}}<br>{value_label}: %{{z:.3g}}<extra></extra>",
+    )
+    if annotate:
+        heat.update(text=np.vectorize(lambda v: "" if np.isnan(v) else f"{v:.2f}")(z),
+                    texttemplate="%{text}", textfont=dict(size=10))
+    fig = go.Figure(heat)
+    fig.update_layout(
+        title=title, height=int(np.clip(140 + 22 * len(rows), 320, 1100)),
+        margin=dict(l=20, r=20, t=50 if title else 20, b=20), plot_bgcolor="white",
+        xaxis=dict(title=col_title, tickangle=-45, type="category"),
+        yaxis=dict(title=row_title, autorange="reversed", type="category"),
+    )
+    return fig
