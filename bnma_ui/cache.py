@@ -1,0 +1,43 @@
+"""Cached data loading and cached heavy work, keyed by content / dataset fingerprint.
+
+Streamlit hashes the arguments of a cached function; a :class:`DiscreteDataset` is passed as
+``_ds`` (not hashed) together with its ``fingerprint`` (hashed), so equal data share one entry.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from bnma_core.data import DiscreteDataset, load_dataset, read_table
+
+from . import SAMPLE_DIR
+
+
+def sample_csv_files() -> list[str]:
+    """Bundled CSV files in ``sample_data/`` (WBC first)."""
+    names = sorted(p.name for p in SAMPLE_DIR.glob("*.csv"))
+    if "wbc.csv" in names:
+        names.remove("wbc.csv")
+        names.insert(0, "wbc.csv")
+    return names
+
+
+def sample_csv_bytes(name: str) -> bytes:
+    path = SAMPLE_DIR / name
+    if path.parent != SAMPLE_DIR or not path.is_file():
+        raise FileNotFoundError(name)
+    return path.read_bytes()
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def csv_columns(raw: bytes) -> list[str]:
+    """Column names of a CSV (raises DataError for unreadable input)."""
+    return [str(c) for c in read_table(raw).columns]
+
+
+@st.cache_data(show_spinner="Reading and encoding the data...", max_entries=32)
+def load_csv(raw: bytes, target: str | None, discretization: str, n_bins: int,
+             missing: str) -> DiscreteDataset:
+    """:func:`bnma_core.data.load_dataset` on the CSV bytes, cached by content + options."""
+    return load_dataset(raw, target, discretization=discretization, n_bins=n_bins,
+                        missing=missing)

@@ -1,0 +1,118 @@
+"""AppTest (headless Streamlit) tests of the data page and the pages' dataset guard."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+st_testing = pytest.importorskip("streamlit.testing.v1")
+AppTest = st_testing.AppTest
+
+TIMEOUT = 120
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _app() -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.run()
+    return at
+
+
+def _no_failure(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def _good_csv(n: int = 60, seed: int = 0) -> bytes:
+    rng = np.random.default_rng(seed)
+    age = rng.normal(55, 10, n).round(1)
+    marker = rng.choice(["low", "mid", "high"], n)
+    outcome = np.where((age > 55) ^ (marker == "high"), "sick", "well")
+    lines = ["patient_id,age,marker,outcome"]
+    lines += [f"P{i},{a},{m},{o}" for i, (a, m, o) in enumerate(zip(age, marker, outcome))]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_default_loads_wbc():
+    at = _app()
+    _no_failure(at)
+    assert not at.error
+    ds = at.session_state["bnma_dataset"]
+    assert ds.class_name == "class"
+    assert ds.classes == ["benign", "malignant"]
+    assert ds.n_rows == 683  # 16 rows with a missing bare_nuclei left out
+    assert [m.value for m in at.metric][:3] == ["683", "9", "2"]
+    assert any("missing" in i.value for i in at.info)
+    assert at.session_state["bnma_dataset_label"] == "sample_data/wbc.csv"
+
+
+def test_keep_missing_rows_and_class_column_choice():
+    at = _app()
+    at.radio(key="app_missing").set_value("keep").run()
+    _no_failure(at)
+    ds = at.session_state["bnma_dataset"]
+    assert ds.n_rows == 699 and (ds.codes < 0).sum() == 16
+    at.selectbox(key="app_target").set_value("mitoses").run()
+    _no_failure(at)
+    assert at.session_state["bnma_dataset"].class_name == "mitoses"
+
+
+def test_upload_good_csv_quantile_bins():
+    at = _app()
+    at.radio(key="app_source").set_value("upload").run()
+    _no_failure(at)
+    assert "bnma_dataset" not in at.session_state  # nothing uploaded yet
+    at.file_uploader(key="app_upload").set_value(("trial.csv", _good_csv(), "text/csv")).run()
+    _no_failure(at)
+    assert not at.error
+    ds = at.session_state["bnma_dataset"]
+    # no column named class/target/label/diagnosis -> the last column is the class
+    assert at.selectbox(key="app_target").value == "outcome"
+    assert ds.class_name == "outcome" and ds.n_rows == 60
+    assert "patient_id" not in ds.names  # identifier column removed with a notice
+    assert any("Identifier" in i.value for i in at.info)
+    assert ds.arities[ds.names.index("age")] == 2  # median split
+    at.radio(key="app_disc").set_value("quantile").run()
+    at.slider(key="app_bins").set_value(4).run()
+    _no_failure(at)
+    ds = at.session_state["bnma_dataset"]
+    assert ds.arities[ds.names.index("age")] == 4
+    assert at.session_state["bnma_dataset_label"] == "uploaded trial.csv"
+
+
+BAD_CSVS = {
+    "empty": (b"", "empty"),
+    "binary": (b"\x00\x01\x02PK\x03\x04" * 50, "not a CSV"),
+    "one column": (b"a\n1\n2\n3\n", "at least two"),
+    "single class": (b"x,class\n" + b"".join(b"%d,yes\n" % i for i in range(20)),
+                     "single value"),
+    "too few rows": (b"x,class\n1,a\n2,b\n1,a\n", "complete rows"),
+    "duplicate names": (b"x,x,class\n1,2,a\n", "more than once"),
+    "all missing column": (b"x,y,class\n" + b"".join(b"%d,,%s\n" % (i % 3, b"ab"[i % 2:i % 2 + 1])
+                                                   for i in range(20)), "entirely missing"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_CSVS))
+def test_upload_bad_csv_shows_error_without_exception(case):
+    raw, words = BAD_CSVS[case]
+    at = _app()
+    at.radio(key="app_source").set_value("upload").run()
+    at.file_uploader(key="app_upload").set_value(("bad.csv", raw, "text/csv")).run()
+    _no_failure(at)
+    assert at.error, f"no st.error for {case}"
+    assert words.lower() in " ".join(e.value for e in at.error).lower()
+    assert "Traceback" not in " ".join(e.value for e in at.error)
+    assert "bnma_dataset" not in at.session_state
+
+
+def test_bad_upload_then_good_upload_recovers():
+    at = _app()
+    at.radio(key="app_source").set_value("upload").run()
+    at.file_uploader(key="app_upload").set_value(("bad.csv", b"", "text/csv")).run()
+    assert at.error
+    at.file_uploader(key="app_upload").set_value(("ok.csv", _good_csv(), "text/csv")).run()
+    _no_failure(at)
+    assert not at.error
+    assert at.session_state["bnma_dataset"].n_rows == 60

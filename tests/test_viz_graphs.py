@@ -1,0 +1,155 @@
+"""Structure of the graph / class-balance / heatmap figures (no browser)."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from bnma_core import viz
+from bnma_core.viz.graphs import dag_figure, dag_layout
+
+
+def _arrows(fig: go.Figure) -> list:
+    return [a for a in fig.layout.annotations if a.showarrow]
+
+
+def _trace(fig: go.Figure, name: str):
+    found = [t for t in fig.data if t.name == name]
+    return found[0] if found else None
+
+
+def _naive(n: int = 5) -> nx.DiGraph:
+    g = nx.DiGraph()
+    g.add_node("C")
+    for i in range(n):
+        g.add_edge("C", f"F{i}")
+    return g
+
+
+def test_reexported_from_viz_package():
+    for name in ("dag_figure", "dag_layout", "class_balance_figure", "heatmap_figure"):
+        assert getattr(viz, name) is getattr(viz.graphs, name)
+
+
+def test_dag_figure_nodes_arrows_and_class_trace():
+    g = _naive(5)
+    g.add_edge("F0", "F1")
+    fig = dag_figure(g, class_node="C", highlight_nodes=["F0"])
+    assert len(_arrows(fig)) == g.number_of_edges() == 6
+    nodes = _trace(fig, "nodes")
+    assert list(nodes.text) == ["F1", "F2", "F3", "F4"]
+    assert list(_trace(fig, "highlighted").text) == ["F0"]
+    cls = _trace(fig, "class")
+    assert list(cls.text) == ["C"] and cls.marker.symbol == "diamond"
+    assert cls.marker.color != nodes.marker.color
+    assert len(_trace(fig, "edges").x) == 6  # one hover marker per edge
+    n_drawn = sum(len(t.text) for t in fig.data if t.name in ("nodes", "highlighted", "class"))
+    assert n_drawn == g.number_of_nodes()
+
+
+def test_arrows_point_from_parent_to_child():
+    g = nx.DiGraph([("A", "B")])
+    pos = {"A": (0.0, 0.0), "B": (1.0, 1.0)}
+    (arrow,) = _arrows(dag_figure(g, positions=pos))
+    assert (arrow.ax, arrow.ay) == (0.0, 0.0) and (arrow.x, arrow.y) == (1.0, 1.0)
+    assert arrow.axref == "x" and arrow.ayref == "y"
+
+
+def test_threshold_drops_edges_and_weights_set_width():
+    g = nx.DiGraph()
+    g.add_edge("A", "B", weight=0.9)
+    g.add_edge("A", "C", weight=0.2)
+    g.add_edge("B", "C", weight=0.5)
+    assert len(_arrows(dag_figure(g, threshold=0.0))) == 3
+    fig = dag_figure(g, threshold=0.4)
+    arrows = _arrows(fig)
+    assert len(arrows) == 2
+    widths = sorted(a.arrowwidth for a in arrows)
+    assert widths[0] < widths[1]  # 0.5 thinner than 0.9
+    assert fig.data[0].marker.showscale  # colour bar for weighted edges
+    assert len(_arrows(dag_figure(g, threshold=0.95))) == 0
+    # every node still drawn
+    fig = dag_figure(g, threshold=0.95)
+    assert sum(len(t.text) for t in fig.data if t.name == "nodes") == 3
+
+
+def test_unweighted_graph_has_no_colourbar_and_equal_widths():
+    fig = dag_figure(_naive(3))
+    assert not fig.data[0].marker.showscale
+    assert len({a.arrowwidth for a in _arrows(fig)}) == 1
+
+
+def test_highlight_edges_coloured():
+    g = nx.DiGraph([("A", "B"), ("B", "C")])
+    fig = dag_figure(g, highlight_edges=[("B", "C")])
+    colours = {(a.ax, a.x): a.arrowcolor for a in _arrows(fig)}
+    assert len(set(colours.values())) == 2
+
+
+def test_layered_layout_depth_columns_and_range():
+    g = nx.DiGraph([("A", "B"), ("B", "C"), ("A", "C"), ("A", "D")])
+    pos = dag_layout(g, "layered")
+    assert pos["A"][0] < pos["B"][0] < pos["C"][0]  # longest-path depth
+    assert pos["D"][0] == pos["B"][0]
+    arr = np.array(list(pos.values()))
+    assert arr.min() >= 0 and arr.max() <= 1
+    # no two nodes share a position
+    assert len({tuple(np.round(p, 9)) for p in pos.values()}) == 4
+
+
+@pytest.mark.parametrize("layout", ["layered", "spring"])
+def test_layouts_deterministic_and_complete(layout):
+    g = nx.gn_graph(25, seed=3).reverse()
+    p1, p2 = dag_layout(g, layout), dag_layout(g, layout)
+    assert p1 == p2 and set(p1) == set(g.nodes)
+    fig = dag_figure(g, class_node=0, layout=layout, title="t")
+    assert len(_arrows(fig)) == g.number_of_edges()
+    assert fig.layout.title.text == "t"
+
+
+def test_cyclic_and_empty_graphs_do_not_fail():
+    cyc = nx.DiGraph([("A", "B"), ("B", "A"), ("B", "C")])
+    assert len(_arrows(dag_figure(cyc))) == 3
+    empty = nx.DiGraph()
+    fig = dag_figure(empty)
+    assert len(_arrows(fig)) == 0
+    single = nx.DiGraph()
+    single.add_node("only")
+    assert dag_layout(single)["only"] == (0.5, 0.5)
+
+
+def test_bad_arguments_raise_clear_errors():
+    with pytest.raises(ValueError, match="layout"):
+        dag_layout(_naive(2), "circle")
+    with pytest.raises(ValueError, match="position"):
+        dag_figure(_naive(2), positions={"C": (0, 0)})
+    with pytest.raises(ValueError, match="same length"):
+        viz.class_balance_figure(["a", "b"], [1])
+    with pytest.raises(ValueError, match="does not match"):
+        viz.heatmap_figure(np.zeros((2, 3)), ["a", "b"], ["x", "y"])
+
+
+def test_class_balance_figure():
+    fig = viz.class_balance_figure(["benign", "malignant"], [444, 239], class_name="class")
+    assert len(fig.data) == 1 and isinstance(fig.data[0], go.Bar)
+    assert list(fig.data[0].x) == ["benign", "malignant"]
+    assert list(fig.data[0].y) == [444, 239]
+    assert fig.data[0].text[0] == "444 (65.0%)"
+    assert fig.layout.xaxis.title.text == "class"
+
+
+def test_heatmap_figure():
+    m = np.arange(6, dtype=float).reshape(2, 3) / 5
+    fig = viz.heatmap_figure(m, ["r0", "r1"], ["a", "b", "c"], "H", zmin=0, zmax=1,
+                             value_label="P")
+    (heat,) = fig.data
+    assert isinstance(heat, go.Heatmap)
+    assert np.array_equal(np.asarray(heat.z), m)
+    assert list(heat.y) == ["r0", "r1"] and list(heat.x) == ["a", "b", "c"]
+    assert heat.zmin == 0 and heat.zmax == 1
+    assert heat.text[1][2] == "1.00"
+    assert fig.layout.yaxis.autorange == "reversed"
+    big = viz.heatmap_figure(np.zeros((30, 30)), list(range(30)), list(range(30)))
+    assert big.data[0].text is None
