@@ -1,0 +1,159 @@
+"""End-to-end test in a real browser: ``streamlit run app.py`` driven by headless chromium.
+
+Uses Debian's ``/usr/bin/chromium`` through playwright-python (never downloads a browser) and
+skips with a reason when either is missing. Screenshots go to ``screenshots/`` (git-ignored);
+look at them after a run.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+SHOTS = ROOT / "screenshots"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+
+pytestmark = pytest.mark.browser
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is absent (apt-get install chromium); browser test skipped")
+    pytest.importorskip("playwright.sync_api", reason="playwright-python is not installed")
+    port = _free_port()
+    SHOTS.mkdir(exist_ok=True)
+    log = open(SHOTS / "streamlit.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1",
+         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 90
+    while True:
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                if r.read().strip() == b"ok":
+                    break
+        except OSError:
+            pass
+        if proc.poll() is not None or time.time() > deadline:
+            proc.kill()
+            pytest.fail("streamlit did not start; see screenshots/streamlit.log")
+        time.sleep(0.3)
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1200})
+    pg = ctx.new_page()
+    pg.set_default_timeout(60_000)
+    yield pg
+    ctx.close()
+
+
+def wait_idle(page, settle: float = 0.6, timeout: float = 90) -> None:
+    """Wait until the app has rendered and no script run is in progress."""
+    page.wait_for_selector('[data-testid="stApp"]')
+    deadline = time.time() + timeout
+    quiet_since = None
+    while time.time() < deadline:
+        running = page.locator('[data-testid="stStatusWidget"]').count() > 0
+        skeleton = page.locator('[data-testid="stSkeleton"]').count() > 0
+        if running or skeleton:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = time.time()
+        elif time.time() - quiet_since >= settle:
+            return
+        time.sleep(0.1)
+    raise AssertionError("the app kept running for too long")
+
+
+def no_exception(page) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0, \
+        page.locator('[data-testid="stException"]').first.inner_text()
+
+
+def shot(page, name: str) -> None:
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def nav(page, label: str) -> None:
+    """Click a page in the sidebar navigation (keeps the session, unlike a new URL)."""
+    page.locator('[data-testid="stSidebarNav"] a', has_text=label).first.click()
+    wait_idle(page)
+
+
+GOOD_CSV = "age,marker,smoker,outcome\n" + "".join(
+    f"{40 + (i * 7.3) % 35:.1f},{['low', 'mid', 'high'][i % 3]},{['yes', 'no'][(i // 3) % 2]},"
+    f"{['sick', 'well'][((i * 7.3) % 35 > 17) ^ (i % 3 == 2)]}\n" for i in range(80))
+
+
+def test_data_page_and_upload(server, page, tmp_path):
+    t0 = time.time()
+    page.goto(server)
+    wait_idle(page)
+    page.get_by_text("sample_data/wbc.csv: class").wait_for()
+    assert page.get_by_text("683").first.is_visible()
+    no_exception(page)
+    shot(page, "01_data_wbc")
+    page.get_by_role("tab", name="Class balance").click()
+    page.locator(".js-plotly-plot").first.wait_for()
+    shot(page, "02_class_balance")
+    print(f"first load with WBC: {time.time() - t0:.1f} s")
+
+    good = tmp_path / "trial.csv"
+    good.write_text(GOOD_CSV)
+    page.get_by_text("My own CSV file").click()
+    wait_idle(page)
+    page.locator('input[type="file"]').set_input_files(str(good))
+    page.get_by_text("uploaded trial.csv: class").wait_for()
+    wait_idle(page)
+    no_exception(page)
+    shot(page, "03_upload_good")
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text("x,class\n1,yes\n2,yes\n3,yes\n4,yes\n")
+    page.locator('input[type="file"]').set_input_files(str(bad))
+    page.locator('[data-testid="stAlertContentError"]').first.wait_for()
+    wait_idle(page)
+    no_exception(page)
+    assert "single value" in page.locator('[data-testid="stAlertContentError"]').first.inner_text()
+    shot(page, "04_upload_bad")
