@@ -115,6 +115,19 @@ def dag_layout(graph: nx.DiGraph, layout: str = "layered", class_node: Hashable 
     return {n: (float(x), float(y)) for n, (x, y) in zip(nodes, arr)}
 
 
+def fig_height(pos: Mapping[Hashable, tuple[float, float]], height: int | None = None) -> int:
+    """Figure height giving each row of nodes about 50 px (or ``height`` if given)."""
+    if height:
+        return int(height)
+    if not pos:
+        return 300
+    ys = np.round([p[1] for p in pos.values()], 6)
+    rows = len(np.unique(ys))
+    if rows > 0.6 * len(ys):  # free (spring) layout: scale with the node count
+        rows = int(np.ceil(np.sqrt(len(ys)) * 2.2))
+    return int(np.clip(90 + 50 * rows, 300, 1500))
+
+
 def _edge_weight(data: Mapping, edge_weight: str | None) -> float:
     if edge_weight is None:
         return 1.0
@@ -168,8 +181,8 @@ def dag_figure(graph: nx.DiGraph, class_node: Hashable | None = None,
     -------
     plotly.graph_objects.Figure
         Traces: ``nodes`` (ordinary), ``highlighted`` and ``class`` (only those present), and
-        ``edges`` (hover markers at edge midpoints, carrying the colour bar). One arrow
-        annotation per drawn edge.
+        ``edges`` (hover markers at edge midpoints, carrying the colour bar). Annotations: one
+        arrow per drawn edge (``showarrow=True``) and one label per node.
     """
     pos = dict(positions) if positions is not None else dag_layout(graph, layout, class_node)
     missing = [n for n in graph.nodes if n not in pos]
@@ -225,10 +238,13 @@ def dag_figure(graph: nx.DiGraph, class_node: Hashable | None = None,
 
     marker = dict(size=6, opacity=0.0, color=mid_w if weighted else "#636363")
     if weighted:
-        marker.update(colorscale=EDGE_COLORSCALE, cmin=wlo - 0.35 / 0.65 * wspan, cmax=whi,
-                      showscale=True, opacity=0.0,
+        ts = np.linspace(0, 1, 6)
+        scale = [[t, c] for t, c in zip(ts, sample_colorscale(EDGE_COLORSCALE,
+                                                              list(0.35 + 0.65 * ts)))]
+        marker.update(colorscale=scale, cmin=wlo, cmax=whi, showscale=True,
                       colorbar=dict(title=dict(text=weight_label, side="right"), thickness=12,
-                                    len=0.6, tickvals=list(np.linspace(wlo, whi, 3))))
+                                    len=min(1.0, 260 / max(fig_height(pos, height), 1)),
+                                    y=1.0, yanchor="top"))
     fig.add_trace(go.Scatter(x=mid_x, y=mid_y, mode="markers", name="edges", marker=marker,
                              hovertext=mid_text, hoverinfo="text", showlegend=False))
 
@@ -241,12 +257,17 @@ def dag_figure(graph: nx.DiGraph, class_node: Hashable | None = None,
             hover.append(f"<b>{n}</b><br>parents: {parents}")
         fig.add_trace(go.Scatter(
             x=[pos[n][0] for n in nodes], y=[pos[n][1] for n in nodes],
-            mode="markers+text", name=name, text=[str(n) for n in nodes],
-            textposition="top center", textfont=dict(size=12),
+            mode="markers", name=name, text=[str(n) for n in nodes],
             marker=dict(size=size, color=color, symbol=symbol,
                         line=dict(width=1.5, color="#333333")),
             hovertext=hover, hoverinfo="text",
         ))
+        for n in nodes:  # labels on a light background stay readable over arrows
+            annotations.append(dict(
+                x=pos[n][0], y=pos[n][1], xref="x", yref="y", text=str(n), showarrow=False,
+                yshift=size // 2 + 8, font=dict(size=11, color="#222222"),
+                bgcolor="rgba(255,255,255,0.85)", borderpad=1,
+            ))
 
     ordinary = [n for n in graph.nodes if n != class_node and n not in highlight]
     marked = [n for n in graph.nodes if n != class_node and n in highlight]
@@ -255,19 +276,15 @@ def dag_figure(graph: nx.DiGraph, class_node: Hashable | None = None,
     if class_node is not None and class_node in graph:
         node_trace([class_node], "class", CLASS_COLOR, "diamond", 20)
 
-    n_rows = 1
-    if pos:
-        ys = np.round([p[1] for p in pos.values()], 6)
-        n_rows = max(int(np.unique(ys, return_counts=True)[1].max()), len(np.unique(ys)) // 2)
     fig.update_layout(
         title=title, annotations=annotations, hovermode="closest",
-        height=height or int(np.clip(120 + 38 * n_rows, 320, 1100)),
-        margin=dict(l=20, r=20, t=50 if title else 20, b=20),
+        height=fig_height(pos, height),
+        margin=dict(l=20, r=20, t=60 if title else 30, b=20),
         showlegend=bool(marked) or (class_node is not None and class_node in graph),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
         plot_bgcolor="white",
-        xaxis=dict(visible=False, range=[-0.08, 1.08]),
-        yaxis=dict(visible=False, range=[-0.08, 1.1]),
+        xaxis=dict(visible=False, range=[-0.1, 1.1]),
+        yaxis=dict(visible=False, range=[-0.06, 1.1]),
     )
     return fig
 
@@ -352,8 +369,9 @@ def heatmap_figure(matrix: np.ndarray, row_names: Sequence[str], col_names: Sequ
         heat.update(text=np.vectorize(lambda v: "" if np.isnan(v) else f"{v:.2f}")(z),
                     texttemplate="%{text}", textfont=dict(size=10))
     fig = go.Figure(heat)
+    longest = max((len(c) for c in cols), default=1)
     fig.update_layout(
-        title=title, height=int(np.clip(140 + 22 * len(rows), 320, 1100)),
+        title=title, height=int(np.clip(120 + 26 * len(rows) + 6.5 * longest, 320, 1400)),
         margin=dict(l=20, r=20, t=50 if title else 20, b=20), plot_bgcolor="white",
         xaxis=dict(title=col_title, tickangle=-45, type="category"),
         yaxis=dict(title=row_title, autorange="reversed", type="category"),
