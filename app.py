@@ -14,7 +14,7 @@ from bnma_core.data import DataError, choose_class_column
 from bnma_core.viz import class_balance_figure
 from bnma_ui import cache
 from bnma_ui.state import clear_dataset, persistent, remember, set_dataset
-from bnma_ui.widgets import sidebar_dataset_badge, what_am_i_looking_at
+from bnma_ui.widgets import page_links, sidebar_dataset_badge, what_am_i_looking_at
 
 st.set_page_config(page_title="BNMA Studio", page_icon="🧮", layout="wide")
 
@@ -150,6 +150,8 @@ with left:
             st.error(str(exc))
     remember("app_source", "app_sample_file", "app_target", "app_disc", "app_bins",
              "app_missing")
+    st.divider()
+    page_links()
 with right:
     if raw is not None and options is not None:
         try:

@@ -29,3 +29,35 @@ def sidebar_dataset_badge() -> None:
             st.caption(f"**Dataset:** {dataset_label()}  \n"
                        f"{ds.n_rows} rows · {ds.n_vars - 1} features · class "
                        f"`{ds.class_name}` ({len(ds.classes)} classes)")
+
+
+def page_links() -> None:
+    """Links to every page in ``pages/`` (label from the file name, e.g. 2_Order_MCMC.py)."""
+    from . import ROOT
+
+    pages = sorted((ROOT / "pages").glob("[0-9]*_*.py"))
+    if not pages:
+        return
+    st.markdown("**Next: analyse the data**")
+    for path in pages:
+        label = path.stem.split("_", 1)[1].replace("_", " ")
+        st.page_link(f"pages/{path.name}", label=label, icon="➡️")
+
+
+class Throttle:
+    """True at most once per ``interval`` seconds (and always on ``force``): limits how often
+    a streaming page redraws its figures."""
+
+    def __init__(self, interval: float = 0.4) -> None:
+        import time
+
+        self._clock = time.monotonic
+        self.interval = interval
+        self._last = -float("inf")
+
+    def ready(self, force: bool = False) -> bool:
+        now = self._clock()
+        if force or now - self._last >= self.interval:
+            self._last = now
+            return True
+        return False
