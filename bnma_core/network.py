@@ -38,7 +38,9 @@ BUNDLED_NETWORKS = ("alarm", "hepar2", "asia")
 #: probabilities with few decimals (ALARM's 0.3333333 x 3 sums to 0.9999999).
 ROW_SUM_ATOL = 1e-5
 
-_BATCH_CHUNK = 2048  # rows per batched elimination (bounds the size of intermediate factors)
+_BATCH_CHUNK = 2048
+_MIN_PATTERN_ROWS = 8  # rarer missingness patterns are pooled into one soft-evidence batch
+_MAX_OPERANDS = 24  # einsum accepts at most 32 operands  # rows per batched elimination (bounds the size of intermediate factors)
 
 
 def _strides(parents: np.ndarray, arities: np.ndarray) -> np.ndarray:
@@ -374,13 +376,23 @@ class DiscreteBN:
         """Unnormalised P(target, evidence row) for a batch of evidence rows, shape (n, r_t).
 
         ``obs`` are the observed variables (target excluded), ``ev`` (n, len(obs)) their codes.
-        Barren nodes (outside the ancestral set of target and evidence) are dropped; factors
-        are rescaled per row after every elimination (the scale cancels on normalising).
+        A column without -1 is hard evidence: the factors are sliced row by row and the variable
+        leaves their scope. A column with some -1 (rows of different missingness patterns in one
+        batch) stays a hidden variable multiplied by the indicator factor
+        lambda(x) = [code == -1 or x == code]. Barren nodes (outside the ancestral set of the
+        target and the evidence) are dropped; factors are rescaled per row after every
+        elimination (the scale cancels on normalising).
         """
         n = ev.shape[0]
-        obs_pos = {int(v): k for k, v in enumerate(obs)}
-        keep = self._ancestral_set([target, *obs_pos])
+        soft_cols = (ev < 0).any(axis=0) if ev.size else np.zeros(len(obs), dtype=bool)
+        obs_pos = {int(v): k for k, v in enumerate(obs) if not soft_cols[k]}
+        keep = self._ancestral_set([target, *(int(v) for v in obs)])
         factors: list[tuple[list[int], np.ndarray, bool]] = []
+        for k in np.flatnonzero(soft_cols):
+            v = int(obs[k])
+            e = ev[:, k][:, None]
+            lam = ((e < 0) | (e == np.arange(self.arities[v])[None, :])).astype(np.float64)
+            factors.append(([v], lam, True))
         for i in keep:
             scope = [int(p) for p in self.parents[i][::-1]] + [i]
             arr = self.cpts[i].reshape([int(self.arities[v]) for v in scope])
@@ -465,6 +477,14 @@ class DiscreteBN:
             out += lc[ch][base[:, None] + states * s[pos], c[:, ch][:, None]]
         return out
 
+    def _ve_rows(self, t: int, c: np.ndarray, rows: np.ndarray, obs: np.ndarray,
+                 out: np.ndarray) -> None:
+        """Posteriors of ``rows`` by batched elimination over the variables ``obs`` (chunked)."""
+        ev = c[:, obs]
+        for s in range(0, len(rows), _BATCH_CHUNK):
+            rr = rows[s:s + _BATCH_CHUNK]
+            out[rr] = self._finish(self._ve_batch(t, obs.tolist(), ev[rr]))
+
     def class_posterior(self, target: int | str, codes: Any) -> np.ndarray:
         """Exact P(target | observed values) for a batch of rows.
 
@@ -484,7 +504,9 @@ class DiscreteBN:
         Rows whose Markov blanket of the target is fully observed use the closed form
         P(t | mb) ∝ theta_t(t | pa_t) prod_{ch} theta_ch(x_ch | pa_ch) (Pearl 1988), vectorised
         over rows. The other rows are grouped by missingness pattern and each group is solved by
-        one batched variable elimination.
+        one batched variable elimination with hard evidence (barren nodes pruned per pattern);
+        patterns with fewer than 8 rows are pooled into one batched elimination in which each
+        partly observed variable enters through an indicator factor (1 where unobserved).
         """
         t = self._resolve(target, "target")
         c = self._check_codes(codes, allow_missing=True)
@@ -508,14 +530,19 @@ class DiscreteBN:
             out[full] = p / p.sum(axis=1, keepdims=True)
         rest = np.flatnonzero(~full)
         if len(rest):
-            patterns, inv = np.unique(observed[rest], axis=0, return_inverse=True)
+            patterns, inv, counts = np.unique(observed[rest], axis=0, return_inverse=True,
+                                              return_counts=True)
             inv = inv.ravel()
+            pooled = []
             for k, pat in enumerate(patterns):
                 rows = rest[inv == k]
-                obs = np.flatnonzero(pat)
-                for s in range(0, len(rows), _BATCH_CHUNK):
-                    rr = rows[s:s + _BATCH_CHUNK]
-                    out[rr] = self._finish(self._ve_batch(t, obs.tolist(), c[np.ix_(rr, obs)]))
+                if counts[k] < _MIN_PATTERN_ROWS:
+                    pooled.append(rows)
+                    continue
+                self._ve_rows(t, c, rows, np.flatnonzero(pat), out)
+            if pooled:
+                rows = np.sort(np.concatenate(pooled))
+                self._ve_rows(t, c, rows, np.flatnonzero(observed[rows].any(axis=0)), out)
         return out
 
 
@@ -573,6 +600,13 @@ def _contract(factors: list[tuple[list[int], np.ndarray, bool]], out_scope: list
               ) -> tuple[list[int], np.ndarray, bool]:
     """Multiply factors and sum out every variable not in ``out_scope`` (einsum); the result is
     rescaled to a maximum of 1 per batch row."""
+    # einsum takes at most 32 operands: fold the list in groups, keeping every variable that a
+    # later factor or the output still needs
+    while len(factors) > _MAX_OPERANDS:
+        group, rest = factors[:_MAX_OPERANDS], factors[_MAX_OPERANDS:]
+        needed = set(out_scope).union(*(f[0] for f in rest))
+        keep = sorted({v for f in group for v in f[0]} & needed)
+        factors = [_contract(group, keep), *rest]
     labels: dict[int, int] = {}
     for sc, _, _ in factors:
         for v in sc:
