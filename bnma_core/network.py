@@ -38,9 +38,9 @@ BUNDLED_NETWORKS = ("alarm", "hepar2", "asia")
 #: probabilities with few decimals (ALARM's 0.3333333 x 3 sums to 0.9999999).
 ROW_SUM_ATOL = 1e-5
 
-_BATCH_CHUNK = 2048
+_BATCH_CHUNK = 2048  # rows per batched elimination (bounds the size of intermediate factors)
 _MIN_PATTERN_ROWS = 8  # rarer missingness patterns are pooled into one soft-evidence batch
-_MAX_OPERANDS = 24  # einsum accepts at most 32 operands  # rows per batched elimination (bounds the size of intermediate factors)
+_MAX_OPERANDS = 24  # einsum accepts at most 32 operands
 
 
 def _strides(parents: np.ndarray, arities: np.ndarray) -> np.ndarray:
@@ -658,7 +658,9 @@ class _Tokens:
         return self.i >= len(self.toks)
 
     def peek(self) -> str:
-        return self.toks[self.i][0] if self.i < len(self.toks) else ""
+        if self.i >= len(self.toks):
+            raise ValueError("BIF text ends too early (a block is not closed).")
+        return self.toks[self.i][0]
 
     def next(self) -> str:
         if self.i >= len(self.toks):
