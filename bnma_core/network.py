@@ -14,6 +14,7 @@ leading row axis, so all rows sharing one missingness pattern are solved by one 
 from __future__ import annotations
 
 import gzip
+import heapq
 import io
 import math
 import re
@@ -139,7 +140,6 @@ class DiscreteBN:
                 children[int(p)].append(i)
         ready = [i for i in range(n) if indeg[i] == 0]
         order: list[int] = []
-        import heapq
         heapq.heapify(ready)
         while ready:
             i = heapq.heappop(ready)
@@ -151,7 +151,7 @@ class DiscreteBN:
         if len(order) != n:
             left = [self.names[i] for i in range(n) if indeg[i] > 0]
             raise ValueError("The parent lists contain a directed cycle (a Bayesian network must "
-                             f"be acyclic); variables involved: {', '.join(left)}.")
+                             f"be acyclic); variables on or below the cycle: {', '.join(left)}.")
         self._children = [np.array(c, dtype=np.int64) for c in children]
         return order
 
@@ -200,6 +200,8 @@ class DiscreteBN:
         codes = getattr(data_codes, "codes", data_codes)
         codes = np.ascontiguousarray(codes, dtype=CODE_DTYPE)
         n = len(names)
+        if len(states) != n or len(parents) != n:
+            raise ValueError("names, states and parents must have one entry per variable.")
         if codes.ndim != 2 or codes.shape[1] != n:
             raise ValueError(f"data_codes must have one column per variable ({n}); "
                              f"got shape {codes.shape}.")
