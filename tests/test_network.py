@@ -233,6 +233,50 @@ def test_posterior_equals_enumeration_on_asia(asia):
         np.testing.assert_allclose(post[r], brute_posterior(joint, t, ev), atol=1e-12, rtol=0)
 
 
+def random_network(rng: np.random.Generator, n: int = 6) -> DiscreteBN:
+    """A random DAG (parents drawn among earlier nodes of a shuffled order) with random CPTs,
+    some entries exactly zero."""
+    perm = rng.permutation(n)
+    arities = rng.integers(2, 4, n)
+    parents = []
+    for k in range(n):
+        earlier = perm[:k]
+        m = int(rng.integers(0, min(3, k) + 1))
+        parents.append(rng.choice(earlier, m, replace=False).tolist() if m else [])
+    order_parents = [None] * n
+    for k in range(n):
+        order_parents[perm[k]] = parents[k]
+    cpts = []
+    for i in range(n):
+        q = int(np.prod([arities[p] for p in order_parents[i]]))
+        c = rng.dirichlet(np.ones(arities[i]), q)
+        c[rng.random(c.shape) < 0.1] = 0.0
+        c[c.sum(axis=1) == 0, 0] = 1.0
+        cpts.append(c / c.sum(axis=1, keepdims=True))
+    return DiscreteBN([f"V{i}" for i in range(n)], [[f"s{k}" for k in range(a)] for a in arities],
+                      order_parents, cpts, name="random")
+
+
+def test_random_networks_against_enumeration(tmp_path):
+    rng = np.random.default_rng(42)
+    for rep in range(8):
+        bn = random_network(rng)
+        joint = brute_joint(bn)
+        write_bif(bn, tmp_path / "r.bif")
+        back = read_bif(tmp_path / "r.bif")
+        assert all(np.array_equal(a, b) for a, b in zip(back.cpts, bn.cpts))
+        codes = bn.sample_codes(60, seed=rep)
+        codes[rng.random(codes.shape) < 0.35] = -1
+        for t in range(bn.n_vars):
+            post = bn.class_posterior(t, codes)
+            for r in range(0, len(codes), 4):
+                ev = {v: int(codes[r, v]) for v in range(bn.n_vars)
+                      if v != t and codes[r, v] >= 0}
+                expect = brute_posterior(joint, t, ev)
+                np.testing.assert_allclose(post[r], expect, atol=1e-12, rtol=0)
+                np.testing.assert_allclose(bn.posterior(t, ev), expect, atol=1e-12, rtol=0)
+
+
 def test_class_posterior_paths_equal_posterior(alarm, hepar2):
     for bn, target in ((alarm, alarm.n_vars - 1), (alarm, "LVFAILURE"), (hepar2, "Cirrhosis")):
         t = bn.index(target)
