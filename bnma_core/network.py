@@ -321,8 +321,11 @@ class DiscreteBN:
         last node of the network)."""
         ci = self.n_vars - 1 if class_variable is None else self._resolve(class_variable)
         codes = self.sample_codes(n_rows, seed)
-        return dataset_from_codes(codes, list(self.names), self.arities.copy(), ci,
-                                  [list(s) for s in self.states])
+        ds = dataset_from_codes(codes, list(self.names), self.arities.copy(), ci,
+                                [list(s) for s in self.states])
+        ds.notices.append(f"{len(codes)} rows sampled from the {self.name} network "
+                          f"(seed {seed}); class variable {self.names[ci]}.")
+        return ds
 
     def sample_frame(self, n_rows: int, seed: int | np.random.Generator | None = None
                      ) -> pd.DataFrame:
