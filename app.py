@@ -1,6 +1,7 @@
 """BNMA Studio dashboard: choose the data every page works on.
 
-Run with ``streamlit run app.py``. Sources: a bundled CSV (WBC by default), or your own CSV.
+Run with ``streamlit run app.py``. Sources: a bundled CSV (WBC by default), rows sampled from a
+bundled network (ALARM, HEPAR II, ASIA), or your own CSV.
 The chosen :class:`bnma_core.data.DiscreteDataset` is stored in ``st.session_state`` (see
 ``bnma_ui.state``) and every page in ``pages/`` reads it.
 """
@@ -20,8 +21,15 @@ st.set_page_config(page_title="BNMA Studio", page_icon="🧮", layout="wide")
 
 SOURCES = {
     "bundled": "A bundled sample file",
+    "network": "Sampled from a known network",
     "upload": "My own CSV file",
 }
+NETWORKS = {
+    "alarm": "ALARM (intensive-care monitoring, 37 variables)",
+    "hepar2": "HEPAR II (liver disorders, 70 variables)",
+    "asia": "ASIA (chest clinic, 8 variables)",
+}
+DEFAULT_CLASS = {"alarm": "CATECHOL", "hepar2": "Cirrhosis", "asia": "lung"}
 DISCRETIZATIONS = {
     "median": "Two groups, split at the median",
     "quantile": "k groups of equal size",
@@ -34,13 +42,33 @@ MISSING = {
 UPLOAD_KEY = "_bnma_upload"  # (file name, bytes) of the last uploaded CSV
 
 
-def _source_controls() -> tuple[bytes | None, str]:
-    """The data-source widgets; returns the CSV bytes (or None) and a label for them."""
-    source = st.radio("Where does the data come from?", list(SOURCES),
-                      format_func=SOURCES.get, key=persistent("app_source", "bundled"),
-                      help="Start with the bundled Wisconsin breast-cancer data (WBC), or "
-                           "upload your own table: one row per patient or case, one column "
-                           "per measurement, and one column with the outcome (class).")
+def _network_controls() -> tuple[object, str, str]:
+    """Widgets for sampling from a bundled network; returns (dataset, label, network name)."""
+    name = st.selectbox("Network", list(NETWORKS), format_func=NETWORKS.get,
+                        key=persistent("app_network", "alarm", list(NETWORKS)),
+                        help="A published Bayesian network whose true structure is known. "
+                             "Data drawn from it show how well the methods recover it.")
+    bn = cache.network(name)
+    c1, c2 = st.columns(2)
+    n_rows = c1.number_input("Rows", min_value=50, max_value=50_000, step=250,
+                             key=persistent("app_net_rows", 1000),
+                             help="How many cases to draw. Fewer rows = sparser data, where "
+                                  "model averaging helps most.")
+    seed = c2.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1,
+                           key=persistent("app_net_seed", 0),
+                           help="The same seed always gives the same sample.")
+    default = DEFAULT_CLASS.get(name, bn.names[-1])
+    default = default if default in bn.names else bn.names[-1]
+    target = st.selectbox("Class variable (the outcome to predict)", bn.names,
+                          key=persistent(f"app_net_class_{name}", default, bn.names),
+                          help="Any variable of the network can serve as the class. Hwang & "
+                               "Zhang used CATECHOL and SHUNT from ALARM.")
+    ds = cache.sample_network(name, int(n_rows), int(seed), target)
+    return ds, f"{name} sample ({int(n_rows)} rows, seed {int(seed)})", name
+
+
+def _file_controls(source: str) -> tuple[bytes | None, str]:
+    """Widgets choosing a bundled or uploaded CSV; returns its bytes (or None) and a label."""
     if source == "bundled":
         files = cache.sample_csv_files()
         name = st.selectbox("Sample file", files,
@@ -138,29 +166,36 @@ what_am_i_looking_at(
     "below shows what the models will see.")
 
 left, right = st.columns([1, 2], gap="large")
-ds = None
+ds, label, network, problem = None, "", None, None
 with left:
     st.subheader("Data")
-    raw, label = _source_controls()
-    options = None
-    if raw is not None:
-        try:
-            options = _option_controls(raw)
-        except DataError as exc:
-            st.error(str(exc))
+    source = st.radio("Where does the data come from?", list(SOURCES),
+                      format_func=SOURCES.get, key=persistent("app_source", "bundled"),
+                      help="Start with the bundled Wisconsin breast-cancer data (WBC), draw "
+                           "cases from a published network, or upload your own table: one row "
+                           "per patient or case, one column per measurement, and one column "
+                           "with the outcome (class).")
+    try:
+        if source == "network":
+            ds, label, network = _network_controls()
+        else:
+            raw, label = _file_controls(source)
+            if raw is not None:
+                options = _option_controls(raw)
+                ds = cache.load_csv(raw, **options)
+    except DataError as exc:
+        problem = str(exc)
     remember("app_source", "app_sample_file", "app_target", "app_disc", "app_bins",
-             "app_missing")
+             "app_missing", "app_network", "app_net_rows", "app_net_seed",
+             *[f"app_net_class_{n}" for n in NETWORKS])
     st.divider()
     page_links()
 with right:
-    if raw is not None and options is not None:
-        try:
-            ds = cache.load_csv(raw, **options)
-        except DataError as exc:
-            st.error(str(exc))
-            st.caption("No dataset is active until this is fixed.")
+    if problem is not None:
+        st.error(problem)
+        st.caption("No dataset is active until this is fixed.")
     if ds is not None:
-        set_dataset(ds, label)
+        set_dataset(ds, label, network)
         st.subheader(f"{label}: class `{ds.class_name}`")
         _show_dataset(ds)
     else:

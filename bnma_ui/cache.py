@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from bnma_core.data import DiscreteDataset, load_dataset, read_table
+from bnma_core.network import DiscreteBN, load_network
 
 from . import SAMPLE_DIR
 
@@ -41,3 +42,15 @@ def load_csv(raw: bytes, target: str | None, discretization: str, n_bins: int,
     """:func:`bnma_core.data.load_dataset` on the CSV bytes, cached by content + options."""
     return load_dataset(raw, target, discretization=discretization, n_bins=n_bins,
                         missing=missing)
+
+
+@st.cache_resource(show_spinner="Reading the network...")
+def network(name: str) -> DiscreteBN:
+    """A bundled network (``alarm``, ``hepar2``, ``asia``), read once per server."""
+    return load_network(name)
+
+
+@st.cache_data(show_spinner="Sampling from the network...", max_entries=16)
+def sample_network(name: str, n_rows: int, seed: int, class_variable: str) -> DiscreteDataset:
+    """``n_rows`` forward samples of a bundled network as a dataset, cached by its arguments."""
+    return network(name).sample(n_rows, seed, class_variable)

@@ -10,18 +10,26 @@ from bnma_core.data import DiscreteDataset
 
 DATASET_KEY = "bnma_dataset"
 DATASET_LABEL_KEY = "bnma_dataset_label"
+DATASET_NETWORK_KEY = "bnma_dataset_network"
 _PERSIST_KEY = "_bnma_persist"
 
 
-def set_dataset(ds: DiscreteDataset, label: str) -> None:
-    """Make ``ds`` the dataset every page uses; ``label`` says where it came from."""
+def set_dataset(ds: DiscreteDataset, label: str, network: str | None = None) -> None:
+    """Make ``ds`` the dataset every page uses; ``label`` says where it came from and
+    ``network`` names the bundled network it was sampled from (if any)."""
     st.session_state[DATASET_KEY] = ds
     st.session_state[DATASET_LABEL_KEY] = label
+    st.session_state[DATASET_NETWORK_KEY] = network
 
 
 def clear_dataset() -> None:
-    st.session_state.pop(DATASET_KEY, None)
-    st.session_state.pop(DATASET_LABEL_KEY, None)
+    for key in (DATASET_KEY, DATASET_LABEL_KEY, DATASET_NETWORK_KEY):
+        st.session_state.pop(key, None)
+
+
+def dataset_network() -> str | None:
+    """Name of the bundled network the active dataset was sampled from, else None."""
+    return st.session_state.get(DATASET_NETWORK_KEY)
 
 
 def get_dataset() -> DiscreteDataset | None:

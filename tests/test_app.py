@@ -116,3 +116,23 @@ def test_bad_upload_then_good_upload_recovers():
     _no_failure(at)
     assert not at.error
     assert at.session_state["bnma_dataset"].n_rows == 60
+
+
+def test_network_sample_source():
+    at = _app()
+    at.radio(key="app_source").set_value("network").run()
+    _no_failure(at)
+    assert not at.error
+    ds = at.session_state["bnma_dataset"]
+    assert ds.n_rows == 1000 and ds.n_vars == 37 and ds.class_name == "CATECHOL"
+    assert at.session_state["bnma_dataset_network"] == "alarm"
+    at.number_input(key="app_net_rows").set_value(300)
+    at.number_input(key="app_net_seed").set_value(7)
+    at.selectbox(key="app_network").set_value("asia").run()
+    _no_failure(at)
+    ds = at.session_state["bnma_dataset"]
+    assert ds.n_rows == 300 and ds.n_vars == 8 and ds.class_name == "lung"
+    assert at.session_state["bnma_dataset_label"] == "asia sample (300 rows, seed 7)"
+    first = ds.codes.copy()
+    at.run()  # same seed -> same data
+    assert (at.session_state["bnma_dataset"].codes == first).all()
