@@ -139,6 +139,13 @@ def test_data_page_and_upload(server, page, tmp_path):
     shot(page, "02_class_balance")
     print(f"first load with WBC: {time.time() - t0:.1f} s")
 
+    page.get_by_text("Sampled from a known network").click()
+    page.get_by_text("alarm sample (1000 rows, seed 0): class").wait_for()
+    wait_idle(page)
+    no_exception(page)
+    page.get_by_role("tab", name="Per-column summary").click()
+    shot(page, "03_network_sample")
+
     good = tmp_path / "trial.csv"
     good.write_text(GOOD_CSV)
     page.get_by_text("My own CSV file").click()
@@ -147,7 +154,7 @@ def test_data_page_and_upload(server, page, tmp_path):
     page.get_by_text("uploaded trial.csv: class").wait_for()
     wait_idle(page)
     no_exception(page)
-    shot(page, "03_upload_good")
+    shot(page, "04_upload_good")
 
     bad = tmp_path / "bad.csv"
     bad.write_text("x,class\n1,yes\n2,yes\n3,yes\n4,yes\n")
@@ -156,4 +163,4 @@ def test_data_page_and_upload(server, page, tmp_path):
     wait_idle(page)
     no_exception(page)
     assert "single value" in page.locator('[data-testid="stAlertContentError"]').first.inner_text()
-    shot(page, "04_upload_bad")
+    shot(page, "05_upload_bad")
