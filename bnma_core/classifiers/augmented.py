@@ -63,6 +63,12 @@ class _Factor:
         self.table = table
 
 
+def _joint_size(v: int, factors: Sequence[_Factor], sizes: dict[int, int]) -> int:
+    """Number of joint states of the factor created by eliminating ``v``."""
+    vs = set().union(*[f.vars for f in factors if v in f.vars])
+    return math.prod(sizes[u] for u in vs)
+
+
 class AugmentedNaiveBayes(DiscreteBNClassifier):
     """Base of NB, TAN and KDB: class parent of every feature plus learned feature parents.
 
@@ -197,11 +203,7 @@ class AugmentedNaiveBayes(DiscreteBNClassifier):
         factors = list(factors)
         remaining = set().union(*[f.vars for f in factors])
         while remaining:
-            def cost(v: int) -> int:
-                vs = set().union(*[f.vars for f in factors if v in f.vars])
-                return math.prod(sizes[u] for u in vs)
-
-            v = min(sorted(remaining), key=cost)
+            v = min(sorted(remaining), key=lambda u, fs=factors: _joint_size(u, fs, sizes))
             touching = [f for f in factors if v in f.vars]
             factors = [f for f in factors if v not in f.vars]
             prod = self._product(touching, sizes)

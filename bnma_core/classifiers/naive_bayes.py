@@ -22,7 +22,8 @@ class NaiveBayes(AugmentedNaiveBayes):
     -----
     Training rows with a missing feature value still count for every other feature. A missing
     feature at prediction time is marginalized exactly, which for naive Bayes means its factor
-    is dropped. Fitted attributes: see :class:`~bnma_core.classifiers.augmented.AugmentedNaiveBayes`.
+    is dropped. Fitted attributes: see
+    :class:`~bnma_core.classifiers.augmented.AugmentedNaiveBayes`.
 
     References
     ----------
