@@ -365,7 +365,7 @@ def zero_one_decomposition(predictions: np.ndarray, y: np.ndarray, n_classes: in
     dict of (n_test,) arrays ``error``, ``bias2``, ``variance`` with, for P_H(y|x) the share of
     training sets predicting y at x and P_F(y|x) = [y = true class] (no noise, sigma² = 0):
     bias² = 1/2 sum_y (P_F(y|x) - P_H(y|x))², variance = 1/2 (1 - sum_y P_H(y|x)²)
-    (Kohavi & Wolpert 1996, eq. 5-7 with the plug-in estimates), and
+    (Kohavi & Wolpert 1996 definitions, with plug-in estimates of P_H), and
     error = 1 - P_H(true|x) = bias² + variance exactly.
     """
     predictions = np.asarray(predictions, dtype=np.int64)
@@ -394,7 +394,7 @@ def bias_variance(methods: Sequence[str] | Mapping[str, Any], data: Any, n_repea
     training sets of half the pool). Each method is trained on every training set and
     predicts the test set; :func:`zero_one_decomposition` gives bias², variance and the error
     per test point, averaged over the test set. Noise is assumed zero (a single label per
-    point; documented in K&W section 3 as the usual choice for real data), so
+    point cannot reveal it; any real noise is absorbed into bias²), so
     error = bias² + variance. Discretization is refitted on each training set.
 
     Parameters
@@ -402,7 +402,7 @@ def bias_variance(methods: Sequence[str] | Mapping[str, Any], data: Any, n_repea
     methods : list of registry names or dict name -> estimator
     data : DiscreteDataset, path, bytes or DataFrame (see :func:`cross_validate`)
     n_repeats : int
-        Number of training sets (K&W used 50; more gives steadier variance estimates).
+        Number of training sets (more gives steadier variance estimates).
     train_fraction : float
         Size of each training set as a fraction of the pool (0 < f < 1).
     seed : int
