@@ -47,14 +47,21 @@ _EPS = 1e-15
 
 @dataclass
 class _Source:
-    """Everything needed to encode any train/test split of one data set."""
+    """Everything needed to encode any train/test split of one data set.
+
+    Categorical columns are coded once with states from the whole file (state names carry no
+    label information); only the continuous columns (``raw_continuous``, at positions
+    ``continuous`` of the feature codes) have their cut points refitted on each training split.
+    Whether a column is continuous is decided once on the whole file, like its states.
+    """
 
     y: np.ndarray  # class codes
     classes: list[str]
-    raw: pd.DataFrame | None  # raw feature columns (refit discretization per split)
-    codes: np.ndarray | None  # fixed feature codes when no raw values exist
-    arities: np.ndarray | None
-    encoder_args: dict[str, Any]
+    codes: np.ndarray  # feature codes (continuous columns: recomputed per split)
+    arities: np.ndarray
+    raw_continuous: pd.DataFrame | None = None
+    continuous: np.ndarray | None = None
+    encoder_args: dict[str, Any] | None = None
 
     @property
     def n_rows(self) -> int:
@@ -63,13 +70,28 @@ class _Source:
     def split(self, train: np.ndarray, test: np.ndarray
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(X_train codes, X_test codes, arities) for the row indices ``train`` / ``test``."""
-        if self.raw is None:
-            return self.codes[train], self.codes[test], self.arities
-        enc = DiscreteEncoder(**self.encoder_args).fit(
-            self.raw.iloc[train].reset_index(drop=True), vocabulary=self.raw)
-        Xtr = enc.transform(self.raw.iloc[train].reset_index(drop=True))
-        Xte = enc.transform(self.raw.iloc[test].reset_index(drop=True))
-        return Xtr, Xte, enc.arities
+        Xtr, Xte = self.codes[train], self.codes[test]
+        if self.raw_continuous is None or self.continuous is None or not len(self.continuous):
+            return Xtr, Xte, self.arities
+        # max_int_categories=0: keep every one of these columns continuous in the fold too
+        enc = DiscreteEncoder(**{**(self.encoder_args or {}), "max_int_categories": 0}).fit(
+            self.raw_continuous.iloc[train].reset_index(drop=True))
+        Xtr[:, self.continuous] = enc.transform(
+            self.raw_continuous.iloc[train].reset_index(drop=True))
+        Xte[:, self.continuous] = enc.transform(
+            self.raw_continuous.iloc[test].reset_index(drop=True))
+        arities = self.arities.copy()
+        arities[self.continuous] = enc.arities
+        return np.ascontiguousarray(Xtr), np.ascontiguousarray(Xte), arities
+
+
+def _source_from_raw(raw: pd.DataFrame, y: np.ndarray, classes: list[str],
+                     args: dict[str, Any]) -> _Source:
+    full = DiscreteEncoder(**args).fit(raw)
+    cont = np.array([j for j, c in enumerate(full.columns_) if c.kind == "continuous"],
+                    dtype=np.int64)
+    raw_cont = raw.iloc[:, cont].reset_index(drop=True) if len(cont) else None
+    return _Source(y, classes, full.transform(raw), full.arities, raw_cont, cont, args)
 
 
 def _source(data: Any, target: str | None, discretization: str, n_bins: int) -> _Source:
@@ -79,14 +101,13 @@ def _source(data: Any, target: str | None, discretization: str, n_bins: int) -> 
             args = dict(discretization=enc.discretization, n_bins=enc.n_bins,
                         cut_points=enc.cut_points, max_int_categories=enc.max_int_categories)
             raw = data.raw[data.feature_names].reset_index(drop=True)
-            return _Source(data.y.copy(), data.classes, raw, None, None, args)
-        return _Source(data.y.copy(), data.classes, None, data.X, data.arities[
-            data.feature_indices], {})
+            return _source_from_raw(raw, data.y.copy(), data.classes, args)
+        return _Source(data.y.copy(), data.classes, data.X,
+                       data.arities[data.feature_indices])
     check_discretization(discretization, n_bins)
     X, labels, _ = prepare_frame(data, target)
     y, classes = encode_labels(labels)
-    return _Source(y, classes, X, None, None,
-                   dict(discretization=discretization, n_bins=n_bins))
+    return _source_from_raw(X, y, classes, dict(discretization=discretization, n_bins=n_bins))
 
 
 def _estimators(methods: Any, seed: int, method_params: Mapping[str, Mapping[str, Any]] | None
