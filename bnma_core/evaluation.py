@@ -3,8 +3,9 @@
 Every function takes the data either as a :class:`~bnma_core.data.DiscreteDataset` or as
 something :func:`~bnma_core.data.prepare_frame` reads (path, bytes, DataFrame). When the raw
 values are available, the discretization of continuous columns is refitted on the training
-rows of each split only (the vocabulary of categorical states comes from the whole file: state
-names carry no label information), so test rows never influence the cut points.
+rows of each split only, so test rows never influence the cut points. The vocabulary of
+categorical states, and whether a column is continuous at all, come from the whole file: they
+carry no label information.
 
 Methods are given as registry names (``["nb", "tan"]``, see
 :mod:`bnma_core.classifiers.registry`) or as a dict ``{name: unfitted estimator}``.
