@@ -185,7 +185,7 @@ def _run_job(name: str, est: Any, fold: int, Xtr: np.ndarray, ytr: np.ndarray, X
     P = _aligned_proba(est, Xte, n_classes)
     t2 = time.perf_counter()
     return {"method": name, "fold": fold, **_metrics(yte, P), "fit_time_s": t1 - t0,
-            "predict_time_s": t2 - t1, "n_train": len(ytr), "n_test": len(yte)}
+            "predict_time_s": t2 - t1, "n_train": len(ytr), "n_test": len(yte), "_proba": P}
 
 
 def _training_rows(Xtr: np.ndarray, ytr: np.ndarray, est: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -205,8 +205,9 @@ def cross_validate(data: Any, methods: Sequence[str] | Mapping[str, Any], folds:
                    n_bins: int = 3, n_jobs: int = 1,
                    progress: Callable[[int, int, str, int], None] | None = None,
                    should_stop: Callable[[], bool] | None = None,
-                   method_params: Mapping[str, Mapping[str, Any]] | None = None
-                   ) -> pd.DataFrame:
+                   method_params: Mapping[str, Mapping[str, Any]] | None = None,
+                   return_proba: bool = False
+                   ) -> pd.DataFrame | tuple[pd.DataFrame, CVPredictions]:
     """Stratified k-fold cross-validation of several methods on one data set.
 
     Parameters
@@ -231,6 +232,9 @@ def cross_validate(data: Any, methods: Sequence[str] | Mapping[str, Any], folds:
         returned.
     method_params : dict, optional
         ``{name: {param: value}}`` overrides for registry methods.
+    return_proba : bool
+        Also return the out-of-fold probabilities (:class:`CVPredictions`, e.g. for
+        :func:`roc_curves`): the result is then ``(results, predictions)``.
 
     Returns
     -------
@@ -261,11 +265,11 @@ def cross_validate(data: Any, methods: Sequence[str] | Mapping[str, Any], folds:
     splits = []
     for f, (tr, te) in enumerate(skf.split(np.zeros(src.n_rows), src.y)):
         Xtr, Xte, ar = src.split(tr, te)
-        splits.append((f, Xtr, src.y[tr], Xte, src.y[te], ar))
+        splits.append((f, Xtr, src.y[tr], Xte, src.y[te], ar, te))
 
     def jobs():
         for name, est in ests.items():
-            for f, Xtr, ytr, Xte, yte, ar in splits:
+            for f, Xtr, ytr, Xte, yte, ar, _ in splits:
                 if should_stop is not None and should_stop():
                     return
                 Xt, yt = _training_rows(Xtr, ytr, est)
@@ -273,11 +277,75 @@ def cross_validate(data: Any, methods: Sequence[str] | Mapping[str, Any], folds:
 
     total = len(ests) * folds
     rows = []
+    proba = {}
     for res in Parallel(n_jobs=n_jobs, return_as="generator")(jobs()):
+        P = res.pop("_proba")
+        if return_proba:
+            out = proba.setdefault(res["method"], np.full((src.n_rows, n_classes), np.nan))
+            out[splits[res["fold"]][6]] = P
         rows.append(res)
         if progress is not None:
             progress(len(rows), total, res["method"], res["fold"])
-    return pd.DataFrame(rows, columns=RESULT_COLUMNS)
+    results = pd.DataFrame(rows, columns=RESULT_COLUMNS)
+    if return_proba:
+        return results, CVPredictions(src.y.copy(), list(src.classes), proba)
+    return results
+
+
+@dataclass
+class CVPredictions:
+    """Out-of-fold class probabilities of a cross-validation run.
+
+    Attributes
+    ----------
+    y : (n_rows,) int array of true class codes
+    classes : list of str, the class labels (code order)
+    proba : dict method -> (n_rows, n_classes) array; rows of folds not run (stopped early)
+        are NaN
+    """
+
+    y: np.ndarray
+    classes: list[str]
+    proba: dict[str, np.ndarray]
+
+
+def roc_curves(predictions: CVPredictions, positive: str | int | None = None
+               ) -> dict[str, dict[str, Any]]:
+    """ROC curve of each method from out-of-fold probabilities (input of
+    :func:`bnma_core.viz.roc_figure`).
+
+    Parameters
+    ----------
+    predictions : CVPredictions
+        From ``cross_validate(..., return_proba=True)``.
+    positive : str or int, optional
+        The positive class (label or code); default the second class (one-vs-rest when there
+        are more than two classes).
+
+    Returns
+    -------
+    dict method -> {"fpr", "tpr", "auc"} (pooled over folds)
+    """
+    from sklearn.metrics import roc_curve
+
+    if positive is None:
+        pos = 1
+    elif isinstance(positive, str):
+        if positive not in predictions.classes:
+            raise ValueError(f"{positive!r} is not a class; classes are "
+                             + ", ".join(predictions.classes) + ".")
+        pos = predictions.classes.index(positive)
+    else:
+        pos = int(positive)
+    out = {}
+    for name, P in predictions.proba.items():
+        ok = ~np.isnan(P).any(axis=1)
+        truth = predictions.y[ok] == pos
+        if truth.all() or not truth.any():
+            continue
+        fpr, tpr, _ = roc_curve(truth, P[ok, pos])
+        out[name] = {"fpr": fpr, "tpr": tpr, "auc": float(roc_auc_score(truth, P[ok, pos]))}
+    return out
 
 
 def _check_folds(folds: Any, src: _Source) -> int:
@@ -489,5 +557,5 @@ def bias_variance(methods: Sequence[str] | Mapping[str, Any], data: Any, n_repea
     return pd.concat(rows, ignore_index=True)
 
 
-__all__ = ["cross_validate", "summarize", "wilcoxon_against", "bias_variance",
-           "zero_one_decomposition", "RESULT_COLUMNS"]
+__all__ = ["cross_validate", "CVPredictions", "roc_curves", "summarize", "wilcoxon_against",
+           "bias_variance", "zero_one_decomposition", "RESULT_COLUMNS"]

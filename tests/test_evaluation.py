@@ -19,6 +19,7 @@ from bnma_core.evaluation import (
     _metrics,
     bias_variance,
     cross_validate,
+    roc_curves,
     summarize,
     wilcoxon_against,
     zero_one_decomposition,
@@ -251,3 +252,24 @@ def test_figures():
     assert len(roc.data) == 3 and "AUC 0.800" in roc.data[1].name
     long = pd.DataFrame({"method": ["a", "a"], "fpr": [0, 1], "tpr": [0, 1]})
     assert len(viz.roc_figure(long).data) == 2
+
+
+def test_out_of_fold_probabilities_and_roc_curves():
+    res, pred = cross_validate(WBC, ["nb", "tan"], folds=4, seed=1, return_proba=True)
+    plain = cross_validate(WBC, ["nb", "tan"], folds=4, seed=1)
+    pd.testing.assert_frame_equal(res.drop(columns=["fit_time_s", "predict_time_s"]),
+                                  plain.drop(columns=["fit_time_s", "predict_time_s"]))
+    assert pred.classes == ["benign", "malignant"]
+    P = pred.proba["nb"]
+    assert P.shape == (699, 2) and not np.isnan(P).any()
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    # pooled accuracy equals the n_test-weighted fold accuracies
+    nb = res[res["method"] == "nb"]
+    assert np.mean(P.argmax(axis=1) == pred.y) == pytest.approx(
+        (nb["accuracy"] * nb["n_test"]).sum() / nb["n_test"].sum())
+    curves = roc_curves(pred, positive="malignant")
+    assert set(curves) == {"nb", "tan"}
+    assert curves["nb"]["auc"] == pytest.approx(roc_auc_score(pred.y == 1, P[:, 1]))
+    assert len(viz.roc_figure(curves).data) == 3
+    with pytest.raises(ValueError, match="not a class"):
+        roc_curves(pred, positive="unknown")
