@@ -273,3 +273,14 @@ def test_out_of_fold_probabilities_and_roc_curves():
     assert len(viz.roc_figure(curves).data) == 3
     with pytest.raises(ValueError, match="not a class"):
         roc_curves(pred, positive="unknown")
+
+
+def test_wilcoxon_pairs_over_datasets_and_folds():
+    res, acc = fake_results()
+    two = pd.concat([res.assign(dataset="d1"), res.assign(dataset="d2", fold=res["fold"])])
+    two.loc[two["dataset"] == "d2", "accuracy"] += np.where(
+        two.loc[two["dataset"] == "d2", "method"] == "b", 0.01, 0.0)
+    w = wilcoxon_against(two, "a").set_index("method")
+    d = np.concatenate([np.array(acc["b"]) - acc["a"], np.array(acc["b"]) + 0.01 - acc["a"]])
+    assert w.loc["b", "n_pairs"] == 12
+    assert w.loc["b", "p_value"] == pytest.approx(wilcoxon(d).pvalue)
