@@ -30,7 +30,6 @@ from typing import Any
 
 import networkx as nx
 import numpy as np
-from scipy.special import logsumexp
 
 from ..scores import family_counts, posterior_cpt
 from .base import DiscreteBNClassifier
@@ -40,6 +39,12 @@ ENUMERATION_LIMIT = 4096
 more states use variable elimination."""
 
 _CHUNK_CELLS = 2_000_000  # float64 cells of one intermediate factor block (~16 MB)
+
+
+def _logsumexp(a: np.ndarray, axis: int | tuple[int, ...]) -> np.ndarray:
+    """log sum exp over ``axis`` (entries are finite: every CPT entry is positive)."""
+    m = np.max(a, axis=axis, keepdims=True)
+    return np.squeeze(m, axis=axis) + np.log(np.sum(np.exp(a - m), axis=axis))
 
 
 def _check_alpha(alpha: Any) -> float:
@@ -199,7 +204,7 @@ class AugmentedNaiveBayes(DiscreteBNClassifier):
         """Sum out every variable of ``factors``; returns (n, n_classes) log values."""
         if enumerate_all:
             prod = self._product(factors, sizes)
-            return logsumexp(prod.table, axis=tuple(range(2, prod.table.ndim)))
+            return _logsumexp(prod.table, axis=tuple(range(2, prod.table.ndim)))
         factors = list(factors)
         remaining = set().union(*[f.vars for f in factors])
         while remaining:
@@ -209,18 +214,20 @@ class AugmentedNaiveBayes(DiscreteBNClassifier):
             prod = self._product(touching, sizes)
             ax = 2 + prod.vars.index(v)
             factors.append(_Factor(tuple(u for u in prod.vars if u != v),
-                                   logsumexp(prod.table, axis=ax)))
+                                   _logsumexp(prod.table, axis=ax)))
             remaining.discard(v)
         out = factors[0].table
         for f in factors[1:]:
             out = out + f.table
         return out
 
-    def _pattern_log_joint(self, X: np.ndarray, missing: tuple[int, ...]) -> np.ndarray:
-        """log P(c, x_obs) for rows sharing the missingness pattern ``missing``."""
-        p = X.shape[1]
+    def _pattern_missing_terms(self, X: np.ndarray, missing: tuple[int, ...]) -> np.ndarray:
+        """Sum over the missing features' states of the factors that involve them, for rows
+        sharing the missingness pattern ``missing``: (n, n_classes) log values.
+
+        Missing features without an observed descendant are barren (their factors sum to one
+        and are skipped); the factors of fully observed families are added by the caller."""
         miss = set(missing)
-        # barren missing nodes: no observed descendant
         removed: set[int] = set()
         changed = True
         while changed:
@@ -230,12 +237,12 @@ class AugmentedNaiveBayes(DiscreteBNClassifier):
                     removed.add(v)
                     changed = True
         free = tuple(sorted(miss - removed))
-        out = np.broadcast_to(self._log_prior, (X.shape[0], len(self.classes_))).copy()
+        out = np.zeros((X.shape[0], len(self.classes_)))
         if not free:
-            for i in range(p):
-                if i not in removed:
-                    out += self._family_factor(i, X, ()).table
             return out
+        # families touching a free variable (the others are observed or barren)
+        fams = [i for i in range(X.shape[1]) if i not in removed
+                and (i in miss or any(v in miss for v in self.feature_parents_[i]))]
         sizes = {v: int(self.arities_[v]) for v in free}
         n_states = math.prod(sizes.values())
         enumerate_all = n_states <= ENUMERATION_LIMIT
@@ -243,27 +250,28 @@ class AugmentedNaiveBayes(DiscreteBNClassifier):
                                                               else 64)))
         for start in range(0, X.shape[0], block):
             Xb = X[start:start + block]
-            factors: list[_Factor] = []
-            for i in range(p):
-                if i in removed:
-                    continue
-                f = self._family_factor(i, Xb, free)
-                if f.vars:
-                    factors.append(f)
-                else:
-                    out[start:start + block] += f.table
-            out[start:start + block] += self._eliminate(factors, sizes, enumerate_all)
+            factors = [self._family_factor(i, Xb, free) for i in fams]
+            out[start:start + block] = self._eliminate(factors, sizes, enumerate_all)
         return out
 
     def _predict_log_proba_codes(self, X: np.ndarray) -> np.ndarray:
         n = X.shape[0]
-        out = np.empty((n, len(self.classes_)))
+        out = np.broadcast_to(self._log_prior, (n, len(self.classes_))).copy()
         if n == 0:
             return out
         miss = X < 0
-        patterns, inverse = np.unique(miss, axis=0, return_inverse=True)
+        Xc = np.where(miss, 0, X)
+        # factors of fully observed families, all rows at once
+        for i in range(X.shape[1]):
+            fam = [i] + self.feature_parents_[i]
+            observed = ~miss[:, fam].any(axis=1)
+            out += np.where(observed[:, None], self._family_factor(i, Xc, ()).table, 0.0)
+        incomplete = np.flatnonzero(miss.any(axis=1))
+        if len(incomplete) == 0:
+            return out
+        patterns, inverse = np.unique(miss[incomplete], axis=0, return_inverse=True)
         inverse = np.asarray(inverse).ravel()
         for g, pat in enumerate(patterns):
-            rows = np.flatnonzero(inverse == g)
-            out[rows] = self._pattern_log_joint(X[rows], tuple(np.flatnonzero(pat).tolist()))
+            rows = incomplete[inverse == g]
+            out[rows] += self._pattern_missing_terms(X[rows], tuple(np.flatnonzero(pat).tolist()))
         return out
