@@ -101,10 +101,12 @@ def brute_force_posterior(model, x):
 
 
 @pytest.mark.parametrize("model", [NaiveBayes(), TAN(), KDB(k=1), KDB(k=2), KDB(k=3)])
-@pytest.mark.parametrize("force_elimination", [False, True])
-def test_missing_values_marginalized_exactly(model, force_elimination, monkeypatch):
-    if force_elimination:
+@pytest.mark.parametrize("mode", ["enumerate", "eliminate", "small blocks"])
+def test_missing_values_marginalized_exactly(model, mode, monkeypatch):
+    if mode == "eliminate":
         monkeypatch.setattr(augmented, "ENUMERATION_LIMIT", 0)
+    if mode == "small blocks":
+        monkeypatch.setattr(augmented, "_CHUNK_CELLS", 1)
     X, y = random_data(n=150, p=5, arity=3, n_classes=3, seed=1, missing=0.05)
     model.fit(X, y, arities=[3] * 5)
     rng = np.random.default_rng(2)
