@@ -54,3 +54,10 @@ def network(name: str) -> DiscreteBN:
 def sample_network(name: str, n_rows: int, seed: int, class_variable: str) -> DiscreteDataset:
     """``n_rows`` forward samples of a bundled network as a dataset, cached by its arguments."""
     return network(name).sample(n_rows, seed, class_variable)
+
+
+@st.cache_resource
+def result_store() -> dict:
+    """Finished runs shared by all sessions of this server, keyed by (page, dataset
+    fingerprint, parameters): running the same deterministic analysis again is instant."""
+    return {}

@@ -136,3 +136,75 @@ def test_network_sample_source():
     first = ds.codes.copy()
     at.run()  # same seed -> same data
     assert (at.session_state["bnma_dataset"].codes == first).all()
+
+
+# --- pages -----------------------------------------------------------------------------------
+
+PAGES = sorted(p.name for p in (ROOT / "pages").glob("[0-9]*_*.py"))
+
+
+def _page(name: str, ds=None) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.switch_page(f"pages/{name}")
+    if ds is not None:
+        at.session_state["bnma_dataset"] = ds
+        at.session_state["bnma_dataset_label"] = "test data"
+    at.run()
+    return at
+
+
+def _wbc():
+    from bnma_core.data import load_dataset
+
+    return load_dataset(ROOT / "sample_data" / "wbc.csv")
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_page_without_dataset_says_so_and_links_back(name):
+    at = _page(name)
+    _no_failure(at)
+    assert any("No dataset is loaded" in w.value for w in at.warning)
+    links = at.get("page_link")
+    assert links and links[0].proto.label == "Go to the data page"
+    assert links[0].proto.page_script_hash  # resolves to the main page
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_page_has_teaching_expanders(name):
+    at = _page(name, _wbc())
+    _no_failure(at)
+    labels = [e.label for e in at.expander]
+    assert "What am I looking at?" in labels and "Equations" in labels
+
+
+def test_compare_three_folds():
+    at = _page("1_Compare_methods.py", _wbc())
+    at.multiselect(key="cmp_methods").set_value(["nb", "tan"])
+    at.slider(key="cmp_folds").set_value(3)
+    at.button[0].click().run()
+    _no_failure(at)
+    assert not at.error and not at.warning
+    table = at.dataframe[1].value
+    assert list(table["method"]) == ["nb", "tan"] and list(table["folds"]) == [3, 3]
+    acc = float(table["accuracy"][0].split(" ± ")[0])
+    assert 0.9 < acc <= 1.0  # naive Bayes on WBC is ~0.97
+    assert len(at.get("plotly_chart")) == 2  # bars + ROC
+    wil = at.dataframe[2].value
+    assert list(wil["method"]) == ["tan"] and wil["n_pairs"][0] == 3
+    assert at.get("download_button")
+    # a rerun with the same settings reuses the stored result
+    at.button[0].click().run()
+    assert at.session_state["cmp_run"]["results"].shape[0] == 6
+
+
+def test_compare_too_many_folds_is_a_plain_error():
+    from bnma_core.data import load_dataset
+
+    tiny = load_dataset(b"x,class\n" + b"".join(b"%d,%s\n" % (i % 3, b"ab"[i % 2:i % 2 + 1])
+                                                for i in range(12)))
+    at = _page("1_Compare_methods.py", tiny)
+    at.multiselect(key="cmp_methods").set_value(["nb"])
+    at.slider(key="cmp_folds").set_value(10)
+    at.button[0].click().run()
+    _no_failure(at)
+    assert at.error and "folds" in at.error[0].value

@@ -1,0 +1,172 @@
+"""Compare classification methods by stratified cross-validation on the active dataset."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+st.set_page_config(page_title="Compare methods · BNMA Studio", page_icon="🧮", layout="wide")
+
+import pandas as pd
+
+from bnma_core import viz
+from bnma_core.classifiers.registry import METHODS
+from bnma_core.data import DataError
+from bnma_core.evaluation import cross_validate, roc_curves, summarize, wilcoxon_against
+from bnma_ui.cache import result_store
+from bnma_ui.runs import run_with_stop
+from bnma_ui.state import persistent, remember, require_dataset
+from bnma_ui.widgets import equations, sidebar_dataset_badge, what_am_i_looking_at
+
+PREFERRED = ["nb", "tan", "kdb2", "manb", "ukdb", "fobma", "bma1"]
+METRICS = {"accuracy": "accuracy", "auc": "ROC AUC", "log_loss": "log-loss"}
+STATE = "cmp_run"
+
+sidebar_dataset_badge()
+st.title("Compare methods")
+what_am_i_looking_at(
+    "Each method learns a classifier from part of the data and is tested on the rest. In "
+    "**k-fold cross-validation** the rows are split into k parts of similar class balance; "
+    "every part serves once as the test set while the other k-1 parts train the model, so "
+    "every row is predicted once by a model that never saw it.\n\n"
+    "- **Accuracy**: share of test rows whose most probable class is the true one.\n"
+    "- **AUC** (area under the ROC curve): how well the predicted probabilities rank the "
+    "cases of one class above the others (0.5 = chance, 1 = perfect).\n"
+    "- **Log-loss**: average surprise at the true class (lower is better); it punishes "
+    "confident mistakes.\n"
+    "- **Wilcoxon test**: are the per-fold differences to the baseline consistently on one "
+    "side? A small p-value (say < 0.05) suggests a real difference; with few folds the test "
+    "cannot reach small p-values.\n\n"
+    "Numeric columns are re-grouped on each training part only, so the test rows never "
+    "influence the model.")
+equations(
+    "Fold $f$ with test rows $T_f$ and a model trained on the other rows:\n\n"
+    "$$\\text{accuracy}_f = \\frac{1}{|T_f|}\\sum_{i \\in T_f} "
+    "[\\arg\\max_c P(c \\mid x_i) = y_i], \\qquad "
+    "\\text{log-loss}_f = -\\frac{1}{|T_f|}\\sum_{i \\in T_f} \\ln P(y_i \\mid x_i)$$\n\n"
+    "The table shows mean ± standard deviation over folds. The Wilcoxon signed-rank "
+    "statistic ranks the absolute per-fold differences $d_f = m_f - b_f$ (zeros dropped) and "
+    "sums the ranks of the positive ones.")
+
+ds = require_dataset()
+fingerprint = ds.fingerprint()
+names = list(METHODS)
+default = [m for m in PREFERRED if m in METHODS][:4] or names[:3]
+
+with st.expander("Available methods"):
+    st.dataframe(pd.DataFrame({"method": names,
+                               "what it does": [METHODS[m].description for m in names]}),
+                 hide_index=True, width="stretch")
+
+c1, c2, c3 = st.columns([3, 1, 1])
+methods = c1.multiselect(
+    "Methods", names, key=persistent("cmp_methods", default),
+    help="Short names of the classifiers; open 'Available methods' above for what each does. "
+         "The order-MCMC methods (bma…) are much slower than the others.")
+folds = c2.slider("Folds (k)", 2, 20, key=persistent("cmp_folds", 5),
+                  help="More folds = larger training parts and more pairs for the test, but "
+                       "more fits (methods × k).")
+seed = c3.number_input("Seed", 0, 2**31 - 1, step=1, key=persistent("cmp_seed", 1),
+                       help="Fixes the split into folds (and the random choices of randomized "
+                            "methods): the same seed gives the same result.")
+remember("cmp_methods", "cmp_folds", "cmp_seed")
+
+b1, b2, _ = st.columns([1, 1, 4])
+run = b1.button("Run", type="primary", disabled=not methods,
+                help="Cross-validate the chosen methods on the active dataset.")
+b2.button("Stop", help="Stop after the fit in progress; the finished folds are kept.")
+
+key = ("compare", fingerprint, tuple(methods), int(folds), int(seed))
+if run:
+    store = result_store()
+    if key in store:
+        st.session_state[STATE] = store[key]
+    else:
+        progress = {"done": 0, "total": len(methods) * int(folds), "what": "preparing folds"}
+        bar = st.progress(0.0, text="Starting...")
+
+        def work(should_stop):
+            def cb(done, total, method, fold):
+                progress.update(done=done, total=total, what=f"{method}, fold {fold + 1}")
+            return cross_validate(ds, list(methods), folds=int(folds), seed=int(seed),
+                                  progress=cb, should_stop=should_stop, return_proba=True)
+
+        def tick():
+            d, t = progress["done"], max(progress["total"], 1)
+            bar.progress(d / t, text=f"{d} of {t} fits done (last: {progress['what']})")
+
+        def finish(result, stopped):
+            if result is None:
+                st.session_state.pop(STATE, None)
+                return
+            results, preds = result
+            stopped = stopped or len(results) < progress["total"]
+            entry = {"key": key, "results": results, "preds": preds, "stopped": stopped,
+                     "total": progress["total"]}
+            st.session_state[STATE] = entry
+            if not stopped:
+                store[key] = entry
+
+        try:
+            run_with_stop(work, on_tick=tick, on_finish=finish)
+        except DataError as exc:
+            st.error(str(exc))
+        bar.empty()
+
+entry = st.session_state.get(STATE)
+if entry is not None and entry["key"][1] != fingerprint:
+    st.info("The last comparison was run on another dataset; press Run to compare on this "
+            "one.")
+    entry = None
+if entry is not None and len(entry["results"]):
+    results = entry["results"]
+    if entry["stopped"]:
+        st.warning(f"Stopped early: {len(results)} of {entry['total']} fits finished. "
+                   "The table uses the finished folds only.")
+    elif entry["key"] != key:
+        st.caption("Showing the last run; the settings above have changed since. "
+                   "Press Run to update.")
+    summary = summarize(results)
+    table = pd.DataFrame({
+        "method": summary["method"],
+        "folds": summary["folds"],
+        "accuracy": [f"{m:.3f} ± {s:.3f}" if pd.notna(s) else f"{m:.3f}"
+                     for m, s in zip(summary["accuracy_mean"], summary["accuracy_std"])],
+        "AUC": summary["auc_mean"].round(3),
+        "log-loss": summary["log_loss_mean"].round(3),
+        "fit time per fold (s)": summary["fit_time_s_mean"].round(3),
+        "what it does": [METHODS[m].description if m in METHODS else ""
+                         for m in summary["method"]],
+    })
+    st.subheader("Results")
+    st.dataframe(table, hide_index=True, width="stretch")
+    left, right = st.columns(2)
+    with left:
+        metric = st.radio("Metric", list(METRICS), format_func=METRICS.get, horizontal=True,
+                          key=persistent("cmp_metric", "accuracy"),
+                          help="The bar height is the mean over folds; the whisker one "
+                               "standard deviation.")
+        st.plotly_chart(viz.accuracy_bar_figure(summary, metric=metric), width="stretch")
+    with right:
+        curves = roc_curves(entry["preds"])
+        if curves:
+            positive = entry["preds"].classes[1]
+            st.plotly_chart(viz.roc_figure(
+                curves, title=f"ROC curves (positive class: {positive}; pooled over folds)"),
+                width="stretch")
+    done_methods = list(dict.fromkeys(results["method"]))
+    if len(done_methods) > 1:
+        st.subheader("Paired Wilcoxon signed-rank test")
+        baseline = st.selectbox(
+            "Baseline", done_methods, key=persistent("cmp_baseline", done_methods[0],
+                                                     done_methods),
+            help="Every other method is compared with this one, fold by fold.")
+        test = wilcoxon_against(results, baseline, metric)
+        test = test.rename(columns={"mean_diff": f"mean difference in {METRICS[metric]}",
+                                    "p_value": "p-value"})
+        st.dataframe(test, hide_index=True, width="stretch")
+        st.caption("Wins / ties / losses count the folds where the method beat, tied or lost "
+                   "to the baseline.")
+        remember("cmp_baseline")
+    remember("cmp_metric")
+    st.download_button("Download per-fold results (CSV)", results.to_csv(index=False),
+                       file_name="bnma_compare_results.csv", mime="text/csv")
