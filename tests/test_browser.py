@@ -112,6 +112,7 @@ def no_exception(page) -> None:
 
 def shot(page, name: str) -> None:
     SHOTS.mkdir(exist_ok=True)
+    page.mouse.move(5, 995)  # no tooltip over the content
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
 
@@ -164,3 +165,27 @@ def test_data_page_and_upload(server, page, tmp_path):
     no_exception(page)
     assert "single value" in page.locator('[data-testid="stAlertContentError"]').first.inner_text()
     shot(page, "05_upload_bad")
+
+
+def test_pages(server, page):
+    page.goto(server)
+    wait_idle(page)
+    page.get_by_text("sample_data/wbc.csv: class").wait_for()
+
+    nav(page, "Compare methods")
+    no_exception(page)
+    page.get_by_role("button", name="Run").click()
+    page.get_by_text("Paired Wilcoxon signed-rank test").wait_for(timeout=120_000)
+    wait_idle(page)
+    no_exception(page)
+    assert page.locator(".js-plotly-plot").count() >= 2
+    shot(page, "10_compare")
+
+
+def test_page_without_dataset_links_back(server, page):
+    page.goto(server + "/Compare_methods")
+    wait_idle(page)
+    page.get_by_text("No dataset is loaded yet").wait_for()
+    shot(page, "09_no_dataset")
+    page.get_by_text("Go to the data page").click()
+    page.get_by_text("sample_data/wbc.csv: class").wait_for()
