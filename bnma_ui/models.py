@@ -1,0 +1,95 @@
+"""Glue between a :class:`DiscreteDataset` and fitted estimators: names, splits, predictions.
+
+Estimators are fitted on code arrays (``ds.X`` with ``ds``'s arities) so that every state keeps
+its code; their internal variable names (``x0``, ``x1``, ...) are mapped back to the dataset's
+names for display.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+from sklearn.model_selection import train_test_split
+
+from bnma_core.data import DiscreteDataset
+
+
+def feature_arities(ds: DiscreteDataset) -> np.ndarray:
+    return ds.arities[ds.feature_indices]
+
+
+def class_series(ds: DiscreteDataset, rows: np.ndarray | None = None) -> pd.Series:
+    """Class codes named after the class column (estimators use the name for the class node)."""
+    y = ds.y if rows is None else ds.y[rows]
+    return pd.Series(y, name=ds.class_name)
+
+
+def name_map(model_names: Sequence[str], ds: DiscreteDataset) -> dict[str, str]:
+    """Estimator variable names (features first, class last) -> dataset names."""
+    names = list(ds.feature_names) + [ds.class_name]
+    if len(model_names) != len(names):
+        raise ValueError("the model and the dataset have different variables")
+    return {str(m): n for m, n in zip(model_names, names)}
+
+
+def relabel_graph(graph: nx.DiGraph, mapping: dict[str, str]) -> nx.DiGraph:
+    return nx.relabel_nodes(graph, mapping, copy=True)
+
+
+def relabel_frame(df: pd.DataFrame, mapping: dict[str, str]) -> pd.DataFrame:
+    out = df.rename(index=mapping, columns=mapping)
+    out.index.name, out.columns.name = df.index.name, df.columns.name
+    return out
+
+
+def model_index(ds: DiscreteDataset, names: Sequence[str]) -> list[int]:
+    """Dataset variable names -> estimator indices (features 0..p-1 in dataset order, class p)."""
+    feats = {n: j for j, n in enumerate(ds.feature_names)}
+    p = len(feats)
+    out = []
+    for n in names:
+        if n == ds.class_name:
+            out.append(p)
+        elif n in feats:
+            out.append(feats[n])
+        else:
+            raise ValueError(f"{n!r} is not a variable of the dataset")
+    return out
+
+
+def parse_order(text: str, ds: DiscreteDataset) -> list[str]:
+    """A typed order (names separated by commas, spaces or new lines) checked against the
+    dataset: every variable, class included, exactly once. Raises ValueError with a plain
+    message."""
+    tokens = [t for t in text.replace(",", " ").replace(";", " ").split() if t]
+    names = list(ds.names)
+    unknown = [t for t in tokens if t not in names]
+    if unknown:
+        raise ValueError("Not variables of this dataset: " + ", ".join(unknown[:10]) + ".")
+    repeated = sorted({t for t in tokens if tokens.count(t) > 1})
+    if repeated:
+        raise ValueError("Listed more than once: " + ", ".join(repeated) + ".")
+    missing = [n for n in names if n not in tokens]
+    if missing:
+        raise ValueError("The order must list every variable, the class included; missing: "
+                         + ", ".join(missing[:10]) + ("..." if len(missing) > 10 else "") + ".")
+    return tokens
+
+
+def holdout_split(ds: DiscreteDataset, test_fraction: float, seed: int
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Row indices (train, test), stratified by class when every class has two rows."""
+    rows = np.arange(ds.n_rows)
+    counts = np.bincount(ds.y[ds.y >= 0])
+    strat = ds.y if counts[counts > 0].min() >= 2 else None
+    tr, te = train_test_split(rows, test_size=test_fraction, random_state=seed, stratify=strat)
+    return np.sort(tr), np.sort(te)
+
+
+def accuracy(model, proba: np.ndarray, y_true: np.ndarray) -> float:
+    """Share of rows whose most probable class (``model.classes_`` order) is ``y_true``."""
+    pred = np.asarray(model.classes_)[np.argmax(proba, axis=1)]
+    return float(np.mean(pred == y_true))
