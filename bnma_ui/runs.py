@@ -2,10 +2,12 @@
 
 The work runs in a worker thread that never calls Streamlit; the script thread polls it a few
 times a second and redraws (progress bars, figures). A click on Stop (or leaving the page)
-makes Streamlit interrupt the script thread at its next Streamlit call; :func:`run_with_stop`
-then asks the worker to stop, waits for it to hand back what it has so far, passes that to
-``on_finish`` and lets the interruption continue. The next script run finds the partial result
-in ``st.session_state``.
+starts a new script run at once (Streamlit's fast reruns) while the old script thread is told
+to stop at its next Streamlit call. The old thread then asks the worker to stop, waits for what
+it has so far and hands it to ``on_finish`` (which stores it in a plain dict kept in
+``st.session_state``; a stopping script may not call Streamlit, not even to set state). The new
+run calls :func:`settle_previous_run` first: it asks a still-running worker to stop and waits
+until that partial result is stored, so it can show it.
 """
 
 from __future__ import annotations
@@ -14,11 +16,28 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import streamlit as st
+
+_SUFFIX = "__bnma_run"
+
+
+def settle_previous_run(name: str, timeout: float = 120.0) -> None:
+    """If a run started under ``name`` is still going, stop it and wait until its result has
+    been handed to its ``on_finish``."""
+    run = st.session_state.get(name + _SUFFIX)
+    if run is None:
+        return
+    stop, done = run
+    if not done.is_set():
+        stop.set()
+        with st.spinner("Stopping the run and keeping what it has so far..."):
+            done.wait(timeout)
+
 
 def run_with_stop(work: Callable[[Callable[[], bool]], Any], *,
                   on_tick: Callable[[], None] | None = None,
                   on_finish: Callable[[Any, bool], None] | None = None,
-                  interval: float = 0.25) -> Any:
+                  interval: float = 0.25, name: str = "run") -> Any:
     """Run ``work(should_stop)`` in a worker thread, ticking in the calling thread.
 
     Parameters
@@ -31,15 +50,20 @@ def run_with_stop(work: Callable[[Callable[[], bool]], Any], *,
         and once at the end: the place for Streamlit calls (redraws).
     on_finish : callable, optional
         ``on_finish(result, stopped)`` after the work returned, also when the script was
-        interrupted (then ``stopped`` is True); store the result in ``st.session_state`` here.
+        interrupted (then ``stopped`` is True). It must not call Streamlit, not even
+        ``st.session_state[...] = ...`` (a stopping script raises there): store the result in
+        a plain dict that lives in ``st.session_state`` and was fetched before the run.
     interval : float
         Seconds between ticks.
+    name : str
+        Key of this kind of run for :func:`settle_previous_run`.
 
     Returns
     -------
     The work's result. Exceptions raised by the work are re-raised here.
     """
-    stop = threading.Event()
+    stop, done = threading.Event(), threading.Event()
+    st.session_state[name + _SUFFIX] = (stop, done)
     box: dict[str, Any] = {}
 
     def target() -> None:
@@ -48,25 +72,28 @@ def run_with_stop(work: Callable[[Callable[[], bool]], Any], *,
         except BaseException as exc:  # handed to the script thread
             box["error"] = exc
 
-    worker = threading.Thread(target=target, name="bnma-run", daemon=True)
+    worker = threading.Thread(target=target, name=f"bnma-{name}", daemon=True)
     worker.start()
     try:
-        while worker.is_alive():
-            if on_tick is not None:
-                on_tick()
-            worker.join(interval)
-    except BaseException:
-        # Streamlit interrupted the script (Stop clicked, page left): stop the worker, keep
-        # what it has, and let the interruption continue.
-        stop.set()
-        worker.join()
-        if "error" not in box and on_finish is not None:
-            on_finish(box.get("result"), True)
-        raise
-    if "error" in box:
-        raise box["error"]
-    if on_tick is not None:
-        on_tick()
-    if on_finish is not None:
-        on_finish(box["result"], False)
+        try:
+            while worker.is_alive():
+                if on_tick is not None:
+                    on_tick()
+                worker.join(interval)
+        except BaseException:
+            # Streamlit interrupted the script (Stop clicked, page left): stop the worker,
+            # keep what it has, and let the interruption continue.
+            stop.set()
+            worker.join()
+            if "error" not in box and on_finish is not None:
+                on_finish(box.get("result"), True)
+            raise
+        if "error" in box:
+            raise box["error"]
+        if on_tick is not None:
+            on_tick()
+        if on_finish is not None:
+            on_finish(box["result"], stop.is_set())
+    finally:
+        done.set()
     return box["result"]

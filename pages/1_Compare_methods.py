@@ -13,7 +13,7 @@ from bnma_core.classifiers.registry import METHODS
 from bnma_core.data import DataError
 from bnma_core.evaluation import cross_validate, roc_curves, summarize, wilcoxon_against
 from bnma_ui.cache import result_store
-from bnma_ui.runs import run_with_stop
+from bnma_ui.runs import run_with_stop, settle_previous_run
 from bnma_ui.state import persistent, remember, require_dataset
 from bnma_ui.widgets import equations, sidebar_dataset_badge, what_am_i_looking_at
 
@@ -75,11 +75,13 @@ run = b1.button("Run", type="primary", disabled=not methods,
                 help="Cross-validate the chosen methods on the active dataset.")
 b2.button("Stop", help="Stop after the fit in progress; the finished folds are kept.")
 
+last = st.session_state.setdefault(STATE, {})  # {"entry": last finished or stopped run}
+settle_previous_run("compare")  # a run stopped by the click above hands over here
 key = ("compare", fingerprint, tuple(methods), int(folds), int(seed))
 if run:
     store = result_store()
     if key in store:
-        st.session_state[STATE] = store[key]
+        last["entry"] = store[key]
     else:
         progress = {"done": 0, "total": len(methods) * int(folds), "what": "preparing folds"}
         bar = st.progress(0.0, text="Starting...")
@@ -96,23 +98,22 @@ if run:
 
         def finish(result, stopped):
             if result is None:
-                st.session_state.pop(STATE, None)
                 return
             results, preds = result
             stopped = stopped or len(results) < progress["total"]
             entry = {"key": key, "results": results, "preds": preds, "stopped": stopped,
                      "total": progress["total"]}
-            st.session_state[STATE] = entry
+            last["entry"] = entry  # a plain dict: no Streamlit call while stopping
             if not stopped:
                 store[key] = entry
 
         try:
-            run_with_stop(work, on_tick=tick, on_finish=finish)
+            run_with_stop(work, on_tick=tick, on_finish=finish, name="compare")
         except DataError as exc:
             st.error(str(exc))
         bar.empty()
 
-entry = st.session_state.get(STATE)
+entry = last.get("entry")
 if entry is not None and entry["key"][1] != fingerprint:
     st.info("The last comparison was run on another dataset; press Run to compare on this "
             "one.")

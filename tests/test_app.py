@@ -194,7 +194,7 @@ def test_compare_three_folds():
     assert at.get("download_button")
     # a rerun with the same settings reuses the stored result
     at.button[0].click().run()
-    assert at.session_state["cmp_run"]["results"].shape[0] == 6
+    assert at.session_state["cmp_run"]["entry"]["results"].shape[0] == 6
 
 
 def test_compare_too_many_folds_is_a_plain_error():

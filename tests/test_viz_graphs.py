@@ -153,3 +153,24 @@ def test_heatmap_figure():
     assert fig.layout.yaxis.autorange == "reversed"
     big = viz.heatmap_figure(np.zeros((30, 30)), list(range(30)), list(range(30)))
     assert big.data[0].text is None
+
+
+def test_layered_layout_of_a_cyclic_graph_follows_heavier_edges():
+    g = nx.DiGraph()
+    g.add_edge("A", "B", weight=0.9)
+    g.add_edge("B", "A", weight=0.1)
+    g.add_edge("B", "C", weight=0.8)
+    pos = dag_layout(g, "layered")
+    assert pos["A"][0] < pos["B"][0] < pos["C"][0]
+    g["A"]["B"]["weight"], g["B"]["A"]["weight"] = 0.1, 0.9
+    pos = dag_layout(g, "layered")
+    assert pos["B"][0] < pos["A"][0]
+
+
+def test_layout_uses_only_the_drawn_edges():
+    g = nx.DiGraph()
+    g.add_edge("A", "B", weight=0.9)
+    g.add_edge("B", "C", weight=0.1)  # hidden at threshold 0.5: C is not pushed right of B
+    fig = dag_figure(g, threshold=0.5)
+    xs = {t: x for tr in fig.data if tr.name == "nodes" for t, x in zip(tr.text, tr.x)}
+    assert xs["C"] == xs["A"] < xs["B"]

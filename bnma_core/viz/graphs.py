@@ -30,25 +30,32 @@ HIGHLIGHT_EDGE_COLOR = "#e6550d"
 LAYOUTS = ("layered", "spring")
 
 
-def _layers(graph: nx.DiGraph) -> dict[Hashable, int]:
-    """Longest-path depth of each node (sources at 0); weakly-cyclic graphs fall back to
-    breadth-first depth so the drawing never fails."""
+def _acyclic(graph: nx.DiGraph, edge_weight: str | None) -> nx.DiGraph:
+    """The graph itself if acyclic, else a maximal acyclic subgraph built greedily from the
+    heaviest edges (an averaged graph may hold both Y -> X and X -> Y)."""
     if nx.is_directed_acyclic_graph(graph):
-        depth: dict[Hashable, int] = {}
-        for node in nx.topological_sort(graph):
-            preds = list(graph.predecessors(node))
-            depth[node] = 1 + max(depth[p] for p in preds) if preds else 0
-        return depth
-    depth = {}
-    for comp in nx.weakly_connected_components(graph):
-        root = min(comp, key=lambda n: (graph.in_degree(n), str(n)))
-        for node, d in nx.single_source_shortest_path_length(graph.to_undirected(), root).items():
-            depth[node] = d
+        return graph
+    dag = nx.DiGraph()
+    dag.add_nodes_from(graph.nodes)
+    edges = sorted(graph.edges(data=True), key=lambda e: -_edge_weight(e[2], edge_weight))
+    for u, v, _ in edges:
+        if u != v and not nx.has_path(dag, v, u):
+            dag.add_edge(u, v)
+    return dag
+
+
+def _layers(graph: nx.DiGraph) -> dict[Hashable, int]:
+    """Longest-path depth of each node of a DAG (sources at 0)."""
+    depth: dict[Hashable, int] = {}
+    for node in nx.topological_sort(graph):
+        preds = list(graph.predecessors(node))
+        depth[node] = 1 + max(depth[p] for p in preds) if preds else 0
     return depth
 
 
 def dag_layout(graph: nx.DiGraph, layout: str = "layered", class_node: Hashable | None = None,
-               seed: int = 0) -> dict[Hashable, tuple[float, float]]:
+               seed: int = 0, edge_weight: str | None = "weight"
+               ) -> dict[Hashable, tuple[float, float]]:
     """Node positions for :func:`dag_figure`, reusable to draw two graphs on the same layout.
 
     Parameters
@@ -63,6 +70,9 @@ def dag_layout(graph: nx.DiGraph, layout: str = "layered", class_node: Hashable 
         in the spring layout it is pinned at the centre.
     seed : int
         Seed of the spring layout.
+    edge_weight : str or None
+        Edge attribute deciding, in a graph with cycles, which edges the layered layout
+        follows (heaviest first; the others are drawn against the flow).
 
     Returns
     -------
@@ -83,6 +93,7 @@ def dag_layout(graph: nx.DiGraph, layout: str = "layered", class_node: Hashable 
             pos = nx.spring_layout(graph.to_undirected(), k=k, seed=seed)
         arr = np.array([pos[n] for n in nodes], dtype=float)
     else:
+        graph = _acyclic(graph, edge_weight)
         depth = _layers(graph)
         n_layers = max(depth.values()) + 1
         columns: list[list[Hashable]] = [[] for _ in range(n_layers)]
@@ -161,7 +172,8 @@ def dag_figure(graph: nx.DiGraph, class_node: Hashable | None = None,
     threshold : float
         Edges with weight below this are not drawn (nodes always are).
     layout : {"layered", "spring"}
-        See :func:`dag_layout`; ignored when ``positions`` is given.
+        See :func:`dag_layout` (applied to the drawn edges); ignored when ``positions`` is
+        given.
     title : str, optional
     highlight_edges : iterable of (u, v)
         Edges drawn in orange and dashed-free bold (e.g. edges that differ between two
@@ -184,18 +196,23 @@ def dag_figure(graph: nx.DiGraph, class_node: Hashable | None = None,
         ``edges`` (hover markers at edge midpoints, carrying the colour bar). Annotations: one
         arrow per drawn edge (``showarrow=True``) and one label per node.
     """
-    pos = dict(positions) if positions is not None else dag_layout(graph, layout, class_node)
-    missing = [n for n in graph.nodes if n not in pos]
-    if missing:
-        raise ValueError(f"No position given for node(s): {', '.join(map(str, missing[:5]))}")
-    highlight = set(highlight_nodes)
-    hi_edges = {tuple(e) for e in highlight_edges}
-
     edges = []
     for u, v, data in graph.edges(data=True):
         w = _edge_weight(data, edge_weight)
         if w >= threshold:
             edges.append((u, v, w))
+    if positions is None:
+        shown = nx.DiGraph()
+        shown.add_nodes_from(graph.nodes)
+        shown.add_weighted_edges_from(edges, weight="w")
+        pos = dag_layout(shown, layout, class_node, edge_weight="w")
+    else:
+        pos = dict(positions)
+    missing = [n for n in graph.nodes if n not in pos]
+    if missing:
+        raise ValueError(f"No position given for node(s): {', '.join(map(str, missing[:5]))}")
+    highlight = set(highlight_nodes)
+    hi_edges = {tuple(e) for e in highlight_edges}
     weights = np.array([w for _, _, w in edges], dtype=float)
     if weight_range is None:
         top = max(1.0, float(weights.max())) if weights.size else 1.0
