@@ -6,12 +6,16 @@ Streamlit hashes the arguments of a cached function; a :class:`DiscreteDataset` 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import streamlit as st
 
 from bnma_core.data import DiscreteDataset, load_dataset, read_table
-from bnma_core.network import DiscreteBN, load_network
 
 from . import SAMPLE_DIR
+
+if TYPE_CHECKING:
+    from bnma_core.network import DiscreteBN
 
 
 def sample_csv_files() -> list[str]:
@@ -47,6 +51,8 @@ def load_csv(raw: bytes, target: str | None, discretization: str, n_bins: int,
 @st.cache_resource(show_spinner="Reading the network...")
 def network(name: str) -> DiscreteBN:
     """A bundled network (``alarm``, ``hepar2``, ``asia``), read once per server."""
+    from bnma_core.network import load_network  # imported on demand: numba start-up cost
+
     return load_network(name)
 
 
