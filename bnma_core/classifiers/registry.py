@@ -57,3 +57,10 @@ def describe(name: str) -> str:
 
 
 # --- registrations (one block per module; keep alphabetical by module) ------------------------
+
+# manb ----------------------------------------------------------------------------------------
+register(MethodSpec(
+    "manb", "bnma_core.classifiers.manb:MANaiveBayes",
+    "Model-averaged naive Bayes: averages all 2^N choices of which features to use, exactly, "
+    "at the cost of one naive Bayes (Dash & Cooper 2002).",
+    {"alpha": 1.0, "score": "k2", "arc_prior": 0.5}))
