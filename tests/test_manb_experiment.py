@@ -79,3 +79,11 @@ def test_figures():
         arc_posterior_figure(["a"], [0.1, 0.2])
     with pytest.raises(ValueError, match="both classes"):
         roc_curves_figure([1, 1], {"x": [0.2, 0.3]})
+
+
+def test_smoke_run_on_alarm_redraws_samples_without_both_classes():
+    trials, summary = manb_roc.run(["alarm"], trials=2, smoke=True, verbose=False)
+    assert set(trials["series"]) == {"ANAPHYLAXIS", "HYPOVOLEMIA"}
+    assert len(summary) == 4 and trials[["R", "R_hat"]].notna().all().all()
+    # anaphylaxis is rare (P = 0.01): with 25 training rows most draws lack a positive case
+    assert trials.loc[trials["series"] == "ANAPHYLAXIS", "redraws"].sum() > 0
