@@ -138,7 +138,8 @@ def roc_gain_figure(summary: pd.DataFrame, x: str, title: str = "",
             sd = 100 * df[f"{key}_sd"].to_numpy(dtype=float)
             ci = 100 * df[f"{key}_ci99"].to_numpy(dtype=float)
             fig.add_scatter(x=np.r_[xs, xs[::-1]], y=np.r_[mean + sd, (mean - sd)[::-1]],
-                            fill="toself", fillcolor=color, opacity=0.15, line=dict(width=0),
+                            mode="lines", fill="toself", fillcolor=color, opacity=0.15,
+                            line=dict(width=0),
                             hoverinfo="skip", showlegend=col == 1,
                             name=f"{label} ±1σ".strip(), legendgroup=f"{label}sd",
                             row=1, col=col)
@@ -148,6 +149,7 @@ def roc_gain_figure(summary: pd.DataFrame, x: str, title: str = "",
                             showlegend=col == 1, row=1, col=col)
             fig.add_hline(y=0, line_dash="dot", line_color="grey", row=1, col=col)
             fig.update_xaxes(title_text=x_title or x, type="log" if log_x else "linear",
+                             tickvals=np.unique(summary[x].to_numpy(dtype=float)),
                              row=1, col=col)
             fig.update_yaxes(title_text="% (model average vs MAP naive Bayes)", row=1, col=col)
     fig.update_layout(title=title)
