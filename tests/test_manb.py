@@ -12,6 +12,7 @@ from scipy.special import gammaln, logsumexp
 from sklearn.base import clone
 
 from bnma_core.classifiers.manb import MANaiveBayes
+from bnma_core.classifiers.naive_bayes import NaiveBayes
 from bnma_core.classifiers.registry import make_classifier
 
 # --- an independent brute-force implementation ----------------------------------------------
@@ -200,20 +201,28 @@ def test_arc_prior_one_is_map_naive_bayes_and_zero_ignores_features():
     X, y, Xt, ar = _problem(6)
     full = MANaiveBayes(arc_prior=1.0).fit(X, y, arities=ar)
     assert np.allclose(full.arc_posterior_, 1.0)
-    assert np.allclose(full.predict_log_proba(Xt), full.predict_map_log_proba(Xt), atol=1e-12)
+    nb = NaiveBayes(alpha=1.0).fit(X, y, arities=ar)
+    assert np.allclose(full.predict_log_proba(Xt), nb.predict_log_proba(Xt), atol=1e-12)
     empty = MANaiveBayes(arc_prior=0.0).fit(X, y, arities=ar)
     assert np.allclose(empty.predict_proba(Xt), empty.class_prior_[None, :], atol=1e-12)
 
 
-def test_map_baseline_matches_eq6_by_hand():
-    X, y, Xt, ar = _problem(7)
-    m = MANaiveBayes().fit(X, y, arities=ar)
-    tables = _family_tables(X, y, ar, 2, "k2", 1.0, 1.0)
-    cls = np.bincount(y, minlength=2) + 1.0
+@pytest.mark.parametrize("alpha", [1.0, 0.5])
+def test_foundation_naive_bayes_is_the_map_baseline(alpha):
+    """NaiveBayes(alpha) has exactly the all-arcs eq. 6 parameters theta_map_ of MANaiveBayes,
+    and its predictions are the eq. 6 naive network's, computed here by hand."""
+    X, y, Xt, ar = _problem(7, arities=[2, 3, 2, 4, 2, 2, 3, 2, 2, 2], n_classes=3)
+    m = MANaiveBayes(alpha=alpha).fit(X, y, arities=ar)
+    nb = NaiveBayes(alpha=alpha).fit(X, y, arities=ar)
+    for a, b in zip(m.theta_map_, nb.cpts_):
+        assert np.allclose(a, b, atol=1e-14)
+    assert np.allclose(m.class_prior_, nb.class_prior_, atol=1e-14)
+    tables = _family_tables(X, y, ar, 3, "k2", alpha, 1.0)
+    cls = np.bincount(y, minlength=3) + alpha
     lj = np.log(cls / cls.sum())[None, :] + sum(
         np.log(t[3].T[Xt[:, i]]) for i, t in enumerate(tables))
     expect = lj - logsumexp(lj, axis=1, keepdims=True)
-    assert np.allclose(m.predict_map_log_proba(Xt), expect, atol=1e-12)
+    assert np.allclose(nb.predict_log_proba(Xt), expect, atol=1e-12)
 
 
 def test_arc_posterior_graph_and_labels():

@@ -76,7 +76,8 @@ class MANaiveBayes(DiscreteBNClassifier):
     theta_star_ : list of ndarray (n_classes, r_i)
         Model-averaged parameters theta*_i[c, k] = P(F_i = k | C = c) (eq. 12).
     theta_map_ : list of ndarray (n_classes, r_i)
-        Eq. 6 parameters of the naive network with all arcs (the MAP naive Bayes).
+        Eq. 6 parameters of the naive network with all arcs: the MAP naive Bayes, i.e.
+        ``NaiveBayes(alpha=alpha).cpts_`` for ``score="k2"`` (the paper's baseline).
     theta_empty_ : list of ndarray (r_i,)
         Eq. 6 parameters of each feature without parent.
     class_prior_ : ndarray of shape (n_classes,)
@@ -230,7 +231,6 @@ class MANaiveBayes(DiscreteBNClassifier):
         self.class_prior_ = prior / prior.sum()
         self._log_prior = np.log(self.class_prior_)
         self._log_theta = np.ascontiguousarray(log_star)
-        self._log_theta_map = np.ascontiguousarray(np.where(valid[:, :, None], log_tc, 0.0))
         self.arc_posterior_ = np.exp(log_arc)
         self.log_ml_arc_ = lml_c
         self.log_ml_empty_ = lml_0
@@ -243,12 +243,6 @@ class MANaiveBayes(DiscreteBNClassifier):
     def _predict_log_proba_codes(self, X: np.ndarray) -> np.ndarray:
         return naive_log_joint(np.ascontiguousarray(X, dtype=CODE_DTYPE), self._log_prior,
                                self._log_theta)
-
-    def predict_map_log_proba(self, X: Any) -> np.ndarray:
-        """Log class posteriors of the MAP naive Bayes (all arcs, ``theta_map_``) on ``X``:
-        the baseline the model average is compared with."""
-        lp = naive_log_joint(self._prepare_predict(X), self._log_prior, self._log_theta_map)
-        return lp - np.logaddexp.reduce(lp, axis=1, keepdims=True)
 
     def arc_posterior_graph(self) -> nx.DiGraph:
         """Class -> feature arcs weighted by their posterior probability (``weight``)."""
