@@ -310,3 +310,14 @@ def test_bad_parameters_raise_plain_errors(kwargs, match):
     X, y, _, _ = _problem(14, p=3)
     with pytest.raises(ValueError, match=match):
         MANaiveBayes(**kwargs).fit(X, y)
+
+
+def test_cli_cross_validates_manb_next_to_nb(tmp_path, capsys):
+    from bnma_core.cli import main
+
+    out = tmp_path / "cv.csv"
+    code = main(["cv", "--data", "sample_data/wbc.csv", "--methods", "nb,manb", "--folds", "3",
+                 "--out", str(out), "--no-progress"])
+    assert code == 0 and "manb" in capsys.readouterr().out
+    res = pd.read_csv(out)
+    assert set(res["method"]) == {"nb", "manb"} and len(res) == 6
