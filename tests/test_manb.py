@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from scipy.special import gammaln, logsumexp
 from sklearn.base import clone
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from bnma_core.classifiers.manb import MANaiveBayes
 from bnma_core.classifiers.naive_bayes import NaiveBayes
@@ -225,15 +226,17 @@ def test_foundation_naive_bayes_is_the_map_baseline(alpha):
     assert np.allclose(nb.predict_log_proba(Xt), expect, atol=1e-12)
 
 
-def test_arc_posterior_graph_and_labels():
+def test_structure_graph_and_labels():
     X, y, _, ar = _problem(8, p=4)
     df = pd.DataFrame(X, columns=list("abcd")).astype(str)
-    labels = np.where(y == 1, "sick", "well")
+    labels = pd.Series(np.where(y == 1, "sick", "well"), name="a")
     m = MANaiveBayes().fit(df, labels)
-    g = m.arc_posterior_graph()
-    assert isinstance(g, nx.DiGraph) and set(g.successors("class")) == set("abcd")
-    assert g["class"]["a"]["weight"] == pytest.approx(m.arc_posterior_[0])
+    g = m.structure_
+    assert isinstance(g, nx.DiGraph) and m.class_name_ == "a_"  # renamed: a feature is "a"
+    assert set(g.successors("a_")) == set("abcd") and g.nodes["a_"]["role"] == "class"
+    assert g["a_"]["a"]["weight"] == pytest.approx(m.arc_posterior_[0])
     assert set(m.predict(df)) <= {"sick", "well"}
+    assert MANaiveBayes().fit(X, y).feature_names_ == ["x0", "x1", "x2", "x3"]
 
 
 # --- incomplete data: EM ----------------------------------------------------------------------
@@ -321,3 +324,15 @@ def test_cli_cross_validates_manb_next_to_nb(tmp_path, capsys):
     assert code == 0 and "manb" in capsys.readouterr().out
     res = pd.read_csv(out)
     assert set(res["method"]) == {"nb", "manb"} and len(res) == 6
+
+
+_SCORE_SHADOWED = "the contract's `score` parameter (K2/BDeu) shadows ClassifierMixin.score"
+
+
+@parametrize_with_checks([MANaiveBayes()], expected_failed_checks=lambda est: {
+    "check_fit_score_takes_y": _SCORE_SHADOWED,
+    "check_n_features_in_after_fitting": _SCORE_SHADOWED,
+    "check_pipeline_consistency": _SCORE_SHADOWED,
+})
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)

@@ -86,6 +86,11 @@ class MANaiveBayes(DiscreteBNClassifier):
         Log marginal likelihoods (eq. 8) of F_i with and without the class as parent.
     n_iter_ : int
         EM iterations run (0 without unlabelled rows).
+    structure_ : networkx.DiGraph
+        The averaged structure: class -> feature arcs with ``weight`` (and ``posterior``) =
+        P(C -> F_i | D); nodes carry ``role`` "class" / "feature" (as in ``NaiveBayes``).
+    feature_names_, class_name_ : list of str, str
+        Node names used in ``structure_``.
 
     Notes
     -----
@@ -127,6 +132,8 @@ class MANaiveBayes(DiscreteBNClassifier):
         -------
         self
         """
+        name = getattr(y, "name", None)
+        self._y_name = None if name is None else str(name)
         Xc, yc = self._prepare_fit(X, y, arities)
         Xu = None
         if X_unlabeled is not None:
@@ -170,8 +177,14 @@ class MANaiveBayes(DiscreteBNClassifier):
         class_counts = np.bincount(y[y >= 0], minlength=n_classes).astype(np.float64)
         self._set_parameters(counts, class_counts, arities, arc_prior)
         self.n_iter_ = 0
-        if X_unlabeled is None or len(X_unlabeled) == 0 or self.missing != "em":
-            return
+        if X_unlabeled is not None and len(X_unlabeled) and self.missing == "em":
+            self._em(counts, class_counts, X_unlabeled, arities, arc_prior)
+        self._set_structure()
+
+    def _em(self, counts: np.ndarray, class_counts: np.ndarray, X_unlabeled: np.ndarray,
+            arities: np.ndarray, arc_prior: np.ndarray) -> None:
+        """EM over the classes of unlabelled rows, from the labelled-data model."""
+        r_max = counts.shape[1]
         Xu = np.ascontiguousarray(X_unlabeled, dtype=CODE_DTYPE)
         for it in range(int(self.max_em_iter)):
             lj = naive_log_joint(Xu, self._log_prior, self._log_theta)
@@ -244,12 +257,19 @@ class MANaiveBayes(DiscreteBNClassifier):
         return naive_log_joint(np.ascontiguousarray(X, dtype=CODE_DTYPE), self._log_prior,
                                self._log_theta)
 
-    def arc_posterior_graph(self) -> nx.DiGraph:
-        """Class -> feature arcs weighted by their posterior probability (``weight``)."""
-        names = (list(self.feature_names_in_) if hasattr(self, "feature_names_in_")
-                 else [f"x{i}" for i in range(self.n_features_in_)])
+    def _set_structure(self) -> None:
+        p = len(self.arc_posterior_)
+        if hasattr(self, "feature_names_in_") and len(self.feature_names_in_) == p:
+            names = [str(s) for s in self.feature_names_in_]
+        else:
+            names = [f"x{j}" for j in range(p)]
+        cname = getattr(self, "_y_name", None) or "class"
+        while cname in names:
+            cname += "_"
+        self.feature_names_, self.class_name_ = names, cname
         g = nx.DiGraph()
-        g.add_node("class")
+        g.add_node(cname, role="class")
+        g.add_nodes_from(names, role="feature")
         for name, w in zip(names, self.arc_posterior_):
-            g.add_edge("class", name, weight=float(w))
-        return g
+            g.add_edge(cname, name, kind="class", weight=float(w), posterior=float(w))
+        self.structure_ = g
