@@ -253,6 +253,27 @@ def test_em_with_complete_data_equals_complete_data_result():
         assert np.array_equal(m.arc_posterior_, ref.arc_posterior_)
 
 
+def test_em_fill_in_of_missing_feature_values_converges_to_the_observed_counts():
+    """Per structure, EM that fills a missing feature value with its current expected counts
+    converges to the eq. 6 parameters of the observed values, which the fit uses directly."""
+    X, y, _, ar = _problem(15, arities=[3, 2, 4, 2, 3, 2, 2, 2, 3, 2], n_classes=2)
+    X = X.copy()
+    X[np.random.default_rng(1).random(X.shape) < 0.3] = -1
+    m = MANaiveBayes().fit(X, y, arities=ar)
+    for i, r in enumerate(ar):
+        obs = X[:, i] >= 0
+        n_obs = np.zeros((2, r))
+        np.add.at(n_obs, (y[obs], X[obs, i]), 1.0)
+        n_mis = np.bincount(y[~obs], minlength=2)[:, None]
+        th_c = np.full((2, r), 1.0 / r)
+        th_0 = np.full(r, 1.0 / r)
+        for _ in range(300):
+            th_c = _theta(n_obs + n_mis * th_c, 1.0)
+            th_0 = _theta((n_obs.sum(axis=0) + n_mis.sum() * th_0)[None, :], 1.0)[0]
+        assert np.allclose(th_c, m.theta_map_[i], atol=1e-10)
+        assert np.allclose(th_0, m.theta_empty_[i], atol=1e-10)
+
+
 def test_em_uninformative_unlabelled_rows_leave_the_model_unchanged():
     # rows with every feature missing: the E step gives them P(c), and the class prior
     # (a + N_c + M P(c)) / (A + N + M) = P(c) is already the fixed point
