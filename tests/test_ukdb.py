@@ -308,3 +308,22 @@ def test_registrations():
                           ("ukdb_p", 2, "personalized")]:
         est = make_classifier(name, random_state=0)
         assert isinstance(est, UKDB) and est.k == k and est.mode == mode
+
+
+def test_figures():
+    from bnma_core.viz import posterior_bars_figure, ukdb_structures_figure
+    df = pd.read_csv(WBC)
+    X, y = df.drop(columns="class"), df["class"]
+    model = UKDB().fit(X, y)
+    e = model.explain(X.iloc[[23]])
+    fig = ukdb_structures_figure(e)
+    red = [a for a in fig.layout.annotations if a.arrowcolor == "#d62728"]
+    only_d = {(a, b) for a, b in e.domain_graph.edges
+              if "class" not in (a, b) and not (e.personalized_graph.has_edge(a, b)
+                                                or e.personalized_graph.has_edge(b, a))}
+    only_p = {(a, b) for a, b in e.personalized_graph.edges
+              if "class" not in (a, b) and not (e.domain_graph.has_edge(a, b)
+                                                or e.domain_graph.has_edge(b, a))}
+    assert len(red) == len(only_d) + len(only_p) > 0
+    bars = posterior_bars_figure(e, e.classes)
+    assert len(bars.data) == 3 and np.allclose(bars.data[2].y, e.posterior_ensemble)

@@ -247,6 +247,9 @@ class UKDB(DiscreteBNClassifier):
     Paper 004 (UKDB), section 3 and Algorithms 1-2; DESIGN.md §5.
     """
 
+    #: training rows with missing values are used family by family (available cases)
+    handles_missing_in_fit = True
+
     def __init__(self, k: int = 2, mode: str = "ensemble", alpha: float = 1.0, base: float = 2.0,
                  mi_smoothing: float = 0.0, pseudo_weights: str = "domain",
                  pseudo_in_parameters: bool = False, min_dependence: float | None = None,
