@@ -29,8 +29,15 @@ def ukdb_layout(graph: nx.DiGraph, class_node: str) -> dict[str, tuple[float, fl
     return pos
 
 
+def _max_weight(graph: nx.DiGraph, class_node: str) -> float:
+    ws = [abs(d.get("weight", 0.0)) for a, b, d in graph.edges(data=True)
+          if class_node not in (a, b)]
+    return max(ws, default=0.0)
+
+
 def _draw(fig: go.Figure, graph: nx.DiGraph, other: nx.DiGraph, pos: dict, class_node: str,
           col: int, unit: str) -> None:
+    scale = _max_weight(graph, class_node) or 1.0
     xref = "x" if col == 1 else f"x{col}"
     yref = "y" if col == 1 else f"y{col}"
     for a, b, d in graph.edges(data=True):
@@ -39,7 +46,7 @@ def _draw(fig: go.Figure, graph: nx.DiGraph, other: nx.DiGraph, pos: dict, class
         attr_edge = class_node not in (a, b)
         differs = not (other.has_edge(a, b) or other.has_edge(b, a))
         color = (_ONLY if differs else _SAME) if attr_edge else _CLASS_EDGE
-        width = 1 + 5 * min(abs(d.get("weight", 0.0)), 1.0) if attr_edge else 1
+        width = 1 + 4 * abs(d.get("weight", 0.0)) / scale if attr_edge else 1
         fig.add_annotation(x=x1, y=y1, ax=x0, ay=y0, xref=xref, yref=yref, axref=xref,
                            ayref=yref, showarrow=True, arrowhead=3, arrowsize=1,
                            arrowwidth=width, arrowcolor=color, standoff=14, startstandoff=14,
@@ -67,7 +74,8 @@ def ukdb_structures_figure(explanation: Any, height: int = 520) -> go.Figure:
     """The UKDB_L (domain) and UKDB_P (personalized) networks of one instance side by side.
 
     Attribute -> attribute edges are red when the other network does not have them (in either
-    direction), grey when both do; their width grows with the CMI (left) resp. CLMI (right).
+    direction), grey when both do; their width is proportional to |CMI| (left) resp. |CLMI|
+    (right), relative to the largest in that network (hover an edge's midpoint for its value).
     Class edges are blue. Missing attributes are grey and marked "(?)".
 
     Parameters
@@ -86,7 +94,12 @@ def ukdb_structures_figure(explanation: Any, height: int = 520) -> go.Figure:
     for c in (1, 2):
         fig.update_xaxes(visible=False, range=[-1.45, 1.45], row=1, col=c)
         fig.update_yaxes(visible=False, range=[-1.3, 1.35], row=1, col=c)
-    fig.update_layout(height=height, margin=dict(l=10, r=10, t=50, b=10),
+    fig.add_annotation(
+        text=("<span style='color:#d62728'>red</span>: dependence only in this network; "
+              "grey: in both; <span style='color:#1f77b4'>blue</span>: class edges; "
+              "(?) = missing value"), xref="paper", yref="paper", x=0.5, y=-0.02,
+        showarrow=False, font=dict(size=12))
+    fig.update_layout(height=height, margin=dict(l=10, r=10, t=50, b=30),
                       plot_bgcolor="white")
     return fig
 
