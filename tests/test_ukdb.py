@@ -347,3 +347,14 @@ def test_k0_equals_project_naive_bayes(mode):
 @parametrize_with_checks([UKDB(k=1)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_cli_explain(capsys):
+    from bnma_core.cli import main
+    assert main(["explain", "--data", WBC, "--row", "23", "--k", "1", "--pairs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "Row 23" in out and "bare_nuclei = ?" in out and "ensemble (UKDB)" in out
+    assert out.count("CLMI") == 2
+    assert main(["explain", "--data", WBC, "--row", "5000"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("bnma: error:") and "past the end" in err and "Traceback" not in err
