@@ -154,6 +154,8 @@ class UKDBExplanation:
     differing_pairs : DataFrame
         One row per pair of observed attribute values: feature_a, value_a, feature_b, value_b,
         clmi, cmi, difference (= clmi - cmi), text; sorted by |difference|, largest first.
+        ``clmi`` is the value UKDB_P ranks with (training data plus the pseudo instances),
+        ``cmi`` the training-data value UKDB_L uses.
     class_parents_domain, class_parents_personalized : list of str
     base : float
         Log base of every information value (2 = bits).
