@@ -87,11 +87,12 @@ def test_lmi_and_clmi_average_to_mi_and_cmi(smoothing):
         assert model.cmi_[i, j] >= -1e-12
 
 
-def test_pseudo_instances_equal_weighted_rows():
+@pytest.mark.parametrize("smoothing", [0.0, 0.5])
+def test_pseudo_instances_equal_weighted_rows(smoothing):
     """local_information with pseudo weights == the scores functions on the training rows plus
     the weighted pseudo rows (an independent path through joint_distribution)."""
     X, y = _random_problem(1, missing=0.05)
-    model = UKDB().fit(X, y)
+    model = UKDB(mi_smoothing=smoothing).fit(X, y)
     x = X[3].copy()
     x[1] = 2
     x[2] = -1
@@ -105,13 +106,13 @@ def test_pseudo_instances_equal_weighted_rows():
         if x[i] < 0:
             assert np.isnan(lmi[i])
             continue
-        pj = joint_distribution(data, [i, p], ar, weights)
+        pj = joint_distribution(data, [i, p], ar, weights, smoothing)
         assert lmi[i] == pytest.approx(local_mutual_information(pj, x[i], 2.0), abs=1e-12)
     for i, j in itertools.combinations(range(p), 2):
         if x[i] < 0 or x[j] < 0:
             assert np.isnan(clmi[i, j])
             continue
-        pj = joint_distribution(data, [i, j, p], ar, weights)
+        pj = joint_distribution(data, [i, j, p], ar, weights, smoothing)
         ref = conditional_local_mutual_information(pj, x[i], x[j], 2.0)
         assert clmi[i, j] == pytest.approx(ref, abs=1e-12)
 

@@ -43,9 +43,7 @@ import pandas as pd
 from ..data import CODE_DTYPE
 from ..scores import (
     class_mutual_informations,
-    conditional_local_mutual_information,
     family_counts,
-    local_mutual_information,
     pairwise_conditional_mutual_information,
     posterior_cpt,
 )
@@ -305,12 +303,7 @@ class UKDB(DiscreteBNClassifier):
         self._data = np.ascontiguousarray(np.column_stack([X, y]), dtype=CODE_DTYPE)
         self._ar = np.append(np.asarray(self.arities_, dtype=np.int64), m)
         c = p
-        # counts behind every information measure (one table per pair, reused by UKDB_P)
-        self._pair_counts: dict[tuple[int, int], np.ndarray] = {}
-        for i in range(p):
-            for j in range(i + 1, p):
-                self._pair_counts[i, j] = self._counts([i, j, c])
-        self._single_counts = [self._counts([i, c]) for i in range(p)]
+        self._fit_local_tables(p, m)
         self.mi_ = class_mutual_informations(X, y, self.arities_, m, None, self.mi_smoothing,
                                              self.base)
         self.cmi_ = pairwise_conditional_mutual_information(X, y, self.arities_, m, None,
@@ -338,12 +331,39 @@ class UKDB(DiscreteBNClassifier):
         self.structure_ = self._graph(st, self.mi_, self.cmi_, set())
 
     def _counts(self, variables: list[int]) -> np.ndarray:
-        """Weighted-count table over ``variables`` (rows missing one of them skipped)."""
+        """Count table over ``variables`` (rows missing one of them skipped)."""
         sub = self._data[:, variables]
         ok = (sub >= 0).all(axis=1)
         shape = tuple(int(self._ar[v]) for v in variables)
         idx = np.ravel_multi_index(tuple(sub[ok].T), shape)
         return np.bincount(idx, minlength=int(np.prod(shape))).astype(float).reshape(shape)
+
+    def _fit_local_tables(self, p: int, m: int) -> None:
+        """Training counts behind LMI / CLMI, laid out so that the local measures of every
+        attribute pair at one instance's values are a few vectorized lookups:
+        ``_pair_flat`` holds each (x_i, x_j, c) table of a pair i < j at ``_pair_off[i, j]``;
+        row / column / class sums per pair and the (x_i, c) tables are padded arrays."""
+        c = p
+        rmax = int(max(self.arities_.max(), 1))
+        self._pair_off = np.zeros((p, p), dtype=np.int64)
+        self._pair_rows = np.zeros((p, p, rmax, m))   # n(x_i = a, c) among the pair's rows
+        self._pair_cols = np.zeros((p, p, rmax, m))   # n(x_j = b, c)
+        self._pair_class = np.zeros((p, p, m))        # n(c)
+        flat, off = [], 0
+        for i in range(p):
+            for j in range(i + 1, p):
+                t = self._counts([i, j, c])
+                self._pair_off[i, j] = off
+                flat.append(t.ravel())
+                off += t.size
+                self._pair_rows[i, j, :t.shape[0]] = t.sum(axis=1)
+                self._pair_cols[i, j, :t.shape[1]] = t.sum(axis=0)
+                self._pair_class[i, j] = t.sum(axis=(0, 1))
+        self._pair_flat = np.concatenate(flat) if flat else np.zeros(0)
+        self._single = np.zeros((p, rmax, m))
+        for i in range(p):
+            t = self._counts([i, c])
+            self._single[i, :t.shape[0]] = t
 
     # --- UKDB_L prediction -----------------------------------------------------------------
     def _domain_eval(self, rows: np.ndarray) -> np.ndarray:
@@ -439,27 +459,57 @@ class UKDB(DiscreteBNClassifier):
         lmi : (p,) array (NaN where x_i is missing)
         clmi : (p, p) symmetric array (NaN where a value is missing; zero diagonal)
 
+        Notes
+        -----
+        Vectorized over all attribute pairs from count tables kept at fit time; the same
+        definitions as :func:`bnma_core.scores.local_mutual_information` and
+        :func:`bnma_core.scores.conditional_local_mutual_information` on
+        :func:`bnma_core.scores.joint_distribution` of the training rows plus the weighted
+        pseudo rows (tested to agree to 1e-12).
+
         References
         ----------
         Paper 004 eq. (14); DESIGN §5.
         """
         x = np.asarray(x, dtype=np.int64)
-        p = len(x)
-        w = np.zeros(self.n_classes_) if pseudo is None else np.asarray(pseudo, dtype=float)
-        obs = [i for i in range(p) if x[i] >= 0]
+        p, m = len(x), self.n_classes_
+        w = np.zeros(m) if pseudo is None else np.asarray(pseudo, dtype=float)
+        sm = float(self.mi_smoothing)
+        ar = np.asarray(self.arities_, dtype=np.int64)
+        log_base = math.log(self.base)
+        obs = np.flatnonzero(x >= 0)
         lmi = np.full(p, np.nan)
         clmi = np.full((p, p), np.nan)
-        for i in obs:
-            t = self._single_counts[i] + self.mi_smoothing
-            t[x[i]] += w
-            lmi[i] = local_mutual_information(t / t.sum(), int(x[i]), self.base)
-            clmi[i, i] = 0.0
-        for a, i in enumerate(obs):
-            for j in obs[a + 1:]:
-                t = self._pair_counts[i, j] + self.mi_smoothing
-                t[x[i], x[j]] += w
-                clmi[i, j] = clmi[j, i] = conditional_local_mutual_information(
-                    t / t.sum(), int(x[i]), int(x[j]), self.base)
+        clmi[obs, obs] = 0.0
+        # LMI (paper eq. 14): sum_c P(c|x_i) log [P(x_i, c) / (P(x_i) P(c))]
+        t = self._single[obs] + sm                       # (n_obs, rmax, m)
+        valid = np.arange(t.shape[1])[None, :] < ar[obs][:, None]
+        t = np.where(valid[:, :, None], t, 0.0)
+        t[np.arange(len(obs)), x[obs]] += w
+        n_c = t.sum(axis=1)                              # (n_obs, m)
+        n_all = n_c.sum(axis=1)
+        n_xc = t[np.arange(len(obs)), x[obs]]            # (n_obs, m)
+        n_x = n_xc.sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = (n_xc / n_x[:, None]) * np.log(n_xc * n_all[:, None]
+                                                   / (n_x[:, None] * n_c))
+            lmi[obs] = np.where(n_x > 0, np.where(n_xc > 0, terms, 0.0).sum(axis=1), 0.0) \
+                / log_base
+        # CLMI (paper eq. 14): sum_c P(c|x_i,x_j) log [P(x_i,x_j|c) / (P(x_i|c) P(x_j|c))]
+        iu, ju = np.triu_indices(len(obs), 1)
+        I, J = obs[iu], obs[ju]
+        if len(I):
+            a, b = x[I], x[J]
+            cells = (self._pair_off[I, J] + (a * ar[J] + b) * m)[:, None] + np.arange(m)
+            n_xy = self._pair_flat[cells] + sm + w                          # (pairs, m)
+            n_xc = self._pair_rows[I, J, a] + ar[J][:, None] * sm + w
+            n_yc = self._pair_cols[I, J, b] + ar[I][:, None] * sm + w
+            n_c = self._pair_class[I, J] + (ar[I] * ar[J])[:, None] * sm + w
+            s_xy = n_xy.sum(axis=1)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                terms = (n_xy / s_xy[:, None]) * np.log(n_xy * n_c / (n_xc * n_yc))
+                vals = np.where(s_xy > 0, np.where(n_xy > 0, terms, 0.0).sum(axis=1), 0.0)
+            clmi[I, J] = clmi[J, I] = vals / log_base
         return lmi, clmi
 
     def personalized_structure(self, x: np.ndarray, pseudo: np.ndarray
