@@ -135,6 +135,17 @@ def test_structure_construction_by_hand():
     assert st3.parents == {0: [1], 3: [2]}
 
 
+def test_floating_point_ties_fall_to_lower_index():
+    d = np.full((4, 4), 0.3)
+    np.fill_diagonal(d, 0)
+    noisy = d + np.triu(np.full((4, 4), 1e-14), 1) * np.array([[0, 1, 0, 1]] * 4)
+    noisy = np.triu(noisy, 1) + np.triu(noisy, 1).T
+    a = build_k_dependence_structure(d, 1)
+    b = build_k_dependence_structure(noisy, 1)
+    assert a.order == b.order == [0, 1, 2, 3]
+    assert a.parents == b.parents == {1: [0], 2: [0], 3: [0]}
+
+
 @pytest.mark.parametrize("k", [0, 1, 2, 3])
 def test_structures_acyclic_and_k_bounded(k):
     X, y = _random_problem(2, n=150, arities=(2, 3, 2, 3, 2), missing=0.1)

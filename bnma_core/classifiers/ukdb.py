@@ -53,6 +53,7 @@ __all__ = ["UKDB", "UKDBExplanation", "KDependenceStructure", "build_k_dependenc
 
 MODES = ("ensemble", "domain", "personalized")
 PSEUDO_WEIGHTS = ("domain", "uniform", "none")
+TIE_DECIMALS = 10
 
 
 # --------------------------------------------------------------------------------------------
@@ -102,7 +103,8 @@ def build_k_dependence_structure(dependence: np.ndarray, k: int,
     Returns
     -------
     KDependenceStructure
-        Ties in the ranking and in the parent choice are broken by the lower attribute index.
+        Ties in the ranking and in the parent choice (values equal to ``TIE_DECIMALS``
+        decimals) are broken by the lower attribute index.
 
     References
     ----------
@@ -113,7 +115,11 @@ def build_k_dependence_structure(dependence: np.ndarray, k: int,
     sums = np.full(p, np.nan)
     for i in cand:
         sums[i] = sum(dependence[i, j] for j in cand if j != i)
-    order = sorted(cand, key=lambda i: (-sums[i], i))
+    # rank on values rounded to TIE_DECIMALS so that ties in exact arithmetic stay ties
+    # whatever the floating-point summation order, and fall to the lower index
+    dependence = np.round(dependence, TIE_DECIMALS)
+    key = np.round(sums, TIE_DECIMALS)
+    order = sorted(cand, key=lambda i: (-key[i], i))
     class_parents = order[:k]
     parents: dict[int, list[int]] = {}
     for pos in range(len(class_parents), len(order)):
