@@ -18,8 +18,8 @@ Writes ``bias_variance.csv`` (dataset, method, error, bias2, variance, ...), the
 ``zero_one_loss.csv``, ``bias.csv``, ``variance.csv`` and ``win_draw_loss.csv`` (UKDB against
 KDB with the same k; a draw is a difference of at most ``--draw-tolerance``).
 
-Runtime: roughly 10-20 minutes with the defaults on a shared 2-core machine (mostly UKDB_P on
-vote and mushroom); ``--repeats 5`` takes a few minutes.
+Runtime: about 5 minutes with the defaults on a shared 2-core machine (2.5 of them for the
+mushroom subsample; noisy, other jobs were running); ``--repeats 5`` takes about 1-2 minutes.
 """
 
 from __future__ import annotations
