@@ -100,7 +100,7 @@ def _usable(y_train: np.ndarray, y_test: np.ndarray) -> bool:
 def compare_on(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
                y_test: np.ndarray, arities: np.ndarray) -> tuple[float, float]:
     """ROC areas (R of the MAP naive Bayes, R̂ of the MA naive Bayes) for a binary class."""
-    ma = MANaiveBayes(alpha=1.0, score="k2", arc_prior=0.5).fit(X_train, y_train,
+    ma = MANaiveBayes(alpha=1.0, scoring="k2", arc_prior=0.5).fit(X_train, y_train,
                                                                  arities=arities)
     nb = NaiveBayes(alpha=1.0).fit(X_train, y_train, arities=arities)
     positive = y_test == ma.classes_[1]

@@ -42,9 +42,10 @@ class MANaiveBayes(DiscreteBNClassifier):
     Parameters
     ----------
     alpha : float, default 1.0
-        Dirichlet hyperparameter a_ijk of every cell when ``score="k2"`` (1 = the K2 metric of
+        Dirichlet hyperparameter a_ijk of every cell when ``scoring="k2"`` (1 = the K2 metric of
         Cooper & Herskovits 1992, the paper's choice; other values give the uniform BD metric).
-    score : {"k2", "bdeu"}, default "k2"
+    scoring : {"k2", "bdeu"}, default "k2"
+        (Named ``scoring``, not ``score``, so that scikit-learn's ``score(X, y)`` keeps working.)
         ``"k2"``: a_ijk = ``alpha``; ``"bdeu"``: a_ijk = ``ess`` / (r_i q_i) with q_i = 1 for a
         feature without parent and q_i = number of classes with the class as parent (the class
         node itself gets ``ess`` / n_classes).
@@ -77,7 +78,7 @@ class MANaiveBayes(DiscreteBNClassifier):
         Model-averaged parameters theta*_i[c, k] = P(F_i = k | C = c) (eq. 12).
     theta_map_ : list of ndarray (n_classes, r_i)
         Eq. 6 parameters of the naive network with all arcs: the MAP naive Bayes, i.e.
-        ``NaiveBayes(alpha=alpha).cpts_`` for ``score="k2"`` (the paper's baseline).
+        ``NaiveBayes(alpha=alpha).cpts_`` for ``scoring="k2"`` (the paper's baseline).
     theta_empty_ : list of ndarray (r_i,)
         Eq. 6 parameters of each feature without parent.
     class_prior_ : ndarray of shape (n_classes,)
@@ -104,11 +105,11 @@ class MANaiveBayes(DiscreteBNClassifier):
     ICML, eq. 6 (parameters), 8 (marginal likelihood), 10-12 (theta*), 13 (arc weights).
     """
 
-    def __init__(self, alpha: float = 1.0, score: str = "k2", ess: float = 1.0,
+    def __init__(self, alpha: float = 1.0, scoring: str = "k2", ess: float = 1.0,
                  arc_prior: Any = 0.5, missing: str = "em", max_em_iter: int = 100,
                  tol: float = 1e-8) -> None:
         self.alpha = alpha
-        self.score = score
+        self.scoring = scoring
         self.ess = ess
         self.arc_prior = arc_prior
         self.missing = missing
@@ -142,8 +143,9 @@ class MANaiveBayes(DiscreteBNClassifier):
         return self
 
     def _check_params(self, n_features: int) -> np.ndarray:
-        if self.score not in _SCORES:
-            raise ValueError(f"Unknown score {self.score!r}; choose one of {', '.join(_SCORES)}.")
+        if self.scoring not in _SCORES:
+            raise ValueError(f"Unknown scoring {self.scoring!r}; "
+                             f"choose one of {', '.join(_SCORES)}.")
         if not (np.isfinite(self.alpha) and self.alpha > 0):
             raise ValueError(f"alpha must be a positive number (got {self.alpha}).")
         if not (np.isfinite(self.ess) and self.ess > 0):
@@ -200,7 +202,7 @@ class MANaiveBayes(DiscreteBNClassifier):
 
     def _family_alpha(self, r: np.ndarray, q: int) -> np.ndarray:
         """a_ijk per feature for a family with q parent configurations."""
-        if self.score == "k2":
+        if self.scoring == "k2":
             return np.full(r.shape, float(self.alpha))
         return self.ess / (r * q)
 
@@ -239,7 +241,7 @@ class MANaiveBayes(DiscreteBNClassifier):
         log_star = np.logaddexp(log_arc[:, None, None] + log_tc,
                                 log_none[:, None, None] + log_t0[:, :, None])
         log_star = np.where(valid[:, :, None], log_star, 0.0)
-        a_class = float(self.alpha) if self.score == "k2" else self.ess / n_classes
+        a_class = float(self.alpha) if self.scoring == "k2" else self.ess / n_classes
         prior = class_counts + a_class
         self.class_prior_ = prior / prior.sum()
         self._log_prior = np.log(self.class_prior_)

@@ -63,7 +63,7 @@ register(MethodSpec(
     "manb", "bnma_core.classifiers.manb:MANaiveBayes",
     "Model-averaged naive Bayes: averages all 2^N choices of which features to use, exactly, "
     "at the cost of one naive Bayes (Dash & Cooper 2002).",
-    {"alpha": 1.0, "score": "k2", "arc_prior": 0.5}))
+    {"alpha": 1.0, "scoring": "k2", "arc_prior": 0.5}))
 
 # bnma_core.classifiers.naive_bayes / tan / kdb
 register(MethodSpec("nb", "bnma_core.classifiers.naive_bayes:NaiveBayes",
