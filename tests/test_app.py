@@ -208,3 +208,46 @@ def test_compare_too_many_folds_is_a_plain_error():
     at.button[0].click().run()
     _no_failure(at)
     assert at.error and "folds" in at.error[0].value
+
+
+def test_ukdb_row_and_form():
+    at = _page("3_UKDB_instances.py", _wbc())
+    _no_failure(at)
+    assert not at.error
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["True class of this case"] == "benign"
+    assert metrics["UKDB predicts"] in ("benign", "malignant")
+    assert len(at.get("plotly_chart")) == 2  # posterior bars + the two networks
+    bullets = [m.value for m in at.markdown if m.value.startswith("- ")]
+    assert bullets and "CLMI" in bullets[0] and "overall" in bullets[0]
+    at.number_input(key="ukdb_row").set_value(5).run()
+    _no_failure(at)
+    assert {m.label: m.value for m in at.metric}["True class of this case"] == "malignant"
+    # a patient typed in the form, with missing values
+    at.radio(key="ukdb_source").set_value("form").run()
+    assert any("Explain this patient" in i.value for i in at.info)
+    at.selectbox(key="ukdb_form_clump_thickness").set_value("10")
+    at.selectbox(key="ukdb_form_cell_size").set_value("10")
+    at.selectbox(key="ukdb_form_bare_nuclei").set_value("10")
+    at.button[0].click().run()
+    _no_failure(at)
+    assert not at.error
+    assert {m.label: m.value for m in at.metric}["UKDB predicts"] == "malignant"
+
+
+def test_naive_bma_page_on_network_data():
+    from bnma_core.network import load_network
+
+    ds = load_network("alarm").sample(400, 1, "CATECHOL")
+    at = _page("4_Naive_BMA.py", ds)
+    _no_failure(at)
+    assert not at.error
+    assert len(at.get("plotly_chart")) == 3  # arc posteriors, parameters, ROC
+    table = at.dataframe[-1].value
+    assert list(table["model"]) == ["MAP naive Bayes", "Model-averaged naive Bayes"]
+    assert table["accuracy"].between(0.5, 1).all()
+    # preselected feature = the least certain arc
+    post = at.dataframe[0].value
+    assert at.selectbox(key="manb_feature").value == post.iloc[0]["feature"]
+    at.slider(key="manb_prior").set_value(0.95).run()
+    _no_failure(at)

@@ -1,0 +1,140 @@
+"""UKDB: the domain network and a personalized network for one patient, side by side."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+st.set_page_config(page_title="UKDB instances · BNMA Studio", page_icon="🧮", layout="wide")
+
+import numpy as np
+import pandas as pd
+
+from bnma_core import viz
+from bnma_core.classifiers.ukdb import UKDB
+from bnma_core.data import DataError, DiscreteDataset
+from bnma_ui.state import persistent, remember, require_dataset
+from bnma_ui.widgets import equations, sidebar_dataset_badge, what_am_i_looking_at
+
+UNKNOWN = "(unknown)"
+SOURCES = {"row": "A case from the data", "form": "Enter a patient's values"}
+
+sidebar_dataset_badge()
+st.title("UKDB: general and personalized dependencies")
+what_am_i_looking_at(
+    "The **unrestricted k-dependence Bayesian classifier (UKDB)** lets each feature depend on "
+    "the class and on up to *k* other features. It builds two networks:\n\n"
+    "- **Domain knowledge (UKDB_L)**, learned once from all training cases: a feature "
+    "depends on the features it is most strongly associated with *on average* (conditional "
+    "mutual information, CMI).\n"
+    "- **Personalized knowledge (UKDB_P)**, built for *this* case: the same construction, "
+    "but the association is measured at this patient's own values (local CMI, CLMI). Two "
+    "features can be unrelated in general yet strongly related for values like these.\n\n"
+    "Red arrows exist in only one of the two networks; grey arrows in both; blue arrows "
+    "link the class. The bars show the probability of each class from each network and from "
+    "their average (the UKDB prediction). The list below names the value pairs of this case "
+    "whose dependence differs most from the general one.")
+equations(
+    "Mutual information and conditional mutual information (training data):\n\n"
+    "$$I(X_i; C) = \\sum_{x_i, c} P(x_i, c) \\log \\frac{P(x_i, c)}{P(x_i) P(c)}, \\qquad "
+    "I(X_i; X_j \\mid C) = \\sum P(x_i, x_j, c) \\log \\frac{P(x_i, x_j \\mid c)}"
+    "{P(x_i \\mid c) P(x_j \\mid c)}$$\n\n"
+    "Local versions at the instance's values $x$:\n\n"
+    "$$I(x_i; C) = \\sum_c P(c \\mid x_i) \\log \\frac{P(x_i, c)}{P(x_i) P(c)}, \\qquad "
+    "I(x_i; x_j \\mid C) = \\sum_c P(c \\mid x_i, x_j) \\log \\frac{P(x_i, x_j \\mid c)}"
+    "{P(x_i \\mid c) P(x_j \\mid c)}$$\n\n"
+    "Attributes ranked by $\\sum_{j \\ne i} I(X_i; X_j \\mid C)$; the first $k$ are parents "
+    "of $C$; every other attribute takes $C$ and at most $k$ earlier-ranked attributes with "
+    "the highest (local) CMI. $P(c \\mid x) \\propto P(c \\mid x_p) \\prod_{i \\notin p} "
+    "P(x_i \\mid c, \\pi_i)$. UKDB_P adds one pseudo case per class (this instance labelled "
+    "$c$, weighted by $P_L(c \\mid x)$). Final: $P(c \\mid x) = \\tfrac12 [P_L(c \\mid x) + "
+    "P_P(c \\mid x)]$. Information is in bits (log base 2).")
+
+ds = require_dataset()
+fingerprint = ds.fingerprint()
+
+
+@st.cache_resource(show_spinner="Learning the domain network...", max_entries=32)
+def fitted_ukdb(fp: str, k: int, left_out: int | None, _ds: DiscreteDataset) -> UKDB:
+    """UKDB fitted on the dataset's state labels (all rows, or all but ``left_out``)."""
+    frame = _ds.to_frame()
+    rows = np.arange(_ds.n_rows) if left_out is None else np.delete(np.arange(_ds.n_rows),
+                                                                     left_out)
+    X = frame[_ds.feature_names].iloc[rows].reset_index(drop=True)
+    y = frame[_ds.class_name].iloc[rows].reset_index(drop=True)
+    return UKDB(k=k).fit(X, y)
+
+
+c1, c2 = st.columns([1, 3])
+k = c1.slider("k (parents per feature)", 0, 4, key=persistent("ukdb_k", 2),
+              help="How many other features each feature may depend on (0 = naive Bayes).")
+source = c1.radio("Which case?", list(SOURCES), format_func=SOURCES.get,
+                  key=persistent("ukdb_source", "row"))
+frame = ds.to_frame()
+features = ds.feature_names
+instance: dict | None = None
+truth = None
+left_out = None
+with c2:
+    if source == "row":
+        row = st.number_input(f"Row number (0 to {ds.n_rows - 1})", 0, ds.n_rows - 1,
+                              step=1, key=persistent("ukdb_row", 0),
+                              help="A case from the active dataset (as numbered in the "
+                                   "preview on the data page).")
+        hold = st.checkbox("Leave this case out of training", key=persistent("ukdb_hold", True),
+                           help="Learn the networks without this case, as for a new patient.")
+        left_out = int(row) if hold else None
+        values = frame.iloc[int(row)]
+        instance = {f: values[f] for f in features}
+        truth = values[ds.class_name]
+        st.dataframe(frame.iloc[[int(row)]], hide_index=True, width="stretch")
+    else:
+        with st.form("ukdb_form"):
+            st.caption("Choose each value; leave '(unknown)' where a value is missing.")
+            cols = st.columns(3)
+            picked = {}
+            for i, (f, states) in enumerate(zip(features, ds.feature_states)):
+                picked[f] = cols[i % 3].selectbox(f, [UNKNOWN] + list(states),
+                                                  key=f"ukdb_form_{f}")
+            if st.form_submit_button("Explain this patient", type="primary"):
+                st.session_state["ukdb_form_instance"] = {
+                    f: (None if v == UNKNOWN else v) for f, v in picked.items()}
+        instance = st.session_state.get("ukdb_form_instance")
+        if instance is None or list(instance) != features:
+            st.info("Fill in the values and press 'Explain this patient'.")
+            st.stop()
+remember("ukdb_k", "ukdb_source", "ukdb_row", "ukdb_hold")
+
+try:
+    model = fitted_ukdb(fingerprint, int(k), left_out, ds)
+    x = pd.DataFrame([instance], columns=features)
+    expl = model.explain(x)
+except (DataError, ValueError) as exc:
+    st.error(str(exc))
+    st.stop()
+
+st.subheader("Prediction")
+p1, p2 = st.columns([2, 1])
+p1.plotly_chart(viz.posterior_bars_figure(expl), width="stretch")
+best = expl.classes[int(np.argmax(expl.posterior_ensemble))]
+p2.metric("UKDB predicts", best, help="The class with the highest averaged probability.")
+if truth is not None:
+    p2.metric("True class of this case", str(truth))
+p2.caption("Parents of the class — domain: " + (", ".join(expl.class_parents_domain) or "none")
+           + "; personalized: " + (", ".join(expl.class_parents_personalized) or "none") + ".")
+
+st.subheader("Networks")
+st.plotly_chart(viz.ukdb_structures_figure(expl), width="stretch")
+
+st.subheader("Where this case differs from the general pattern")
+pairs = expl.differing_pairs
+if len(pairs):
+    n_show = min(8, len(pairs))
+    for text in pairs["text"].head(n_show):
+        st.markdown(f"- {text}")
+    st.caption("CLMI: dependence of the two values for this case; CMI: average dependence of "
+               "the two features over all training cases (both in bits). Largest differences "
+               "first.")
+    with st.expander(f"All {len(pairs)} value pairs"):
+        st.dataframe(pairs.drop(columns=["text"]).round(4), hide_index=True, width="stretch")
+else:
+    st.caption("Fewer than two known values: no pairs to compare.")

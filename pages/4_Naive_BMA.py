@@ -1,0 +1,148 @@
+"""Naive BMA: the MAP naive Bayes versus the exact average over all naive feature sets."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+st.set_page_config(page_title="Naive BMA · BNMA Studio", page_icon="🧮", layout="wide")
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import log_loss, roc_auc_score
+
+from bnma_core import viz
+from bnma_core.classifiers.manb import MANaiveBayes
+from bnma_core.data import DataError, DiscreteDataset
+from bnma_ui.models import class_series, feature_arities, holdout_split
+from bnma_ui.state import persistent, remember, require_dataset
+from bnma_ui.widgets import equations, sidebar_dataset_badge, what_am_i_looking_at
+
+MODELS = {"map": "MAP naive Bayes", "ma": "Model-averaged naive Bayes"}
+
+sidebar_dataset_badge()
+st.title("Naive Bayes: one structure or all of them")
+what_am_i_looking_at(
+    "**Naive Bayes** assumes every feature depends on the class only. Usually all arrows "
+    "class → feature are drawn: that is the single 'MAP' structure. But for a feature that "
+    "carries no information about the class, the arrow may not belong there.\n\n"
+    "Dash & Cooper (2002) average over **all 2^N naive structures** (every subset of the "
+    "arrows), each weighted by how well it explains the data, and show that this average "
+    "is itself a naive Bayes model with adjusted parameters θ*: each feature's "
+    "class-conditional distribution is pulled towards its overall distribution by the "
+    "probability that the arrow is absent.\n\n"
+    "- **Arc posteriors**: the probability, given the data, that the class → feature arrow "
+    "exists. Near 1: the feature clearly relates to the class; near 0: it probably does "
+    "not.\n"
+    "- **Parameters**: for one feature, P(value | class) under the MAP model and the "
+    "average. With an arc posterior near 1 they coincide.\n"
+    "- **Held-out comparison**: both models learn from the training rows and are scored on "
+    "the rest; the ROC curve shows how well each ranks the positive cases.")
+equations(
+    "Arc posterior of feature $F_i$ (prior $p_i$, family marginal likelihoods, eq. 8):\n\n"
+    "$$P(C \\to F_i \\mid D) = "
+    "\\frac{p_i\\, ML^C_i}{p_i\\, ML^C_i + (1 - p_i)\\, ML^\\emptyset_i}$$"
+    "\n\nModel-averaged parameters (eq. 10-12):\n\n"
+    "$$\\theta^*_{ijk} = P(C \\to F_i \\mid D)\\, \\theta^C_{ijk} + "
+    "\\big(1 - P(C \\to F_i \\mid D)\\big)\\, \\theta^\\emptyset_{ik}, \\qquad "
+    "\\theta_{ijk} = \\frac{a_{ijk} + N_{ijk}}{a_{ij} + N_{ij}}$$\n\n"
+    "Predicting with θ* in one naive network equals averaging the predictions of all "
+    "$2^N$ naive structures weighted by their posterior.")
+
+ds = require_dataset()
+fingerprint = ds.fingerprint()
+
+
+@st.cache_resource(show_spinner="Fitting both models...", max_entries=32)
+def fitted(fp: str, arc_prior: float, score: str, test_pct: int, seed: int,
+           _ds: DiscreteDataset) -> dict:
+    train, test = holdout_split(_ds, test_pct / 100, seed)
+    ar = feature_arities(_ds)
+    y = class_series(_ds, train)
+    ma = MANaiveBayes(arc_prior=arc_prior, scoring=score).fit(_ds.X[train], y, arities=ar)
+    # arc prior 1 forces every arc: the MAP naive Bayes with the same parameter prior
+    mp = MANaiveBayes(arc_prior=1.0, scoring=score).fit(_ds.X[train], y, arities=ar)
+    proba = {"map": mp.predict_proba(_ds.X[test]), "ma": ma.predict_proba(_ds.X[test])}
+    return {"ma": ma, "map": mp, "train": train, "test": test, "proba": proba}
+
+
+c1, c2, c3, c4 = st.columns(4)
+arc_prior = c1.slider("Prior probability of each arc", 0.05, 0.95, step=0.05,
+                      key=persistent("manb_prior", 0.5),
+                      help="0.5 gives every one of the 2^N structures the same prior weight.")
+score = c2.radio("Parameter prior", ["k2", "bdeu"], horizontal=True,
+                 format_func={"k2": "K2", "bdeu": "BDeu"}.get, key=persistent("manb_score", "k2"),
+                 help="K2 (the paper's) adds one pseudo-count per table cell; BDeu spreads a "
+                      "single pseudo-case over the table.")
+test_pct = c3.slider("Held-out rows (%)", 10, 50, step=5, key=persistent("manb_test", 30),
+                     help="Rows kept aside to compare the two models.")
+seed = c4.number_input("Seed", 0, 2**31 - 1, step=1, key=persistent("manb_seed", 0),
+                       help="Fixes the train/test split.")
+remember("manb_prior", "manb_score", "manb_test", "manb_seed")
+
+try:
+    res = fitted(fingerprint, float(arc_prior), score, int(test_pct), int(seed), ds)
+except (DataError, ValueError) as exc:
+    st.error(str(exc))
+    st.stop()
+ma, mp = res["ma"], res["map"]
+features = ds.feature_names
+classes = [ds.classes[int(c)] for c in ma.classes_]
+
+st.subheader("Does each feature relate to the class?")
+a1, a2 = st.columns([3, 2])
+a1.plotly_chart(viz.arc_posterior_figure(features, ma.arc_posterior_), width="stretch")
+post = pd.DataFrame({"feature": features, "P(class → feature | data)": ma.arc_posterior_})
+a2.dataframe(post.sort_values("P(class → feature | data)").round(4), hide_index=True,
+             width="stretch", height=min(420, 38 + 35 * len(post)))
+
+st.subheader("Parameters of one feature")
+default = features[int(np.argmin(ma.arc_posterior_))]
+feature = st.selectbox("Feature", features, key=persistent("manb_feature", default, features),
+                       help="Preselected: the feature whose arrow is least certain, where the "
+                            "two models differ most.")
+remember("manb_feature")
+i = features.index(feature)
+st.plotly_chart(viz.parameter_comparison_figure(
+    ma.theta_map_[i], ma.theta_star_[i], feature_name=feature, class_names=classes,
+    state_names=ds.feature_states[i], theta_empty=ma.theta_empty_[i],
+    arc_posterior=float(ma.arc_posterior_[i])), width="stretch")
+
+st.subheader("Held-out comparison")
+test = res["test"]
+y_true = ds.y[test]
+rows = []
+for key, name in MODELS.items():
+    P = res["proba"][key]
+    model = mp if key == "map" else ma
+    pred = np.asarray(model.classes_)[np.argmax(P, axis=1)]
+    Pfull = np.zeros((len(test), len(ds.classes)))
+    Pfull[:, np.asarray(model.classes_, dtype=int)] = P
+    row = {"model": name, "accuracy": float(np.mean(pred == y_true)),
+           "log-loss": float(log_loss(y_true, np.clip(Pfull, 1e-15, 1),
+                                      labels=list(range(len(ds.classes)))))}
+    present = np.unique(y_true)
+    if len(present) == 2 and len(ds.classes) == 2:
+        row["AUC"] = float(roc_auc_score(y_true == 1, Pfull[:, 1]))
+    rows.append(row)
+h1, h2 = st.columns([1, 2])
+h1.dataframe(pd.DataFrame(rows).round(4), hide_index=True, width="stretch")
+h1.caption(f"Trained on {len(res['train'])} rows, tested on {len(test)}.")
+with h2:
+    positive = st.selectbox("Positive class for the ROC curve", ds.classes,
+                            index=min(1, len(ds.classes) - 1), key="manb_positive",
+                            help="The curve shows how well each model ranks cases of this "
+                                 "class above the others.")
+    pos = ds.classes.index(positive)
+    truth = (y_true == pos).astype(int)
+    if truth.min() == truth.max():
+        st.info("The held-out rows contain only one side of this class; no ROC curve.")
+    else:
+        scores = {}
+        for key, name in MODELS.items():
+            model = mp if key == "map" else ma
+            cols = list(np.asarray(model.classes_, dtype=int))
+            P = res["proba"][key]
+            scores[name] = P[:, cols.index(pos)] if pos in cols else np.zeros(len(test))
+        st.plotly_chart(viz.roc_curves_figure(truth, scores, positive_label=f"positive: "
+                                                                           f"{positive}"),
+                        width="stretch")
