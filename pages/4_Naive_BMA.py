@@ -95,6 +95,11 @@ post = pd.DataFrame({"feature": features, "P(class → feature | data)": ma.arc_
 a2.dataframe(post.sort_values("P(class → feature | data)").round(4), hide_index=True,
              width="stretch", height=min(420, 38 + 35 * len(post)))
 
+if float(np.min(ma.arc_posterior_)) > 0.99:
+    st.caption("Every arrow is practically certain here, so the average equals the MAP model. "
+               "Data sampled from the ALARM network (data page) show features that are "
+               "unrelated to the class.")
+
 st.subheader("Parameters of one feature")
 default = features[int(np.argmin(ma.arc_posterior_))]
 feature = st.selectbox("Feature", features, key=persistent("manb_feature", default, features),
@@ -124,7 +129,7 @@ for key, name in MODELS.items():
     if len(present) == 2 and len(ds.classes) == 2:
         row["AUC"] = float(roc_auc_score(y_true == 1, Pfull[:, 1]))
     rows.append(row)
-h1, h2 = st.columns([1, 2])
+h1, h2 = st.columns([2, 3])
 h1.dataframe(pd.DataFrame(rows).round(4), hide_index=True, width="stretch")
 h1.caption(f"Trained on {len(res['train'])} rows, tested on {len(test)}.")
 with h2:
