@@ -50,7 +50,7 @@ equations(
 ds = require_dataset()
 fingerprint = ds.fingerprint()
 names = list(METHODS)
-default = [m for m in PREFERRED if m in METHODS][:4] or names[:3]
+default = [m for m in PREFERRED if m in METHODS][:5] or names[:3]
 
 with st.expander("Available methods"):
     st.dataframe(pd.DataFrame({"method": names,
