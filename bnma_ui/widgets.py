@@ -42,22 +42,3 @@ def page_links() -> None:
     for path in pages:
         label = path.stem.split("_", 1)[1].replace("_", " ")
         st.page_link(f"pages/{path.name}", label=label, icon="➡️")
-
-
-class Throttle:
-    """True at most once per ``interval`` seconds (and always on ``force``): limits how often
-    a streaming page redraws its figures."""
-
-    def __init__(self, interval: float = 0.4) -> None:
-        import time
-
-        self._clock = time.monotonic
-        self.interval = interval
-        self._last = -float("inf")
-
-    def ready(self, force: bool = False) -> bool:
-        now = self._clock()
-        if force or now - self._last >= self.interval:
-            self._last = now
-            return True
-        return False

@@ -251,3 +251,36 @@ def test_naive_bma_page_on_network_data():
     assert at.selectbox(key="manb_feature").value == post.iloc[0]["feature"]
     at.slider(key="manb_prior").set_value(0.95).run()
     _no_failure(at)
+
+
+# --- bnma_ui helpers (no Streamlit run needed) ----------------------------------------------
+
+
+def test_parse_order_and_model_index():
+    from bnma_ui.models import model_index, parse_order
+
+    ds = _wbc()
+    text = ", ".join(reversed(ds.names))
+    order = parse_order(text, ds)
+    assert order == list(reversed(ds.names))
+    idx = model_index(ds, order)
+    assert idx[0] == len(ds.feature_names)  # the class is last in the estimator's variables
+    assert sorted(idx) == list(range(ds.n_vars))
+    with pytest.raises(ValueError, match="Not variables"):
+        parse_order(text + ", tumour_size", ds)
+    with pytest.raises(ValueError, match="more than once"):
+        parse_order(text + ", mitoses", ds)
+    with pytest.raises(ValueError, match="missing: class"):
+        parse_order(", ".join(ds.feature_names), ds)
+
+
+def test_holdout_split_is_stratified_and_seeded():
+    from bnma_ui.models import holdout_split
+
+    ds = _wbc()
+    tr, te = holdout_split(ds, 0.3, 4)
+    assert len(set(tr) & set(te)) == 0 and len(tr) + len(te) == ds.n_rows
+    share = np.bincount(ds.y[te]) / len(te)
+    assert np.allclose(share, np.bincount(ds.y) / ds.n_rows, atol=0.01)
+    tr2, te2 = holdout_split(ds, 0.3, 4)
+    assert (te == te2).all()
