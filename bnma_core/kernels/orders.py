@@ -1,0 +1,568 @@
+"""numba kernels for node-order methods: score tables, order scores, order MCMC, fixed-order
+BMA classification and edge posteriors (Hwang & Zhang 2005; DESIGN §3-4, §9).
+
+Conventions
+-----------
+* ``data_t`` is the training data transposed, shape (n_vars, n_rows), int32, -1 = missing.
+* A score table holds, per node, parent-set bitmasks ``masks[i, k]`` (uint64) and local scores
+  ``scores[i, k]`` (natural log) sorted by decreasing score; ``limits[i]`` is the number of
+  entries worth scanning (see :func:`node_log_sum`).
+* Order state: ``order[p]`` = variable at position p; ``prefix[p]`` = bitmask of the variables at
+  positions < p; ``terms[p]`` = log sum_{Z ⊆ pred} exp S(order[p]; Z).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+# --------------------------------------------------------------------------------------------
+# Score tables
+# --------------------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _family_log_ml(table: np.ndarray, size: int, stride: int, r: int, score_kind: int,
+                   ess: float, lfact: np.ndarray) -> float:
+    """Log marginal likelihood of the child with stride ``stride`` and ``r`` states inside the
+    joint count table of a variable set (mixed radix, first variable fastest).
+    score_kind 0 = K2 (a_ijk = 1, via the log-factorial table), 1 = BDeu(ess)."""
+    total = 0.0
+    q = size // r
+    if score_kind == 0:
+        lg_r = lfact[r - 1]
+        for idx in range(size):
+            if (idx // stride) % r != 0:
+                continue
+            n_j = 0
+            for k in range(r):
+                c = table[idx + k * stride]
+                if c > 0:
+                    n_j += c
+                    total += lfact[c]
+            if n_j > 0:
+                total += lg_r - lfact[r + n_j - 1]
+    else:
+        a = ess / (r * q)
+        a_j = ess / q
+        la = math.lgamma(a)
+        la_j = math.lgamma(a_j)
+        for idx in range(size):
+            if (idx // stride) % r != 0:
+                continue
+            n_j = 0
+            for k in range(r):
+                c = table[idx + k * stride]
+                if c > 0:
+                    n_j += c
+                    total += math.lgamma(a + c) - la
+            if n_j > 0:
+                total += la_j - math.lgamma(a_j + n_j)
+    return total
+
+
+@njit(cache=True)
+def build_full_table(data_t: np.ndarray, arities: np.ndarray, max_parents: int,
+                     log_prior: np.ndarray, score_kind: int, ess: float, n_sets: int,
+                     max_cells: int) -> tuple[np.ndarray, np.ndarray]:
+    """Local scores of every family with at most ``max_parents`` parents.
+
+    Every variable set V with |V| <= max_parents + 1 is enumerated depth-first; its joint
+    contingency table is counted once (the row index of the prefix is reused, DESIGN §9) and the
+    |V| families "v given V minus v" are scored from it.
+    Returns unsorted ``masks`` (n, n_sets) uint64 and ``scores`` (n, n_sets) float64.
+    """
+    n, n_rows = data_t.shape
+    L = max_parents + 1
+    masks = np.zeros((n, n_sets), dtype=np.uint64)
+    scores = np.full((n, n_sets), -np.inf)
+    fill = np.zeros(n, dtype=np.int64)
+    lfact = np.zeros(n_rows + 2 + int(arities.max()) + 1)
+    for c in range(1, lfact.shape[0]):
+        lfact[c] = lfact[c - 1] + math.log(c)
+    comb = np.zeros(L, dtype=np.int64)
+    partial = np.zeros((L + 1, n_rows), dtype=np.int64)
+    stride = np.ones(L + 1, dtype=np.int64)
+    table = np.zeros(max_cells, dtype=np.int64)
+    t = 0
+    comb[0] = 0
+    while t >= 0:
+        if comb[t] >= n:
+            t -= 1
+            if t >= 0:
+                comb[t] += 1
+            continue
+        v = comb[t]
+        row_v = data_t[v]
+        prev = partial[t]
+        cur = partial[t + 1]
+        st = stride[t]
+        for row in range(n_rows):
+            x = row_v[row]
+            p = prev[row]
+            if x < 0 or p < 0:
+                cur[row] = -1
+            else:
+                cur[row] = p + x * st
+        size = st * arities[v]
+        stride[t + 1] = size
+        for c in range(size):
+            table[c] = 0
+        for row in range(n_rows):
+            p = cur[row]
+            if p >= 0:
+                table[p] += 1
+        setmask = np.uint64(0)
+        for s in range(t + 1):
+            setmask |= np.uint64(1) << np.uint64(comb[s])
+        for s in range(t + 1):
+            child = comb[s]
+            ml = _family_log_ml(table, size, stride[s], arities[child], score_kind, ess, lfact)
+            k = fill[child]
+            masks[child, k] = setmask ^ (np.uint64(1) << np.uint64(child))
+            scores[child, k] = log_prior[t] + ml
+            fill[child] = k + 1
+        if t + 1 < L and comb[t] + 1 < n:
+            t += 1
+            comb[t] = comb[t - 1] + 1
+        else:
+            comb[t] += 1
+    return masks, scores
+
+
+@njit(cache=True)
+def family_log_ml(data_t: np.ndarray, arities: np.ndarray, child: int, parents: np.ndarray,
+                  score_kind: int, ess: float, lfact: np.ndarray,
+                  table: np.ndarray) -> float:
+    """Log marginal likelihood of one family (child, parents) counted from ``data_t``."""
+    n_rows = data_t.shape[1]
+    size = 1
+    for k in range(parents.shape[0]):
+        size *= arities[parents[k]]
+    r = arities[child]
+    size *= r
+    for c in range(size):
+        table[c] = 0
+    for row in range(n_rows):
+        x = data_t[child, row]
+        if x < 0:
+            continue
+        idx = 0
+        st = 1
+        ok = True
+        for k in range(parents.shape[0]):
+            v = data_t[parents[k], row]
+            if v < 0:
+                ok = False
+                break
+            idx += v * st
+            st *= arities[parents[k]]
+        if ok:
+            table[idx + x * st] += 1
+    return _family_log_ml(table, size, size // r, r, score_kind, ess, lfact)
+
+
+@njit(cache=True)
+def build_candidate_table(data_t: np.ndarray, arities: np.ndarray, cand: np.ndarray,
+                          max_parents: int, log_prior: np.ndarray, score_kind: int, ess: float,
+                          n_sets: int, max_cells: int
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Candidate-restricted regime: for node i, every subset S of its K candidates
+    ``cand[i]`` with |S| <= max_parents is scored; returns global ``masks`` / ``scores``
+    (n, n_sets) and the per-node table ``logsum[i, U] = log sum_{S ⊆ U} exp S(X_i; S)`` over all
+    2^K candidate bitmasks U, computed by a zeta (subset-sum) transform in log space."""
+    n, n_rows = data_t.shape
+    K = cand.shape[1]
+    full = 1 << K
+    masks = np.zeros((n, n_sets), dtype=np.uint64)
+    scores = np.full((n, n_sets), -np.inf)
+    logsum = np.full((n, full), -np.inf)
+    lfact = np.zeros(n_rows + 2 + int(arities.max()) + 1)
+    for c in range(1, lfact.shape[0]):
+        lfact[c] = lfact[c - 1] + math.log(c)
+    table = np.zeros(max_cells, dtype=np.int64)
+    pa = np.zeros(max_parents, dtype=np.int64)
+    for i in range(n):
+        k = 0
+        for local in range(full):
+            # popcount
+            m = local
+            cnt = 0
+            while m:
+                m &= m - 1
+                cnt += 1
+            if cnt > max_parents:
+                continue
+            g = np.uint64(0)
+            c = 0
+            for b in range(K):
+                if (local >> b) & 1:
+                    pa[c] = cand[i, b]
+                    g |= np.uint64(1) << np.uint64(cand[i, b])
+                    c += 1
+            s = log_prior[cnt] + family_log_ml(data_t, arities, i, pa[:cnt], score_kind, ess,
+                                               lfact, table)
+            masks[i, k] = g
+            scores[i, k] = s
+            logsum[i, local] = s
+            k += 1
+        row = logsum[i]
+        for b in range(K):
+            bit = 1 << b
+            for u in range(full):
+                if u & bit:
+                    a = row[u]
+                    o = row[u ^ bit]
+                    if o > a:
+                        a, o = o, a
+                    if o > -np.inf:
+                        row[u] = a + math.log1p(math.exp(o - a))
+    return masks, scores, logsum
+
+
+@njit(cache=True)
+def sort_table(masks: np.ndarray, scores: np.ndarray, log_eps_rel: float
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sort each node's parent sets by decreasing score and compute the static scan limit:
+    sets scoring below S(empty) + log_eps_rel are never within the pruning window of any
+    order, since the empty set is always compatible (DESIGN §4)."""
+    n, m = scores.shape
+    om = np.empty_like(masks)
+    osc = np.empty_like(scores)
+    limits = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        idx = np.argsort(-scores[i])
+        s_empty = -np.inf
+        for k in range(m):
+            om[i, k] = masks[i, idx[k]]
+            osc[i, k] = scores[i, idx[k]]
+            if om[i, k] == 0:
+                s_empty = osc[i, k]
+        lim = m
+        thr = s_empty + log_eps_rel
+        for k in range(m):
+            if osc[i, k] < thr:
+                lim = k
+                break
+        limits[i] = lim
+    return om, osc, limits
+
+
+# --------------------------------------------------------------------------------------------
+# Order scores
+# --------------------------------------------------------------------------------------------
+
+
+@njit(cache=True, inline="always")
+def node_log_sum(masks_i: np.ndarray, scores_i: np.ndarray, limit: int, pred: np.uint64,
+                 log_eps_rel: float) -> float:
+    """log sum_{Z ⊆ pred} exp S(X_i; Z) by a scan of the node's sets sorted by score.
+
+    The first compatible set has the best compatible score M; the scan stops at the first set
+    below M + log_eps_rel. With m sets per node and log_eps_rel = log(eps / m) the dropped mass
+    is below eps times the kept mass, so the result is low by at most log(1 + eps) <= eps.
+    ``log_eps_rel = -inf`` scans every set (exact).
+    """
+    notpred = ~pred
+    k = 0
+    while k < limit:
+        if (masks_i[k] & notpred) == 0:
+            break
+        k += 1
+    if k == limit:
+        return -np.inf
+    best = scores_i[k]
+    thr = best + log_eps_rel
+    acc = 1.0
+    k += 1
+    while k < limit:
+        sc = scores_i[k]
+        if sc < thr:
+            break
+        if (masks_i[k] & notpred) == 0:
+            acc += math.exp(sc - best)
+        k += 1
+    return best + math.log(acc)
+
+
+@njit(cache=True, inline="always")
+def candidate_log_sum(logsum_i: np.ndarray, cand_i: np.ndarray, pred: np.uint64) -> float:
+    """Candidate-restricted node term: one lookup at the candidates that precede the node."""
+    local = 0
+    for b in range(cand_i.shape[0]):
+        if (pred >> np.uint64(cand_i[b])) & np.uint64(1):
+            local |= 1 << b
+    return logsum_i[local]
+
+
+@njit(cache=True)
+def order_terms(order: np.ndarray, masks: np.ndarray, scores: np.ndarray, limits: np.ndarray,
+                log_eps_rel: float, regime: int, logsum: np.ndarray, cand: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Full (non-incremental) evaluation: prefix masks and node terms of an order."""
+    n = order.shape[0]
+    prefix = np.zeros(n, dtype=np.uint64)
+    terms = np.zeros(n)
+    pred = np.uint64(0)
+    for p in range(n):
+        v = order[p]
+        prefix[p] = pred
+        if regime == 0:
+            terms[p] = node_log_sum(masks[v], scores[v], limits[v], pred, log_eps_rel)
+        else:
+            terms[p] = candidate_log_sum(logsum[v], cand[v], pred)
+        pred |= np.uint64(1) << np.uint64(v)
+    return prefix, terms
+
+
+@njit(cache=True, nogil=True)
+def mcmc_run(order: np.ndarray, prefix: np.ndarray, terms: np.ndarray, state: np.ndarray,
+             masks: np.ndarray, scores: np.ndarray, limits: np.ndarray, log_eps_rel: float,
+             regime: int, logsum: np.ndarray, cand: np.ndarray,
+             move_i: np.ndarray, move_j: np.ndarray, move_kind: np.ndarray, log_u: np.ndarray,
+             start: int, stop: int, trace_score: np.ndarray, trace_acc: np.ndarray,
+             keep_slot: np.ndarray, kept: np.ndarray, ref_pos: np.ndarray,
+             trace_spear: np.ndarray) -> None:
+    """Metropolis-Hastings over node orders for iterations ``start..stop-1`` (in place).
+
+    Move kinds (all symmetric proposals, so the acceptance ratio is P(new|D)/P(old|D),
+    Hwang & Zhang eq. 12): 0 = swap positions i and j (the paper's move; adjacent swaps are
+    drawn with j = i + 1), 1 = relocate the node at position i to position j. Only positions
+    min(i, j)..max(i, j) are rescored. ``state`` = [total log score, accepted count,
+    sum of squared rank differences to the reference (if any)].
+    Random draws are made outside (``move_*``, ``log_u``), so runs split into chunks give the
+    same chain as one run.
+    """
+    n = order.shape[0]
+    new_order = np.empty(n, dtype=order.dtype)
+    new_prefix = np.empty(n, dtype=np.uint64)
+    new_terms = np.empty(n)
+    has_ref = ref_pos.shape[0] == n
+    total = state[0]
+    n_acc = state[1]
+    sumd2 = state[2]
+    for it in range(start, stop):
+        i = move_i[it]
+        j = move_j[it]
+        lo = min(i, j)
+        hi = max(i, j)
+        # proposed segment lo..hi
+        if move_kind[it] == 0:
+            for p in range(lo, hi + 1):
+                new_order[p] = order[p]
+            new_order[i] = order[j]
+            new_order[j] = order[i]
+        else:
+            if i < j:
+                for p in range(i, j):
+                    new_order[p] = order[p + 1]
+                new_order[j] = order[i]
+            else:
+                for p in range(j + 1, i + 1):
+                    new_order[p] = order[p - 1]
+                new_order[j] = order[i]
+        pred = prefix[lo]
+        delta = 0.0
+        for p in range(lo, hi + 1):
+            v = new_order[p]
+            new_prefix[p] = pred
+            if regime == 0:
+                t = node_log_sum(masks[v], scores[v], limits[v], pred, log_eps_rel)
+            else:
+                t = candidate_log_sum(logsum[v], cand[v], pred)
+            new_terms[p] = t
+            delta += t - terms[p]
+            pred |= np.uint64(1) << np.uint64(v)
+        accepted = log_u[it] < delta
+        if accepted:
+            if has_ref:
+                for p in range(lo, hi + 1):
+                    d_old = p - ref_pos[order[p]]
+                    d_new = p - ref_pos[new_order[p]]
+                    sumd2 += d_new * d_new - d_old * d_old
+            for p in range(lo, hi + 1):
+                order[p] = new_order[p]
+                prefix[p] = new_prefix[p]
+                terms[p] = new_terms[p]
+            total += delta
+            n_acc += 1
+        trace_score[it] = total
+        trace_acc[it] = accepted
+        if has_ref:
+            trace_spear[it] = 1.0 - 6.0 * sumd2 / (n * (n * n - 1.0))
+        slot = keep_slot[it]
+        if slot >= 0:
+            for p in range(n):
+                kept[slot, p] = order[p]
+    state[0] = total
+    state[1] = n_acc
+    state[2] = sumd2
+
+
+# --------------------------------------------------------------------------------------------
+# Fixed-order BMA: class posteriors (eq. 9) and edge posteriors
+# --------------------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _window(masks_i: np.ndarray, scores_i: np.ndarray, limit: int, pred: np.uint64,
+            log_eps_rel: float, out_idx: np.ndarray, out_w: np.ndarray) -> int:
+    """Indices and weights exp(S - M) of the compatible sets kept by :func:`node_log_sum`."""
+    notpred = ~pred
+    c = 0
+    best = 0.0
+    for k in range(limit):
+        if (masks_i[k] & notpred) != 0:
+            continue
+        sc = scores_i[k]
+        if c == 0:
+            best = sc
+        elif sc < best + log_eps_rel:
+            break
+        out_idx[c] = k
+        out_w[c] = math.exp(sc - best)
+        c += 1
+    return c
+
+
+@njit(cache=True)
+def order_log_joint(order: np.ndarray, masks: np.ndarray, scores: np.ndarray,
+                    limits: np.ndarray, log_eps_rel: float, train_t: np.ndarray,
+                    arities: np.ndarray, score_kind: int, ess: float, test_t: np.ndarray,
+                    class_index: int, out: np.ndarray) -> None:
+    """log P(c, x | D, ≺) for every complete test row x (features; the class column is ignored)
+    and class c, Hwang & Zhang eq. 9:
+
+        P(U | D, ≺) = prod_i [sum_Z exp S(X_i; Z) θ̂(x_i | z)] / prod_i [sum_Z exp S(X_i; Z)]
+
+    with θ̂_ijk = (a_ijk + N_ijk) / (a_ij + N_ij). Each parent set is applied to all test rows at
+    once (DESIGN §9). ``test_t`` is (n_vars, n_test); ``out`` (n_test, n_classes) is overwritten.
+    """
+    n = order.shape[0]
+    n_test = test_t.shape[1]
+    n_classes = arities[class_index]
+    m = masks.shape[1]
+    idx = np.empty(m, dtype=np.int64)
+    w = np.empty(m)
+    pa = np.empty(64, dtype=np.int64)
+    st = np.empty(64, dtype=np.int64)
+    mix = np.zeros((n_test, n_classes))
+    for r_ in range(n_test):
+        for c in range(n_classes):
+            out[r_, c] = 0.0
+    pos_c = -1
+    for p in range(n):
+        if order[p] == class_index:
+            pos_c = p
+    pred = np.uint64(0)
+    for p in range(n):
+        v = order[p]
+        r = arities[v]
+        cnt = _window(masks[v], scores[v], limits[v], pred, log_eps_rel, idx, w)
+        pred |= np.uint64(1) << np.uint64(v)
+        dep = v == class_index or p > pos_c
+        for r_ in range(n_test):
+            for c in range(n_classes):
+                mix[r_, c] = 0.0
+        sum_w = 0.0
+        for e in range(cnt):
+            g = masks[v, idx[e]]
+            npa = 0
+            q = 1
+            has_c = -1
+            for b in range(n):
+                if (g >> np.uint64(b)) & np.uint64(1):
+                    pa[npa] = b
+                    st[npa] = q
+                    if b == class_index:
+                        has_c = npa
+                    q *= arities[b]
+                    npa += 1
+            counts = np.zeros((q, r))
+            for row in range(train_t.shape[1]):
+                x = train_t[v, row]
+                if x < 0:
+                    continue
+                j = 0
+                ok = True
+                for k in range(npa):
+                    y = train_t[pa[k], row]
+                    if y < 0:
+                        ok = False
+                        break
+                    j += y * st[k]
+                if ok:
+                    counts[j, x] += 1.0
+            # log posterior-predictive CPT
+            if score_kind == 0:
+                a = 1.0
+            else:
+                a = ess / (r * q)
+            for j in range(q):
+                nj = 0.0
+                for k in range(r):
+                    nj += counts[j, k]
+                den = a * r + nj
+                for k in range(r):
+                    counts[j, k] = (a + counts[j, k]) / den
+            we = w[e]
+            sum_w += we
+            for r_ in range(n_test):
+                j = 0
+                for k in range(npa):
+                    if k != has_c:
+                        j += test_t[pa[k], r_] * st[k]
+                if dep:
+                    x = test_t[v, r_]
+                    for c in range(n_classes):
+                        jj = j
+                        if has_c >= 0:
+                            jj += c * st[has_c]
+                        xx = c if v == class_index else x
+                        mix[r_, c] += we * counts[jj, xx]
+                else:
+                    mix[r_, 0] += we * counts[j, test_t[v, r_]]
+        lw = math.log(sum_w)
+        for r_ in range(n_test):
+            if dep:
+                for c in range(n_classes):
+                    out[r_, c] += math.log(mix[r_, c]) - lw
+            else:
+                t = math.log(mix[r_, 0]) - lw
+                for c in range(n_classes):
+                    out[r_, c] += t
+
+
+@njit(cache=True)
+def order_edge_probabilities(order: np.ndarray, masks: np.ndarray, scores: np.ndarray,
+                             limits: np.ndarray, log_eps_rel: float, class_index: int
+                             ) -> tuple[np.ndarray, np.ndarray]:
+    """Given an order: ``edge[y, x] = P(y -> x | D, ≺)`` = sum_{Z ∋ y} exp S(x; Z) / sum_Z
+    exp S(x; Z) (DESIGN §4), and ``co[x, f] = P({C, f} ⊆ Pa(x) | D, ≺)`` for the class C."""
+    n = order.shape[0]
+    m = masks.shape[1]
+    idx = np.empty(m, dtype=np.int64)
+    w = np.empty(m)
+    edge = np.zeros((n, n))
+    co = np.zeros((n, n))
+    cbit = np.uint64(1) << np.uint64(class_index)
+    pred = np.uint64(0)
+    for p in range(n):
+        v = order[p]
+        cnt = _window(masks[v], scores[v], limits[v], pred, log_eps_rel, idx, w)
+        pred |= np.uint64(1) << np.uint64(v)
+        tot = 0.0
+        for e in range(cnt):
+            tot += w[e]
+        for e in range(cnt):
+            g = masks[v, idx[e]]
+            we = w[e] / tot
+            with_c = (g & cbit) != 0
+            for b in range(n):
+                if (g >> np.uint64(b)) & np.uint64(1):
+                    edge[b, v] += we
+                    if with_c and b != class_index:
+                        co[v, b] += we
+    return edge, co
