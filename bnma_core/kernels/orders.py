@@ -217,7 +217,9 @@ def build_candidate_table(data_t: np.ndarray, arities: np.ndarray, cand: np.ndar
                     o = row[u ^ bit]
                     if o > a:
                         a, o = o, a
-                    if o > -np.inf:
+                    if o == -np.inf:
+                        row[u] = a
+                    else:
                         row[u] = a + math.log1p(math.exp(o - a))
     return masks, scores, logsum
 

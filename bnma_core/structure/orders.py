@@ -86,8 +86,9 @@ def exact_order_posterior(table: ScoreTable) -> tuple[np.ndarray, np.ndarray]:
 
 def keep_iterations(n_iter: int, burn_in: int, n_orders: int) -> np.ndarray:
     """0-based iterations whose order is kept: burn_in + k * step, k < n_orders, with
-    step = (n_iter - burn_in) // n_orders (paper: iterations 10,001, 11,668, ... of 60,000)."""
-    step = max(1, (n_iter - burn_in) // n_orders)
+    step = ceil((n_iter - burn_in) / n_orders) (paper: every 1,667th order from the 10,001st
+    iteration of 60,000)."""
+    step = max(1, -(-(n_iter - burn_in) // n_orders))
     its = burn_in + step * np.arange(n_orders)
     return its[its < n_iter]
 
