@@ -25,7 +25,6 @@ def brute_force_posterior(X, y, ar, order, l, rows):
     """Eq. 8: enumerate every DAG consistent with the order (in-degree <= l), weight by
     P(G) P(D|G), average P(U | G, D) = prod_i theta_hat, normalise over the class."""
     data = np.column_stack([X, y])
-    n = data.shape[1]
     choices = []
     for p, v in enumerate(order):
         preds = order[:p]
