@@ -224,16 +224,33 @@ def build_candidate_table(data_t: np.ndarray, arities: np.ndarray, cand: np.ndar
     return masks, scores, logsum
 
 
+BAND_WIDTH = 600.0
+
+
 @njit(cache=True)
-def sort_table(masks: np.ndarray, scores: np.ndarray, log_eps_rel: float
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Sort each node's parent sets by decreasing score and compute the static scan limit:
-    sets scoring below S(empty) + log_eps_rel are never within the pruning window of any
-    order, since the empty set is always compatible (DESIGN §4)."""
+def sort_table(masks: np.ndarray, scores: np.ndarray, log_eps_rel: float):
+    """Sort each node's parent sets by decreasing score; compute the static scan limit (sets
+    scoring below S(empty) + log_eps_rel are never within the pruning window of any order, since
+    the empty set is always compatible, DESIGN §4) and precomputed exponentials.
+
+    Exponentials are stored per band of 600 nats below the node's best score:
+    ``exps[i, k] = exp(S_k - anchor)`` with ``anchor = band_anchor[i, bid[i, k]]``, so they
+    never underflow; ``band_first[i, b]`` is the first entry of band b.
+    """
     n, m = scores.shape
     om = np.empty_like(masks)
     osc = np.empty_like(scores)
     limits = np.empty(n, dtype=np.int64)
+    exps = np.empty_like(scores)
+    bid = np.empty((n, m), dtype=np.int64)
+    n_bands = 1
+    for i in range(n):
+        lo = scores[i].min()
+        hi = scores[i].max()
+        nb = int((hi - lo) // BAND_WIDTH) + 1
+        n_bands = max(n_bands, nb)
+    band_first = np.full((n, n_bands + 1), m, dtype=np.int64)
+    band_anchor = np.zeros((n, n_bands))
     for i in range(n):
         idx = np.argsort(-scores[i])
         s_empty = -np.inf
@@ -242,6 +259,17 @@ def sort_table(masks: np.ndarray, scores: np.ndarray, log_eps_rel: float
             osc[i, k] = scores[i, idx[k]]
             if om[i, k] == 0:
                 s_empty = osc[i, k]
+        top = osc[i, 0]
+        for b in range(n_bands):
+            band_anchor[i, b] = top - BAND_WIDTH * b
+        prev = -1
+        for k in range(m):
+            b = int((top - osc[i, k]) // BAND_WIDTH)
+            bid[i, k] = b
+            exps[i, k] = math.exp(osc[i, k] - band_anchor[i, b])
+            while prev < b:
+                prev += 1
+                band_first[i, prev] = k
         lim = m
         thr = s_empty + log_eps_rel
         for k in range(m):
@@ -249,7 +277,7 @@ def sort_table(masks: np.ndarray, scores: np.ndarray, log_eps_rel: float
                 lim = k
                 break
         limits[i] = lim
-    return om, osc, limits
+    return om, osc, limits, exps, bid, band_first, band_anchor
 
 
 # --------------------------------------------------------------------------------------------
@@ -257,52 +285,118 @@ def sort_table(masks: np.ndarray, scores: np.ndarray, log_eps_rel: float
 # --------------------------------------------------------------------------------------------
 
 
-@njit(cache=True, inline="always")
-def node_log_sum(masks_i: np.ndarray, scores_i: np.ndarray, limit: int, pred: np.uint64,
-                 log_eps_rel: float) -> float:
-    """log sum_{Z ⊆ pred} exp S(X_i; Z) by a scan of the node's sets sorted by score.
+@njit(cache=True, fastmath={"reassoc", "nsz", "contract"})
+def _masked_sum(ms: np.ndarray, es: np.ndarray, notpred: np.uint64) -> float:
+    acc = 0.0
+    for j in range(ms.shape[0]):
+        acc += es[j] if (ms[j] & notpred) == 0 else 0.0
+    return acc
 
-    The first compatible set has the best compatible score M; the scan stops at the first set
-    below M + log_eps_rel. With m sets per node and log_eps_rel = log(eps / m) the dropped mass
-    is below eps times the kept mass, so the result is low by at most log(1 + eps) <= eps.
-    ``log_eps_rel = -inf`` scans every set (exact).
+
+@njit(cache=True)
+def _first_compatible(ms: np.ndarray, limit: int, notpred: np.uint64) -> int:
+    k = 0
+    while k + 16 <= limit:
+        blk = ms[k:k + 16]
+        hit = False
+        for j in range(16):
+            hit |= (blk[j] & notpred) == 0
+        if hit:
+            break
+        k += 16
+    while k < limit and (ms[k] & notpred) != 0:
+        k += 1
+    return k
+
+
+@njit(cache=True)
+def node_log_sum(ms: np.ndarray, ss: np.ndarray, es: np.ndarray, bid: np.ndarray,
+                 band_first: np.ndarray, band_anchor: np.ndarray, limit: int,
+                 pred: np.uint64, log_eps_rel: float) -> float:
+    """log sum_{Z ⊆ pred} exp S(X_i; Z) from the node's sets sorted by score (one row of each
+    table array).
+
+    The first compatible set has the best compatible score M; only sets scoring at least
+    M + log_eps_rel are summed (their end is found by bisection), using the precomputed banded
+    exponentials. With m sets per node and log_eps_rel = log(eps / m) the dropped mass is below
+    eps times the kept mass, so the result is low by at most log(1 + eps) <= eps.
+    ``log_eps_rel = -inf`` sums every compatible set (exact).
     """
     notpred = ~pred
-    k = 0
-    while k < limit:
-        if (masks_i[k] & notpred) == 0:
-            break
-        k += 1
+    k = _first_compatible(ms, limit, notpred)
     if k == limit:
         return -np.inf
-    best = scores_i[k]
-    thr = best + log_eps_rel
-    acc = 1.0
-    k += 1
-    while k < limit:
-        sc = scores_i[k]
-        if sc < thr:
-            break
-        if (masks_i[k] & notpred) == 0:
-            acc += math.exp(sc - best)
-        k += 1
+    best = ss[k]
+    if log_eps_rel == -np.inf:
+        end = limit
+    else:
+        thr = best + log_eps_rel
+        lo = k + 1
+        hi = limit
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if ss[mid] < thr:
+                hi = mid
+            else:
+                lo = mid + 1
+        end = lo
+    acc = 0.0
+    b = bid[k]
+    j = k
+    while j < end:
+        stop = min(end, band_first[b + 1])
+        if stop > j:
+            part = _masked_sum(ms[j:stop], es[j:stop], notpred)
+            if part > 0.0:
+                acc += part * math.exp(band_anchor[b] - best)
+        j = stop
+        b += 1
     return best + math.log(acc)
 
 
-@njit(cache=True, inline="always")
-def candidate_log_sum(logsum_i: np.ndarray, cand_i: np.ndarray, pred: np.uint64) -> float:
-    """Candidate-restricted node term: one lookup at the candidates that precede the node."""
+@njit(cache=True)
+def candidate_log_sum(logsum_i: np.ndarray, bytemap_i: np.ndarray, pred: np.uint64) -> float:
+    """Candidate-restricted node term: one lookup at the candidates that precede the node;
+    ``bytemap_i[byte, value]`` gives the candidate bits of each byte of the predecessor mask."""
     local = 0
-    for b in range(cand_i.shape[0]):
-        if (pred >> np.uint64(cand_i[b])) & np.uint64(1):
-            local |= 1 << b
+    for byte in range(bytemap_i.shape[0]):
+        local |= bytemap_i[byte, (pred >> np.uint64(8 * byte)) & np.uint64(255)]
     return logsum_i[local]
 
 
 @njit(cache=True)
-def order_terms(order: np.ndarray, masks: np.ndarray, scores: np.ndarray, limits: np.ndarray,
-                log_eps_rel: float, regime: int, logsum: np.ndarray, cand: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray]:
+def candidate_bytemap(cand: np.ndarray, n: int) -> np.ndarray:
+    """Per node, byte position and byte value: the candidate bitmask it contributes."""
+    nbytes = (n + 7) // 8
+    K = cand.shape[1]
+    out = np.zeros((cand.shape[0], nbytes, 256), dtype=np.int64)
+    for i in range(cand.shape[0]):
+        for b in range(K):
+            v = cand[i, b]
+            byte = v // 8
+            bit = v % 8
+            for val in range(256):
+                if (val >> bit) & 1:
+                    out[i, byte, val] |= 1 << b
+    return out
+
+
+@njit(cache=True)
+def _node_term(v: int, pred: np.uint64, masks: np.ndarray, scores: np.ndarray,
+               exps: np.ndarray, bid: np.ndarray, band_first: np.ndarray,
+               band_anchor: np.ndarray, limits: np.ndarray, log_eps_rel: float, regime: int,
+               logsum: np.ndarray, bytemap: np.ndarray) -> float:
+    if regime == 0:
+        return node_log_sum(masks[v], scores[v], exps[v], bid[v], band_first[v],
+                            band_anchor[v], limits[v], pred, log_eps_rel)
+    return candidate_log_sum(logsum[v], bytemap[v], pred)
+
+
+@njit(cache=True)
+def order_terms(order: np.ndarray, masks: np.ndarray, scores: np.ndarray, exps: np.ndarray,
+                bid: np.ndarray, band_first: np.ndarray, band_anchor: np.ndarray,
+                limits: np.ndarray, log_eps_rel: float, regime: int, logsum: np.ndarray,
+                bytemap: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Full (non-incremental) evaluation: prefix masks and node terms of an order."""
     n = order.shape[0]
     prefix = np.zeros(n, dtype=np.uint64)
@@ -311,18 +405,17 @@ def order_terms(order: np.ndarray, masks: np.ndarray, scores: np.ndarray, limits
     for p in range(n):
         v = order[p]
         prefix[p] = pred
-        if regime == 0:
-            terms[p] = node_log_sum(masks[v], scores[v], limits[v], pred, log_eps_rel)
-        else:
-            terms[p] = candidate_log_sum(logsum[v], cand[v], pred)
+        terms[p] = _node_term(v, pred, masks, scores, exps, bid, band_first, band_anchor,
+                              limits, log_eps_rel, regime, logsum, bytemap)
         pred |= np.uint64(1) << np.uint64(v)
     return prefix, terms
 
 
 @njit(cache=True, nogil=True)
 def mcmc_run(order: np.ndarray, prefix: np.ndarray, terms: np.ndarray, state: np.ndarray,
-             masks: np.ndarray, scores: np.ndarray, limits: np.ndarray, log_eps_rel: float,
-             regime: int, logsum: np.ndarray, cand: np.ndarray,
+             masks: np.ndarray, scores: np.ndarray, exps: np.ndarray, bid: np.ndarray,
+             band_first: np.ndarray, band_anchor: np.ndarray, limits: np.ndarray,
+             log_eps_rel: float, regime: int, logsum: np.ndarray, bytemap: np.ndarray,
              move_i: np.ndarray, move_j: np.ndarray, move_kind: np.ndarray, log_u: np.ndarray,
              start: int, stop: int, trace_score: np.ndarray, trace_acc: np.ndarray,
              keep_slot: np.ndarray, kept: np.ndarray, ref_pos: np.ndarray,
@@ -370,10 +463,8 @@ def mcmc_run(order: np.ndarray, prefix: np.ndarray, terms: np.ndarray, state: np
         for p in range(lo, hi + 1):
             v = new_order[p]
             new_prefix[p] = pred
-            if regime == 0:
-                t = node_log_sum(masks[v], scores[v], limits[v], pred, log_eps_rel)
-            else:
-                t = candidate_log_sum(logsum[v], cand[v], pred)
+            t = _node_term(v, pred, masks, scores, exps, bid, band_first, band_anchor, limits,
+                           log_eps_rel, regime, logsum, bytemap)
             new_terms[p] = t
             delta += t - terms[p]
             pred |= np.uint64(1) << np.uint64(v)
@@ -411,7 +502,7 @@ def mcmc_run(order: np.ndarray, prefix: np.ndarray, terms: np.ndarray, state: np
 @njit(cache=True)
 def _window(masks_i: np.ndarray, scores_i: np.ndarray, limit: int, pred: np.uint64,
             log_eps_rel: float, out_idx: np.ndarray, out_w: np.ndarray) -> int:
-    """Indices and weights exp(S - M) of the compatible sets kept by :func:`node_log_sum`."""
+    """Indices and weights exp(S - M) of the compatible sets summed by :func:`node_log_sum`."""
     notpred = ~pred
     c = 0
     best = 0.0

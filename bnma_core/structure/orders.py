@@ -127,9 +127,7 @@ class OrderChain:
         self.order = (rng.permutation(n) if init_order is None
                       else np.array(init_order, dtype=np.int64))
         self.mi, self.mj, self.mk, self.log_u = _draw_moves(rng, n, n_iter, move)
-        self.prefix, self.terms = order_terms(self.order, table.masks, table.scores,
-                                              table.limits, table.log_eps_rel,
-                                              table.regime_code, table.logsum, table.cand)
+        self.prefix, self.terms = order_terms(self.order, *table.kernel_args())
         if reference is not None:
             self.ref_pos = np.empty(n, dtype=np.int64)
             self.ref_pos[np.asarray(reference)] = np.arange(n)
@@ -157,8 +155,7 @@ class OrderChain:
             return
         tab = self.table
         t0 = time.perf_counter()
-        mcmc_run(self.order, self.prefix, self.terms, self.state, tab.masks, tab.scores,
-                 tab.limits, tab.log_eps_rel, tab.regime_code, tab.logsum, tab.cand,
+        mcmc_run(self.order, self.prefix, self.terms, self.state, *tab.kernel_args(),
                  self.mi, self.mj, self.mk, self.log_u, self.t, stop, self.trace_score,
                  self.trace_acc, self.keep_slot, self.kept, self.ref_pos, self.trace_spear)
         self.seconds += time.perf_counter() - t0

@@ -31,6 +31,7 @@ from ..data import CODE_DTYPE, DataError
 from ..kernels.orders import (
     build_candidate_table,
     build_full_table,
+    candidate_bytemap,
     node_log_sum,
     order_terms,
     sort_table,
@@ -79,6 +80,17 @@ class ScoreTable:
     regime: str = "full"
     cand: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
     logsum: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    exps: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    bid: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
+    band_first: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
+    band_anchor: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    bytemap: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 0), dtype=np.int64))
+
+    def kernel_args(self) -> tuple:
+        """The arrays the order kernels take, in their order (masks .. bytemap)."""
+        return (self.masks, self.scores, self.exps, self.bid, self.band_first,
+                self.band_anchor, self.limits, self.log_eps_rel, self.regime_code,
+                self.logsum, self.bytemap)
 
     @property
     def n_vars(self) -> int:
@@ -94,20 +106,22 @@ class ScoreTable:
 
     @property
     def nbytes(self) -> int:
-        return int(self.masks.nbytes + self.scores.nbytes + self.logsum.nbytes)
+        return int(self.masks.nbytes + self.scores.nbytes + self.exps.nbytes
+                   + self.bid.nbytes + self.logsum.nbytes + self.bytemap.nbytes)
 
     def node_log_sum(self, node: int, predecessors: int, exact: bool = False) -> float:
         """log sum_{Z ⊆ predecessors, |Z| <= l} exp S(X_node; Z) (``predecessors`` a bitmask)."""
-        lim = self.n_sets if exact else int(self.limits[node])
-        return float(node_log_sum(self.masks[node], self.scores[node], lim,
+        i = node
+        lim = self.n_sets if exact else int(self.limits[i])
+        return float(node_log_sum(self.masks[i], self.scores[i], self.exps[i], self.bid[i],
+                                  self.band_first[i], self.band_anchor[i], lim,
                                   np.uint64(predecessors),
                                   -np.inf if exact else self.log_eps_rel))
 
     def order_terms(self, order: np.ndarray) -> np.ndarray:
         """Node terms of ``order`` (per position), natural log."""
         order = np.asarray(order, dtype=np.int64)
-        _, terms = order_terms(order, self.masks, self.scores, self.limits, self.log_eps_rel,
-                               self.regime_code, self.logsum, self.cand)
+        _, terms = order_terms(order, *self.kernel_args())
         return terms
 
     def order_log_score(self, order: np.ndarray) -> float:
@@ -157,9 +171,10 @@ def estimate_table_bytes(n_vars: int, n_rows: int, arities: np.ndarray, max_pare
     max_cells = int(np.prod(top.astype(float)))
     if n_candidates is None:
         m = n_parent_sets(n_vars - 1, l_eff)
-        return int(n_vars * m * 16 * 2 + (l_eff + 2) * n_rows * 8 + max_cells * 8)
+        return int(n_vars * m * 8 * 6 + (l_eff + 2) * n_rows * 8 + max_cells * 8)
     m = n_parent_sets(n_candidates, l_eff)
-    return int(n_vars * m * 16 * 2 + n_vars * (2 ** n_candidates) * 8 + max_cells * 8)
+    return int(n_vars * m * 8 * 6 + n_vars * (2 ** n_candidates) * 8
+               + n_vars * ((n_vars + 7) // 8) * 256 * 8 + max_cells * 8)
 
 
 def _log_priors(n: int, max_parents: int, prior: str) -> np.ndarray:
@@ -271,7 +286,11 @@ def build_score_table(codes: np.ndarray, arities: np.ndarray, max_parents: int =
                                                       kind, float(ess), m, max_cells)
         cand_arr = cand
     log_eps_rel = math.log(prune_eps / m) if prune_eps > 0 else -math.inf
-    masks, scores, limits = sort_table(masks, scores, log_eps_rel)
+    masks, scores, limits, exps, bid, band_first, band_anchor = sort_table(masks, scores,
+                                                                            log_eps_rel)
+    bytemap = (candidate_bytemap(cand_arr, n) if candidates is not None
+               else np.zeros((n, 0, 0), dtype=np.int64))
     return ScoreTable(masks, scores, limits, arities, l_eff, score, prior, float(ess),
                       float(prune_eps), log_eps_rel,
-                      "full" if candidates is None else "candidates", cand_arr, logsum)
+                      "full" if candidates is None else "candidates", cand_arr, logsum,
+                      exps, bid, band_first, band_anchor, bytemap)
