@@ -354,14 +354,20 @@ def node_log_sum(ms: np.ndarray, ss: np.ndarray, es: np.ndarray, bid: np.ndarray
     return best + math.log(acc)
 
 
-@njit(cache=True)
-def candidate_log_sum(logsum_i: np.ndarray, bytemap_i: np.ndarray, pred: np.uint64) -> float:
-    """Candidate-restricted node term: one lookup at the candidates that precede the node;
-    ``bytemap_i[byte, value]`` gives the candidate bits of each byte of the predecessor mask."""
+@njit(cache=True, inline="always")
+def candidate_local_mask(bytemap_i: np.ndarray, pred: np.uint64) -> int:
+    """Bitmask over the node's K candidates of those in ``pred``; ``bytemap_i[byte, value]``
+    gives the candidate bits of each byte of the predecessor mask."""
     local = 0
     for byte in range(bytemap_i.shape[0]):
         local |= bytemap_i[byte, (pred >> np.uint64(8 * byte)) & np.uint64(255)]
-    return logsum_i[local]
+    return local
+
+
+@njit(cache=True, inline="always")
+def candidate_log_sum(logsum_i: np.ndarray, bytemap_i: np.ndarray, pred: np.uint64) -> float:
+    """Candidate-restricted node term: one lookup at the candidates that precede the node."""
+    return logsum_i[candidate_local_mask(bytemap_i, pred)]
 
 
 @njit(cache=True)
@@ -369,7 +375,7 @@ def candidate_bytemap(cand: np.ndarray, n: int) -> np.ndarray:
     """Per node, byte position and byte value: the candidate bitmask it contributes."""
     nbytes = (n + 7) // 8
     K = cand.shape[1]
-    out = np.zeros((cand.shape[0], nbytes, 256), dtype=np.int64)
+    out = np.zeros((cand.shape[0], nbytes, 256), dtype=np.int32)
     for i in range(cand.shape[0]):
         for b in range(K):
             v = cand[i, b]
@@ -381,7 +387,7 @@ def candidate_bytemap(cand: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _node_term(v: int, pred: np.uint64, masks: np.ndarray, scores: np.ndarray,
                exps: np.ndarray, bid: np.ndarray, band_first: np.ndarray,
                band_anchor: np.ndarray, limits: np.ndarray, log_eps_rel: float, regime: int,
@@ -463,8 +469,12 @@ def mcmc_run(order: np.ndarray, prefix: np.ndarray, terms: np.ndarray, state: np
         for p in range(lo, hi + 1):
             v = new_order[p]
             new_prefix[p] = pred
-            t = _node_term(v, pred, masks, scores, exps, bid, band_first, band_anchor, limits,
-                           log_eps_rel, regime, logsum, bytemap)
+            if (regime == 1 and v == order[p] and candidate_local_mask(bytemap[v], pred)
+                    == candidate_local_mask(bytemap[v], prefix[p])):
+                t = terms[p]  # no candidate parent of v moved across it: same term
+            else:
+                t = _node_term(v, pred, masks, scores, exps, bid, band_first, band_anchor,
+                               limits, log_eps_rel, regime, logsum, bytemap)
             new_terms[p] = t
             delta += t - terms[p]
             pred |= np.uint64(1) << np.uint64(v)

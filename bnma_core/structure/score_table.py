@@ -84,7 +84,7 @@ class ScoreTable:
     bid: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
     band_first: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
     band_anchor: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
-    bytemap: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 0), dtype=np.int64))
+    bytemap: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 0), dtype=np.int32))
 
     def kernel_args(self) -> tuple:
         """The arrays the order kernels take, in their order (masks .. bytemap)."""
@@ -174,7 +174,7 @@ def estimate_table_bytes(n_vars: int, n_rows: int, arities: np.ndarray, max_pare
         return int(n_vars * m * 8 * 6 + (l_eff + 2) * n_rows * 8 + max_cells * 8)
     m = n_parent_sets(n_candidates, l_eff)
     return int(n_vars * m * 8 * 6 + n_vars * (2 ** n_candidates) * 8
-               + n_vars * ((n_vars + 7) // 8) * 256 * 8 + max_cells * 8)
+               + n_vars * ((n_vars + 7) // 8) * 256 * 4 + max_cells * 8)
 
 
 def _log_priors(n: int, max_parents: int, prior: str) -> np.ndarray:
@@ -289,7 +289,7 @@ def build_score_table(codes: np.ndarray, arities: np.ndarray, max_parents: int =
     masks, scores, limits, exps, bid, band_first, band_anchor = sort_table(masks, scores,
                                                                             log_eps_rel)
     bytemap = (candidate_bytemap(cand_arr, n) if candidates is not None
-               else np.zeros((n, 0, 0), dtype=np.int64))
+               else np.zeros((n, 0, 0), dtype=np.int32))
     return ScoreTable(masks, scores, limits, arities, l_eff, score, prior, float(ess),
                       float(prune_eps), log_eps_rel,
                       "full" if candidates is None else "candidates", cand_arr, logsum,
