@@ -15,7 +15,9 @@ draws every missing value uniformly at random, as the paper's experiments did (S
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import networkx as nx
@@ -24,7 +26,7 @@ import pandas as pd
 from scipy.special import logsumexp
 
 from ..data import CODE_DTYPE
-from ..kernels.orders import order_edge_probabilities, order_log_joint
+from ..kernels.orders import order_edge_probabilities, orders_log_joint
 from ..scores import class_mutual_informations
 from ..structure.orders import OrderMCMC
 from ..structure.score_table import SCORE_KINDS, build_score_table
@@ -33,6 +35,12 @@ from .base import DiscreteBNClassifier
 MISSING = ("marginalize", "impute")
 COMBINE = ("joint", "posterior")
 EDGE_GRAPH_MIN_WEIGHT = 1e-3
+N_THREADS = min(4, os.cpu_count() or 1)
+
+
+def _split(lo: int, hi: int, parts: int) -> list[tuple[int, int]]:
+    b = np.linspace(lo, hi, parts + 1).astype(int)
+    return [(int(x), int(y)) for x, y in zip(b[:-1], b[1:]) if y > x]
 
 
 class _OrderBMABase(DiscreteBNClassifier):
@@ -116,7 +124,7 @@ class _OrderBMABase(DiscreteBNClassifier):
         return np.concatenate(rows), np.concatenate(groups), np.concatenate(logw)
 
     def order_log_joints(self, X: np.ndarray, orders: np.ndarray | None = None,
-                         batch: int = 20000) -> np.ndarray:
+                         batch: int = 5000) -> np.ndarray:
         """log P(c, x | D, ≺_t) for each order t, test row and class (eq. 9), missing values
         handled as set by ``missing``. ``X`` are feature codes. Returns (T, n_rows, n_classes)."""
         orders = self._orders_ if orders is None else orders
@@ -125,21 +133,28 @@ class _OrderBMABase(DiscreteBNClassifier):
         tab = self.table_
         out = np.full((len(orders), n_rows, k), -np.inf)
         kind = SCORE_KINDS[self.score]
-        for s in range(0, len(Xc), batch):
-            sub = Xc[s: s + batch]
+        args = (tab.masks, tab.scores, tab.limits, tab.log_eps_rel, self._train_t,
+                self.variable_arities_, kind, float(self.ess))
+        orders = np.ascontiguousarray(np.asarray(orders, dtype=np.int64))
+        n_parts = max(min(N_THREADS, len(Xc) // 200), -(-len(Xc) // batch), 1)
+        chunks = _split(0, len(Xc), n_parts)
+
+        def one(chunk: tuple[int, int]) -> np.ndarray:
+            a, b = chunk
             test_t = np.ascontiguousarray(
-                np.column_stack([sub, np.zeros(len(sub), dtype=CODE_DTYPE)]).T)
-            g = groups[s: s + batch]
-            buf = np.empty((len(sub), k))
-            for t, order in enumerate(orders):
-                order_log_joint(np.asarray(order, dtype=np.int64), tab.masks, tab.scores,
-                                tab.limits, tab.log_eps_rel, self._train_t,
-                                self.variable_arities_, kind, float(self.ess), test_t,
-                                self.class_index_, buf)
-                vals = buf + logw[s: s + batch, None]
-                # logsumexp into the groups (original rows)
-                cur = out[t]
-                np.logaddexp.at(cur, g, vals)
+                np.column_stack([Xc[a:b], np.zeros(b - a, dtype=CODE_DTYPE)]).T)
+            buf = np.empty((len(orders), b - a, k))
+            orders_log_joint(orders, *args, test_t, self.class_index_, buf)
+            return buf + logw[None, a:b, None]
+
+        if len(chunks) > 1:
+            with ThreadPoolExecutor(max_workers=N_THREADS) as ex:
+                parts = list(ex.map(one, chunks))
+        else:
+            parts = [one(c) for c in chunks]
+        for (a, b), part in zip(chunks, parts):
+            for t in range(len(orders)):
+                np.logaddexp.at(out[t], groups[a:b], part[t])  # sum completions into rows
         return out
 
     def _combine(self, lj: np.ndarray) -> np.ndarray:

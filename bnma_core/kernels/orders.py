@@ -530,48 +530,66 @@ def _window(masks_i: np.ndarray, scores_i: np.ndarray, limit: int, pred: np.uint
     return c
 
 
-@njit(cache=True)
-def order_log_joint(order: np.ndarray, masks: np.ndarray, scores: np.ndarray,
-                    limits: np.ndarray, log_eps_rel: float, train_t: np.ndarray,
-                    arities: np.ndarray, score_kind: int, ess: float, test_t: np.ndarray,
-                    class_index: int, out: np.ndarray) -> None:
-    """log P(c, x | D, ≺) for every complete test row x (features; the class column is ignored)
-    and class c, Hwang & Zhang eq. 9:
+@njit(cache=True, nogil=True)
+def orders_log_joint(orders: np.ndarray, masks: np.ndarray, scores: np.ndarray,
+                     limits: np.ndarray, log_eps_rel: float, train_t: np.ndarray,
+                     arities: np.ndarray, score_kind: int, ess: float, test_t: np.ndarray,
+                     class_index: int, out: np.ndarray) -> None:
+    """log P(c, x | D, ≺_t) for every order t, complete test row x (the class column of
+    ``test_t`` is ignored) and class c, by Hwang & Zhang eq. 9:
 
         P(U | D, ≺) = prod_i [sum_Z exp S(X_i; Z) θ̂(x_i | z)] / prod_i [sum_Z exp S(X_i; Z)]
 
-    with θ̂_ijk = (a_ijk + N_ijk) / (a_ij + N_ij). Each parent set is applied to all test rows at
-    once (DESIGN §9). ``test_t`` is (n_vars, n_test); ``out`` (n_test, n_classes) is overwritten.
+    with θ̂_ijk = (a_ijk + N_ijk) / (a_ij + N_ij). Node by node, every parent set used by any
+    order is counted and applied to all test rows once (DESIGN §9), then added with each order's
+    weight; sets without the class (and not of the class node) are applied once for all classes.
+    ``orders`` (T, n); ``test_t`` (n_vars, n_test); ``out`` (T, n_test, n_classes) is
+    overwritten.
     """
-    n = order.shape[0]
+    T, n = orders.shape
     n_test = test_t.shape[1]
     n_classes = arities[class_index]
     m = masks.shape[1]
     idx = np.empty(m, dtype=np.int64)
-    w = np.empty(m)
+    wv = np.empty(m)
+    W = np.zeros((T, m))
+    used = np.zeros(m, dtype=np.bool_)
+    sum_w = np.zeros(T)
+    dep = np.zeros(T, dtype=np.bool_)
+    pos = np.empty((T, n), dtype=np.int64)
+    for t in range(T):
+        for p in range(n):
+            pos[t, orders[t, p]] = p
     pa = np.empty(64, dtype=np.int64)
     st = np.empty(64, dtype=np.int64)
-    mix = np.zeros((n_test, n_classes))
-    for r_ in range(n_test):
-        for c in range(n_classes):
-            out[r_, c] = 0.0
-    pos_c = -1
-    for p in range(n):
-        if order[p] == class_index:
-            pos_c = p
-    pred = np.uint64(0)
-    for p in range(n):
-        v = order[p]
+    jrow = np.empty(n_test, dtype=np.int64)
+    th = np.empty((n_classes, n_test))
+    mix = np.zeros((T, n_classes, n_test))
+    common = np.zeros((T, n_test))
+    out[:, :, :] = 0.0
+    for v in range(n):
         r = arities[v]
-        cnt = _window(masks[v], scores[v], limits[v], pred, log_eps_rel, idx, w)
-        pred |= np.uint64(1) << np.uint64(v)
-        dep = v == class_index or p > pos_c
-        for r_ in range(n_test):
-            for c in range(n_classes):
-                mix[r_, c] = 0.0
-        sum_w = 0.0
-        for e in range(cnt):
-            g = masks[v, idx[e]]
+        xs = test_t[v]
+        used[:] = False
+        for t in range(T):
+            pred = np.uint64(0)
+            for p in range(pos[t, v]):
+                pred |= np.uint64(1) << np.uint64(orders[t, p])
+            cnt = _window(masks[v], scores[v], limits[v], pred, log_eps_rel, idx, wv)
+            W[t, :] = 0.0
+            tot = 0.0
+            for e in range(cnt):
+                W[t, idx[e]] = wv[e]
+                used[idx[e]] = True
+                tot += wv[e]
+            sum_w[t] = tot
+            dep[t] = v == class_index or pos[t, class_index] < pos[t, v]
+        mix[:, :, :] = 0.0
+        common[:, :] = 0.0
+        for k in range(m):
+            if not used[k]:
+                continue
+            g = masks[v, k]
             npa = 0
             q = 1
             has_c = -1
@@ -583,59 +601,78 @@ def order_log_joint(order: np.ndarray, masks: np.ndarray, scores: np.ndarray,
                         has_c = npa
                     q *= arities[b]
                     npa += 1
-            counts = np.zeros((q, r))
+            counts = np.zeros(q * r)
             for row in range(train_t.shape[1]):
                 x = train_t[v, row]
                 if x < 0:
                     continue
                 j = 0
                 ok = True
-                for k in range(npa):
-                    y = train_t[pa[k], row]
+                for kk in range(npa):
+                    y = train_t[pa[kk], row]
                     if y < 0:
                         ok = False
                         break
-                    j += y * st[k]
+                    j += y * st[kk]
                 if ok:
-                    counts[j, x] += 1.0
-            # log posterior-predictive CPT
-            if score_kind == 0:
-                a = 1.0
-            else:
-                a = ess / (r * q)
+                    counts[j * r + x] += 1.0
+            a = 1.0 if score_kind == 0 else ess / (r * q)
             for j in range(q):
                 nj = 0.0
-                for k in range(r):
-                    nj += counts[j, k]
-                den = a * r + nj
-                for k in range(r):
-                    counts[j, k] = (a + counts[j, k]) / den
-            we = w[e]
-            sum_w += we
+                for kk in range(r):
+                    nj += counts[j * r + kk]
+                f = 1.0 / (a * r + nj)
+                for kk in range(r):
+                    counts[j * r + kk] = (a + counts[j * r + kk]) * f
+            # row index into the CPT: (configuration of the non-class parents) * r
             for r_ in range(n_test):
-                j = 0
-                for k in range(npa):
-                    if k != has_c:
-                        j += test_t[pa[k], r_] * st[k]
-                if dep:
-                    x = test_t[v, r_]
-                    for c in range(n_classes):
-                        jj = j
-                        if has_c >= 0:
-                            jj += c * st[has_c]
-                        xx = c if v == class_index else x
-                        mix[r_, c] += we * counts[jj, xx]
-                else:
-                    mix[r_, 0] += we * counts[j, test_t[v, r_]]
-        lw = math.log(sum_w)
-        for r_ in range(n_test):
-            if dep:
+                jrow[r_] = 0
+            for kk in range(npa):
+                if kk != has_c:
+                    col = test_t[pa[kk]]
+                    sk = st[kk] * r
+                    for r_ in range(n_test):
+                        jrow[r_] += col[r_] * sk
+            per_class = v == class_index or has_c >= 0
+            if v == class_index:
                 for c in range(n_classes):
-                    out[r_, c] += math.log(mix[r_, c]) - lw
+                    for r_ in range(n_test):
+                        th[c, r_] = counts[jrow[r_] + c]
+            elif has_c >= 0:
+                sc = st[has_c] * r
+                for c in range(n_classes):
+                    off = c * sc
+                    for r_ in range(n_test):
+                        th[c, r_] = counts[jrow[r_] + off + xs[r_]]
             else:
-                t = math.log(mix[r_, 0]) - lw
+                for r_ in range(n_test):
+                    th[0, r_] = counts[jrow[r_] + xs[r_]]
+            for t in range(T):
+                we = W[t, k]
+                if we == 0.0:
+                    continue
+                if per_class:
+                    for c in range(n_classes):
+                        mc = mix[t, c]
+                        tc = th[c]
+                        for r_ in range(n_test):
+                            mc[r_] += we * tc[r_]
+                else:
+                    cm = common[t]
+                    t0 = th[0]
+                    for r_ in range(n_test):
+                        cm[r_] += we * t0[r_]
+        for t in range(T):
+            lw = math.log(sum_w[t])
+            if dep[t]:
                 for c in range(n_classes):
-                    out[r_, c] += t
+                    for r_ in range(n_test):
+                        out[t, r_, c] += math.log(mix[t, c, r_] + common[t, r_]) - lw
+            else:
+                for r_ in range(n_test):
+                    val = math.log(common[t, r_]) - lw
+                    for c in range(n_classes):
+                        out[t, r_, c] += val
 
 
 @njit(cache=True)
