@@ -207,3 +207,25 @@ def test_mutual_information_closed_form():
     p3 = np.zeros((2, 2, 2))
     p3[0, 0, 0], p3[1, 1, 0], p3[0, 0, 1] = 0.25, 0.25, 0.5
     assert conditional_mutual_information(p3) == pytest.approx(0.5 * math.log(2))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("smoothing", [0.0, 0.5])
+def test_pairwise_cmi_kernel_matches_reference(weighted, smoothing):
+    from bnma_core.scores import pairwise_conditional_mutual_information
+
+    rng = np.random.default_rng(5)
+    ar = np.array([2, 3, 4, 2])
+    X = rng.integers(0, ar, size=(120, 4)).astype(np.int32)
+    X[rng.random(X.shape) < 0.1] = -1
+    y = rng.integers(0, 3, 120).astype(np.int32)
+    w = rng.random(120) if weighted else None
+    got = pairwise_conditional_mutual_information(X, y, ar, 3, w, smoothing, base=2)
+    data = np.column_stack([X, y])
+    far = np.append(ar, 3)
+    for i in range(4):
+        assert got[i, i] == 0.0
+        for j in range(4):
+            if i != j:
+                p = joint_distribution(data, [i, j, 4], far, w, smoothing)
+                assert got[i, j] == pytest.approx(conditional_mutual_information(p, 2), abs=1e-12)

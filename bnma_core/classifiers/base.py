@@ -13,11 +13,15 @@ Inputs accepted by ``fit`` / ``predict`` / ``predict_proba``:
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import DataConversionWarning
+from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from ..data import CODE_DTYPE, DataError, DiscreteEncoder
@@ -44,19 +48,30 @@ class DiscreteBNClassifier(ClassifierMixin, BaseEstimator):
     def _prepare_fit(self, X: Any, y: Any, arities: Any = None) -> tuple[np.ndarray, np.ndarray]:
         if y is None:
             raise ValueError("requires y to be passed, but the target y is None")
+        if sp.issparse(X):
+            raise TypeError("Sparse data was passed, but dense data is required; "
+                            "convert it with X.toarray().")
         y_arr = np.asarray(y)
         if y_arr.ndim != 1:
             if y_arr.ndim == 2 and y_arr.shape[1] == 1:
+                warnings.warn("A column-vector y was passed when a 1d array was expected.",
+                              DataConversionWarning, stacklevel=3)
                 y_arr = y_arr.ravel()
             else:
                 raise ValueError("y must be one-dimensional")
+        if y_arr.dtype.kind == "f" and type_of_target(y_arr) == "continuous":
+            raise ValueError("Unknown label type: continuous. The class must be categorical.")
         if isinstance(X, pd.DataFrame):
             self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
             Xdf = X.reset_index(drop=True)
+            Xdf.columns = list(self.feature_names_in_)
         else:
             Xa = np.asarray(X)
+            if Xa.dtype.kind == "c":
+                raise ValueError("Complex data not supported.")
             if Xa.dtype.kind not in "iufbOUS":
                 raise ValueError(f"Unsupported input dtype {Xa.dtype}")
+            X = Xa
             if Xa.ndim != 2:
                 raise ValueError(
                     f"Expected 2D array, got {Xa.ndim}D array instead. Reshape your data.")
@@ -70,11 +85,13 @@ class DiscreteBNClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("y contains missing values; remove those rows first.")
         self.classes_, y_codes = np.unique(y_arr, return_inverse=True)
         if len(self.classes_) < 2:
-            raise DataError("The class has a single value; at least two classes are needed.")
+            raise DataError("The class has a single value (1 class); at least two classes "
+                            "are needed.")
         if Xdf is None and _is_code_array(X):
             Xa = np.asarray(X, dtype=float)
             if Xa.shape[1] == 0:
-                raise ValueError("0 feature(s) (shape=(n, 0)) while a minimum of 1 is required.")
+                raise ValueError(f"0 feature(s) (shape=({n}, 0)) while a minimum of 1 is "
+                                 "required.")
             codes = np.where(np.isnan(Xa), -1, Xa).astype(np.int64)
             codes[codes < 0] = -1
             self.input_encoder_ = None
@@ -92,7 +109,8 @@ class DiscreteBNClassifier(ClassifierMixin, BaseEstimator):
                 Xdf = pd.DataFrame(np.asarray(X, dtype=object))
                 Xdf.columns = [f"x{j}" for j in range(Xdf.shape[1])]
             if Xdf.shape[1] == 0:
-                raise ValueError("0 feature(s) (shape=(n, 0)) while a minimum of 1 is required.")
+                raise ValueError(f"0 feature(s) (shape=({n}, 0)) while a minimum of 1 is "
+                                 "required.")
             self.input_encoder_ = DiscreteEncoder().fit(Xdf)
             codes = self.input_encoder_.transform(Xdf)
             self.arities_ = self.input_encoder_.arities
@@ -102,9 +120,13 @@ class DiscreteBNClassifier(ClassifierMixin, BaseEstimator):
 
     def _prepare_predict(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "classes_")
+        if sp.issparse(X):
+            raise TypeError("Sparse data was passed, but dense data is required; "
+                            "convert it with X.toarray().")
         if self.input_encoder_ is not None:
             if isinstance(X, pd.DataFrame):
                 Xdf = X.reset_index(drop=True)
+                Xdf.columns = [str(c) for c in Xdf.columns]
                 if hasattr(self, "feature_names_in_"):
                     missing = [c for c in self.feature_names_in_ if c not in Xdf.columns]
                     if missing:
@@ -155,7 +177,8 @@ class DiscreteBNClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """Most probable class of each row."""
-        return self.classes_[np.argmax(self.predict_log_proba(X), axis=1)]
+        lp = self.predict_log_proba(X)
+        return self.classes_[np.argmax(lp, axis=1)]
 
     # --- to implement ----------------------------------------------------------------------
     def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:  # pragma: no cover

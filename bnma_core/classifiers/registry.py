@@ -58,6 +58,21 @@ def describe(name: str) -> str:
 
 # --- registrations (one block per module; keep alphabetical by module) ------------------------
 
+# bnma_core.classifiers.naive_bayes / tan / kdb
+register(MethodSpec("nb", "bnma_core.classifiers.naive_bayes:NaiveBayes",
+                    "Naive Bayes: every feature depends only on the class.", {"alpha": 1.0}))
+register(MethodSpec("tan", "bnma_core.classifiers.tan:TAN",
+                    "Tree-augmented naive Bayes: features also form a tree of strongest "
+                    "dependencies (Friedman et al. 1997).", {"alpha": 1.0}))
+register(MethodSpec("kdb1", "bnma_core.classifiers.kdb:KDB",
+                    "k-dependence Bayes with k = 1: each feature may depend on one other "
+                    "feature (Sahami 1996).", {"k": 1, "alpha": 1.0}))
+register(MethodSpec("kdb2", "bnma_core.classifiers.kdb:KDB",
+                    "k-dependence Bayes with k = 2: each feature may depend on two other "
+                    "features (Sahami 1996).", {"k": 2, "alpha": 1.0}))
+register(MethodSpec("kdb", "bnma_core.classifiers.kdb:KDB",
+                    "k-dependence Bayes (k = 2; same as kdb2).", {"k": 2, "alpha": 1.0}))
+
 # bnma_core.classifiers.order_bma (Hwang & Zhang 2005) ---------------------------------------
 _MCMC_CLI = {"n_iter": 10000, "burn_in": 2000, "max_parents": 3}
 register(MethodSpec(

@@ -1,0 +1,286 @@
+"""Cross-validation, summaries, Wilcoxon tests, bias-variance and evaluation figures."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+from scipy.stats import wilcoxon
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import StratifiedKFold
+
+from bnma_core import viz
+from bnma_core.classifiers.naive_bayes import NaiveBayes
+from bnma_core.data import DataError, DiscreteEncoder, dataset_from_codes, load_dataset
+from bnma_core.evaluation import (
+    RESULT_COLUMNS,
+    _metrics,
+    bias_variance,
+    cross_validate,
+    roc_curves,
+    summarize,
+    wilcoxon_against,
+    zero_one_decomposition,
+)
+
+WBC = "sample_data/wbc.csv"
+
+
+def continuous_frame(n=120, seed=0, n_classes=2):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, n_classes, n)
+    return pd.DataFrame({
+        "a": rng.normal(y, 1.0),
+        "b": rng.normal(-y, 1.5),
+        "colour": np.array(["red", "green", "blue"])[(y + rng.integers(0, 2, n)) % 3],
+        "outcome": np.array(["no", "yes", "maybe"])[y],
+    })
+
+
+class NoMissingInFit(ClassifierMixin, BaseEstimator):
+    """Predicts the training majority; fails if a training row has a missing value."""
+
+    def fit(self, X, y):
+        assert (np.asarray(X) >= 0).all()
+        self.classes_, counts = np.unique(y, return_counts=True)
+        self.n_fit_ = len(y)
+        return self
+
+    def predict_proba(self, X):
+        p = np.zeros((len(X), len(self.classes_)))
+        p[:, 0] = 1.0
+        return p
+
+
+# --- cross-validation ----------------------------------------------------------------------------
+
+def test_cross_validate_shape_and_reproducibility():
+    r1 = cross_validate(WBC, ["nb", "tan"], folds=5, seed=3)
+    r2 = cross_validate(WBC, "nb,tan", folds=5, seed=3)
+    assert list(r1.columns) == RESULT_COLUMNS
+    assert len(r1) == 10
+    assert list(r1["method"]) == ["nb"] * 5 + ["tan"] * 5
+    # every row (incomplete ones included) is tested exactly once per method
+    n_rows = len(pd.read_csv(WBC))
+    assert r1.groupby("method")["n_test"].sum().tolist() == [n_rows, n_rows]
+    pd.testing.assert_frame_equal(r1.drop(columns=["fit_time_s", "predict_time_s"]),
+                                  r2.drop(columns=["fit_time_s", "predict_time_s"]))
+    assert (r1["accuracy"] > 0.85).all()
+    assert (r1["auc"] > 0.9).all()
+
+
+def test_discretization_refitted_on_training_folds_only():
+    df = continuous_frame(n=90, seed=1, n_classes=3)
+    res = cross_validate(df, ["nb"], folds=3, seed=5, target="outcome",
+                         discretization="quantile", n_bins=3)
+    X = df.drop(columns=["outcome"])
+    labels = df["outcome"]
+    classes = sorted(labels.unique())
+    y = np.array([classes.index(v) for v in labels])
+    skf = StratifiedKFold(3, shuffle=True, random_state=5)
+    for f, (tr, te) in enumerate(skf.split(X, y)):
+        enc = DiscreteEncoder("quantile", 3).fit(X.iloc[tr].reset_index(drop=True),
+                                                  vocabulary=X)
+        Xtr = enc.transform(X.iloc[tr].reset_index(drop=True))
+        Xte = enc.transform(X.iloc[te].reset_index(drop=True))
+        m = NaiveBayes().fit(Xtr, y[tr], arities=enc.arities)
+        row = res[res["fold"] == f].iloc[0]
+        assert row["accuracy"] == pytest.approx(np.mean(m.predict(Xte) == y[te]))
+        P = m.predict_proba(Xte)
+        assert row["log_loss"] == pytest.approx(-np.mean(np.log(P[np.arange(len(te)), y[te]])))
+        assert row["auc"] == pytest.approx(roc_auc_score(y[te], P, multi_class="ovr"))
+
+
+def test_dataset_input_uses_its_encoder_and_equals_path_input():
+    d = load_dataset(WBC, missing="keep")
+    a = cross_validate(d, ["kdb1"], folds=4, seed=2)
+    b = cross_validate(WBC, ["kdb1"], folds=4, seed=2)
+    np.testing.assert_allclose(a["accuracy"], b["accuracy"])
+    np.testing.assert_allclose(a["log_loss"], b["log_loss"])
+    # a dataset without raw values is used as coded
+    coded = dataset_from_codes(d.complete_rows().codes, names=d.names,
+                               arities=d.arities, class_index=d.class_index)
+    c = cross_validate(coded, ["nb"], folds=4, seed=2)
+    assert len(c) == 4 and (c["accuracy"] > 0.9).all()
+
+
+def test_missing_rows_dropped_from_training_unless_handled():
+    df = continuous_frame(n=80, seed=2)
+    df.loc[:9, "colour"] = None
+    res = cross_validate(df, {"majority": NoMissingInFit(), "nb": NaiveBayes()}, folds=4,
+                         target="outcome")
+    maj = res[res["method"] == "majority"]
+    nb = res[res["method"] == "nb"]
+    assert maj["n_test"].sum() == 80 and nb["n_test"].sum() == 80
+    assert maj["n_train"].sum() == 3 * 70  # the 10 incomplete rows never train it
+    assert nb["n_train"].sum() == 3 * 80
+
+
+def test_parallel_jobs_give_the_same_results():
+    a = cross_validate(WBC, ["nb", "kdb2"], folds=3, n_jobs=1)
+    b = cross_validate(WBC, ["nb", "kdb2"], folds=3, n_jobs=2)
+    cols = ["method", "fold", "accuracy", "log_loss", "auc"]
+    pd.testing.assert_frame_equal(a[cols], b[cols])
+
+
+def test_progress_and_stop():
+    calls = []
+    res = cross_validate(WBC, ["nb", "tan"], folds=3,
+                         progress=lambda done, total, m, f: calls.append((done, total, m, f)))
+    assert [c[0] for c in calls] == list(range(1, 7)) and {c[1] for c in calls} == {6}
+    assert len(res) == 6
+    started = []
+
+    def stop():
+        started.append(1)
+        return len(started) > 2
+
+    partial = cross_validate(WBC, ["nb", "tan"], folds=3, should_stop=stop)
+    assert len(partial) == 2 and list(partial.columns) == RESULT_COLUMNS
+
+
+def test_bad_cv_arguments():
+    with pytest.raises(DataError, match="fewer than the 3 classes"):
+        cross_validate(continuous_frame(n=20, n_classes=3), ["nb"], folds=10,
+                       target="outcome")
+    with pytest.raises(ValueError, match="at least 2"):
+        cross_validate(WBC, ["nb"], folds=1)
+    with pytest.raises(ValueError, match="Unknown method 'nope'"):
+        cross_validate(WBC, ["nb", "nope"], folds=3)
+    with pytest.raises(DataError, match="discretization"):
+        cross_validate(WBC, ["nb"], discretization="kmeans")
+    with pytest.raises(DataError, match="not in the file"):
+        cross_validate(WBC, ["nb"], target="nope")
+
+
+def test_metrics_binary_and_multiclass():
+    y = np.array([0, 1, 1, 0, 1])
+    P = np.array([[0.8, 0.2], [0.3, 0.7], [0.6, 0.4], [0.5, 0.5], [0.1, 0.9]])
+    m = _metrics(y, P)
+    assert m["accuracy"] == pytest.approx(0.8)  # the tie (row 3) goes to class 0
+    assert m["auc"] == pytest.approx(roc_auc_score(y, P[:, 1]))
+    assert m["log_loss"] == pytest.approx(-np.mean(np.log([0.8, 0.7, 0.4, 0.5, 0.9])))
+    y3 = np.array([0, 1, 2, 2, 1, 0])
+    P3 = np.random.default_rng(0).dirichlet(np.ones(3), 6)
+    assert _metrics(y3, P3)["auc"] == pytest.approx(
+        roc_auc_score(y3, P3, multi_class="ovr", average="macro"))
+    assert np.isnan(_metrics(np.zeros(3, int), P3[:3])["auc"])
+
+
+# --- summaries and tests -------------------------------------------------------------------------
+
+def fake_results():
+    acc = {"a": [0.8, 0.9, 0.7, 0.85, 0.75, 0.9], "b": [0.82, 0.95, 0.72, 0.9, 0.8, 0.91],
+           "c": [0.8, 0.9, 0.7, 0.85, 0.75, 0.9]}
+    rows = [{"method": m, "fold": f, "accuracy": v, "log_loss": 1 - v, "auc": v,
+             "fit_time_s": 0.1, "predict_time_s": 0.0, "n_train": 9, "n_test": 1}
+            for m, vals in acc.items() for f, v in enumerate(vals)]
+    return pd.DataFrame(rows), acc
+
+
+def test_summarize():
+    res, acc = fake_results()
+    s = summarize(res)
+    assert list(s["method"]) == ["a", "b", "c"]
+    assert s.loc[1, "accuracy_mean"] == pytest.approx(np.mean(acc["b"]))
+    assert s.loc[1, "accuracy_std"] == pytest.approx(np.std(acc["b"], ddof=1))
+    assert s.loc[0, "fit_time_s_total"] == pytest.approx(0.6)
+
+
+def test_wilcoxon_against():
+    res, acc = fake_results()
+    w = wilcoxon_against(res, "a").set_index("method")
+    d = np.array(acc["b"]) - np.array(acc["a"])
+    assert w.loc["b", "p_value"] == pytest.approx(wilcoxon(d).pvalue)
+    assert w.loc["b", "wins"] == 6 and w.loc["b", "mean_diff"] == pytest.approx(d.mean())
+    # identical results: every difference is zero
+    assert w.loc["c", "p_value"] == 1.0 and w.loc["c", "ties"] == 6
+    with pytest.raises(ValueError, match="Baseline 'z'"):
+        wilcoxon_against(res, "z")
+    with pytest.raises(ValueError, match="Unknown metric"):
+        wilcoxon_against(res, "a", metric="f1")
+
+
+# --- bias-variance -----------------------------------------------------------------------------
+
+def test_zero_one_decomposition_closed_form():
+    # 4 training sets, 2 test points, 3 classes; true classes 0 and 2
+    preds = np.array([[0, 1], [0, 2], [1, 2], [0, 2]])
+    t = zero_one_decomposition(preds, np.array([0, 2]), 3)
+    # point 0: P_H = (3/4, 1/4, 0): bias2 = 1/2 ((1/4)^2 + (1/4)^2) = 1/16,
+    #          variance = 1/2 (1 - 9/16 - 1/16) = 3/16, error 1/4
+    # point 1: P_H = (0, 1/4, 3/4): same numbers
+    np.testing.assert_allclose(t["bias2"], [1 / 16, 1 / 16])
+    np.testing.assert_allclose(t["variance"], [3 / 16, 3 / 16])
+    np.testing.assert_allclose(t["error"], [1 / 4, 1 / 4])
+
+
+def test_bias_variance_on_wbc():
+    d = load_dataset(WBC)
+    bv = bias_variance(["nb", "kdb2"], d, n_repeats=5, seed=0)
+    assert list(bv["method"]) == ["nb", "kdb2"]
+    np.testing.assert_allclose(bv["error"], bv["bias2"] + bv["variance"])
+    assert (bv["noise"] == 0).all()
+    assert (bv["error"] < 0.15).all()
+    again = bias_variance(["nb", "kdb2"], d, n_repeats=5, seed=0)
+    pd.testing.assert_frame_equal(bv, again)
+    pts = bias_variance({"maj": NoMissingInFit()}, d, n_repeats=3, per_point=True)
+    assert len(pts) == bv.loc[0, "n_test"]
+    assert (pts["variance"] == 0).all()  # a constant prediction never varies
+    with pytest.raises(ValueError, match="train_fraction"):
+        bias_variance(["nb"], d, train_fraction=1.5)
+    with pytest.raises(ValueError, match="n_repeats"):
+        bias_variance(["nb"], d, n_repeats=1)
+
+
+# --- figures -------------------------------------------------------------------------------------
+
+def test_figures():
+    res, acc = fake_results()
+    fig = viz.accuracy_bar_figure(summarize(res))
+    assert isinstance(fig, go.Figure)
+    bar = fig.data[0]
+    assert list(bar.x) == ["a", "b", "c"]
+    np.testing.assert_allclose(bar.error_y.array[1], np.std(acc["b"], ddof=1))
+    assert isinstance(viz.accuracy_bar_figure(res, metric="auc"), go.Figure)
+    with pytest.raises(ValueError, match="no 'f1' column"):
+        viz.accuracy_bar_figure(res, metric="f1")
+    roc = viz.roc_figure({"nb": ([0, 0.2, 1], [0, 0.8, 1], 0.8),
+                          "tan": {"fpr": [0, 1], "tpr": [0, 1]}})
+    assert len(roc.data) == 3 and "AUC 0.800" in roc.data[1].name
+    long = pd.DataFrame({"method": ["a", "a"], "fpr": [0, 1], "tpr": [0, 1]})
+    assert len(viz.roc_figure(long).data) == 2
+
+
+def test_out_of_fold_probabilities_and_roc_curves():
+    res, pred = cross_validate(WBC, ["nb", "tan"], folds=4, seed=1, return_proba=True)
+    plain = cross_validate(WBC, ["nb", "tan"], folds=4, seed=1)
+    pd.testing.assert_frame_equal(res.drop(columns=["fit_time_s", "predict_time_s"]),
+                                  plain.drop(columns=["fit_time_s", "predict_time_s"]))
+    assert pred.classes == ["benign", "malignant"]
+    P = pred.proba["nb"]
+    assert P.shape == (699, 2) and not np.isnan(P).any()
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    # pooled accuracy equals the n_test-weighted fold accuracies
+    nb = res[res["method"] == "nb"]
+    assert np.mean(P.argmax(axis=1) == pred.y) == pytest.approx(
+        (nb["accuracy"] * nb["n_test"]).sum() / nb["n_test"].sum())
+    curves = roc_curves(pred, positive="malignant")
+    assert set(curves) == {"nb", "tan"}
+    assert curves["nb"]["auc"] == pytest.approx(roc_auc_score(pred.y == 1, P[:, 1]))
+    assert len(viz.roc_figure(curves).data) == 3
+    with pytest.raises(ValueError, match="not a class"):
+        roc_curves(pred, positive="unknown")
+
+
+def test_wilcoxon_pairs_over_datasets_and_folds():
+    res, acc = fake_results()
+    two = pd.concat([res.assign(dataset="d1"), res.assign(dataset="d2", fold=res["fold"])])
+    two.loc[two["dataset"] == "d2", "accuracy"] += np.where(
+        two.loc[two["dataset"] == "d2", "method"] == "b", 0.01, 0.0)
+    w = wilcoxon_against(two, "a").set_index("method")
+    d = np.concatenate([np.array(acc["b"]) - acc["a"], np.array(acc["b"]) + 0.01 - acc["a"]])
+    assert w.loc["b", "n_pairs"] == 12
+    assert w.loc["b", "p_value"] == pytest.approx(wilcoxon(d).pvalue)
