@@ -196,3 +196,54 @@ def test_bad_input_raises():
     clf = OrderMCMCBMA(n_iter=200, burn_in=50, n_orders=3, random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="between 1"):
         clf.predict_proba_n_orders(X, 4)
+
+
+def test_pruned_posteriors_agree_with_unpruned():
+    # 3,000 rows: scores spread over hundreds of nats, so pruning drops most parent sets
+    rng = np.random.default_rng(8)
+    n_rows = 3000
+    X = rng.integers(0, 3, size=(n_rows, 5))
+    y = (X[:, 0] + X[:, 1] + (rng.random(n_rows) < 0.3)) % 2
+    X[:, 2] = np.where(rng.random(n_rows) < 0.8, y, X[:, 2])
+    X[:, 3] = np.where(rng.random(n_rows) < 0.7, X[:, 2], X[:, 3])
+    kw = dict(n_iter=300, burn_in=100, n_orders=6, max_parents=3, random_state=0)
+    exact = OrderMCMCBMA(prune_eps=0.0, **kw).fit(X, y)
+    pruned = OrderMCMCBMA(**kw).fit(X, y)
+    assert (pruned.table_.limits < pruned.table_.n_sets).any()
+    np.testing.assert_array_equal(exact.sampled_orders_, pruned.sampled_orders_)
+    Xt = rng.integers(0, 3, size=(200, 5))
+    Xt[:5, 1] = -1
+    np.testing.assert_allclose(pruned.predict_proba(Xt), exact.predict_proba(Xt), atol=1e-9,
+                               rtol=0)
+    np.testing.assert_allclose(pruned.edge_posterior_, exact.edge_posterior_, atol=1e-9)
+
+
+def test_candidate_regime_chains_and_figures():
+    from bnma_core import viz
+
+    X, y, ar = _toy(n_rows=80, seed=9)
+    clf = OrderMCMCBMA(n_iter=800, burn_in=200, n_orders=4, n_chains=2, max_parents=2,
+                       candidates=2, move="mix", random_state=0).fit(X, y)
+    assert clf.table_.regime == "candidates" and len(clf.sampled_orders_) == 8
+    assert np.isfinite(clf.rhat_) and set(clf.trace_["chain"]) == {0, 1}
+    p = clf.predict_proba(X[:10])
+    np.testing.assert_allclose(p.sum(axis=1), 1)
+    # a parent outside the candidates never gets an edge
+    E = clf.edge_posterior_.to_numpy()
+    for child in range(4):
+        others = set(range(4)) - {child} - set(clf.table_.cand[child].tolist())
+        assert all(E[o, child] == 0 for o in others)
+    figs = [viz.trace_figure(clf.trace_, reference_log2=clf.trace_["log2_score"].max(),
+                             burn_in=200),
+            viz.edge_posterior_heatmap(clf.edge_posterior_, None),
+            viz.edge_posterior_heatmap(E, clf.variable_names_),
+            viz.rank_correlation_figure(pd.DataFrame({"n_train": [25, 25, 50], "spearman":
+                                                      [0.1, 0.2, 0.4]})),
+            viz.orders_accuracy_figure(pd.DataFrame({"n_train": [25, 25], "method": ["a", "b"],
+                                                     "accuracy": [0.8, 0.9]}))]
+    assert all(len(f.data) >= 1 for f in figs)
+    ev = list(OrderMCMCBMA(n_iter=300, burn_in=50, n_orders=2, random_state=0).fit_stream(
+        X, y, every=100, reference_order=[3, 2, 1, 0]))
+    fig = viz.rank_correlation_figure(pd.DataFrame(
+        {"iteration": [e["iteration"] for e in ev], "spearman": [e["spearman"] for e in ev]}))
+    assert len(fig.data) == 1
