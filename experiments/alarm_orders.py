@@ -5,7 +5,9 @@ Command (full run, paper settings except ``--reps``)::
     .venv/bin/python experiments/alarm_orders.py --reps 10
 
 Options: ``--sizes 25 50 100 500 1000``, ``--reps`` (paper: 10), ``--n-test`` (3000),
-``--n-iter`` / ``--burn-in`` / ``--n-orders`` (60000 / 10000 / 30), ``--out``.
+``--n-iter`` / ``--burn-in`` / ``--n-orders`` (60000 / 10000 / 30), ``--out``. Repetitions can
+be split over runs (``--first-rep 5 --reps 5 --out DIR2``) and merged afterwards with
+``--combine DIR1 DIR2 --out DIR``.
 
 What it does: for each class variable (CATECHOL, SHUNT), training size and repetition, it draws a
 training set from ``sample_data/alarm.bif.gz`` (the same training sets for both class variables)
@@ -53,6 +55,7 @@ CLASS_VARIABLES = ("CATECHOL", "SHUNT")
 SIZES = (25, 50, 100, 500, 1000)
 N_ORDERS_COMPARED = (1, 5, 10, 30)
 MISSING_PCTS = (5, 10, 20)
+JS = "directory"  # figures share one plotly.min.js next to them
 PAPER = {
     "fig6_mean_spearman": "< 0.1 at n = 25, about 0.5 at n = 500 and 1000",
     "fig7": "BMA over 10 orders >= over 1 order at every size; original order best, reversed "
@@ -75,7 +78,7 @@ def run(sizes=SIZES, class_variables=CLASS_VARIABLES, n_reps: int = 10, n_test: 
         n_iter: int = 60000, burn_in: int = 10000, n_orders: int = 30,
         missing_pcts=MISSING_PCTS, missing_n_train: int = 100, max_parents: int = 3,
         out_dir: str | Path | None = "experiments/out/alarm_orders",
-        verbose: bool = True) -> dict[str, pd.DataFrame]:
+        verbose: bool = True, first_rep: int = 0) -> dict[str, pd.DataFrame]:
     """Run the experiment; returns {"spearman", "accuracy", "missing"} DataFrames and, when
     ``out_dir`` is given, writes them as CSV with the figures."""
     bn = load_network("alarm")
@@ -99,7 +102,7 @@ def run(sizes=SIZES, class_variables=CLASS_VARIABLES, n_reps: int = 10, n_test: 
         optimal_missing = {pct: float(np.mean(bn.class_posterior(cv, c).argmax(axis=1) == yte))
                            for pct, c in miss_sets.items()}
         for size in sizes:
-            for rep in range(n_reps):
+            for rep in range(first_rep, first_rep + n_reps):
                 seed, resampled = 100000 + 100 * size + rep, 0
                 while True:
                     tr = bn.sample_codes(size, seed=seed)
@@ -121,7 +124,7 @@ def run(sizes=SIZES, class_variables=CLASS_VARIABLES, n_reps: int = 10, n_test: 
                                 "spearman": float(tr_df["spearman"].iloc[burn_in:].mean()),
                                 "acceptance_rate": clf.acceptance_rate_,
                                 "resampled": resampled})
-                if rep == 0 and size in (min(sizes), max(sizes)):
+                if rep == first_rep and size in (min(sizes), max(sizes)):
                     ref = clf.table_.order_log_score(np.asarray(topo_clf)) * LOG2E
                     traces[(cv, size)] = (tr_df, ref)
                 # classes absent from training are never predicted; accuracy counts them wrong
@@ -160,26 +163,45 @@ def run(sizes=SIZES, class_variables=CLASS_VARIABLES, n_reps: int = 10, n_test: 
     res = {"spearman": pd.DataFrame(sp_rows), "accuracy": pd.DataFrame(acc_rows),
            "missing": pd.DataFrame(miss_rows)}
     if out_dir is not None:
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        for k, df in res.items():
-            df.to_csv(out / f"{k}.csv", index=False)
-        rank_correlation_figure(res["spearman"]).write_html(out / "fig6_spearman.html")
-        for cv in class_variables:
-            d = res["accuracy"][res["accuracy"]["class_variable"] == cv]
-            orders_accuracy_figure(d, title=f"Fig. 7: accuracy, class {cv}").write_html(
-                out / f"fig7_accuracy_{cv}.html")
-            if len(res["missing"]):
-                d = res["missing"][res["missing"]["class_variable"] == cv]
-                orders_accuracy_figure(d, x="missing_pct",
-                                       title=f"Fig. 9: missing test values, class {cv}, "
-                                             f"n = {missing_n_train}").write_html(
-                    out / f"fig9_missing_{cv}.html")
+        write_outputs(res, out_dir, burn_in, missing_n_train)
         for (cv, size), (tr_df, ref) in traces.items():
             trace_figure(tr_df, reference_log2=ref, burn_in=burn_in,
                          title=f"Fig. 5: trace, class {cv}, n = {size}").write_html(
-                out / f"fig5_trace_{cv}_n{size}.html")
-        (out / "summary.json").write_text(json.dumps(summarize(res), indent=1))
+                Path(out_dir) / f"fig5_trace_{cv}_n{size}.html", include_plotlyjs=JS)
+    return res
+
+
+def write_outputs(res: dict[str, pd.DataFrame], out_dir: str | Path, burn_in: int,
+                  missing_n_train: int) -> None:
+    """CSV files, Figs. 6, 7, 9 (plotly HTML) and summary.json."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for k, df in res.items():
+        df.to_csv(out / f"{k}.csv", index=False)
+    rank_correlation_figure(res["spearman"]).write_html(out / "fig6_spearman.html",
+                                                       include_plotlyjs=JS)
+    for cv in res["spearman"]["class_variable"].unique():
+        d = res["accuracy"][res["accuracy"]["class_variable"] == cv]
+        orders_accuracy_figure(d, title=f"Fig. 7: accuracy, class {cv}").write_html(
+            out / f"fig7_accuracy_{cv}.html", include_plotlyjs=JS)
+        if len(res["missing"]):
+            d = res["missing"][res["missing"]["class_variable"] == cv]
+            orders_accuracy_figure(d, x="missing_pct",
+                                   title=f"Fig. 9: missing test values, class {cv}, "
+                                         f"n = {missing_n_train}").write_html(
+                out / f"fig9_missing_{cv}.html", include_plotlyjs=JS)
+    (out / "summary.json").write_text(json.dumps(summarize(res), indent=1))
+
+
+def combine(in_dirs: list[str], out_dir: str, burn_in: int = 10000,
+            missing_n_train: int = 100) -> dict[str, pd.DataFrame]:
+    """Concatenate the CSVs of runs over disjoint repetitions (``--first-rep``)."""
+    res = {}
+    for k in ("spearman", "accuracy", "missing"):
+        frames = [pd.read_csv(Path(d) / f"{k}.csv") for d in in_dirs
+                  if (Path(d) / f"{k}.csv").stat().st_size > 1]
+        res[k] = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    write_outputs(res, out_dir, burn_in, missing_n_train)
     return res
 
 
@@ -210,10 +232,17 @@ def main() -> None:
     ap.add_argument("--n-iter", type=int, default=60000)
     ap.add_argument("--burn-in", type=int, default=10000)
     ap.add_argument("--n-orders", type=int, default=30)
+    ap.add_argument("--first-rep", type=int, default=0,
+                    help="index of the first repetition (seeds depend on it)")
     ap.add_argument("--out", default="experiments/out/alarm_orders")
+    ap.add_argument("--combine", nargs="+", default=None, metavar="DIR",
+                    help="only merge the CSVs of earlier runs into --out")
     a = ap.parse_args()
-    res = run(a.sizes, a.class_variables, a.reps, a.n_test, a.n_iter, a.burn_in, a.n_orders,
-              out_dir=a.out)
+    if a.combine:
+        res = combine(a.combine, a.out, a.burn_in)
+    else:
+        res = run(a.sizes, a.class_variables, a.reps, a.n_test, a.n_iter, a.burn_in,
+                  a.n_orders, out_dir=a.out, first_rep=a.first_rep)
     print(json.dumps(summarize(res), indent=1))
 
 

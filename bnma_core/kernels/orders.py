@@ -64,6 +64,40 @@ def _family_log_ml(table: np.ndarray, size: int, stride: int, r: int, score_kind
 
 
 @njit(cache=True)
+def _family_log_ml_sparse(table: np.ndarray, touched: np.ndarray, n_touched: int, size: int,
+                          stride: int, r: int, score_kind: int, ess: float, lfact: np.ndarray,
+                          nj: np.ndarray) -> float:
+    """:func:`_family_log_ml` visiting only the ``n_touched`` non-zero cells (listed in
+    ``touched``); empty cells and parent configurations contribute nothing. ``nj`` is a zeroed
+    work array of the table's size, left zeroed."""
+    total = 0.0
+    q = size // r
+    a = 1.0 if score_kind == 0 else ess / (r * q)
+    la = math.lgamma(a)
+    for t in range(n_touched):
+        p = touched[t]
+        c = table[p]
+        if score_kind == 0:
+            total += lfact[c]
+        else:
+            total += math.lgamma(a + c) - la
+        nj[p - ((p // stride) % r) * stride] += c
+    a_j = a * r
+    la_j = math.lgamma(a_j)
+    for t in range(n_touched):
+        p = touched[t]
+        key = p - ((p // stride) % r) * stride
+        n = nj[key]
+        if n > 0:
+            if score_kind == 0:
+                total += lfact[r - 1] - lfact[r + n - 1]
+            else:
+                total += la_j - math.lgamma(a_j + n)
+            nj[key] = 0
+    return total
+
+
+@njit(cache=True)
 def build_full_table(data_t: np.ndarray, arities: np.ndarray, max_parents: int,
                      log_prior: np.ndarray, score_kind: int, ess: float, n_sets: int,
                      max_cells: int) -> tuple[np.ndarray, np.ndarray]:
@@ -86,6 +120,8 @@ def build_full_table(data_t: np.ndarray, arities: np.ndarray, max_parents: int,
     partial = np.zeros((L + 1, n_rows), dtype=np.int64)
     stride = np.ones(L + 1, dtype=np.int64)
     table = np.zeros(max_cells, dtype=np.int64)
+    touched = np.empty(max_cells, dtype=np.int64)
+    nj = np.zeros(max_cells, dtype=np.int64)
     t = 0
     comb[0] = 0
     while t >= 0:
@@ -108,22 +144,41 @@ def build_full_table(data_t: np.ndarray, arities: np.ndarray, max_parents: int,
                 cur[row] = p + x * st
         size = st * arities[v]
         stride[t + 1] = size
-        for c in range(size):
-            table[c] = 0
-        for row in range(n_rows):
-            p = cur[row]
-            if p >= 0:
-                table[p] += 1
+        n_touched = 0
+        sparse = n_rows < size  # fewer rows than cells: visit only the non-zero cells
+        if sparse:
+            for row in range(n_rows):
+                p = cur[row]
+                if p >= 0:
+                    if table[p] == 0:
+                        touched[n_touched] = p
+                        n_touched += 1
+                    table[p] += 1
+        else:
+            for row in range(n_rows):
+                p = cur[row]
+                if p >= 0:
+                    table[p] += 1
         setmask = np.uint64(0)
         for s in range(t + 1):
             setmask |= np.uint64(1) << np.uint64(comb[s])
         for s in range(t + 1):
             child = comb[s]
-            ml = _family_log_ml(table, size, stride[s], arities[child], score_kind, ess, lfact)
+            if sparse:
+                ml = _family_log_ml_sparse(table, touched, n_touched, size, stride[s],
+                                           arities[child], score_kind, ess, lfact, nj)
+            else:
+                ml = _family_log_ml(table, size, stride[s], arities[child], score_kind, ess,
+                                    lfact)
             k = fill[child]
             masks[child, k] = setmask ^ (np.uint64(1) << np.uint64(child))
             scores[child, k] = log_prior[t] + ml
             fill[child] = k + 1
+        if sparse:
+            for c in range(n_touched):
+                table[touched[c]] = 0
+        else:
+            table[:size] = 0
         if t + 1 < L and comb[t] + 1 < n:
             t += 1
             comb[t] = comb[t - 1] + 1
