@@ -23,11 +23,11 @@ def test_alarm_experiment_smoke(tmp_path):
                   missing_n_train=50, out_dir=tmp_path, verbose=False, first_rep=3)
     sp, acc, miss = res["spearman"], res["accuracy"], res["missing"]
     assert len(sp) == 2 and sp["spearman"].between(-1, 1).all()
-    assert set(acc["method"]) == {"1 order", "5 orders", "original order", "reversed order",
-                                  "Bayes optimal"}
+    assert set(acc["method"]) == {"1 order", "5 orders", "5 orders, mean posterior",
+                                  "original order", "reversed order", "Bayes optimal"}
     assert set(sp["rep"]) == {3}
     assert acc["accuracy"].between(0, 1).all()
-    assert len(miss) == 3 and (miss["missing_pct"] == 10).all()
+    assert len(miss) == 4 and (miss["missing_pct"] == 10).all()
     for f in ["spearman.csv", "accuracy.csv", "missing.csv", "fig6_spearman.html",
               "fig7_accuracy_SHUNT.html", "fig9_missing_SHUNT.html",
               "fig5_trace_SHUNT_n25.html", "summary.json"]:

@@ -98,6 +98,11 @@ def test_mcmc_bma_is_average_of_fixed_orders():
                                                                        keepdims=True)))
     both = clf.predict_proba_n_orders(rows, [1, 5])
     np.testing.assert_allclose(both[5], ref, atol=1e-12)
+    post = np.exp(lj - np.logaddexp.reduce(lj, axis=2, keepdims=True)).mean(axis=0)
+    np.testing.assert_allclose(clf.proba_from_log_joints(clf.order_log_joints(rows), None,
+                                                         "posterior"), post, atol=1e-12)
+    clf.set_params(combine="posterior")
+    np.testing.assert_allclose(clf.predict_proba(rows), post, atol=1e-12)
 
 
 def test_same_seed_same_result_and_attributes():

@@ -157,8 +157,8 @@ class _OrderBMABase(DiscreteBNClassifier):
                 np.logaddexp.at(out[t], groups[a:b], part[t])  # sum completions into rows
         return out
 
-    def _combine(self, lj: np.ndarray) -> np.ndarray:
-        if self.combine == "joint":
+    def _combine(self, lj: np.ndarray, combine: str | None = None) -> np.ndarray:
+        if (combine or self.combine) == "joint":
             return logsumexp(lj, axis=0) - math.log(len(lj))
         post = lj - logsumexp(lj, axis=2, keepdims=True)
         return logsumexp(post, axis=0) - math.log(len(lj))
@@ -403,8 +403,15 @@ class OrderMCMCBMA(_OrderBMABase):
         T kept, orders 0, T//n, 2 T//n, ... (n = 1: the first; T = 30, n = 10: every third).
         ``n`` may be a list: returns {n: probabilities}, computing each order once."""
         lj = self.order_log_joints(self._prepare_predict(X))
-        out = {}
-        for k in ([n] if isinstance(n, (int, np.integer)) else list(n)):
-            lp = self._combine(lj[self._subset(int(k))])
-            out[int(k)] = np.exp(lp - logsumexp(lp, axis=1, keepdims=True))
+        out = {int(k): self.proba_from_log_joints(lj, int(k))
+               for k in ([n] if isinstance(n, (int, np.integer)) else list(n))}
         return out[int(n)] if isinstance(n, (int, np.integer)) else out
+
+    def proba_from_log_joints(self, log_joints: np.ndarray, n: int | None = None,
+                              combine: str | None = None) -> np.ndarray:
+        """Class posteriors from :meth:`order_log_joints` output, over n of the kept orders
+        (spread as in :meth:`predict_proba_n_orders`; None = all) combined by ``combine``
+        (default: the estimator's)."""
+        lj = log_joints if n is None else log_joints[self._subset(int(n))]
+        lp = self._combine(lj, combine)
+        return np.exp(lp - logsumexp(lp, axis=1, keepdims=True))
