@@ -147,7 +147,8 @@ class OrderChain:
         self.kept_iterations = its
         self.kept = np.zeros((len(its), n), dtype=np.int64)
         self.t = 0
-        self.seconds = 0.0
+        self.seconds = 0.0  # wall time in the kernel
+        self.cpu_seconds = 0.0  # CPU time of the thread in the kernel (load-independent)
 
     def advance(self, stop: int) -> None:
         stop = min(stop, self.n_iter)
@@ -155,10 +156,12 @@ class OrderChain:
             return
         tab = self.table
         t0 = time.perf_counter()
+        c0 = time.thread_time()
         mcmc_run(self.order, self.prefix, self.terms, self.state, *tab.kernel_args(),
                  self.mi, self.mj, self.mk, self.log_u, self.t, stop, self.trace_score,
                  self.trace_acc, self.keep_slot, self.kept, self.ref_pos, self.trace_spear)
         self.seconds += time.perf_counter() - t0
+        self.cpu_seconds += time.thread_time() - c0
         self.t = stop
 
     @property
