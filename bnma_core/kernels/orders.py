@@ -524,9 +524,20 @@ def mcmc_run(order: np.ndarray, prefix: np.ndarray, terms: np.ndarray, state: np
         for p in range(lo, hi + 1):
             v = new_order[p]
             new_prefix[p] = pred
-            if (regime == 1 and v == order[p] and candidate_local_mask(bytemap[v], pred)
-                    == candidate_local_mask(bytemap[v], prefix[p])):
-                t = terms[p]  # no candidate parent of v moved across it: same term
+            same = False
+            if regime == 1 and v == order[p]:
+                # v keeps its position; its term changes only if a moved node is a candidate
+                bm = bytemap[v]
+                if move_kind[it] == 0:
+                    a_ = order[i]
+                    b_ = order[j]
+                    same = (bm[a_ >> 3, 1 << (a_ & 7)] == 0
+                            and bm[b_ >> 3, 1 << (b_ & 7)] == 0)
+                else:
+                    same = (candidate_local_mask(bm, pred)
+                            == candidate_local_mask(bm, prefix[p]))
+            if same:
+                t = terms[p]
             else:
                 t = _node_term(v, pred, masks, scores, exps, bid, band_first, band_anchor,
                                limits, log_eps_rel, regime, logsum, bytemap)
