@@ -58,6 +58,13 @@ def describe(name: str) -> str:
 
 # --- registrations (one block per module; keep alphabetical by module) ------------------------
 
+# bnma_core.classifiers.manb
+register(MethodSpec(
+    "manb", "bnma_core.classifiers.manb:MANaiveBayes",
+    "Model-averaged naive Bayes: averages all 2^N choices of which features to use, exactly, "
+    "at the cost of one naive Bayes (Dash & Cooper 2002).",
+    {"alpha": 1.0, "scoring": "k2", "arc_prior": 0.5}))
+
 # bnma_core.classifiers.naive_bayes / tan / kdb
 register(MethodSpec("nb", "bnma_core.classifiers.naive_bayes:NaiveBayes",
                     "Naive Bayes: every feature depends only on the class.", {"alpha": 1.0}))
@@ -88,3 +95,21 @@ for _k in (1, 10, 30):
         "2,000 instead of the paper's 60,000 / 10,000.",
         {**_MCMC_CLI, "n_orders": _k}, randomized=True))
 del _k
+
+# ukdb
+register(MethodSpec("ukdb", "bnma_core.classifiers.ukdb:UKDB",
+                    "UKDB (k = 2): average of a network learned from all patients (domain "
+                    "knowledge) and one built for each new patient (personalized knowledge)",
+                    {"k": 2, "mode": "ensemble"}))
+register(MethodSpec("ukdb1", "bnma_core.classifiers.ukdb:UKDB",
+                    "UKDB with k = 1: each attribute depends on the class and at most one "
+                    "other attribute", {"k": 1, "mode": "ensemble"}))
+register(MethodSpec("ukdb2", "bnma_core.classifiers.ukdb:UKDB",
+                    "UKDB with k = 2 (same as ukdb)", {"k": 2, "mode": "ensemble"}))
+register(MethodSpec("ukdb_l", "bnma_core.classifiers.ukdb:UKDB",
+                    "UKDB_L (k = 2): one network of the strongest dependences in the training "
+                    "data (domain knowledge)", {"k": 2, "mode": "domain"}))
+register(MethodSpec("ukdb_p", "bnma_core.classifiers.ukdb:UKDB",
+                    "UKDB_P (k = 2): a network built for each patient from the dependences "
+                    "between that patient's own values (personalized knowledge)",
+                    {"k": 2, "mode": "personalized"}))

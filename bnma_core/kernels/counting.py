@@ -20,31 +20,38 @@ def parent_strides(parents: np.ndarray, arities: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
+def _n_configs(parents: np.ndarray, arities: np.ndarray) -> int:
+    q = 1
+    for k in range(parents.shape[0]):
+        q *= arities[parents[k]]
+    return q
+
+
+@njit(cache=True)
+def config_index(data: np.ndarray, row: int, parents: np.ndarray, strides: np.ndarray) -> int:
+    """Parent configuration j of one row, or -1 if a parent is missing."""
+    j = 0
+    for k in range(parents.shape[0]):
+        v = data[row, parents[k]]
+        if v < 0:
+            return -1
+        j += v * strides[k]
+    return j
+
+
+@njit(cache=True)
 def count_family(data: np.ndarray, child: int, parents: np.ndarray,
                  arities: np.ndarray) -> np.ndarray:
     """Counts N_ijk as a (q_i, r_i) float array; rows with a missing value (-1) in the child or
     a parent are skipped."""
     strides = parent_strides(parents, arities)
-    q = 1
-    for k in range(parents.shape[0]):
-        q *= arities[parents[k]]
-    r = arities[child]
-    counts = np.zeros((q, r), dtype=np.float64)
-    n = data.shape[0]
-    for row in range(n):
+    counts = np.zeros((_n_configs(parents, arities), arities[child]), dtype=np.float64)
+    for row in range(data.shape[0]):
         x = data[row, child]
-        if x < 0:
-            continue
-        j = 0
-        ok = True
-        for k in range(parents.shape[0]):
-            v = data[row, parents[k]]
-            if v < 0:
-                ok = False
-                break
-            j += v * strides[k]
-        if ok:
-            counts[j, x] += 1.0
+        if x >= 0:
+            j = config_index(data, row, parents, strides)
+            if j >= 0:
+                counts[j, x] += 1.0
     return counts
 
 
@@ -53,24 +60,13 @@ def count_family_weighted(data: np.ndarray, weights: np.ndarray, child: int, par
                           arities: np.ndarray) -> np.ndarray:
     """Like :func:`count_family` with a weight per row (pseudo instances, EM statistics)."""
     strides = parent_strides(parents, arities)
-    q = 1
-    for k in range(parents.shape[0]):
-        q *= arities[parents[k]]
-    counts = np.zeros((q, arities[child]), dtype=np.float64)
+    counts = np.zeros((_n_configs(parents, arities), arities[child]), dtype=np.float64)
     for row in range(data.shape[0]):
         x = data[row, child]
-        if x < 0:
-            continue
-        j = 0
-        ok = True
-        for k in range(parents.shape[0]):
-            v = data[row, parents[k]]
-            if v < 0:
-                ok = False
-                break
-            j += v * strides[k]
-        if ok:
-            counts[j, x] += weights[row]
+        if x >= 0:
+            j = config_index(data, row, parents, strides)
+            if j >= 0:
+                counts[j, x] += weights[row]
     return counts
 
 

@@ -1,0 +1,372 @@
+"""UKDB: information identities through the model, k = 0 == naive Bayes, brute-force oracles
+for both networks and for missing-value marginalization, structure properties, explanation."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from bnma_core.classifiers.ukdb import UKDB, build_k_dependence_structure
+from bnma_core.data import load_dataset
+from bnma_core.scores import (
+    conditional_local_mutual_information,
+    joint_distribution,
+    local_mutual_information,
+)
+
+WBC = "sample_data/wbc.csv"
+
+
+def _random_problem(seed: int, n: int = 120, arities=(2, 3, 2, 3), m: int = 2,
+                    missing: float = 0.0):
+    rng = np.random.default_rng(seed)
+    p = len(arities)
+    y = rng.integers(0, m, n)
+    X = np.empty((n, p), dtype=np.int64)
+    X[:, 0] = (y + rng.integers(0, 2, n) * rng.integers(0, arities[0], n)) % arities[0]
+    for j in range(1, p):  # a chain of dependences so CMI is not flat
+        X[:, j] = (X[:, j - 1] + y * rng.integers(0, 2, n) + rng.integers(0, 2, n)) % arities[j]
+    if missing:
+        X[rng.random((n, p)) < missing] = -1
+    return X, y
+
+
+def _brute_log_posterior(X, y, m, arities, class_parents, parents, x, alpha):
+    """P(c | x_p) prod P(x_i | c, pi_i) by direct counting (rows with a missing value in a
+    family are skipped), normalised over c."""
+    out = np.zeros(m)
+    for c in range(m):
+        sel = np.all([X[:, v] == x[v] for v in class_parents], axis=0) if class_parents \
+            else np.ones(len(y), bool)
+        out[c] += np.log(((y[sel] == c).sum() + alpha) / (sel.sum() + m * alpha))
+        for i, pa in parents.items():
+            if x[i] < 0:
+                continue
+            s = (X[:, i] >= 0) & (y == c)
+            for v in pa:
+                s &= X[:, v] == x[v]
+            out[c] += np.log(((X[s, i] == x[i]).sum() + alpha) / (s.sum() + arities[i] * alpha))
+    return out - np.logaddexp.reduce(out)
+
+
+# --- information measures through the model's code path --------------------------------------
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.5])
+def test_lmi_and_clmi_average_to_mi_and_cmi(smoothing):
+    X, y = _random_problem(0, missing=0.1)
+    model = UKDB(mi_smoothing=smoothing, base=2.0).fit(X, y)
+    p = X.shape[1]
+    data = np.column_stack([X, y])
+    ar = np.append(model.arities_, 2)
+    for i in range(p):
+        pxc = joint_distribution(data, [i, p], ar, smoothing=smoothing)
+        total = 0.0
+        for a in range(ar[i]):
+            x = np.full(p, -1)
+            x[i] = a
+            lmi, _ = model.local_information(x)
+            total += pxc[a].sum() * lmi[i]
+        assert total == pytest.approx(model.mi_[i], abs=1e-12)
+    for i, j in itertools.combinations(range(p), 2):
+        pxyc = joint_distribution(data, [i, j, p], ar, smoothing=smoothing)
+        total = 0.0
+        for a in range(ar[i]):
+            for b in range(ar[j]):
+                x = np.full(p, -1)
+                x[i], x[j] = a, b
+                _, clmi = model.local_information(x)
+                total += pxyc[a, b].sum() * clmi[i, j]
+        assert total == pytest.approx(model.cmi_[i, j], abs=1e-12)
+        assert model.cmi_[i, j] >= -1e-12
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.5])
+def test_pseudo_instances_equal_weighted_rows(smoothing):
+    """local_information with pseudo weights == the scores functions on the training rows plus
+    the weighted pseudo rows (an independent path through joint_distribution)."""
+    X, y = _random_problem(1, missing=0.05)
+    model = UKDB(mi_smoothing=smoothing).fit(X, y)
+    x = X[3].copy()
+    x[1] = 2
+    x[2] = -1
+    w = np.array([0.3, 0.7])
+    lmi, clmi = model.local_information(x, w)
+    p = X.shape[1]
+    data = np.vstack([np.column_stack([X, y]), np.column_stack([np.tile(x, (2, 1)), [0, 1]])])
+    weights = np.concatenate([np.ones(len(y)), w])
+    ar = np.append(model.arities_, 2)
+    for i in range(p):
+        if x[i] < 0:
+            assert np.isnan(lmi[i])
+            continue
+        pj = joint_distribution(data, [i, p], ar, weights, smoothing)
+        assert lmi[i] == pytest.approx(local_mutual_information(pj, x[i], 2.0), abs=1e-12)
+    for i, j in itertools.combinations(range(p), 2):
+        if x[i] < 0 or x[j] < 0:
+            assert np.isnan(clmi[i, j])
+            continue
+        pj = joint_distribution(data, [i, j, p], ar, weights, smoothing)
+        ref = conditional_local_mutual_information(pj, x[i], x[j], 2.0)
+        assert clmi[i, j] == pytest.approx(ref, abs=1e-12)
+
+
+# --- structure ---------------------------------------------------------------------------------
+
+def test_structure_construction_by_hand():
+    d = np.array([[0, 5, 1, 0],
+                  [5, 0, 4, 1],
+                  [1, 4, 0, 3],
+                  [0, 1, 3, 0]], dtype=float)
+    st = build_k_dependence_structure(d, 1)
+    # SCMI: 6, 10, 8, 4 -> order 1, 2, 0, 3
+    assert st.order == [1, 2, 0, 3]
+    assert st.class_parents == [1]
+    assert st.parents == {2: [1], 0: [1], 3: [2]}
+    st2 = build_k_dependence_structure(d, 2, candidates=[0, 2, 3])
+    assert st2.order == [2, 3, 0] and st2.class_parents == [2, 3] and st2.parents == {0: [2, 3]}
+    st3 = build_k_dependence_structure(d, 2, min_dependence=2.0)
+    assert st3.parents == {0: [1], 3: [2]}
+
+
+def test_floating_point_ties_fall_to_lower_index():
+    d = np.full((4, 4), 0.3)
+    np.fill_diagonal(d, 0)
+    noisy = d + np.triu(np.full((4, 4), 1e-14), 1) * np.array([[0, 1, 0, 1]] * 4)
+    noisy = np.triu(noisy, 1) + np.triu(noisy, 1).T
+    a = build_k_dependence_structure(d, 1)
+    b = build_k_dependence_structure(noisy, 1)
+    assert a.order == b.order == [0, 1, 2, 3]
+    assert a.parents == b.parents == {1: [0], 2: [0], 3: [0]}
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 3])
+def test_structures_acyclic_and_k_bounded(k):
+    X, y = _random_problem(2, n=150, arities=(2, 3, 2, 3, 2), missing=0.1)
+    model = UKDB(k=k).fit(X, y)
+    for r in range(0, 150, 15):
+        e = model.explain(X[r])
+        for g, cps in ((e.domain_graph, e.class_parents_domain),
+                       (e.personalized_graph, e.class_parents_personalized)):
+            assert nx.is_directed_acyclic_graph(g)
+            assert set(g.predecessors("class")) == set(cps)
+            for node in g.nodes:
+                if node == "class":
+                    continue
+                att_parents = [u for u in g.predecessors(node) if u != "class"]
+                if node in cps:
+                    assert "class" not in g.predecessors(node)
+                else:
+                    assert len(att_parents) <= k
+        n_obs = int((X[r] >= 0).sum())
+        assert len(e.class_parents_personalized) == min(k, n_obs)
+        missing = {f"x{j}" for j in np.flatnonzero(X[r] < 0)}
+        for v in missing:  # missing values are left out of UKDB_P
+            assert e.personalized_graph.degree(v) == 0
+
+
+# --- predictions against brute force -----------------------------------------------------------
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_domain_and_personalized_match_brute_force(k):
+    X, y = _random_problem(3, n=100, arities=(2, 3, 2, 3))
+    model = UKDB(k=k, alpha=0.7, pseudo_weights="none").fit(X, y)
+    st = model.domain_structure_
+    dom = UKDB(k=k, alpha=0.7, mode="domain").fit(X, y).predict_proba(X[:20])
+    per = UKDB(k=k, alpha=0.7, mode="personalized", pseudo_weights="none").fit(X, y)
+    per_p = per.predict_proba(X[:20])
+    for r in range(20):
+        ref = _brute_log_posterior(X, y, 2, model.arities_, st.class_parents, st.parents,
+                                   X[r], 0.7)
+        assert np.allclose(np.log(dom[r]), ref, atol=1e-12)
+        pst, _, _ = model.personalized_structure(X[r], np.zeros(2))
+        ref_p = _brute_log_posterior(X, y, 2, model.arities_, pst.class_parents, pst.parents,
+                                     X[r], 0.7)
+        assert np.allclose(np.log(per_p[r]), ref_p, atol=1e-12)
+    ens = UKDB(k=k, alpha=0.7, pseudo_weights="none").fit(X, y).predict_proba(X[:20])
+    assert np.allclose(ens, 0.5 * (dom + per_p), atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["domain", "personalized", "ensemble"])
+def test_k0_is_naive_bayes(mode):
+    X, y = _random_problem(4, n=90, arities=(3, 2, 3, 2), m=3, missing=0.1)
+    alpha = 1.0
+    model = UKDB(k=0, mode=mode, alpha=alpha).fit(X, y)
+    Xt = X[:30].copy()
+    Xt[0] = -1  # a row with nothing observed: the class prior
+    post = model.predict_proba(Xt)
+    m = 3
+    for r, x in enumerate(Xt):
+        lp = np.log((np.bincount(y, minlength=m) + alpha) / (len(y) + m * alpha))
+        for i in range(X.shape[1]):
+            if x[i] < 0:
+                continue
+            for c in range(m):
+                s = (y == c) & (X[:, i] >= 0)
+                lp[c] += np.log(((X[s, i] == x[i]).sum() + alpha)
+                                / (s.sum() + model.arities_[i] * alpha))
+        assert np.allclose(post[r], np.exp(lp - np.logaddexp.reduce(lp)), atol=1e-12)
+
+
+def test_missing_values_marginalized_exactly_in_domain_model():
+    """P_L(c | x_obs) == sum over completions of the network's joint (brute force)."""
+    X, y = _random_problem(5, n=150, arities=(2, 3, 2, 2))
+    model = UKDB(k=1, mode="domain").fit(X, y)
+    ar = model.arities_
+    rows = [np.array([-1, 1, 0, 1]), np.array([1, -1, -1, 0]), np.array([-1, -1, -1, -1]),
+            np.array([0, 2, -1, -1]), np.array([-1, 0, 1, -1])]
+    full = np.array(list(itertools.product(*[range(a) for a in ar])))
+    joint = np.exp(model._domain_eval(full))  # log P(x, c) of every complete instance
+    assert joint.sum() == pytest.approx(1.0, abs=1e-12)  # a proper distribution
+    for x in rows:
+        keep = np.all([(full[:, j] == x[j]) | (x[j] < 0) for j in range(len(x))], axis=0)
+        ref = joint[keep].sum(axis=0)
+        assert np.allclose(model.predict_proba(x[None, :])[0], ref / ref.sum(), atol=1e-12)
+
+
+def test_missing_configuration_limit_is_explained():
+    X, y = _random_problem(6, n=80, arities=(3, 3, 3, 3))
+    model = UKDB(k=2, mode="domain", max_missing_configurations=2).fit(X, y)
+    with pytest.raises(ValueError, match="max_missing_configurations"):
+        model.predict(np.array([[-1, -1, -1, 0]]))
+
+
+# --- data with missing values, determinism, API ------------------------------------------------
+
+def test_wbc_missing_values_classify_and_reproduce():
+    df = pd.read_csv(WBC)
+    X, y = df.drop(columns="class"), df["class"]
+    miss = X["bare_nuclei"].isna().to_numpy()
+    assert miss.sum() == 16
+    a = UKDB().fit(X, y)
+    b = clone(a).fit(X, y)
+    pa, pb = a.predict_proba(X[miss]), b.predict_proba(X[miss])
+    assert np.isfinite(pa).all() and np.allclose(pa.sum(axis=1), 1)
+    assert np.array_equal(pa, pb)
+    assert (a.predict(X.iloc[::4]) == y.iloc[::4]).mean() > 0.95
+    e = a.explain(X[miss].iloc[[0]])
+    assert e.instance["bare_nuclei"] is None
+    assert "bare_nuclei" not in set(e.differing_pairs["feature_a"]) | set(
+        e.differing_pairs["feature_b"])
+    assert e.personalized_graph.degree("bare_nuclei") == 0
+    assert e.domain_graph.nodes["bare_nuclei"]["missing"]
+
+
+def test_explanation_contents():
+    df = pd.read_csv(WBC)
+    X, y = df.drop(columns="class"), df["class"]
+    model = UKDB(k=2).fit(X, y)
+    e = model.explain(X.iloc[[5]])
+    assert e.class_name == "class" and e.classes == ["benign", "malignant"]
+    assert np.allclose(e.posterior_ensemble, model.predict_proba(X.iloc[[5]])[0])
+    assert np.allclose(e.posterior_ensemble, (e.posterior_domain + e.posterior_personalized) / 2)
+    assert list(e.differing_pairs.columns) == ["feature_a", "value_a", "feature_b", "value_b",
+                                               "clmi", "cmi", "difference", "text"]
+    assert len(e.differing_pairs) == 36
+    d = e.differing_pairs["difference"].abs().to_numpy()
+    assert (np.diff(d) <= 1e-15).all()
+    first = e.differing_pairs.iloc[0]
+    assert first["text"] == (f"{first['feature_a'].replace('_', ' ')} = {first['value_a']} and "
+                             f"{first['feature_b'].replace('_', ' ')} = {first['value_b']}: "
+                             f"CLMI {first['clmi']:.4f} here, CMI {first['cmi']:.4f} overall")
+    for a, b, w in e.domain_graph.edges(data="weight"):
+        if a != "class" and b != "class":
+            i, j = list(X.columns).index(a), list(X.columns).index(b)
+            assert w == pytest.approx(model.cmi_[i, j])
+    assert "ensemble (UKDB)" in e.summary()
+    # the same explanation from a code array
+    codes = model._prepare_predict(X.iloc[[5]])[0]
+    e2 = model.explain(codes)
+    assert np.allclose(e2.posterior_ensemble, e.posterior_ensemble)
+
+
+def test_bad_input_is_explained():
+    X, y = _random_problem(7, n=40)
+    with pytest.raises(ValueError, match="k must be"):
+        UKDB(k=-1).fit(X, y)
+    with pytest.raises(ValueError, match="Unknown mode"):
+        UKDB(mode="both").fit(X, y)
+    with pytest.raises(ValueError, match="alpha"):
+        UKDB(alpha=0).fit(X, y)
+    with pytest.raises(ValueError, match="pseudo_weights"):
+        UKDB(pseudo_weights="x").fit(X, y)
+    model = UKDB().fit(X, y)
+    with pytest.raises(ValueError, match="one instance"):
+        model.explain(pd.DataFrame(X[:2], columns=[f"x{j}" for j in range(4)]))
+    with pytest.raises(ValueError, match="trained on 4 features"):
+        model.explain(X[0, :3])
+    assert UKDB(k=1, mode="domain").get_params()["k"] == 1
+
+
+def test_wbc_largest_cmi_reproduces_paper():
+    """Paper: largest CMI 0.4733 on WBC. Found: maximum-likelihood CMI in bits on the 683
+    complete rows, pair uniformity of cell size / uniformity of cell shape, 0.4744."""
+    ds = load_dataset(WBC, missing="drop")
+    model = UKDB(mode="domain", base=2.0).fit(ds.X, ds.y)
+    i, j = np.unravel_index(np.argmax(model.cmi_), model.cmi_.shape)
+    assert {ds.feature_names[i], ds.feature_names[j]} == {"cell_size", "cell_shape"}
+    assert model.cmi_[i, j] == pytest.approx(0.4744, abs=5e-5)
+    assert abs(model.cmi_[i, j] - 0.4733) < 0.002
+
+
+def test_registrations():
+    from bnma_core.classifiers.registry import make_classifier
+    for name, k, mode in [("ukdb", 2, "ensemble"), ("ukdb1", 1, "ensemble"),
+                          ("ukdb2", 2, "ensemble"), ("ukdb_l", 2, "domain"),
+                          ("ukdb_p", 2, "personalized")]:
+        est = make_classifier(name, random_state=0)
+        assert isinstance(est, UKDB) and est.k == k and est.mode == mode
+
+
+def test_figures():
+    from bnma_core.viz import posterior_bars_figure, ukdb_structures_figure
+    df = pd.read_csv(WBC)
+    X, y = df.drop(columns="class"), df["class"]
+    model = UKDB().fit(X, y)
+    e = model.explain(X.iloc[[23]])
+    fig = ukdb_structures_figure(e)
+    red = [a for a in fig.layout.annotations if a.arrowcolor == "#d62728"]
+    only_d = {(a, b) for a, b in e.domain_graph.edges
+              if "class" not in (a, b) and not (e.personalized_graph.has_edge(a, b)
+                                                or e.personalized_graph.has_edge(b, a))}
+    only_p = {(a, b) for a, b in e.personalized_graph.edges
+              if "class" not in (a, b) and not (e.domain_graph.has_edge(a, b)
+                                                or e.domain_graph.has_edge(b, a))}
+    assert len(red) == len(only_d) + len(only_p) > 0
+    bars = posterior_bars_figure(e, e.classes)
+    assert len(bars.data) == 3 and np.allclose(bars.data[2].y, e.posterior_ensemble)
+
+
+@pytest.mark.parametrize("mode", ["domain", "ensemble"])
+def test_k0_equals_project_naive_bayes(mode):
+    from bnma_core.classifiers.naive_bayes import NaiveBayes
+    df = pd.read_csv("/work/shared/data/vote.csv") if Path(
+        "/work/shared/data/vote.csv").exists() else pd.read_csv(WBC)
+    X, y = df.drop(columns="class"), df["class"]
+    Xt = X.iloc[:80]
+    ours = UKDB(k=0, mode=mode).fit(X, y).predict_proba(Xt)
+    ref = NaiveBayes(alpha=1.0).fit(X, y).predict_proba(Xt)
+    assert Xt.isna().any(axis=1).sum() > 0
+    assert np.allclose(ours, ref, atol=1e-10)
+
+
+@parametrize_with_checks([UKDB(k=1)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def test_cli_explain(capsys):
+    from bnma_core.cli import main
+    assert main(["explain", "--data", WBC, "--row", "23", "--k", "1", "--pairs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "Row 23" in out and "bare_nuclei = ?" in out and "ensemble (UKDB)" in out
+    assert out.count("CLMI") == 2
+    assert main(["explain", "--data", WBC, "--row", "5000"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("bnma: error:") and "past the end" in err and "Traceback" not in err
