@@ -10,6 +10,10 @@ P(c, f | D) over c. Missing test values are marginalized exactly when the missin
 at most ``max_missing_states`` joint states, else estimated by Monte Carlo (``n_mc`` uniformly drawn
 completions, importance weight = number of joint states / n_mc); ``missing="impute"`` instead
 draws every missing value uniformly at random, as the paper's experiments did (Section IV-D).
+
+Note: the constructor parameter ``score`` (the marginal likelihood, named so by the project's
+shared API) shadows scikit-learn's ``ClassifierMixin.score(X, y)`` method on these estimators;
+use :func:`sklearn.metrics.accuracy_score` (or ``scoring="accuracy"``) instead.
 """
 
 from __future__ import annotations
