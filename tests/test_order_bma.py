@@ -6,6 +6,7 @@ from itertools import combinations, product
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from bnma_core.classifiers.order_bma import FixedOrderBMA, OrderMCMCBMA
 from bnma_core.data import load_dataset
@@ -252,3 +253,11 @@ def test_candidate_regime_chains_and_figures():
     fig = viz.rank_correlation_figure(pd.DataFrame(
         {"iteration": [e["iteration"] for e in ev], "spearman": [e["spearman"] for e in ev]}))
     assert len(fig.data) == 1
+
+
+@parametrize_with_checks([
+    FixedOrderBMA(max_parents=2),
+    OrderMCMCBMA(n_iter=300, burn_in=100, n_orders=3, max_parents=2, random_state=0),
+])
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)

@@ -11,9 +11,8 @@ at most ``max_missing_states`` joint states, else estimated by Monte Carlo (``n_
 completions, importance weight = number of joint states / n_mc); ``missing="impute"`` instead
 draws every missing value uniformly at random, as the paper's experiments did (Section IV-D).
 
-Note: the constructor parameter ``score`` (the marginal likelihood, named so by the project's
-shared API) shadows scikit-learn's ``ClassifierMixin.score(X, y)`` method on these estimators;
-use :func:`sklearn.metrics.accuracy_score` (or ``scoring="accuracy"``) instead.
+The marginal-likelihood parameter is named ``scoring`` (not ``score``) so that
+scikit-learn's ``ClassifierMixin.score(X, y)`` keeps working on these estimators.
 """
 
 from __future__ import annotations
@@ -75,7 +74,7 @@ class _OrderBMABase(DiscreteBNClassifier):
         codes = np.column_stack([X, y]).astype(CODE_DTYPE)
         self.variable_arities_ = np.append(self.arities_, len(self.classes_)).astype(np.int64)
         self.table_ = build_score_table(codes, self.variable_arities_, self.max_parents,
-                                        self.score, self.prior, self.ess,
+                                        self.scoring, self.prior, self.ess,
                                         candidates=getattr(self, "candidates", None),
                                         prune_eps=self.prune_eps)
         self._train_t = np.ascontiguousarray(codes.T)
@@ -136,7 +135,7 @@ class _OrderBMABase(DiscreteBNClassifier):
         n_rows, k = len(X), len(self.classes_)
         tab = self.table_
         out = np.full((len(orders), n_rows, k), -np.inf)
-        kind = SCORE_KINDS[self.score]
+        kind = SCORE_KINDS[self.scoring]
         args = (tab.masks, tab.scores, tab.limits, tab.log_eps_rel, self._train_t,
                 self.variable_arities_, kind, float(self.ess))
         orders = np.ascontiguousarray(np.asarray(orders, dtype=np.int64))
@@ -221,7 +220,7 @@ class FixedOrderBMA(_OrderBMABase):
         Maximum in-degree l (paper: 3).
     prior : {"hz", "uniform"}
         Structure prior, Hwang & Zhang eq. 13 by default.
-    score : {"k2", "bdeu"}
+    scoring : {"k2", "bdeu"}
         Marginal likelihood; K2 (a_ijk = 1) is the paper's.
     ess : float
         BDeu equivalent sample size.
@@ -248,13 +247,13 @@ class FixedOrderBMA(_OrderBMABase):
     """
 
     def __init__(self, order: Sequence[Any] | None = None, max_parents: int = 3,
-                 prior: str = "hz", score: str = "k2", ess: float = 1.0,
+                 prior: str = "hz", scoring: str = "k2", ess: float = 1.0,
                  missing: str = "marginalize", max_missing_states: int = 4096, n_mc: int = 512,
                  prune_eps: float = 1e-12, random_state: Any = None) -> None:
         self.order = order
         self.max_parents = max_parents
         self.prior = prior
-        self.score = score
+        self.scoring = scoring
         self.ess = ess
         self.missing = missing
         self.max_missing_states = max_missing_states
@@ -286,7 +285,7 @@ class OrderMCMCBMA(_OrderBMABase):
     n_iter, burn_in, n_orders : int
         Iterations, burn-in and kept orders per chain (paper: 60,000, 10,000, 30 — every
         1,667th order after burn-in).
-    max_parents, prior, score, ess
+    max_parents, prior, scoring, ess
         As in :class:`FixedOrderBMA`.
     move : {"swap", "adjacent", "relocate", "mix"}
         Proposal (paper: swap two uniformly chosen positions).
@@ -323,7 +322,7 @@ class OrderMCMCBMA(_OrderBMABase):
     """
 
     def __init__(self, n_iter: int = 60000, burn_in: int = 10000, n_orders: int = 30,
-                 max_parents: int = 3, prior: str = "hz", score: str = "k2", ess: float = 1.0,
+                 max_parents: int = 3, prior: str = "hz", scoring: str = "k2", ess: float = 1.0,
                  move: str = "swap", n_chains: int = 1, missing: str = "marginalize",
                  random_state: Any = None, max_missing_states: int = 4096, n_mc: int = 512,
                  prune_eps: float = 1e-12, candidates: int | None = None,
@@ -334,7 +333,7 @@ class OrderMCMCBMA(_OrderBMABase):
         self.n_orders = n_orders
         self.max_parents = max_parents
         self.prior = prior
-        self.score = score
+        self.scoring = scoring
         self.ess = ess
         self.move = move
         self.n_chains = n_chains
