@@ -80,6 +80,22 @@ register(MethodSpec("kdb2", "bnma_core.classifiers.kdb:KDB",
 register(MethodSpec("kdb", "bnma_core.classifiers.kdb:KDB",
                     "k-dependence Bayes (k = 2; same as kdb2).", {"k": 2, "alpha": 1.0}))
 
+# bnma_core.classifiers.order_bma (Hwang & Zhang 2005) ---------------------------------------
+_MCMC_CLI = {"n_iter": 10000, "burn_in": 2000, "max_parents": 3}
+register(MethodSpec(
+    "fobma", "bnma_core.classifiers.order_bma:FixedOrderBMA",
+    "BMA over all networks (up to 3 parents per node) consistent with one node order: the class "
+    "first, then features by decreasing mutual information with the class (a heuristic order).",
+    {"max_parents": 3}))
+for _k in (1, 10, 30):
+    register(MethodSpec(
+        f"bma{_k}", "bnma_core.classifiers.order_bma:OrderMCMCBMA",
+        f"BMA of Bayesian network classifiers over {_k} node order{'s' if _k > 1 else ''} "
+        "sampled by order MCMC (Hwang & Zhang 2005); for speed 10,000 iterations with burn-in "
+        "2,000 instead of the paper's 60,000 / 10,000.",
+        {**_MCMC_CLI, "n_orders": _k}, randomized=True))
+del _k
+
 # ukdb
 register(MethodSpec("ukdb", "bnma_core.classifiers.ukdb:UKDB",
                     "UKDB (k = 2): average of a network learned from all patients (domain "

@@ -1,0 +1,263 @@
+"""Fixed-order and order-MCMC BMA classifiers: brute-force oracles (eq. 8 vs eq. 9), missing
+values, streaming, pruning, seeds, errors."""
+
+from itertools import combinations, product
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from bnma_core.classifiers.order_bma import FixedOrderBMA, OrderMCMCBMA
+from bnma_core.data import load_dataset
+from bnma_core.scores import family_counts, local_score, posterior_cpt
+
+
+def _toy(n_rows=40, seed=0, arities=(2, 3, 2, 2)):
+    rng = np.random.default_rng(seed)
+    ar = np.array(arities)
+    X = rng.integers(0, ar[:-1], size=(n_rows, len(ar) - 1))
+    y = (X[:, 0] + (X[:, 1] > 0) + (rng.random(n_rows) < 0.2)) % ar[-1]
+    X[:, 2] = np.where(rng.random(n_rows) < 0.7, y, X[:, 2])
+    return X.astype(np.int32), y.astype(np.int32), ar
+
+
+def brute_force_posterior(X, y, ar, order, l, rows):
+    """Eq. 8: enumerate every DAG consistent with the order (in-degree <= l), weight by
+    P(G) P(D|G), average P(U | G, D) = prod_i theta_hat, normalise over the class."""
+    data = np.column_stack([X, y])
+    choices = []
+    for p, v in enumerate(order):
+        preds = order[:p]
+        choices.append([(v, pa) for k in range(min(l, p) + 1) for pa in combinations(preds, k)])
+    out = []
+    for row in rows:
+        joint = np.zeros(ar[-1])
+        for dag in product(*choices):
+            logw = sum(local_score(data, v, list(pa), ar, "k2", 1.0, "hz") for v, pa in dag)
+            for c in range(ar[-1]):
+                u = np.append(row, c)
+                prob = 1.0
+                for v, pa in dag:
+                    cpt = posterior_cpt(family_counts(data, v, list(pa), ar))
+                    j, st = 0, 1
+                    for q in pa:
+                        j += u[q] * st
+                        st *= ar[q]
+                    prob *= cpt[j, u[v]]
+                joint[c] += np.exp(logw) * prob
+        out.append(joint / joint.sum())
+    return np.array(out)
+
+
+@pytest.mark.parametrize("order", [[3, 0, 1, 2], [0, 2, 3, 1], [1, 2, 0, 3]])
+def test_fixed_order_matches_dag_enumeration(order):
+    X, y, ar = _toy()
+    rows = np.array([[0, 0, 0], [1, 2, 1], [0, 1, 1], [1, 0, 0]])
+    ref = brute_force_posterior(X, y, ar, order, 2, rows)
+    clf = FixedOrderBMA(order=order, max_parents=2, prune_eps=0.0).fit(X, y, arities=ar[:-1])
+    np.testing.assert_allclose(clf.predict_proba(rows), ref, atol=1e-9)
+    pruned = FixedOrderBMA(order=order, max_parents=2).fit(X, y, arities=ar[:-1])
+    np.testing.assert_allclose(pruned.predict_proba(rows), ref, atol=1e-9)
+
+
+def test_missing_values_marginalized_exactly():
+    X, y, ar = _toy()
+    order = [0, 3, 1, 2]
+    clf = FixedOrderBMA(order=order, max_parents=2, prune_eps=0.0).fit(X, y, arities=ar[:-1])
+    row = np.array([[1, -1, 0]])
+    lj = clf.order_log_joints(row)[0, 0]
+    full = np.array([[1, s, 0] for s in range(3)])
+    ljf = clf.order_log_joints(full)[0]
+    np.testing.assert_allclose(lj, np.logaddexp.reduce(ljf, axis=0), atol=1e-10)
+    # Monte Carlo branch: a tiny state limit forces it; estimate close to the exact value
+    mc = FixedOrderBMA(order=order, max_parents=2, prune_eps=0.0, max_missing_states=2,
+                       n_mc=4000, random_state=0).fit(X, y, arities=ar[:-1])
+    np.testing.assert_allclose(mc.predict_proba(row), clf.predict_proba(row), atol=0.03)
+    imp = FixedOrderBMA(order=order, max_parents=2, missing="impute", random_state=1).fit(
+        X, y, arities=ar[:-1])
+    p = imp.predict_proba(row)
+    assert any(np.allclose(p, clf.predict_proba(full[s: s + 1])) for s in range(3))
+
+
+def test_mcmc_bma_is_average_of_fixed_orders():
+    X, y, ar = _toy(seed=3)
+    clf = OrderMCMCBMA(n_iter=600, burn_in=100, n_orders=5, max_parents=2,
+                       random_state=0).fit(X, y, arities=ar[:-1])
+    assert clf.sampled_orders_.shape == (5, 4)
+    rows = X[:7]
+    lj = []
+    for o in clf.sampled_orders_:
+        f = FixedOrderBMA(order=list(o), max_parents=2).fit(X, y, arities=ar[:-1])
+        lj.append(f.order_log_joints(rows)[0])
+    lj = np.array(lj)
+    joint = np.logaddexp.reduce(lj, axis=0)
+    ref = np.exp(joint - np.logaddexp.reduce(joint, axis=1, keepdims=True))
+    np.testing.assert_allclose(clf.predict_proba(rows), ref, atol=1e-12)
+    one = clf.predict_proba_n_orders(rows, 1)
+    np.testing.assert_allclose(one, np.exp(lj[0] - np.logaddexp.reduce(lj[0], axis=1,
+                                                                       keepdims=True)))
+    both = clf.predict_proba_n_orders(rows, [1, 5])
+    np.testing.assert_allclose(both[5], ref, atol=1e-12)
+    post = np.exp(lj - np.logaddexp.reduce(lj, axis=2, keepdims=True)).mean(axis=0)
+    np.testing.assert_allclose(clf.proba_from_log_joints(clf.order_log_joints(rows), None,
+                                                         "posterior"), post, atol=1e-12)
+    clf.set_params(combine="posterior")
+    np.testing.assert_allclose(clf.predict_proba(rows), post, atol=1e-12)
+
+
+def test_same_seed_same_result_and_attributes():
+    X, y, ar = _toy(seed=4)
+    a = OrderMCMCBMA(n_iter=500, burn_in=100, n_orders=4, n_chains=2, max_parents=2,
+                     random_state=7).fit(X, y)
+    b = OrderMCMCBMA(n_iter=500, burn_in=100, n_orders=4, n_chains=2, max_parents=2,
+                     random_state=7).fit(X, y)
+    pd.testing.assert_frame_equal(a.trace_, b.trace_)
+    np.testing.assert_array_equal(a.sampled_orders_, b.sampled_orders_)
+    assert list(a.trace_.columns) == ["chain", "iteration", "log2_score", "accepted"]
+    assert len(a.trace_) == 1000 and len(a.sampled_orders_) == 8
+    assert a.edge_posterior_.shape == (4, 4)
+    assert np.allclose(np.diag(a.edge_posterior_.to_numpy()), 0)
+    mb = a.markov_blanket_probability_
+    assert list(mb.index) == ["x0", "x1", "x2"] and ((mb >= 0) & (mb <= 1 + 1e-12)).all()
+    for _, _, d in a.edge_graph_.edges(data=True):
+        assert 0 < d["weight"] <= 1 + 1e-12
+    assert np.isfinite(a.rhat_)
+
+
+def test_markov_blanket_probability_oracle():
+    X, y, ar = _toy(seed=5)
+    order = [3, 0, 1, 2]
+    clf = FixedOrderBMA(order=order, max_parents=2, prune_eps=0.0).fit(X, y, arities=ar[:-1])
+    data = np.column_stack([X, y])
+    choices = [[(v, pa) for k in range(min(2, p) + 1) for pa in combinations(order[:p], k)]
+               for p, v in enumerate(order)]
+    mb = np.zeros(3)
+    total = 0.0
+    for dag in product(*choices):
+        w = np.exp(sum(local_score(data, v, list(pa), ar) for v, pa in dag))
+        par = {v: set(pa) for v, pa in dag}
+        for f in range(3):
+            inmb = (f in par[3] or 3 in par[f]
+                    or any({3, f} <= par[x] for x in range(4) if x not in (3, f)))
+            mb[f] += w * inmb
+        total += w
+    np.testing.assert_allclose(clf.markov_blanket_probability_.to_numpy(), mb / total,
+                               atol=1e-10)
+
+
+def test_stream_events_and_early_stop():
+    X, y, ar = _toy(seed=6)
+    clf = OrderMCMCBMA(n_iter=1000, burn_in=200, n_orders=4, max_parents=2, random_state=0)
+    gen = clf.fit_stream(X, y, every=100, reference_order=[3, 0, 1, 2])
+    events = []
+    for ev in gen:
+        events.append(ev)
+        if ev["iteration"] >= 500:
+            break
+    gen.close()
+    ev = events[0]
+    assert set(ev) == {"chain", "iteration", "n_iter", "log2_score", "acceptance_rate",
+                       "order", "spearman", "iter_per_s", "done"}
+    assert sorted(ev["order"]) == ["class", "x0", "x1", "x2"]
+    assert -1 <= ev["spearman"] <= 1 and not ev["done"]
+    assert clf.iterations_done_ == 500 and len(clf.sampled_orders_) == 2
+    assert clf.predict_proba(X[:3]).shape == (3, 2)
+    # a complete stream gives the same chain as fit()
+    full = OrderMCMCBMA(n_iter=1000, burn_in=200, n_orders=4, max_parents=2, random_state=0)
+    evs = list(full.fit_stream(X, y, every=333))
+    assert evs[-1]["done"] and evs[-1]["spearman"] is None
+    ref = OrderMCMCBMA(n_iter=1000, burn_in=200, n_orders=4, max_parents=2,
+                       random_state=0).fit(X, y)
+    np.testing.assert_array_equal(full.sampled_orders_, ref.sampled_orders_)
+    np.testing.assert_array_equal(full.trace_["log2_score"], ref.trace_["log2_score"])
+
+
+def test_wbc_and_dataframe_input():
+    ds = load_dataset("sample_data/wbc.csv")
+    df = pd.DataFrame(ds.X, columns=ds.feature_names)
+    y = pd.Series(np.array(ds.classes)[ds.y], name=ds.class_name)
+    clf = OrderMCMCBMA(n_iter=2000, burn_in=500, n_orders=5, random_state=0).fit(
+        df.iloc[:300], y.iloc[:300])
+    assert clf.variable_names_[-1] == ds.class_name
+    acc = (clf.predict(df.iloc[300:]) == y.iloc[300:].to_numpy()).mean()
+    assert acc > 0.85
+    fo = FixedOrderBMA().fit(df.iloc[:300], y.iloc[:300])
+    assert fo.order_[0] == ds.class_name
+    assert (fo.predict(df.iloc[300:]) == y.iloc[300:].to_numpy()).mean() > 0.85
+
+
+def test_bad_input_raises():
+    X, y, ar = _toy()
+    with pytest.raises(ValueError, match="exactly once"):
+        FixedOrderBMA(order=[0, 1, 2]).fit(X, y)
+    with pytest.raises(ValueError, match="Unknown variable"):
+        FixedOrderBMA(order=["a", "b", "c", "d"]).fit(X, y)
+    with pytest.raises(ValueError, match="missing-value"):
+        FixedOrderBMA(missing="zero").fit(X, y)
+    with pytest.raises(ValueError, match="burn_in"):
+        OrderMCMCBMA(n_iter=100, burn_in=100).fit(X, y)
+    with pytest.raises(ValueError, match="Unknown move"):
+        OrderMCMCBMA(n_iter=100, burn_in=10, move="jump").fit(X, y)
+    clf = OrderMCMCBMA(n_iter=200, burn_in=50, n_orders=3, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="between 1"):
+        clf.predict_proba_n_orders(X, 4)
+
+
+def test_pruned_posteriors_agree_with_unpruned():
+    # 3,000 rows: scores spread over hundreds of nats, so pruning drops most parent sets
+    rng = np.random.default_rng(8)
+    n_rows = 3000
+    X = rng.integers(0, 3, size=(n_rows, 5))
+    y = (X[:, 0] + X[:, 1] + (rng.random(n_rows) < 0.3)) % 2
+    X[:, 2] = np.where(rng.random(n_rows) < 0.8, y, X[:, 2])
+    X[:, 3] = np.where(rng.random(n_rows) < 0.7, X[:, 2], X[:, 3])
+    kw = dict(n_iter=300, burn_in=100, n_orders=6, max_parents=3, random_state=0)
+    exact = OrderMCMCBMA(prune_eps=0.0, **kw).fit(X, y)
+    pruned = OrderMCMCBMA(**kw).fit(X, y)
+    assert (pruned.table_.limits < pruned.table_.n_sets).any()
+    np.testing.assert_array_equal(exact.sampled_orders_, pruned.sampled_orders_)
+    Xt = rng.integers(0, 3, size=(200, 5))
+    Xt[:5, 1] = -1
+    np.testing.assert_allclose(pruned.predict_proba(Xt), exact.predict_proba(Xt), atol=1e-9,
+                               rtol=0)
+    np.testing.assert_allclose(pruned.edge_posterior_, exact.edge_posterior_, atol=1e-9)
+
+
+def test_candidate_regime_chains_and_figures():
+    from bnma_core import viz
+
+    X, y, ar = _toy(n_rows=80, seed=9)
+    clf = OrderMCMCBMA(n_iter=800, burn_in=200, n_orders=4, n_chains=2, max_parents=2,
+                       candidates=2, move="mix", random_state=0).fit(X, y)
+    assert clf.table_.regime == "candidates" and len(clf.sampled_orders_) == 8
+    assert np.isfinite(clf.rhat_) and set(clf.trace_["chain"]) == {0, 1}
+    p = clf.predict_proba(X[:10])
+    np.testing.assert_allclose(p.sum(axis=1), 1)
+    # a parent outside the candidates never gets an edge
+    E = clf.edge_posterior_.to_numpy()
+    for child in range(4):
+        others = set(range(4)) - {child} - set(clf.table_.cand[child].tolist())
+        assert all(E[o, child] == 0 for o in others)
+    figs = [viz.trace_figure(clf.trace_, reference_log2=clf.trace_["log2_score"].max(),
+                             burn_in=200),
+            viz.edge_posterior_heatmap(clf.edge_posterior_, None),
+            viz.edge_posterior_heatmap(E, clf.variable_names_),
+            viz.rank_correlation_figure(pd.DataFrame({"n_train": [25, 25, 50], "spearman":
+                                                      [0.1, 0.2, 0.4]})),
+            viz.orders_accuracy_figure(pd.DataFrame({"n_train": [25, 25], "method": ["a", "b"],
+                                                     "accuracy": [0.8, 0.9]}))]
+    assert all(len(f.data) >= 1 for f in figs)
+    ev = list(OrderMCMCBMA(n_iter=300, burn_in=50, n_orders=2, random_state=0).fit_stream(
+        X, y, every=100, reference_order=[3, 2, 1, 0]))
+    fig = viz.rank_correlation_figure(pd.DataFrame(
+        {"iteration": [e["iteration"] for e in ev], "spearman": [e["spearman"] for e in ev]}))
+    assert len(fig.data) == 1
+
+
+@parametrize_with_checks([
+    FixedOrderBMA(max_parents=2),
+    OrderMCMCBMA(n_iter=300, burn_in=100, n_orders=3, max_parents=2, random_state=0),
+])
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)

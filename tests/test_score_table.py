@@ -1,0 +1,133 @@
+"""Score tables: every local score against bnma_core.scores, node terms against brute-force
+sums, the zeta-transformed candidate table, pruning bounds, memory refusal, bad input."""
+
+import math
+from itertools import combinations
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+
+from bnma_core.data import DataError
+from bnma_core.scores import local_score, mask_to_parents, parents_to_mask
+from bnma_core.structure.score_table import (
+    build_score_table,
+    estimate_table_bytes,
+    n_parent_sets,
+    select_candidates,
+)
+
+
+def _data(n_rows=150, seed=0, arities=(2, 3, 2, 4, 2, 3), missing=0.05):
+    rng = np.random.default_rng(seed)
+    ar = np.array(arities)
+    codes = rng.integers(0, ar, size=(n_rows, len(ar)))
+    codes[:, 1] = (codes[:, 0] + codes[:, 2] + (rng.random(n_rows) < 0.2)) % 3
+    codes[:, 4] = np.where(rng.random(n_rows) < 0.8, codes[:, 1] % 2, codes[:, 4])
+    codes[rng.random(codes.shape) < missing] = -1
+    return codes.astype(np.int32), ar
+
+
+@pytest.mark.parametrize("score,prior,n_rows", [("k2", "hz", 150), ("bdeu", "uniform", 150),
+                                                ("k2", "uniform", 12), ("bdeu", "hz", 12)])
+def test_every_local_score_matches_scores_module(score, prior, n_rows):
+    # 12 rows: fewer rows than cells, the sparse counting path
+    codes, ar = _data(n_rows=n_rows)
+    t = build_score_table(codes, ar, max_parents=3, score=score, prior=prior, ess=2.0,
+                          prune_eps=0.0)
+    n = len(ar)
+    assert t.n_sets == n_parent_sets(n - 1, 3) == 1 + 5 + 10 + 10
+    for i in range(n):
+        masks = sorted(int(m) for m in t.masks[i])
+        expect = sorted(parents_to_mask(pa) for k in range(4)
+                        for pa in combinations([v for v in range(n) if v != i], k))
+        assert masks == expect
+        assert (np.diff(t.scores[i]) <= 0).all()
+        for m, s in zip(t.masks[i], t.scores[i]):
+            ref = local_score(codes, i, mask_to_parents(int(m)), ar, score, 2.0, prior)
+            assert s == pytest.approx(ref, abs=1e-9)
+
+
+def _brute_node(codes, ar, i, pred, l, score="k2", prior="hz"):
+    vals = [local_score(codes, i, list(pa), ar, score, 1.0, prior)
+            for k in range(l + 1) for pa in combinations(pred, k)]
+    return logsumexp(vals)
+
+
+def test_node_terms_and_order_score_brute_force():
+    codes, ar = _data(seed=1)
+    t = build_score_table(codes, ar, max_parents=2, prune_eps=0.0)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        order = rng.permutation(len(ar))
+        ref = [_brute_node(codes, ar, v, list(order[:p]), 2) for p, v in enumerate(order)]
+        np.testing.assert_allclose(t.order_terms(order), ref, atol=1e-9)
+        assert t.order_log_score(order) == pytest.approx(sum(ref), abs=1e-9)
+
+
+def test_pruning_bound_against_unpruned():
+    # many rows: local scores spread over hundreds of nats, so pruning really drops sets
+    codes, ar = _data(n_rows=3000, seed=2, missing=0.0)
+    exact = build_score_table(codes, ar, max_parents=3, prune_eps=0.0)
+    pruned = build_score_table(codes, ar, max_parents=3, prune_eps=1e-12)
+    assert (pruned.limits < exact.limits).any()
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        order = rng.permutation(len(ar))
+        a, b = exact.order_terms(order), pruned.order_terms(order)
+        assert (b <= a + 1e-12).all()
+        np.testing.assert_allclose(a, b, atol=1e-12, rtol=0)
+    loose = build_score_table(codes, ar, max_parents=3, prune_eps=1e-3)
+    for _ in range(50):
+        order = rng.permutation(len(ar))
+        d = exact.order_terms(order) - loose.order_terms(order)
+        assert (d >= -1e-12).all() and (d <= math.log1p(1e-3) + 1e-12).all()
+
+
+def test_candidate_table_is_subset_sum():
+    codes, ar = _data(seed=3)
+    n = len(ar)
+    t = build_score_table(codes, ar, max_parents=2, candidates=3, prune_eps=0.0)
+    assert t.regime == "candidates" and t.cand.shape == (n, 3) and t.logsum.shape == (n, 8)
+    for i in range(n):
+        assert i not in t.cand[i]
+        for U in range(8):
+            sub = [int(t.cand[i, b]) for b in range(3) if U >> b & 1]
+            assert t.logsum[i, U] == pytest.approx(_brute_node(codes, ar, i, sub, 2), abs=1e-9)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        order = rng.permutation(n)
+        ref = [_brute_node(codes, ar, v, [u for u in order[:p] if u in t.cand[v]], 2)
+               for p, v in enumerate(order)]
+        np.testing.assert_allclose(t.order_terms(order), ref, atol=1e-9)
+    # candidates by score gain: the top single-parent gains
+    cand = select_candidates(codes, ar, 2)
+    for i in range(n):
+        gains = {j: local_score(codes, i, [j], ar) for j in range(n) if j != i}
+        best = sorted(gains, key=lambda j: (-gains[j], j))[:2]
+        assert sorted(best) == list(cand[i])
+    explicit = build_score_table(codes, ar, max_parents=2, candidates=t.cand, prune_eps=0.0)
+    np.testing.assert_allclose(explicit.logsum, t.logsum)
+
+
+def test_memory_refusal_and_bad_input():
+    codes, ar = _data()
+    need = estimate_table_bytes(len(ar), len(codes), ar, 3)
+    with pytest.raises(ValueError, match="would need about"):
+        build_score_table(codes, ar, max_parents=3, max_bytes=need - 1)
+    with pytest.raises(ValueError, match="Unknown score"):
+        build_score_table(codes, ar, score="bic")
+    with pytest.raises(ValueError, match="Unknown structure prior"):
+        build_score_table(codes, ar, prior="flat")
+    with pytest.raises(ValueError, match="one number of states"):
+        build_score_table(codes, ar[:-1])
+    with pytest.raises(DataError, match="at most 64"):
+        build_score_table(np.zeros((5, 65), dtype=int), np.full(65, 2))
+    with pytest.raises(DataError, match="larger than"):
+        build_score_table(codes, np.ones(len(ar), dtype=int))
+    with pytest.raises(ValueError, match="1..16"):
+        build_score_table(codes, ar, candidates=17)
+    with pytest.raises(ValueError, match="distinct other"):
+        build_score_table(codes, ar, candidates=np.zeros((len(ar), 2), dtype=int))
+    with pytest.raises(ValueError, match="prune_eps"):
+        build_score_table(codes, ar, prune_eps=-1)
