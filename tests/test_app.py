@@ -284,3 +284,41 @@ def test_holdout_split_is_stratified_and_seeded():
     assert np.allclose(share, np.bincount(ds.y) / ds.n_rows, atol=0.01)
     tr2, te2 = holdout_split(ds, 0.3, 4)
     assert (te == te2).all()
+
+
+def test_order_mcmc_short_run():
+    at = _page("2_Order_MCMC.py", _wbc())
+    _no_failure(at)
+    at.number_input(key="mcmc_iter").set_value(1500)
+    at.number_input(key="mcmc_burn").set_value(300)
+    at.number_input(key="mcmc_orders").set_value(10)
+    at.slider(key="mcmc_parents").set_value(2)
+    at.radio(key="mcmc_ref").set_value("typed").run()
+    at.button[0].click().run()
+    _no_failure(at)
+    assert not at.error and not at.warning
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Iterations per chain"] == "1,500"
+    assert metrics["Orders averaged"] == "20"  # 10 per chain, 2 chains
+    assert "Spearman with reference" in metrics
+    # live trace + Spearman, final trace + Spearman, averaged DAG, accuracy (+ heatmap)
+    assert len(at.get("plotly_chart")) >= 6
+    acc = at.dataframe[-1].value
+    assert list(acc["n_orders"]) == [1, 5, 10]
+    assert acc["accuracy"].between(0.85, 1.0).all()
+    entry = at.session_state["mcmc_run"]["entry"]
+    assert not entry["stopped"] and len(entry["test"]) == round(0.3 * 683)
+    # the threshold slider redraws without rerunning the chains
+    model = entry["model"]
+    at.slider(key="mcmc_threshold").set_value(0.9).run()
+    _no_failure(at)
+    assert at.session_state["mcmc_run"]["entry"]["model"] is model
+
+
+def test_order_mcmc_bad_typed_order_is_a_plain_error():
+    at = _page("2_Order_MCMC.py", _wbc())
+    at.radio(key="mcmc_ref").set_value("typed").run()
+    at.text_area(key="mcmc_ref_text").set_value("class, mitoses").run()
+    _no_failure(at)
+    assert at.error and "missing" in at.error[0].value
+    assert at.button[0].disabled

@@ -1,0 +1,301 @@
+"""Order MCMC: sample node orders live, then average Bayesian network classifiers over them."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+st.set_page_config(page_title="Order MCMC · BNMA Studio", page_icon="🧮", layout="wide")
+
+import numpy as np
+import pandas as pd
+
+from bnma_core import viz
+from bnma_core.classifiers.order_bma import OrderMCMCBMA
+from bnma_core.data import DataError
+from bnma_ui import cache
+from bnma_ui.models import (
+    accuracy,
+    class_series,
+    feature_arities,
+    holdout_split,
+    model_index,
+    name_map,
+    parse_order,
+    relabel_frame,
+    relabel_graph,
+)
+from bnma_ui.runs import run_with_stop, settle_previous_run
+from bnma_ui.state import dataset_network, persistent, remember, require_dataset
+from bnma_ui.widgets import equations, sidebar_dataset_badge, what_am_i_looking_at
+
+STATE = "mcmc_run"
+N_ORDERS_SHOWN = (1, 5, 10, 30)
+REFERENCES = {"none": "None", "network": "The true network's order", "typed": "Type an order"}
+
+sidebar_dataset_badge()
+st.title("Order MCMC: averaging over node orders")
+what_am_i_looking_at(
+    "A Bayesian network needs a **structure**: which variables depend on which. If we fix an "
+    "**order** of the variables (parents always come earlier), the predictions of *all* "
+    "structures consistent with that order, each weighted by how well it explains the data, "
+    "can be added up exactly. Hwang & Zhang (2005) go one step further: they sample many "
+    "plausible orders with a Markov chain (MCMC) and average over them too.\n\n"
+    "- **Trace**: the score of the current order at each step, one line per chain. It climbs "
+    "and then wanders around a plateau; the first steps (burn-in) are discarded. Chains that "
+    "end on the same plateau are a good sign.\n"
+    "- **Spearman correlation**: how similar the sampled order is to a reference order "
+    "(1 = identical, 0 = unrelated), e.g. the order of the network the data were drawn "
+    "from.\n"
+    "- **Averaged network**: each arrow's width and colour show its posterior probability "
+    "(the share of weight of all averaged structures that contain it). The class is the red "
+    "diamond; orange nodes are probably in its **Markov blanket** (the variables that "
+    "matter for predicting it).\n"
+    "- **Held-out accuracy**: the model is trained on part of the rows and tested on the "
+    "rest, averaging over 1, 5, 10 or 30 sampled orders (the paper's Fig. 7-8).")
+equations(
+    "Given an order $\\prec$, with local scores $S(X_i; Z) = \\log \\rho(X_i \\mid Z) + "
+    "\\log ML(X_i, Z)$ over parent sets $Z \\subseteq \\mathrm{pred}_\\prec(i)$, $|Z| \\le l$ "
+    "(Hwang & Zhang eq. 9):\n\n"
+    "$$P(U \\mid D, \\prec) = \\prod_i \\frac{\\sum_{Z} e^{S(X_i; Z)}\\, "
+    "\\hat\\theta(x_i \\mid z)}{\\sum_Z e^{S(X_i; Z)}}$$\n\n"
+    "Order posterior (uniform prior over orders): $P(\\prec \\mid D) \\propto \\prod_i "
+    "\\sum_{Z \\subseteq \\mathrm{pred}(i)} e^{S(X_i; Z)}$. Metropolis-Hastings swaps two "
+    "positions and accepts with $\\min\\{1, P(\\prec' \\mid D) / P(\\prec_t \\mid D)\\}$. "
+    "Averaging $T$ kept orders (eq. 11):\n\n"
+    "$$P(U \\mid D) \\approx \\frac{1}{T} \\sum_{t=1}^{T} P(U \\mid D, \\prec_t), \\qquad "
+    "P(Y \\to X \\mid D, \\prec) = \\frac{\\sum_{Z \\ni Y} e^{S(X; Z)}}{\\sum_Z e^{S(X; Z)}}$$"
+    "\n\nK2: $\\log ML = \\sum_j [\\ln\\Gamma(r_i) - \\ln\\Gamma(r_i + N_{ij})] + "
+    "\\sum_{jk} \\ln\\Gamma(1 + N_{ijk})$. Structure prior (eq. 13, MDL reading): "
+    "$\\rho(Z) \\propto 2^{-(\\log_2 n + \\log_2 \\binom{n}{|Z|})}$.")
+
+ds = require_dataset()
+fingerprint = ds.fingerprint()
+network = dataset_network()
+
+# --- controls --------------------------------------------------------------------------------
+c1, c2, c3, c4 = st.columns(4)
+n_iter = c1.number_input(
+    "Iterations", 500, 500_000, step=1000, key=persistent("mcmc_iter", 10_000),
+    help="Steps of each chain. The paper uses 60,000; a few thousand show the idea.")
+burn_in = c1.number_input(
+    "Burn-in", 0, 400_000, step=500, key=persistent("mcmc_burn", 2_000),
+    help="First steps thrown away while the chain climbs to good orders.")
+n_orders = c2.number_input(
+    "Orders kept per chain", 1, 200, step=1, key=persistent("mcmc_orders", 30),
+    help="Evenly spaced orders after burn-in that are averaged (paper: 30).")
+max_parents = c2.slider(
+    "Max parents", 1, 4, key=persistent("mcmc_parents", 3),
+    help="Largest number of parents of a variable (paper: 3). 4 is slow with many "
+         "variables.")
+prior = c3.radio("Structure prior", ["hz", "uniform"], horizontal=True,
+                 format_func={"hz": "Hwang-Zhang", "uniform": "uniform"}.get,
+                 key=persistent("mcmc_prior", "hz"),
+                 help="Hwang-Zhang's prior favours fewer parents; uniform treats every parent "
+                      "set alike.")
+score = c3.radio("Score", ["k2", "bdeu"], horizontal=True,
+                 format_func={"k2": "K2", "bdeu": "BDeu"}.get, key=persistent("mcmc_score", "k2"),
+                 help="How well a variable's parents explain it: K2 (paper) or BDeu (a prior "
+                      "sample size of 1 spread over the table).")
+n_chains = c4.slider("Chains", 1, 4, key=persistent("mcmc_chains", 2),
+                     help="Independent chains from different random starts; agreement between "
+                          "them suggests the sampler has converged.")
+seed = c4.number_input("Seed", 0, 2**31 - 1, step=1, key=persistent("mcmc_seed", 0),
+                       help="Same seed, same chains and same train/test split.")
+d1, d2 = st.columns([1, 3])
+test_pct = d1.slider("Held-out rows (%)", 10, 50, step=5, key=persistent("mcmc_test", 30),
+                     help="Rows kept aside to measure accuracy; the chains see only the rest.")
+ref_options = ["none", "network", "typed"] if network else ["none", "typed"]
+ref_kind = d2.radio("Reference order (for the Spearman correlation)", ref_options,
+                    format_func=REFERENCES.get, horizontal=True,
+                    key=persistent("mcmc_ref", "network" if network else "none", ref_options),
+                    help="Compare the sampled orders with a known order, e.g. a topological "
+                         "order of the network the data came from.")
+ref_names: list[str] | None = None
+problem = None
+if ref_kind == "network" and network:
+    bn = cache.network(network)
+    ref_names = [bn.names[i] for i in bn.topological_order()]
+    d2.caption(f"Topological order of {network}: " + ", ".join(ref_names[:12])
+               + (" ..." if len(ref_names) > 12 else ""))
+elif ref_kind == "typed":
+    text = d2.text_area("Order (variable names separated by commas)",
+                        key=persistent("mcmc_ref_text", ", ".join(ds.names)),
+                        help="Every variable, the class included, exactly once; parents "
+                             "before children.")
+    try:
+        ref_names = parse_order(text, ds)
+    except ValueError as exc:
+        problem = str(exc)
+remember("mcmc_iter", "mcmc_burn", "mcmc_orders", "mcmc_parents", "mcmc_prior", "mcmc_score",
+         "mcmc_chains", "mcmc_seed", "mcmc_test", "mcmc_ref", "mcmc_ref_text")
+if problem:
+    st.error(problem)
+if burn_in >= n_iter:
+    problem = "The burn-in must be shorter than the number of iterations."
+    st.error(problem)
+
+b1, b2, _ = st.columns([1, 1, 4])
+run = b1.button("Run", type="primary", disabled=problem is not None,
+                help="Start the chains; the figures update while they run.")
+b2.button("Stop", help="Stop the chains; the orders kept so far are averaged.")
+
+params = dict(n_iter=int(n_iter), burn_in=int(burn_in), n_orders=int(n_orders),
+              max_parents=int(max_parents), prior=prior, scoring=score, n_chains=int(n_chains),
+              random_state=int(seed))
+last = st.session_state.setdefault(STATE, {})  # {"entry": last finished or stopped run}
+settle_previous_run("mcmc")  # a run stopped by the click above hands over here
+key = ("mcmc", fingerprint, tuple(sorted(params.items())), int(test_pct),
+       tuple(ref_names) if ref_names else None)
+
+
+def live_figures(events: pd.DataFrame, burn: int, has_ref: bool, tag: str,
+                 trace_slot, spear_slot) -> None:
+    trace_slot.plotly_chart(
+        viz.trace_figure(events, burn_in=burn, title="log2 score of the current order"),
+        width="stretch", key=f"trace_{tag}")
+    if has_ref and "spearman" in events and events["spearman"].notna().any():
+        spear_slot.plotly_chart(viz.rank_correlation_figure(events[events["spearman"].notna()]),
+                                width="stretch", key=f"spear_{tag}")
+
+
+def live_metrics(slot, events: pd.DataFrame, n_total: int) -> None:
+    last = events.groupby("chain").tail(1)
+    cols = slot.columns(4)
+    cols[0].metric(f"Iterations per chain (of {n_total:,})", f"{int(last['iteration'].min()):,}")
+    cols[1].metric("Acceptance rate", f"{last['acceptance_rate'].mean():.1%}")
+    cols[2].metric("Iterations per second", f"{last['iter_per_s'].sum():,.0f}")
+    sp = last["spearman"].dropna()
+    cols[3].metric("Spearman with reference", f"{sp.mean():.2f}" if len(sp) else "—")
+
+
+if run and problem is None:
+    store = cache.result_store()
+    if key in store:
+        last["entry"] = store[key]
+    else:
+        train, test = holdout_split(ds, int(test_pct) / 100, int(seed))
+        model = OrderMCMCBMA(**params)
+        ref_idx = model_index(ds, ref_names) if ref_names else None
+        every = int(np.clip(int(n_iter) // 150, 20, 2000))
+        events: list[dict] = []
+        status = st.status("Running order MCMC...", expanded=True)
+        with status:
+            metrics_slot = st.empty()
+            trace_slot, spear_slot = st.empty(), st.empty()
+        drawn = {"n": 0}
+
+        def work(should_stop):
+            gen = model.fit_stream(ds.X[train], class_series(ds, train), every=every,
+                                   reference_order=ref_idx, arities=feature_arities(ds))
+            try:
+                for ev in gen:
+                    events.append({k: ev[k] for k in ("chain", "iteration", "log2_score",
+                                                      "acceptance_rate", "spearman",
+                                                      "iter_per_s")})
+                    if should_stop():
+                        break
+            finally:
+                gen.close()  # the model is built from the orders kept so far
+            return model
+
+        def tick():
+            if len(events) == drawn["n"]:
+                return
+            drawn["n"] = len(events)
+            df = pd.DataFrame(list(events))
+            live_metrics(metrics_slot.container(), df, int(n_iter))
+            live_figures(df, int(burn_in), ref_idx is not None, f"live{drawn['n']}",
+                         trace_slot, spear_slot)
+
+        def finish(result, stopped):
+            if result is None or not hasattr(result, "edge_graph_"):
+                return
+            entry = {"key": key, "model": result, "train": train, "test": test,
+                     "stopped": stopped or result.iterations_done_ < int(n_iter),
+                     "reference": ref_names}
+            last["entry"] = entry  # a plain dict: no Streamlit call while stopping
+            if not entry["stopped"]:
+                store[key] = entry
+
+        try:
+            run_with_stop(work, on_tick=tick, on_finish=finish, name="mcmc", interval=0.3)
+            status.update(label="Order MCMC finished", state="complete", expanded=False)
+        except (DataError, ValueError) as exc:
+            status.update(label="Order MCMC failed", state="error")
+            st.error(str(exc))
+
+# --- results ---------------------------------------------------------------------------------
+entry = last.get("entry")
+if entry is not None and entry["key"][1] != fingerprint:
+    st.info("The last run used another dataset; press Run to sample orders for this one.")
+    entry = None
+if entry is not None:
+    model = entry["model"]
+    mapping = name_map(model.variable_names_, ds)
+    if entry["stopped"]:
+        st.warning(f"Stopped after {model.iterations_done_:,} iterations per chain: the "
+                   f"averages below use the {len(model.sampled_orders_)} order(s) kept so far.")
+    elif entry["key"] != key:
+        st.caption("Showing the last run; the settings above have changed since. Press Run "
+                   "to update.")
+    st.subheader("Chains")
+    m = st.columns(4)
+    m[0].metric("Iterations per chain", f"{model.iterations_done_:,}")
+    m[1].metric("Acceptance rate", f"{model.acceptance_rate_:.1%}")
+    m[2].metric("Split R-hat", "—" if not np.isfinite(model.rhat_) else f"{model.rhat_:.3f}",
+                help="Near 1 (say < 1.1) when the chains agree after burn-in.")
+    m[3].metric("Orders averaged", len(model.sampled_orders_))
+    trace = model.trace_
+    burn = entry["key"][2]
+    burn = dict(burn)["burn_in"]
+    t1, t2 = st.columns(2) if "spearman" in trace else (st.container(), None)
+    with t1:
+        st.plotly_chart(viz.trace_figure(trace, burn_in=burn), width="stretch")
+    if t2 is not None:
+        with t2:
+            st.plotly_chart(viz.rank_correlation_figure(trace), width="stretch")
+
+    st.subheader("Averaged network")
+    g1, g2 = st.columns([1, 3])
+    threshold = g1.slider("Show edges with posterior at least", 0.05, 1.0, step=0.05,
+                          key=persistent("mcmc_threshold", 0.5),
+                          help="Hide arrows the averaged models rarely contain.")
+    layout = g1.radio("Layout", ["layered", "spring"], key=persistent("mcmc_layout", "layered"),
+                      help="Layered: parents left of children. Spring: related variables "
+                           "close together.")
+    mb_prob = model.markov_blanket_probability_.rename(index=mapping)
+    mb = [n for n, p in mb_prob.items() if p >= 0.5]
+    g1.caption("Orange: P(in the class's Markov blanket) ≥ 0.5 — "
+               + (", ".join(mb) if mb else "none"))
+    remember("mcmc_threshold", "mcmc_layout")
+    graph = relabel_graph(model.edge_graph_, mapping)
+    with g2:
+        st.plotly_chart(viz.dag_figure(graph, class_node=ds.class_name, highlight_nodes=mb,
+                                       threshold=threshold, layout=layout,
+                                       weight_label="P(edge | data)", weight_range=(0.0, 1.0)),
+                        width="stretch")
+    with st.expander("Edge posterior heatmap and Markov-blanket probabilities"):
+        h1, h2 = st.columns([3, 1])
+        h1.plotly_chart(viz.edge_posterior_heatmap(relabel_frame(model.edge_posterior_, mapping)),
+                        width="stretch")
+        h2.dataframe(mb_prob.sort_values(ascending=False).round(3).to_frame(), width="stretch")
+
+    st.subheader("Held-out accuracy")
+    if "accuracy" not in entry:
+        with st.spinner("Classifying the held-out rows..."):
+            T = len(model.sampled_orders_)
+            ns = [n for n in N_ORDERS_SHOWN if n <= T] or [T]
+            test = entry["test"]
+            probs = model.predict_proba_n_orders(ds.X[test], ns)
+            entry["accuracy"] = pd.DataFrame({
+                "method": "order-MCMC BMA", "n_orders": list(probs),
+                "accuracy": [accuracy(model, p, ds.y[test]) for p in probs.values()]})
+    acc = entry["accuracy"]
+    a1, a2 = st.columns([2, 1])
+    a1.plotly_chart(viz.orders_accuracy_figure(acc, x="n_orders",
+                                               title="Accuracy on held-out rows by number "
+                                                     "of averaged orders"),
+                    width="stretch")
+    a2.dataframe(acc[["n_orders", "accuracy"]].round(4), hide_index=True, width="stretch")
+    a2.caption(f"Trained on {len(entry['train'])} rows, tested on {len(entry['test'])}. "
+               "With T kept orders, n orders means every (T/n)-th one.")
