@@ -256,24 +256,23 @@ if entry is not None:
             st.plotly_chart(viz.rank_correlation_figure(trace), width="stretch")
 
     st.subheader("Averaged network")
-    g1, g2 = st.columns([1, 3])
+    g1, g2, g3 = st.columns([2, 1, 3])
     threshold = g1.slider("Show edges with posterior at least", 0.05, 1.0, step=0.05,
                           key=persistent("mcmc_threshold", 0.5),
                           help="Hide arrows the averaged models rarely contain.")
-    layout = g1.radio("Layout", ["layered", "spring"], key=persistent("mcmc_layout", "layered"),
+    layout = g2.radio("Layout", ["layered", "spring"], key=persistent("mcmc_layout", "layered"),
                       help="Layered: parents left of children. Spring: related variables "
                            "close together.")
     mb_prob = model.markov_blanket_probability_.rename(index=mapping)
     mb = [n for n, p in mb_prob.items() if p >= 0.5]
-    g1.caption("Orange: P(in the class's Markov blanket) ≥ 0.5 — "
-               + (", ".join(mb) if mb else "none"))
+    g3.caption("Red diamond: the class. Orange: variables with P(in the class's Markov "
+               "blanket) ≥ 0.5 — " + (", ".join(mb) if mb else "none") + ".")
     remember("mcmc_threshold", "mcmc_layout")
     graph = relabel_graph(model.edge_graph_, mapping)
-    with g2:
-        st.plotly_chart(viz.dag_figure(graph, class_node=ds.class_name, highlight_nodes=mb,
-                                       threshold=threshold, layout=layout,
-                                       weight_label="P(edge | data)", weight_range=(0.0, 1.0)),
-                        width="stretch")
+    st.plotly_chart(viz.dag_figure(graph, class_node=ds.class_name, highlight_nodes=mb,
+                                   threshold=threshold, layout=layout,
+                                   weight_label="P(edge | data)", weight_range=(0.0, 1.0)),
+                    width="stretch")
     with st.expander("Edge posterior heatmap and Markov-blanket probabilities"):
         h1, h2 = st.columns([3, 1])
         h1.plotly_chart(viz.edge_posterior_heatmap(relabel_frame(model.edge_posterior_, mapping)),
@@ -292,10 +291,10 @@ if entry is not None:
                 "accuracy": [accuracy(model, p, ds.y[test]) for p in probs.values()]})
     acc = entry["accuracy"]
     a1, a2 = st.columns([2, 1])
-    a1.plotly_chart(viz.orders_accuracy_figure(acc, x="n_orders",
-                                               title="Accuracy on held-out rows by number "
-                                                     "of averaged orders"),
-                    width="stretch")
+    fig = viz.orders_accuracy_figure(acc, x="n_orders", title="Accuracy on held-out rows by "
+                                                              "number of averaged orders")
+    fig.update_yaxes(range=[max(0.0, float(acc["accuracy"].min()) - 0.1), 1.0])
+    a1.plotly_chart(fig, width="stretch")
     a2.dataframe(acc[["n_orders", "accuracy"]].round(4), hide_index=True, width="stretch")
     a2.caption(f"Trained on {len(entry['train'])} rows, tested on {len(entry['test'])}. "
                "With T kept orders, n orders means every (T/n)-th one.")

@@ -226,6 +226,11 @@ def dag_figure(graph: nx.DiGraph, class_node: Hashable | None = None,
     weighted = edge_weight is not None and any(
         edge_weight in d for _, _, d in graph.edges(data=True))
 
+    size = {n: 14 for n in graph.nodes}
+    size.update({n: 16 for n in highlight if n in size})
+    if class_node is not None and class_node in graph:
+        size[class_node] = 20
+
     fig = go.Figure()
     annotations = []
     mid_x, mid_y, mid_text, mid_w = [], [], [], []
@@ -241,7 +246,7 @@ def dag_figure(graph: nx.DiGraph, class_node: Hashable | None = None,
         annotations.append(dict(
             x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y",
             showarrow=True, arrowhead=2, arrowsize=1.0, arrowwidth=width, arrowcolor=color,
-            standoff=9, startstandoff=9, text="",
+            standoff=size[v] // 2 + 3, startstandoff=size[u] // 2 + 1, text="",
         ))
         mid_x.append((x0 + x1) / 2)
         mid_y.append((y0 + y1) / 2)
@@ -291,7 +296,7 @@ def dag_figure(graph: nx.DiGraph, class_node: Hashable | None = None,
     node_trace(ordinary, "nodes", NODE_COLOR, "circle", 14)
     node_trace(marked, "highlighted", HIGHLIGHT_COLOR, "circle", 16)
     if class_node is not None and class_node in graph:
-        node_trace([class_node], "class", CLASS_COLOR, "diamond", 20)
+        node_trace([class_node], "class", CLASS_COLOR, "diamond", size[class_node])
 
     fig.update_layout(
         title=title, annotations=annotations, hovermode="closest",
