@@ -288,7 +288,7 @@ def dag_figure(graph: nx.DiGraph, class_node: Hashable | None = None,
             annotations.append(dict(
                 x=pos[n][0], y=pos[n][1], xref="x", yref="y", text=str(n), showarrow=False,
                 yshift=size // 2 + 8, font=dict(size=11, color="#222222"),
-                bgcolor="rgba(255,255,255,0.85)", borderpad=1,
+                bgcolor="rgba(255,255,255,0.65)", borderpad=1,
             ))
 
     ordinary = [n for n in graph.nodes if n != class_node and n not in highlight]
