@@ -26,8 +26,7 @@ test: venv lint
 	$(PY) -m pytest -q -n 2 --dist loadfile
 
 bench: venv
-	$(PY) benchmarks/order_mcmc.py
-	$(PY) benchmarks/ma_naive.py
+	for f in benchmarks/*.py; do echo "# $$f"; $(PY) $$f || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -116,21 +116,13 @@ class AugmentedNaiveBayes(DiscreteBNClassifier):
 
         Training rows with missing values are used family by family (module docstring).
         """
-        name = getattr(y, "name", None)
-        self._y_name = None if name is None else str(name)
         return super().fit(X, y, arities)
 
     def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
         alpha = _check_alpha(self.alpha)
         p = X.shape[1]
         n_classes = len(self.classes_)
-        if hasattr(self, "feature_names_in_") and len(self.feature_names_in_) == p:
-            names = [str(s) for s in self.feature_names_in_]
-        else:
-            names = [f"x{j}" for j in range(p)]
-        cname = getattr(self, "_y_name", None) or "class"
-        while cname in names:
-            cname += "_"
+        names, cname = self._variable_names()
         self.feature_names_ = names
         self.class_name_ = cname
 

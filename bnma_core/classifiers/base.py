@@ -48,6 +48,8 @@ class DiscreteBNClassifier(ClassifierMixin, BaseEstimator):
     def _prepare_fit(self, X: Any, y: Any, arities: Any = None) -> tuple[np.ndarray, np.ndarray]:
         if y is None:
             raise ValueError("requires y to be passed, but the target y is None")
+        name = getattr(y, "name", None)
+        self._y_name = None if name is None else str(name)
         if sp.issparse(X):
             raise TypeError("Sparse data was passed, but dense data is required; "
                             "convert it with X.toarray().")
@@ -154,6 +156,18 @@ class DiscreteBNClassifier(ClassifierMixin, BaseEstimator):
         codes = np.where(np.isnan(Xf), -1, Xf).astype(np.int64)
         codes[(codes < 0) | (codes >= self.arities_[None, :])] = -1
         return np.ascontiguousarray(codes, dtype=CODE_DTYPE)
+
+    def _variable_names(self) -> tuple[list[str], str]:
+        """Feature names (``feature_names_in_`` or ``x0, x1, ...``) and a distinct class-node
+        name (the label Series' name, else ``"class"``), for structures and explanations."""
+        p = self.n_features_in_
+        fin = getattr(self, "feature_names_in_", None)
+        names = [str(s) for s in fin] if fin is not None and len(fin) == p else [
+            f"x{j}" for j in range(p)]
+        cname = getattr(self, "_y_name", None) or "class"
+        while cname in names:
+            cname += "_"
+        return names, cname
 
     # --- public API ------------------------------------------------------------------------
     def fit(self, X: Any, y: Any, arities: Any = None) -> DiscreteBNClassifier:

@@ -133,8 +133,6 @@ class MANaiveBayes(DiscreteBNClassifier):
         -------
         self
         """
-        name = getattr(y, "name", None)
-        self._y_name = None if name is None else str(name)
         Xc, yc = self._prepare_fit(X, y, arities)
         Xu = None
         if X_unlabeled is not None:
@@ -260,14 +258,7 @@ class MANaiveBayes(DiscreteBNClassifier):
                                self._log_theta)
 
     def _set_structure(self) -> None:
-        p = len(self.arc_posterior_)
-        if hasattr(self, "feature_names_in_") and len(self.feature_names_in_) == p:
-            names = [str(s) for s in self.feature_names_in_]
-        else:
-            names = [f"x{j}" for j in range(p)]
-        cname = getattr(self, "_y_name", None) or "class"
-        while cname in names:
-            cname += "_"
+        names, cname = self._variable_names()
         self.feature_names_, self.class_name_ = names, cname
         g = nx.DiGraph()
         g.add_node(cname, role="class")

@@ -49,10 +49,6 @@ def _split(lo: int, hi: int, parts: int) -> list[tuple[int, int]]:
 class _OrderBMABase(DiscreteBNClassifier):
     """Shared machinery: score table, class posteriors from a list of orders, edge posteriors."""
 
-    def fit(self, X: Any, y: Any, arities: Any = None):
-        self._y_name = str(getattr(y, "name", None) or "class")
-        return super().fit(X, y, arities)
-
     # --- setup -------------------------------------------------------------------------------
     def _check_common(self) -> None:
         if self.missing not in MISSING:
@@ -65,12 +61,8 @@ class _OrderBMABase(DiscreteBNClassifier):
         self._check_common()
         p = X.shape[1]
         self.class_index_ = p
-        feats = (list(self.feature_names_in_) if hasattr(self, "feature_names_in_")
-                 else [f"x{j}" for j in range(p)])
-        cname = getattr(self, "_y_name", "class")
-        while cname in feats:
-            cname = cname + "_"
-        self.variable_names_ = [str(f) for f in feats] + [cname]
+        feats, cname = self._variable_names()
+        self.variable_names_ = feats + [cname]
         codes = np.column_stack([X, y]).astype(CODE_DTYPE)
         self.variable_arities_ = np.append(self.arities_, len(self.classes_)).astype(np.int64)
         self.table_ = build_score_table(codes, self.variable_arities_, self.max_parents,
@@ -383,7 +375,6 @@ class OrderMCMCBMA(_OrderBMABase):
         class included), "spearman" (float or None), "iter_per_s", "done"}``.
         Closing the generator early (Stop) leaves a fitted model built from the orders kept so
         far (or, if stopped during burn-in, from each chain's current order)."""
-        self._y_name = str(getattr(y, "name", None) or "class")
         Xc, yc = self._prepare_fit(X, y, arities)
         sampler = self._sampler(Xc, yc, reference_order)
         names = self.variable_names_

@@ -292,15 +292,12 @@ class UKDB(DiscreteBNClassifier):
         """Fit UKDB_L and keep the statistics UKDB_P needs (see
         :meth:`DiscreteBNClassifier.fit`). The class node is named after ``y.name`` if ``y``
         is a pandas Series, else "class"."""
-        name = getattr(y, "name", None)
-        self.class_name_ = str(name) if name is not None else "class"
         return super().fit(X, y, arities)
 
     # --- training ------------------------------------------------------------------------------
     def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
         self._check_params()
-        if not hasattr(self, "class_name_"):
-            self.class_name_ = "class"
+        self.class_name_ = self._variable_names()[1]
         p = X.shape[1]
         m = len(self.classes_)
         self.n_classes_ = m
@@ -577,9 +574,7 @@ class UKDB(DiscreteBNClassifier):
 
     # --- explanation ------------------------------------------------------------------------
     def _feature_names(self) -> list[str]:
-        if getattr(self, "feature_names_in_", None) is not None:
-            return [str(n) for n in self.feature_names_in_]
-        return [f"x{j}" for j in range(self.n_features_in_)]
+        return self._variable_names()[0]
 
     def _graph(self, st: KDependenceStructure, mi: np.ndarray, dep: np.ndarray,
                missing: set[int]) -> nx.DiGraph:

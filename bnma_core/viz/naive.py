@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
-from sklearn.metrics import roc_auc_score, roc_curve
 
 __all__ = [
     "arc_posterior_figure",
@@ -97,6 +96,8 @@ def roc_curves_figure(y_true: Sequence, scores: Mapping[str, Sequence[float]],
     y_true : 0/1 (or boolean) labels, 1 = positive class
     scores : {classifier name: predicted probability of the positive class}
     """
+    from sklearn.metrics import roc_auc_score, roc_curve  # lazy: keeps `import viz` light
+
     y = np.asarray(y_true).astype(int)
     if len(np.unique(y)) != 2:
         raise ValueError("ROC curves need test rows from both classes")
