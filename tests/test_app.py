@@ -322,3 +322,13 @@ def test_order_mcmc_bad_typed_order_is_a_plain_error():
     _no_failure(at)
     assert at.error and "missing" in at.error[0].value
     assert at.button[0].disabled
+
+
+def test_order_mcmc_too_many_variables_is_a_plain_error():
+    from bnma_core.network import load_network
+
+    ds = load_network("hepar2").sample(200, 0, "Cirrhosis")  # 70 variables > 64
+    at = _page("2_Order_MCMC.py", ds)
+    at.button[0].click().run()
+    _no_failure(at)
+    assert at.error and "64 variables" in at.error[0].value

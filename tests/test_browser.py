@@ -215,10 +215,14 @@ def test_pages(server, page):
         shot(page, "30_ukdb_row")
         page.get_by_text("Enter a patient's values").click()
         wait_idle(page)
+        for feature in ("clump_thickness", "cell_size", "bare_nuclei"):
+            page.locator('[data-testid="stSelectbox"]', has_text=feature).click()
+            page.get_by_role("option", name="10", exact=True).click()
         page.get_by_role("button", name="Explain this patient").click()
         wait_idle(page)
         no_exception(page)
         page.get_by_text("UKDB predicts").wait_for()
+        assert "malignant" in _metric(page, "UKDB predicts")
         shot(page, "31_ukdb_form")
 
     if _has_page("4_Naive_BMA.py"):
