@@ -148,11 +148,24 @@ key = ("mcmc", fingerprint, tuple(sorted(params.items())), int(test_pct),
        tuple(ref_names) if ref_names else None)
 
 
+def focus_after_burn_in(fig, trace: pd.DataFrame, burn: int, extra: float | None = None):
+    """Zoom the score axis on the iterations after burn-in (the climb would flatten them)."""
+    after = trace.loc[trace["iteration"] > burn, "log2_score"]
+    if len(after) < 2:
+        return fig
+    lo, hi = float(after.min()), float(after.max())
+    if extra is not None:
+        lo, hi = min(lo, extra), max(hi, extra)
+    pad = 0.15 * (hi - lo) if hi > lo else 1.0
+    fig.update_yaxes(range=[lo - pad, hi + pad])
+    return fig
+
+
 def live_figures(events: pd.DataFrame, burn: int, has_ref: bool, tag: str,
                  trace_slot, spear_slot) -> None:
-    trace_slot.plotly_chart(
-        viz.trace_figure(events, burn_in=burn, title="log2 score of the current order"),
-        width="stretch", key=f"trace_{tag}")
+    fig = viz.trace_figure(events, burn_in=burn, title="log2 score of the current order")
+    trace_slot.plotly_chart(focus_after_burn_in(fig, events, burn), width="stretch",
+                            key=f"trace_{tag}")
     if has_ref and "spearman" in events and events["spearman"].notna().any():
         spear_slot.plotly_chart(viz.rank_correlation_figure(events[events["spearman"].notna()]),
                                 width="stretch", key=f"spear_{tag}")
@@ -249,8 +262,17 @@ if entry is not None:
     burn = entry["key"][2]
     burn = dict(burn)["burn_in"]
     t1, t2 = st.columns(2) if "spearman" in trace else (st.container(), None)
+    ref_log2 = None
+    if entry["reference"]:
+        ref_order = np.asarray(model_index(ds, entry["reference"]), dtype=np.int64)
+        ref_log2 = model.table_.order_log_score(ref_order) / np.log(2.0)
     with t1:
-        st.plotly_chart(viz.trace_figure(trace, burn_in=burn), width="stretch")
+        fig = viz.trace_figure(trace, reference_log2=ref_log2, burn_in=burn)
+        st.plotly_chart(focus_after_burn_in(fig, trace, burn, ref_log2), width="stretch")
+        if ref_log2 is not None:
+            st.caption("Dashed line: the score of the reference order. On a finite sample the "
+                       "true network's order need not be the best-scoring one. The axis is "
+                       "zoomed on the iterations after burn-in.")
     if t2 is not None:
         with t2:
             st.plotly_chart(viz.rank_correlation_figure(trace), width="stretch")
