@@ -231,7 +231,7 @@ if run and problem is None:
                 store[key] = entry
 
         try:
-            run_with_stop(work, on_tick=tick, on_finish=finish, name="mcmc", interval=0.3)
+            run_with_stop(work, on_tick=tick, on_finish=finish, name="mcmc", interval=0.45)
             status.update(label="Order MCMC finished", state="complete", expanded=False)
         except (DataError, ValueError) as exc:
             status.update(label="Order MCMC failed", state="error")
