@@ -115,6 +115,7 @@ def shot(page, name: str) -> None:
     is stretched to the content's height for the picture."""
     SHOTS.mkdir(exist_ok=True)
     page.mouse.move(5, 5)  # no tooltip over the content
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
     size = page.viewport_size
     height = page.evaluate(
         "() => { const m = document.querySelector('[data-testid=\"stMain\"]');"
