@@ -70,7 +70,7 @@ seed = c3.number_input("Seed", 0, 2**31 - 1, step=1, key=persistent("cmp_seed", 
                             "methods): the same seed gives the same result.")
 remember("cmp_methods", "cmp_folds", "cmp_seed")
 
-b1, b2, _ = st.columns([1, 1, 4])
+b1, b2, _ = st.columns([1, 1, 10], gap="small")
 run = b1.button("Run", type="primary", disabled=not methods,
                 help="Cross-validate the chosen methods on the active dataset.")
 b2.button("Stop", help="Stop after the fit in progress; the finished folds are kept.")

@@ -134,7 +134,7 @@ if burn_in >= n_iter:
     problem = "The burn-in must be shorter than the number of iterations."
     st.error(problem)
 
-b1, b2, _ = st.columns([1, 1, 4])
+b1, b2, _ = st.columns([1, 1, 10], gap="small")
 run = b1.button("Run", type="primary", disabled=problem is not None,
                 help="Start the chains; the figures update while they run.")
 b2.button("Stop", help="Stop the chains; the orders kept so far are averaged.")
