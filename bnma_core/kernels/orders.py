@@ -472,15 +472,80 @@ def order_terms(order: np.ndarray, masks: np.ndarray, scores: np.ndarray, exps: 
     return prefix, terms
 
 
+@njit(cache=True)
+def candidate_local_masks(order: np.ndarray, bytemap: np.ndarray) -> np.ndarray:
+    """Candidate regime: ``local[p]`` = bitmask over the candidates of ``order[p]`` of those
+    placed before position p (the index of its node term in ``logsum``)."""
+    n = order.shape[0]
+    local = np.zeros(n, dtype=np.int64)
+    pred = np.uint64(0)
+    for p in range(n):
+        v = order[p]
+        local[p] = candidate_local_mask(bytemap[v], pred)
+        pred |= np.uint64(1) << np.uint64(v)
+    return local
+
+
+@njit(cache=True, inline="always")
+def _cand_swap(order: np.ndarray, prefix: np.ndarray, terms: np.ndarray, local: np.ndarray,
+               logsum: np.ndarray, bytemap: np.ndarray, lo: int, hi: int,
+               chg_pos: np.ndarray, chg_term: np.ndarray, chg_local: np.ndarray
+               ) -> tuple[float, int]:
+    """Candidate regime, swap of positions lo < hi: score the proposal incrementally.
+
+    With a = order[lo] and b = order[hi], b moves to lo (its mask is looked up from prefix[lo])
+    and a to hi (prefix[hi] - a + b). Every node v strictly between keeps its position; its
+    predecessor set loses a and gains b, so its candidate-local mask changes by
+    ``x = bit_v(a) | bit_v(b)`` (the two bits, zero for non-candidates, are distinct):
+    ``local'[p] = local[p] ^ x`` and its term is rescored only when x != 0. The changed
+    positions (ascending) and their new terms and masks are written to ``chg_*``; returns the
+    log score difference (summed in position order, as a full rescore of lo..hi would) and the
+    number of changed positions.
+    """
+    a = order[lo]
+    b = order[hi]
+    ab = (np.uint64(1) << np.uint64(a)) | (np.uint64(1) << np.uint64(b))
+    ba_ = a >> 3
+    bv_a = 1 << (a & 7)
+    bb_ = b >> 3
+    bv_b = 1 << (b & 7)
+    m = candidate_local_mask(bytemap[b], prefix[lo])
+    t = logsum[b, m]
+    chg_pos[0] = lo
+    chg_term[0] = t
+    chg_local[0] = m
+    delta = t - terms[lo]
+    c = 1
+    for p in range(lo + 1, hi):
+        v = order[p]
+        bm = bytemap[v]
+        x = bm[ba_, bv_a] | bm[bb_, bv_b]
+        if x != 0:
+            m = local[p] ^ x
+            t = logsum[v, m]
+            chg_pos[c] = p
+            chg_term[c] = t
+            chg_local[c] = m
+            delta += t - terms[p]
+            c += 1
+    m = candidate_local_mask(bytemap[a], prefix[hi] ^ ab)
+    t = logsum[a, m]
+    chg_pos[c] = hi
+    chg_term[c] = t
+    chg_local[c] = m
+    delta += t - terms[hi]
+    return delta, c + 1
+
+
 @njit(cache=True, nogil=True)
-def mcmc_run(order: np.ndarray, prefix: np.ndarray, terms: np.ndarray, state: np.ndarray,
-             masks: np.ndarray, scores: np.ndarray, exps: np.ndarray, bid: np.ndarray,
-             band_first: np.ndarray, band_anchor: np.ndarray, limits: np.ndarray,
-             log_eps_rel: float, regime: int, logsum: np.ndarray, bytemap: np.ndarray,
-             move_i: np.ndarray, move_j: np.ndarray, move_kind: np.ndarray, log_u: np.ndarray,
-             start: int, stop: int, trace_score: np.ndarray, trace_acc: np.ndarray,
-             keep_slot: np.ndarray, kept: np.ndarray, ref_pos: np.ndarray,
-             trace_spear: np.ndarray) -> None:
+def mcmc_run(order: np.ndarray, prefix: np.ndarray, terms: np.ndarray, local: np.ndarray,
+             state: np.ndarray, masks: np.ndarray, scores: np.ndarray, exps: np.ndarray,
+             bid: np.ndarray, band_first: np.ndarray, band_anchor: np.ndarray,
+             limits: np.ndarray, log_eps_rel: float, regime: int, logsum: np.ndarray,
+             bytemap: np.ndarray, move_i: np.ndarray, move_j: np.ndarray,
+             move_kind: np.ndarray, log_u: np.ndarray, start: int, stop: int,
+             trace_score: np.ndarray, trace_acc: np.ndarray, keep_slot: np.ndarray,
+             kept: np.ndarray, ref_pos: np.ndarray, trace_spear: np.ndarray) -> None:
     """Metropolis-Hastings over node orders for iterations ``start..stop-1`` (in place).
 
     Move kinds (all symmetric proposals, so the acceptance ratio is P(new|D)/P(old|D),
@@ -488,6 +553,9 @@ def mcmc_run(order: np.ndarray, prefix: np.ndarray, terms: np.ndarray, state: np
     drawn with j = i + 1), 1 = relocate the node at position i to position j. Only positions
     min(i, j)..max(i, j) are rescored. ``state`` = [total log score, accepted count,
     sum of squared rank differences to the reference (if any)].
+    In the candidate regime (``regime`` 1) ``local`` holds the per-position candidate-local
+    masks (:func:`candidate_local_masks`) and swaps are scored by :func:`_cand_swap`, touching
+    only the positions whose term changes; in the full regime ``local`` is unused.
     Random draws are made outside (``move_*``, ``log_u``), so runs split into chunks give the
     same chain as one run.
     """
@@ -495,6 +563,10 @@ def mcmc_run(order: np.ndarray, prefix: np.ndarray, terms: np.ndarray, state: np
     new_order = np.empty(n, dtype=order.dtype)
     new_prefix = np.empty(n, dtype=np.uint64)
     new_terms = np.empty(n)
+    new_local = np.empty(n, dtype=np.int64)
+    chg_pos = np.empty(n, dtype=np.int64)
+    chg_term = np.empty(n)
+    chg_local = np.empty(n, dtype=np.int64)
     has_ref = ref_pos.shape[0] == n
     total = state[0]
     n_acc = state[1]
@@ -504,59 +576,78 @@ def mcmc_run(order: np.ndarray, prefix: np.ndarray, terms: np.ndarray, state: np
         j = move_j[it]
         lo = min(i, j)
         hi = max(i, j)
-        # proposed segment lo..hi
-        if move_kind[it] == 0:
-            for p in range(lo, hi + 1):
-                new_order[p] = order[p]
-            new_order[i] = order[j]
-            new_order[j] = order[i]
-        else:
-            if i < j:
-                for p in range(i, j):
-                    new_order[p] = order[p + 1]
-                new_order[j] = order[i]
-            else:
-                for p in range(j + 1, i + 1):
-                    new_order[p] = order[p - 1]
-                new_order[j] = order[i]
-        pred = prefix[lo]
-        delta = 0.0
-        for p in range(lo, hi + 1):
-            v = new_order[p]
-            new_prefix[p] = pred
-            same = False
-            if regime == 1 and v == order[p]:
-                # v keeps its position; its term changes only if a moved node is a candidate
-                bm = bytemap[v]
-                if move_kind[it] == 0:
-                    a_ = order[i]
-                    b_ = order[j]
-                    same = (bm[a_ >> 3, 1 << (a_ & 7)] == 0
-                            and bm[b_ >> 3, 1 << (b_ & 7)] == 0)
-                else:
-                    same = (candidate_local_mask(bm, pred)
-                            == candidate_local_mask(bm, prefix[p]))
-            if same:
-                t = terms[p]
-            else:
-                t = _node_term(v, pred, masks, scores, exps, bid, band_first, band_anchor,
-                               limits, log_eps_rel, regime, logsum, bytemap)
-            new_terms[p] = t
-            delta += t - terms[p]
-            pred |= np.uint64(1) << np.uint64(v)
-        accepted = log_u[it] < delta
-        if accepted:
-            if has_ref:
-                for p in range(lo, hi + 1):
-                    d_old = p - ref_pos[order[p]]
-                    d_new = p - ref_pos[new_order[p]]
+        if regime == 1 and move_kind[it] == 0:
+            delta, n_chg = _cand_swap(order, prefix, terms, local, logsum, bytemap, lo, hi,
+                                      chg_pos, chg_term, chg_local)
+            accepted = log_u[it] < delta
+            if accepted:
+                a = order[lo]
+                b = order[hi]
+                if has_ref:
+                    d_old = lo - ref_pos[a]
+                    d_new = lo - ref_pos[b]
                     sumd2 += d_new * d_new - d_old * d_old
+                    d_old = hi - ref_pos[b]
+                    d_new = hi - ref_pos[a]
+                    sumd2 += d_new * d_new - d_old * d_old
+                order[lo] = b
+                order[hi] = a
+                ab = (np.uint64(1) << np.uint64(a)) | (np.uint64(1) << np.uint64(b))
+                for p in range(lo + 1, hi + 1):
+                    prefix[p] ^= ab
+                for c in range(n_chg):
+                    p = chg_pos[c]
+                    terms[p] = chg_term[c]
+                    local[p] = chg_local[c]
+                total += delta
+                n_acc += 1
+        else:
+            # proposed segment lo..hi
+            if move_kind[it] == 0:
+                for p in range(lo, hi + 1):
+                    new_order[p] = order[p]
+                new_order[i] = order[j]
+                new_order[j] = order[i]
+            else:
+                if i < j:
+                    for p in range(i, j):
+                        new_order[p] = order[p + 1]
+                    new_order[j] = order[i]
+                else:
+                    for p in range(j + 1, i + 1):
+                        new_order[p] = order[p - 1]
+                    new_order[j] = order[i]
+            pred = prefix[lo]
+            delta = 0.0
             for p in range(lo, hi + 1):
-                order[p] = new_order[p]
-                prefix[p] = new_prefix[p]
-                terms[p] = new_terms[p]
-            total += delta
-            n_acc += 1
+                v = new_order[p]
+                new_prefix[p] = pred
+                if regime == 1:
+                    m = candidate_local_mask(bytemap[v], pred)
+                    new_local[p] = m
+                    t = terms[p] if v == order[p] and m == local[p] else logsum[v, m]
+                else:
+                    t = node_log_sum(masks[v], scores[v], exps[v], bid[v], band_first[v],
+                                     band_anchor[v], limits[v], pred, log_eps_rel)
+                new_terms[p] = t
+                delta += t - terms[p]
+                pred |= np.uint64(1) << np.uint64(v)
+            accepted = log_u[it] < delta
+            if accepted:
+                if has_ref:
+                    for p in range(lo, hi + 1):
+                        d_old = p - ref_pos[order[p]]
+                        d_new = p - ref_pos[new_order[p]]
+                        sumd2 += d_new * d_new - d_old * d_old
+                for p in range(lo, hi + 1):
+                    order[p] = new_order[p]
+                    prefix[p] = new_prefix[p]
+                    terms[p] = new_terms[p]
+                if regime == 1:
+                    for p in range(lo, hi + 1):
+                        local[p] = new_local[p]
+                total += delta
+                n_acc += 1
         trace_score[it] = total
         trace_acc[it] = accepted
         if has_ref:

@@ -25,7 +25,7 @@ from itertools import permutations
 import numpy as np
 import pandas as pd
 
-from ..kernels.orders import mcmc_run, order_terms
+from ..kernels.orders import candidate_local_masks, mcmc_run, order_terms
 from .score_table import ScoreTable
 
 MOVES = ("swap", "adjacent", "relocate", "mix")
@@ -128,6 +128,9 @@ class OrderChain:
                       else np.array(init_order, dtype=np.int64))
         self.mi, self.mj, self.mk, self.log_u = _draw_moves(rng, n, n_iter, move)
         self.prefix, self.terms = order_terms(self.order, *table.kernel_args())
+        # candidate regime: per-position candidate-local masks, updated incrementally
+        self.local = (candidate_local_masks(self.order, table.bytemap)
+                      if table.regime == "candidates" else np.zeros(n, dtype=np.int64))
         if reference is not None:
             self.ref_pos = np.empty(n, dtype=np.int64)
             self.ref_pos[np.asarray(reference)] = np.arange(n)
@@ -157,7 +160,7 @@ class OrderChain:
         tab = self.table
         t0 = time.perf_counter()
         c0 = time.thread_time()
-        mcmc_run(self.order, self.prefix, self.terms, self.state, *tab.kernel_args(),
+        mcmc_run(self.order, self.prefix, self.terms, self.local, self.state, *tab.kernel_args(),
                  self.mi, self.mj, self.mk, self.log_u, self.t, stop, self.trace_score,
                  self.trace_acc, self.keep_slot, self.kept, self.ref_pos, self.trace_spear)
         self.seconds += time.perf_counter() - t0
