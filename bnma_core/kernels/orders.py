@@ -409,20 +409,15 @@ def node_log_sum(ms: np.ndarray, ss: np.ndarray, es: np.ndarray, bid: np.ndarray
     return best + math.log(acc)
 
 
-@njit(cache=True, inline="always")
-def candidate_local_mask(bytemap_i: np.ndarray, pred: np.uint64) -> int:
-    """Bitmask over the node's K candidates of those in ``pred``; ``bytemap_i[byte, value]``
-    gives the candidate bits of each byte of the predecessor mask."""
+@njit(cache=True)
+def candidate_local_mask(bytemap: np.ndarray, v: int, pred: np.uint64) -> int:
+    """Bitmask over node v's K candidates of those in ``pred``; ``bytemap[v, byte, value]``
+    gives the candidate bits of each byte of the predecessor mask. (Indexed in place: a row
+    view ``bytemap[v]`` in a hot loop costs two atomic reference-count updates.)"""
     local = 0
-    for byte in range(bytemap_i.shape[0]):
-        local |= bytemap_i[byte, (pred >> np.uint64(8 * byte)) & np.uint64(255)]
+    for byte in range(bytemap.shape[1]):
+        local |= bytemap[v, byte, (pred >> np.uint64(8 * byte)) & np.uint64(255)]
     return local
-
-
-@njit(cache=True, inline="always")
-def candidate_log_sum(logsum_i: np.ndarray, bytemap_i: np.ndarray, pred: np.uint64) -> float:
-    """Candidate-restricted node term: one lookup at the candidates that precede the node."""
-    return logsum_i[candidate_local_mask(bytemap_i, pred)]
 
 
 @njit(cache=True)
@@ -442,7 +437,7 @@ def candidate_bytemap(cand: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _node_term(v: int, pred: np.uint64, masks: np.ndarray, scores: np.ndarray,
                exps: np.ndarray, bid: np.ndarray, band_first: np.ndarray,
                band_anchor: np.ndarray, limits: np.ndarray, log_eps_rel: float, regime: int,
@@ -450,7 +445,7 @@ def _node_term(v: int, pred: np.uint64, masks: np.ndarray, scores: np.ndarray,
     if regime == 0:
         return node_log_sum(masks[v], scores[v], exps[v], bid[v], band_first[v],
                             band_anchor[v], limits[v], pred, log_eps_rel)
-    return candidate_log_sum(logsum[v], bytemap[v], pred)
+    return logsum[v, candidate_local_mask(bytemap, v, pred)]
 
 
 @njit(cache=True)
@@ -481,60 +476,9 @@ def candidate_local_masks(order: np.ndarray, bytemap: np.ndarray) -> np.ndarray:
     pred = np.uint64(0)
     for p in range(n):
         v = order[p]
-        local[p] = candidate_local_mask(bytemap[v], pred)
+        local[p] = candidate_local_mask(bytemap, v, pred)
         pred |= np.uint64(1) << np.uint64(v)
     return local
-
-
-@njit(cache=True, inline="always")
-def _cand_swap(order: np.ndarray, prefix: np.ndarray, terms: np.ndarray, local: np.ndarray,
-               logsum: np.ndarray, bytemap: np.ndarray, lo: int, hi: int,
-               chg_pos: np.ndarray, chg_term: np.ndarray, chg_local: np.ndarray
-               ) -> tuple[float, int]:
-    """Candidate regime, swap of positions lo < hi: score the proposal incrementally.
-
-    With a = order[lo] and b = order[hi], b moves to lo (its mask is looked up from prefix[lo])
-    and a to hi (prefix[hi] - a + b). Every node v strictly between keeps its position; its
-    predecessor set loses a and gains b, so its candidate-local mask changes by
-    ``x = bit_v(a) | bit_v(b)`` (the two bits, zero for non-candidates, are distinct):
-    ``local'[p] = local[p] ^ x`` and its term is rescored only when x != 0. The changed
-    positions (ascending) and their new terms and masks are written to ``chg_*``; returns the
-    log score difference (summed in position order, as a full rescore of lo..hi would) and the
-    number of changed positions.
-    """
-    a = order[lo]
-    b = order[hi]
-    ab = (np.uint64(1) << np.uint64(a)) | (np.uint64(1) << np.uint64(b))
-    ba_ = a >> 3
-    bv_a = 1 << (a & 7)
-    bb_ = b >> 3
-    bv_b = 1 << (b & 7)
-    m = candidate_local_mask(bytemap[b], prefix[lo])
-    t = logsum[b, m]
-    chg_pos[0] = lo
-    chg_term[0] = t
-    chg_local[0] = m
-    delta = t - terms[lo]
-    c = 1
-    for p in range(lo + 1, hi):
-        v = order[p]
-        bm = bytemap[v]
-        x = bm[ba_, bv_a] | bm[bb_, bv_b]
-        if x != 0:
-            m = local[p] ^ x
-            t = logsum[v, m]
-            chg_pos[c] = p
-            chg_term[c] = t
-            chg_local[c] = m
-            delta += t - terms[p]
-            c += 1
-    m = candidate_local_mask(bytemap[a], prefix[hi] ^ ab)
-    t = logsum[a, m]
-    chg_pos[c] = hi
-    chg_term[c] = t
-    chg_local[c] = m
-    delta += t - terms[hi]
-    return delta, c + 1
 
 
 @njit(cache=True, nogil=True)
@@ -553,9 +497,18 @@ def mcmc_run(order: np.ndarray, prefix: np.ndarray, terms: np.ndarray, local: np
     drawn with j = i + 1), 1 = relocate the node at position i to position j. Only positions
     min(i, j)..max(i, j) are rescored. ``state`` = [total log score, accepted count,
     sum of squared rank differences to the reference (if any)].
-    In the candidate regime (``regime`` 1) ``local`` holds the per-position candidate-local
-    masks (:func:`candidate_local_masks`) and swaps are scored by :func:`_cand_swap`, touching
-    only the positions whose term changes; in the full regime ``local`` is unused.
+    Candidate regime (``regime`` 1): ``local[p]`` is the candidate-local mask of the node at
+    position p (:func:`candidate_local_masks`), the index of its term in ``logsum``. In a swap
+    of positions lo < hi with a = order[lo], b = order[hi], b moves to lo (its mask is looked up
+    from prefix[lo]) and a to hi (from prefix[hi] - a + b). Every node v strictly between keeps
+    its position and its predecessor set loses a and gains b, so its mask changes by
+    x = bit_v(a) | bit_v(b) (bit_v(u) = the bit of u among v's candidates, 0 if u is not one;
+    read from ``bytemap``): local'[p] = local[p] ^ x, rescored only if x != 0. The changed
+    positions are collected in ``chg_*`` and written back only on acceptance; ``delta`` is
+    summed in position order, as a full rescore of lo..hi would, so the chain is identical to
+    one that rescores every position. In the full regime ``local`` is unused.
+    Hot paths index 2-D/3-D arrays in place and call no jitted function taking arrays: a row
+    view or such a call costs atomic reference-count updates (NRT incref/decref) per use.
     Random draws are made outside (``move_*``, ``log_u``), so runs split into chunks give the
     same chain as one run.
     """
@@ -567,6 +520,7 @@ def mcmc_run(order: np.ndarray, prefix: np.ndarray, terms: np.ndarray, local: np
     chg_pos = np.empty(n, dtype=np.int64)
     chg_term = np.empty(n)
     chg_local = np.empty(n, dtype=np.int64)
+    nbytes = bytemap.shape[1]
     has_ref = ref_pos.shape[0] == n
     total = state[0]
     n_acc = state[1]
@@ -577,12 +531,48 @@ def mcmc_run(order: np.ndarray, prefix: np.ndarray, terms: np.ndarray, local: np
         lo = min(i, j)
         hi = max(i, j)
         if regime == 1 and move_kind[it] == 0:
-            delta, n_chg = _cand_swap(order, prefix, terms, local, logsum, bytemap, lo, hi,
-                                      chg_pos, chg_term, chg_local)
+            # candidate regime, swap (see the docstring): b = order[hi] moves to lo, a to hi,
+            # the nodes between change their mask by the candidate bits of a and b
+            a = order[lo]
+            b = order[hi]
+            ab = (np.uint64(1) << np.uint64(a)) | (np.uint64(1) << np.uint64(b))
+            byte_a = a >> 3
+            val_a = 1 << (a & 7)
+            byte_b = b >> 3
+            val_b = 1 << (b & 7)
+            pred = prefix[lo]
+            m = 0
+            for byte in range(nbytes):
+                m |= bytemap[b, byte, (pred >> np.uint64(8 * byte)) & np.uint64(255)]
+            t = logsum[b, m]
+            chg_pos[0] = lo
+            chg_term[0] = t
+            chg_local[0] = m
+            delta = t - terms[lo]
+            n_chg = 1
+            for p in range(lo + 1, hi):
+                v = order[p]
+                x = bytemap[v, byte_a, val_a] | bytemap[v, byte_b, val_b]
+                if x != 0:
+                    m = local[p] ^ x
+                    t = logsum[v, m]
+                    chg_pos[n_chg] = p
+                    chg_term[n_chg] = t
+                    chg_local[n_chg] = m
+                    delta += t - terms[p]
+                    n_chg += 1
+            pred = prefix[hi] ^ ab
+            m = 0
+            for byte in range(nbytes):
+                m |= bytemap[a, byte, (pred >> np.uint64(8 * byte)) & np.uint64(255)]
+            t = logsum[a, m]
+            chg_pos[n_chg] = hi
+            chg_term[n_chg] = t
+            chg_local[n_chg] = m
+            delta += t - terms[hi]
+            n_chg += 1
             accepted = log_u[it] < delta
             if accepted:
-                a = order[lo]
-                b = order[hi]
                 if has_ref:
                     d_old = lo - ref_pos[a]
                     d_new = lo - ref_pos[b]
@@ -592,7 +582,6 @@ def mcmc_run(order: np.ndarray, prefix: np.ndarray, terms: np.ndarray, local: np
                     sumd2 += d_new * d_new - d_old * d_old
                 order[lo] = b
                 order[hi] = a
-                ab = (np.uint64(1) << np.uint64(a)) | (np.uint64(1) << np.uint64(b))
                 for p in range(lo + 1, hi + 1):
                     prefix[p] ^= ab
                 for c in range(n_chg):
@@ -623,7 +612,7 @@ def mcmc_run(order: np.ndarray, prefix: np.ndarray, terms: np.ndarray, local: np
                 v = new_order[p]
                 new_prefix[p] = pred
                 if regime == 1:
-                    m = candidate_local_mask(bytemap[v], pred)
+                    m = candidate_local_mask(bytemap, v, pred)
                     new_local[p] = m
                     t = terms[p] if v == order[p] and m == local[p] else logsum[v, m]
                 else:
