@@ -258,3 +258,15 @@ def test_ragged_rows():
 def test_read_table_rejects_unknown_objects():
     with pytest.raises(DataError, match="Cannot read"):
         read_table(12345)
+
+
+def test_no_discretization_keeps_values_as_categories():
+    df = _good_frame(40)
+    df["age"] = np.round(df["age"] / 10) * 10  # a few distinct numeric values
+    ds = load_dataset(df, discretization="none")
+    j = ds.names.index("age")
+    assert ds.arities[j] == df["age"].nunique()
+    assert ds.encoder.columns_[0].kind == "categorical"
+    many = _good_frame(200)  # 200 distinct real values -> too many categories: a clear error
+    with pytest.raises(DataError, match="at most 64"):
+        load_dataset(many, discretization="none")
