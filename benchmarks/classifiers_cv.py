@@ -10,9 +10,15 @@ values missing (every row its own missingness pattern: exact marginalization).
 from __future__ import annotations
 
 import json
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script: use this checkout's bnma_core
+    sys.path.insert(0, str(ROOT))
 
 from bnma_core.classifiers.kdb import KDB
 from bnma_core.classifiers.tan import TAN

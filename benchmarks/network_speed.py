@@ -10,10 +10,16 @@ Runtime: a few seconds.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script: use this checkout's bnma_core
+    sys.path.insert(0, str(ROOT))
 
 from bnma_core.network import SAMPLE_DATA, load_network, read_bif
 
