@@ -33,11 +33,31 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _warm_numba_cache() -> None:
+    """Compile (and cache on disk, ``cache=True``) the order-MCMC kernels the MCMC page uses,
+    so that the browser test times the page, not a cold numba compilation on a fresh clone
+    while the other test worker compiles too (that took > 2 minutes in CI)."""
+    from bnma_core.classifiers.order_bma import OrderMCMCBMA
+    from bnma_core.network import load_network
+
+    ds = load_network("alarm").sample(200, seed=0, class_variable="CATECHOL")
+    for stop_early in (False, True):
+        m = OrderMCMCBMA(n_iter=400, burn_in=50, n_orders=4, n_chains=2, random_state=0)
+        gen = m.fit_stream(ds.X, ds.y, every=100, reference_order=list(range(ds.n_vars)))
+        for i, _ in enumerate(gen):
+            if stop_early and i == 2:
+                break
+        gen.close()
+        m.predict_proba_n_orders(ds.X[:20], 1)
+        m.predict_proba(ds.X[:20])
+
+
 @pytest.fixture(scope="module")
 def server():
     if not os.path.exists(CHROMIUM):
         pytest.skip(f"{CHROMIUM} is absent (apt-get install chromium); browser test skipped")
     pytest.importorskip("playwright.sync_api", reason="playwright-python is not installed")
+    _warm_numba_cache()
     port = _free_port()
     SHOTS.mkdir(exist_ok=True)
     log = open(SHOTS / "streamlit.log", "w")
@@ -267,7 +287,7 @@ def test_order_mcmc_live(server, page):
                            timeout=10_000)
     page.screenshot(path=str(SHOTS / "20_mcmc_running.png"))  # viewport only: quick
     page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop").click()
-    page.get_by_role("heading", name="Held-out accuracy").wait_for(timeout=120_000)
+    page.get_by_role("heading", name="Held-out accuracy").wait_for(timeout=240_000)
     wait_idle(page)
     no_exception(page)
     assert page.get_by_text("Stopped after").count() == 1
