@@ -9,9 +9,7 @@ values missing (every row its own missingness pattern: exact marginalization).
 
 from __future__ import annotations
 
-import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -20,33 +18,20 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: use this checkout's bnma_core
     sys.path.insert(0, str(ROOT))
 
+from _bench import emit, timed
+
 from bnma_core.classifiers.kdb import KDB
 from bnma_core.classifiers.tan import TAN
 from bnma_core.evaluation import cross_validate
 from bnma_core.network import load_network
 
-
-def best_of(fn, repeats: int = 3) -> float:
-    fn()
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
-
-
-def emit(name: str, value: float, unit: str = "s") -> None:
-    print(json.dumps({"name": name, "value": round(value, 4), "unit": unit}), flush=True)
-
-
 if __name__ == "__main__":
     methods = ["nb", "tan", "kdb"]
     emit("cv10_wbc_nb_tan_kdb_s",
-         best_of(lambda: cross_validate("sample_data/wbc.csv", methods, folds=10)))
+         timed(lambda: cross_validate("sample_data/wbc.csv", methods, folds=10)), "s")
     alarm = load_network("alarm").sample_frame(5000, 0)
     emit("cv10_alarm5000_nb_tan_kdb_s",
-         best_of(lambda: cross_validate(alarm, methods, folds=10, target="BP"), repeats=1))
+         timed(lambda: cross_validate(alarm, methods, folds=10, target="BP"), repeats=1), "s")
     ds = load_network("alarm").sample(5000, 0)
     rng = np.random.default_rng(0)
     X, y = ds.X, ds.y
@@ -54,6 +39,6 @@ if __name__ == "__main__":
     Xt[rng.random(Xt.shape) < 0.3] = -1
     for model in (TAN(), KDB(k=2)):
         model.fit(X, y, arities=ds.arities[ds.feature_indices])
-        t = best_of(lambda m=model: m.predict_proba(Xt), repeats=1)
+        t = timed(lambda m=model: m.predict_proba(Xt), repeats=1)
         emit(f"predict_1000_rows_30pct_missing_alarm_{type(model).__name__.lower()}_ms_per_row",
              1000 * t / len(Xt), "ms")

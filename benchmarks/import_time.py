@@ -6,10 +6,11 @@ Each figure is the median of 5 fresh interpreter starts.
 
 from __future__ import annotations
 
-import json
 import statistics
 import subprocess
 import sys
+
+from _bench import emit
 
 MODULES = {
     "import_bnma_core_s": "import bnma_core",
@@ -28,4 +29,4 @@ def measure(stmt: str, repeats: int = 5) -> float:
 
 if __name__ == "__main__":
     for name, stmt in MODULES.items():
-        print(json.dumps({"name": name, "value": round(measure(stmt), 3), "unit": "s"}))
+        emit(name, measure(stmt), "s", digits=3)

@@ -14,9 +14,7 @@ is that theta* costs the same as one MAP naive Bayes (O(N_r N N_f N_c)).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -24,18 +22,10 @@ import numpy as np
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _bench import emit, median, timed  # noqa: E402
+
 from bnma_core.classifiers.manb import MANaiveBayes  # noqa: E402
 from bnma_core.classifiers.naive_bayes import NaiveBayes  # noqa: E402
-
-
-def _median_time(fn, repeats: int) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,13 +42,13 @@ def main(argv: list[str] | None = None) -> int:
     X = X.astype(np.int32)
     ma = MANaiveBayes()
     nb = NaiveBayes(alpha=1.0)
-    t_ma = _median_time(lambda: ma.fit(X, y), args.repeats)
-    t_nb = _median_time(lambda: nb.fit(X, y), args.repeats)
+    t_ma = timed(lambda: ma.fit(X, y), args.repeats, stat=median)
+    t_nb = timed(lambda: nb.fit(X, y), args.repeats, stat=median)
     X_test = X[:10_000]
-    t_pred = _median_time(lambda: ma.predict_proba(X_test), args.repeats)
+    t_pred = timed(lambda: ma.predict_proba(X_test), args.repeats, stat=median)
     for name, value in (("manb_fit_s_500x12800", t_ma), ("nb_fit_s_500x12800", t_nb),
                         ("manb_predict_s_10000", t_pred)):
-        print(json.dumps({"name": name, "value": round(value, 4), "unit": "s"}))
+        emit(name, value, "s")
     return 0
 
 

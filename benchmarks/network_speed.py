@@ -9,9 +9,7 @@ Runtime: a few seconds.
 
 from __future__ import annotations
 
-import json
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,38 +19,34 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: use this checkout's bnma_core
     sys.path.insert(0, str(ROOT))
 
+from _bench import emit, timed
+
 from bnma_core.network import SAMPLE_DATA, load_network, read_bif
 
 TARGETS = {"alarm": "BP", "hepar2": "Cirrhosis"}
 
 
+def emit_ms(name: str, value: float) -> None:
+    emit(name, value, "ms", digits=3)
+
+
 def best_ms(fn: Callable[..., object], *args: object, repeats: int = 5) -> float:
-    fn(*args)
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn(*args)
-        times.append(time.perf_counter() - t)
-    return 1e3 * min(times)
-
-
-def emit(name: str, value: float) -> None:
-    print(json.dumps({"name": name, "value": round(value, 3), "unit": "ms"}))
+    return 1e3 * timed(lambda: fn(*args), repeats)
 
 
 def bench(net: str, target: str) -> None:
-    emit(f"{net}_parse_ms", best_ms(read_bif, SAMPLE_DATA / f"{net}.bif.gz"))
+    emit_ms(f"{net}_parse_ms", best_ms(read_bif, SAMPLE_DATA / f"{net}.bif.gz"))
     bn = load_network(net)
-    emit(f"{net}_sample_20000_ms", best_ms(bn.sample_codes, 20_000, 0))
+    emit_ms(f"{net}_sample_20000_ms", best_ms(bn.sample_codes, 20_000, 0))
     codes = bn.sample_codes(3_000, seed=1)
     t = bn.index(target)
-    emit(f"{net}_class_posterior_3000_complete_ms", best_ms(bn.class_posterior, t, codes))
+    emit_ms(f"{net}_class_posterior_3000_complete_ms", best_ms(bn.class_posterior, t, codes))
     partial = codes.copy()
     partial[np.random.default_rng(2).random(codes.shape) < 0.1] = -1
-    emit(f"{net}_class_posterior_3000_10pct_missing_ms",
+    emit_ms(f"{net}_class_posterior_3000_10pct_missing_ms",
          best_ms(bn.class_posterior, t, partial, repeats=2))
     ev = {v: int(partial[0, v]) for v in range(bn.n_vars) if v != t and partial[0, v] >= 0}
-    emit(f"{net}_posterior_one_query_ms", best_ms(bn.posterior, t, ev))
+    emit_ms(f"{net}_posterior_one_query_ms", best_ms(bn.posterior, t, ev))
 
 
 if __name__ == "__main__":

@@ -13,10 +13,8 @@ regime uses K = 16 candidate parents per node. Targets on a quiet 2-core machine
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: use this checkout's bnma_core
     sys.path.insert(0, str(ROOT))
 
+from _bench import emit, timed
+
 from bnma_core.classifiers.order_bma import OrderMCMCBMA
 from bnma_core.network import load_network
 from bnma_core.structure.orders import OrderMCMC
@@ -32,19 +32,6 @@ from bnma_core.structure.score_table import build_score_table
 
 REPEATS = 3
 CLASS = "CATECHOL"
-
-
-def emit(name: str, value: float, unit: str) -> None:
-    print(json.dumps({"name": name, "value": round(float(value), 4), "unit": unit}), flush=True)
-
-
-def best(fn, repeats: int = REPEATS) -> float:
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def mcmc_rate(table, n_iter: int, name: str) -> float:
@@ -73,18 +60,18 @@ def main() -> None:
               n_iter=200, burn_in=10, random_state=0).run()
 
     emit("score_table_build_s_n5000",
-         best(lambda: build_score_table(d5000.codes, d5000.arities, 3)), "s")
+         timed(lambda: build_score_table(d5000.codes, d5000.arities, 3)), "s")
     t1000 = build_score_table(d1000.codes, d1000.arities, 3)
     t5000 = build_score_table(d5000.codes, d5000.arities, 3)
     emit("mcmc_iter_per_s_n1000", mcmc_rate(t1000, 60000, "n1000"), "it/s")
     emit("mcmc_iter_per_s_n5000", mcmc_rate(t5000, 60000, "n5000"), "it/s")
     emit("mcmc_60k_iterations_s_n1000",
-         best(lambda: OrderMCMC(t1000, 60000, 10000, 30, random_state=0).run()), "s")
+         timed(lambda: OrderMCMC(t1000, 60000, 10000, 30, random_state=0).run()), "s")
 
     clf = OrderMCMCBMA(n_iter=60000, burn_in=10000, n_orders=30, random_state=0)
     clf.fit(d1000.X, d1000.y)
     clf.predict_proba(test.X[:10])
-    emit("classify_3000_rows_30_orders_s", best(lambda: clf.predict_proba(test.X)), "s")
+    emit("classify_3000_rows_30_orders_s", timed(lambda: clf.predict_proba(test.X)), "s")
 
     tc = build_score_table(d1000.codes, d1000.arities, 3, candidates=16)
     emit("mcmc_iter_per_s_candidates_n1000", mcmc_rate(tc, 600000, "candidates"), "it/s")
