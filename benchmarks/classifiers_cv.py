@@ -22,13 +22,14 @@ from _bench import emit, timed
 
 from bnma_core.classifiers.kdb import KDB
 from bnma_core.classifiers.tan import TAN
+from bnma_core.datasets import bundled_path
 from bnma_core.evaluation import cross_validate
 from bnma_core.network import load_network
 
 if __name__ == "__main__":
     methods = ["nb", "tan", "kdb"]
     emit("cv10_wbc_nb_tan_kdb_s",
-         timed(lambda: cross_validate("sample_data/wbc.csv", methods, folds=10)), "s")
+         timed(lambda: cross_validate(str(bundled_path("wbc.csv")), methods, folds=10)), "s")
     alarm = load_network("alarm").sample_frame(5000, 0)
     emit("cv10_alarm5000_nb_tan_kdb_s",
          timed(lambda: cross_validate(alarm, methods, folds=10, target="BP"), repeats=1), "s")

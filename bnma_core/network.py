@@ -27,12 +27,12 @@ import numpy as np
 import pandas as pd
 
 from .data import CODE_DTYPE, DiscreteDataset, dataset_from_codes
+from .datasets import bundled_path
 from .kernels.sampling import forward_sample
 from .scores import family_counts, posterior_cpt
 
 __all__ = ["BUNDLED_NETWORKS", "DiscreteBN", "load_network", "read_bif", "write_bif"]
 
-SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"
 BUNDLED_NETWORKS = ("alarm", "hepar2", "asia")
 
 #: Rows of a CPT may deviate from 1 by this much before they are renormalised; BIF files print
@@ -989,13 +989,13 @@ def write_bif(bn: DiscreteBN, path: str | Path) -> None:
 
 
 def load_network(name_or_path: str | Path | DiscreteBN) -> DiscreteBN:
-    """A bundled network by name (``alarm``, ``hepar2``, ``asia``: ``sample_data/<name>.bif.gz``)
-    or a network read from a ``.bif`` / ``.bif.gz`` path."""
+    """A bundled network by name (``alarm``, ``hepar2``, ``asia``, in
+    ``bnma_core/datasets/``) or a network read from a ``.bif`` / ``.bif.gz`` path."""
     if isinstance(name_or_path, DiscreteBN):
         return name_or_path
     key = str(name_or_path).strip().lower()
     if key in BUNDLED_NETWORKS:
-        bn = read_bif(SAMPLE_DATA / f"{key}.bif.gz")
+        bn = read_bif(bundled_path(f"{key}.bif.gz"))
         bn.name = key
         return bn
     p = Path(name_or_path)

@@ -7,7 +7,7 @@
 - :mod:`bnma_ui.widgets`: the teaching expanders and the sidebar dataset badge.
 """
 
+
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLE_DIR = ROOT / "sample_data"
+ROOT = Path(__file__).resolve().parents[1]  # the app's folder (app.py, pages/)

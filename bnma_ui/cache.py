@@ -11,27 +11,20 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from bnma_core.data import DiscreteDataset, load_dataset, read_table
-
-from . import SAMPLE_DIR
+from bnma_core.datasets import bundled_csv_files, bundled_path
 
 if TYPE_CHECKING:
     from bnma_core.network import DiscreteBN
 
 
 def sample_csv_files() -> list[str]:
-    """Bundled CSV files in ``sample_data/`` (WBC first)."""
-    names = sorted(p.name for p in SAMPLE_DIR.glob("*.csv"))
-    if "wbc.csv" in names:
-        names.remove("wbc.csv")
-        names.insert(0, "wbc.csv")
-    return names
+    """Bundled CSV files (``bnma_core/datasets``, WBC first)."""
+    return bundled_csv_files()
 
 
 def sample_csv_bytes(name: str) -> bytes:
-    path = SAMPLE_DIR / name
-    if path.parent != SAMPLE_DIR or not path.is_file():
-        raise FileNotFoundError(name)
-    return path.read_bytes()
+    """Content of one bundled CSV file (FileNotFoundError for any other name)."""
+    return bundled_path(name).read_bytes()
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

@@ -10,7 +10,7 @@ be split over runs (``--first-rep 5 --reps 5 --out DIR2``) and merged afterwards
 ``--combine DIR1 DIR2 --out DIR``.
 
 What it does: for each class variable (CATECHOL, SHUNT), training size and repetition, it draws a
-training set from ``sample_data/alarm.bif.gz`` (the same training sets for both class variables)
+training set from the bundled ALARM network (the same training sets for both class variables)
 and a 3,000-row test set; runs order MCMC (max in-degree 3, K2, Hwang-Zhang prior, the paper's
 random-swap move, start = the reversed topological order of ALARM, as in Fig. 5) and records:
 

@@ -31,6 +31,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from bnma_core.datasets import bundled_path
+
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -45,8 +47,8 @@ PAIRS = (("ukdb1", "kdb1"), ("ukdb2", "kdb2"))
 
 def datasets(shared: Path = SHARED, mushroom_rows: int | None = 2000, seed: int = 0,
              names: list[str] | None = None) -> dict[str, pd.DataFrame]:
-    """WBC (sample_data) and the other CSVs in ``shared`` (skipping any that are absent)."""
-    out = {"wbc": pd.read_csv(ROOT / "sample_data" / "wbc.csv")}
+    """WBC (bundled) and the other CSVs in ``shared`` (skipping any that are absent)."""
+    out = {"wbc": pd.read_csv(bundled_path("wbc.csv"))}
     if shared.is_dir():
         for path in sorted(shared.glob("*.csv")):
             name = path.stem

@@ -40,12 +40,13 @@ if str(ROOT) not in sys.path:
 
 from bnma_core.classifiers.ukdb import UKDB, UKDBExplanation  # noqa: E402
 from bnma_core.data import load_dataset  # noqa: E402
+from bnma_core.datasets import bundled_path
 from bnma_core.scores import (  # noqa: E402
     conditional_mutual_information,
     joint_distribution,
 )
 
-WBC = ROOT / "sample_data" / "wbc.csv"
+WBC = bundled_path("wbc.csv")
 PAPER_CMI = 0.4733
 CASE_ROWS = (72, 23)
 

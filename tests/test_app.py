@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bnma_core.datasets import bundled_path
+
 st_testing = pytest.importorskip("streamlit.testing.v1")
 AppTest = st_testing.AppTest
 
@@ -156,7 +158,7 @@ def _page(name: str, ds=None) -> AppTest:
 def _wbc():
     from bnma_core.data import load_dataset
 
-    return load_dataset(ROOT / "sample_data" / "wbc.csv")
+    return load_dataset(bundled_path("wbc.csv"))
 
 
 @pytest.mark.parametrize("name", PAGES)

@@ -18,6 +18,7 @@ from bnma_core.classifiers.naive_bayes import NaiveBayes
 from bnma_core.classifiers.registry import make_classifier
 from bnma_core.classifiers.tan import TAN
 from bnma_core.data import load_dataset
+from bnma_core.datasets import bundled_path
 from bnma_core.scores import pairwise_conditional_mutual_information
 
 
@@ -249,7 +250,7 @@ def test_labels_and_codes_give_the_same_predictions(name):
 
 
 def test_wbc_naive_bayes_accuracy():
-    d = load_dataset("sample_data/wbc.csv")
+    d = load_dataset(str(bundled_path("wbc.csv")))
     cv = StratifiedKFold(10, shuffle=True, random_state=1)
     assert cross_val_score(NaiveBayes(), d.X, d.y, cv=cv).mean() > 0.9
     assert cross_val_score(TAN(), d.X, d.y, cv=cv).mean() > 0.9

@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 
 from bnma_core.cli import main
+from bnma_core.datasets import bundled_path
 
-WBC = "sample_data/wbc.csv"
+WBC = str(bundled_path("wbc.csv"))
 
 
 def run(argv, capsys):

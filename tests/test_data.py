@@ -17,9 +17,10 @@ from bnma_core.data import (
     prepare_frame,
     read_table,
 )
+from bnma_core.datasets import bundled_path
 
 ROOT = Path(__file__).resolve().parents[1]
-WBC = ROOT / "sample_data" / "wbc.csv"
+WBC = bundled_path("wbc.csv")
 
 
 def _csv(df: pd.DataFrame) -> bytes:

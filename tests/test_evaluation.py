@@ -14,6 +14,7 @@ from sklearn.model_selection import StratifiedKFold
 from bnma_core import viz
 from bnma_core.classifiers.naive_bayes import NaiveBayes
 from bnma_core.data import DataError, DiscreteEncoder, dataset_from_codes, load_dataset
+from bnma_core.datasets import bundled_path
 from bnma_core.evaluation import (
     RESULT_COLUMNS,
     _metrics,
@@ -25,7 +26,7 @@ from bnma_core.evaluation import (
     zero_one_decomposition,
 )
 
-WBC = "sample_data/wbc.csv"
+WBC = str(bundled_path("wbc.csv"))
 
 
 def continuous_frame(n=120, seed=0, n_classes=2):

@@ -15,6 +15,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from bnma_core.classifiers.manb import MANaiveBayes
 from bnma_core.classifiers.naive_bayes import NaiveBayes
 from bnma_core.classifiers.registry import make_classifier
+from bnma_core.datasets import bundled_path
 
 # --- an independent brute-force implementation ----------------------------------------------
 
@@ -340,8 +341,8 @@ def test_cli_cross_validates_manb_next_to_nb(tmp_path, capsys):
     from bnma_core.cli import main
 
     out = tmp_path / "cv.csv"
-    code = main(["cv", "--data", "sample_data/wbc.csv", "--methods", "nb,manb", "--folds", "3",
-                 "--out", str(out), "--no-progress"])
+    code = main(["cv", "--data", str(bundled_path("wbc.csv")), "--methods", "nb,manb",
+                 "--folds", "3", "--out", str(out), "--no-progress"])
     assert code == 0 and "manb" in capsys.readouterr().out
     res = pd.read_csv(out)
     assert set(res["method"]) == {"nb", "manb"} and len(res) == 6

@@ -10,6 +10,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from bnma_core.classifiers.order_bma import FixedOrderBMA, OrderMCMCBMA
 from bnma_core.data import load_dataset
+from bnma_core.datasets import bundled_path
 from bnma_core.scores import family_counts, local_score, posterior_cpt
 
 
@@ -174,7 +175,7 @@ def test_stream_events_and_early_stop():
 
 
 def test_wbc_and_dataframe_input():
-    ds = load_dataset("sample_data/wbc.csv")
+    ds = load_dataset(str(bundled_path("wbc.csv")))
     df = pd.DataFrame(ds.X, columns=ds.feature_names)
     y = pd.Series(np.array(ds.classes)[ds.y], name=ds.class_name)
     clf = OrderMCMCBMA(n_iter=2000, burn_in=500, n_orders=5, random_state=0).fit(

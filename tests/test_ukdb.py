@@ -15,13 +15,14 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from bnma_core.classifiers.ukdb import UKDB, build_k_dependence_structure
 from bnma_core.data import load_dataset
+from bnma_core.datasets import bundled_path
 from bnma_core.scores import (
     conditional_local_mutual_information,
     joint_distribution,
     local_mutual_information,
 )
 
-WBC = "sample_data/wbc.csv"
+WBC = str(bundled_path("wbc.csv"))
 
 
 def _random_problem(seed: int, n: int = 120, arities=(2, 3, 2, 3), m: int = 2,
