@@ -114,7 +114,7 @@ class Run:
         return None
 
 
-def _lower_priority() -> None:
+def lower_priority() -> None:
     """Give this thread (and the threads it starts, which inherit it) a lower CPU priority, so
     that on a busy machine the server keeps answering clicks (Stop) and page switches while the
     numba kernels compute. Linux schedules threads individually; elsewhere this does nothing."""
@@ -125,7 +125,7 @@ def _lower_priority() -> None:
 
 
 def _target(run: Run, work: Callable[[Run], Any]) -> None:
-    _lower_priority()
+    lower_priority()
     try:
         run.result = work(run)
     except BaseException as exc:  # handed to the page

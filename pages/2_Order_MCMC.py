@@ -68,6 +68,7 @@ equations(
     "\\sum_{jk} \\ln\\Gamma(1 + N_{ijk})$. Structure prior (eq. 13, MDL reading): "
     "$\\rho(Z) \\propto 2^{-(\\log_2 n + \\log_2 \\binom{n}{|Z|})}$.")
 
+cache.start_warmup()
 ds = require_dataset()
 fingerprint = ds.fingerprint()
 network = dataset_network()
@@ -167,7 +168,9 @@ def draw_live(r: background.Run) -> None:
     """Progress of a running chain set (called from a fragment about once a second)."""
     n_total, burn = r.meta["n_iter"], r.meta["burn_in"]
     if not r.events:
-        st.info("Building the score table and starting the chains...")
+        st.info("Compiling the numba kernels (once after installing; cached on disk), then "
+                "building the score table..." if cache.compiling() else
+                "Building the score table and starting the chains...")
         return
     events = pd.DataFrame(list(r.events))
     last_ev = events.groupby("chain").tail(1)
@@ -220,6 +223,7 @@ def start_run() -> None:
 if stop:
     background.stop(RUN)
 if run and problem is None:
+    last.pop("error", None)
     store = cache.result_store()
     if key in store:
         last["entry"] = store[key]
@@ -232,10 +236,9 @@ finished = finished.take() if finished is not None else None
 if finished is not None:
     model = finished.result
     if finished.error is not None:
-        if isinstance(finished.error, (DataError, ValueError)):
-            st.error(str(finished.error))
-        else:
+        if not isinstance(finished.error, (DataError, ValueError)):
             raise finished.error
+        last["error"] = str(finished.error)  # shown until the next Run
     elif model is not None and hasattr(model, "edge_graph_"):
         entry = {"key": finished.key, "model": model, "train": finished.meta["train"],
                  "test": finished.meta["test"], "reference": finished.meta["reference"],
@@ -244,6 +247,8 @@ if finished is not None:
         if not entry["stopped"]:
             cache.result_store()[finished.key] = entry
 background.live(RUN, draw_live, interval=1.0)
+if last.get("error"):
+    st.error(last["error"])
 
 # --- results ---------------------------------------------------------------------------------
 entry = last.get("entry")
