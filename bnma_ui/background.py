@@ -32,7 +32,7 @@ from typing import Any
 import streamlit as st
 
 ORPHAN_SECONDS = 60.0  # stop a run whose page has not polled it for this long
-WORKER_NICENESS = 10  # background work yields the CPU to the server and the browser
+WORKER_NICENESS = 5  # background work leaves CPU to the server and browser (~1/3 share)
 _SUFFIX = "__bnma_bg"
 _ACTIVE: weakref.WeakSet[Run] = weakref.WeakSet()  # every live run of this server
 _ACTIVE_LOCK = threading.Lock()
