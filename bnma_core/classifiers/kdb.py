@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..scores import class_mutual_informations, pairwise_conditional_mutual_information
@@ -23,6 +25,14 @@ class KDB(AugmentedNaiveBayes):
         Maximum number of feature parents per feature.
     alpha : float, default 1.0
         Dirichlet pseudo-count per CPT cell (see :class:`~bnma_core.classifiers.NaiveBayes`).
+    prior : {"bdeu", "k2", "laplace"} or float, optional
+        Dirichlet prior of the CPTs (:func:`bnma_core.scores.posterior_cpt`). ``None`` (the
+        default) uses the pseudo-count ``alpha``; ``"bdeu"`` gives a_ijk = ess / (r_i q_i)
+        for every node, the class included: ``prior="bdeu", ess=1.0`` are the EAP parameters
+        of Sugahara et al. (theta_ijk = (N_ijk + 1/(r_i q_i)) / (N_ij + 1/q_i));
+        ``"k2"`` = ``"laplace"`` = pseudo-count 1; a number is the pseudo-count.
+    ess : float, default 1.0
+        Equivalent sample size of ``prior="bdeu"``.
 
     Attributes
     ----------
@@ -35,9 +45,12 @@ class KDB(AugmentedNaiveBayes):
     (the KDB algorithm, Fig. 1).
     """
 
-    def __init__(self, k: int = 2, alpha: float = 1.0) -> None:
+    def __init__(self, k: int = 2, alpha: float = 1.0, prior: Any = None,
+                 ess: float = 1.0) -> None:
         self.k = k
         self.alpha = alpha
+        self.prior = prior
+        self.ess = ess
 
     def _learn_parents(self, X: np.ndarray, y: np.ndarray):
         k = self.k

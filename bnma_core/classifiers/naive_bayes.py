@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .augmented import AugmentedNaiveBayes
@@ -17,6 +19,14 @@ class NaiveBayes(AugmentedNaiveBayes):
         With ``alpha=1`` this is exactly the MAP naive Bayes of Dash & Cooper (2002), eq. 6,
         with a_ijk = 1 (and the class prior (1 + N_c) / (|C| + N)): the single-structure
         baseline their model-averaged naive classifier is compared against.
+    prior : {"bdeu", "k2", "laplace"} or float, optional
+        Dirichlet prior of the CPTs (:func:`bnma_core.scores.posterior_cpt`). ``None`` (the
+        default) uses the pseudo-count ``alpha``; ``"bdeu"`` gives a_ijk = ess / (r_i q_i)
+        for every node, the class included: ``prior="bdeu", ess=1.0`` are the EAP parameters
+        of Sugahara et al. (theta_ijk = (N_ijk + 1/(r_i q_i)) / (N_ij + 1/q_i));
+        ``"k2"`` = ``"laplace"`` = pseudo-count 1; a number is the pseudo-count.
+    ess : float, default 1.0
+        Equivalent sample size of ``prior="bdeu"``.
 
     Notes
     -----
@@ -29,10 +39,14 @@ class NaiveBayes(AugmentedNaiveBayes):
     ----------
     Dash, D. & Cooper, G. F. (2002). Exact model averaging with naive Bayesian classifiers.
     ICML, eq. 6.
+    Sugahara, Aomi & Ueno. Bayesian network model averaging classifiers by subbagging
+    (the EAP prior, ``prior="bdeu"``).
     """
 
-    def __init__(self, alpha: float = 1.0) -> None:
+    def __init__(self, alpha: float = 1.0, prior: Any = None, ess: float = 1.0) -> None:
         self.alpha = alpha
+        self.prior = prior
+        self.ess = ess
 
     def _learn_parents(self, X: np.ndarray, y: np.ndarray):
         return [[] for _ in range(X.shape[1])], {}, None

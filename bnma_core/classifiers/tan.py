@@ -24,6 +24,14 @@ class TAN(AugmentedNaiveBayes):
         Dirichlet pseudo-count per CPT cell (see :class:`~bnma_core.classifiers.NaiveBayes`).
     root : int or str, optional
         Root of the tree: a feature index or name. Default: feature 0.
+    prior : {"bdeu", "k2", "laplace"} or float, optional
+        Dirichlet prior of the CPTs (:func:`bnma_core.scores.posterior_cpt`). ``None`` (the
+        default) uses the pseudo-count ``alpha``; ``"bdeu"`` gives a_ijk = ess / (r_i q_i)
+        for every node, the class included: ``prior="bdeu", ess=1.0`` are the EAP parameters
+        of Sugahara et al. (theta_ijk = (N_ijk + 1/(r_i q_i)) / (N_ij + 1/q_i));
+        ``"k2"`` = ``"laplace"`` = pseudo-count 1; a number is the pseudo-count.
+    ess : float, default 1.0
+        Equivalent sample size of ``prior="bdeu"``.
 
     Notes
     -----
@@ -38,9 +46,12 @@ class TAN(AugmentedNaiveBayes):
     Machine Learning 29, 131-163 (Construct-TAN, Theorem 2).
     """
 
-    def __init__(self, alpha: float = 1.0, root: Any = None) -> None:
+    def __init__(self, alpha: float = 1.0, root: Any = None, prior: Any = None,
+                 ess: float = 1.0) -> None:
         self.alpha = alpha
         self.root = root
+        self.prior = prior
+        self.ess = ess
 
     def _root_index(self, p: int) -> int:
         if self.root is None:
