@@ -371,3 +371,24 @@ def test_cli_explain(capsys):
     assert main(["explain", "--data", WBC, "--row", "5000"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("bnma: error:") and "past the end" in err and "Traceback" not in err
+
+
+def test_graph_vocabulary_and_cpt_layout_match_the_library():
+    """Node ``role`` / edge ``role`` + ``weight`` as in the augmented classifiers; attribute CPTs
+    in the (q, r) layout with the class as the first (fastest) parent."""
+    from bnma_core.scores import family_counts, posterior_cpt
+
+    X, y = _random_problem(21, missing=0.05)
+    model = UKDB(k=2, alpha=0.5).fit(X, y)
+    for g in (model.structure_, model.explain(X[0]).personalized_graph):
+        assert g.nodes[model.class_name_]["role"] == "class"
+        assert {d["role"] for v, d in g.nodes(data=True) if v != model.class_name_} \
+            == {"feature"}
+        assert all("kind" not in d for _, d in g.nodes(data=True))
+        assert {d["role"] for *_, d in g.edges(data=True)} <= {"class", "class-parent",
+                                                               "joint", "parent"}
+    data = np.column_stack([X, y])
+    ar = np.append(model.arities_, 2)
+    for i, pa in model.domain_structure_.parents.items():
+        ref = posterior_cpt(family_counts(data, i, [4] + list(pa), ar), 0.5)
+        np.testing.assert_allclose(np.exp(model._cpts[i]), ref, rtol=1e-12)

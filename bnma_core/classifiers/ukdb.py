@@ -41,9 +41,11 @@ import numpy as np
 import pandas as pd
 
 from ..data import CODE_DTYPE
+from ..kernels.counting import parent_strides
 from ..scores import (
     class_mutual_informations,
     family_counts,
+    joint_counts,
     pairwise_conditional_mutual_information,
     posterior_cpt,
 )
@@ -146,11 +148,12 @@ class UKDBExplanation:
     instance : dict
         Feature name -> value label (``None`` if missing).
     domain_graph, personalized_graph : networkx.DiGraph
-        Nodes: feature names and the class name (node attribute ``kind`` = "class" /
-        "feature", ``missing`` = bool). Edge attribute ``weight``: CMI (domain) resp. CLMI
-        (personalized) for attribute -> attribute edges, MI resp. LMI for edges with the class;
-        ``role`` = "class-parent" (X_p -> C), "class" (C -> X_i), "joint" (inside X_p) or
-        "parent" (X_j -> X_i).
+        Nodes: feature names and the class name (node attribute ``role`` = "class" /
+        "feature", as in every classifier's ``structure_``; ``missing`` = bool). Edge
+        attribute ``weight``: CMI (domain) resp. CLMI (personalized) for attribute ->
+        attribute edges, MI resp. LMI for edges with the class; edge ``role`` =
+        "class-parent" (X_p -> C), "class" (C -> X_i), "joint" (inside X_p) or "parent"
+        (X_j -> X_i), the last two as in the augmented classifiers.
     posterior_domain, posterior_personalized, posterior_ensemble : ndarray
         Class posteriors aligned with ``classes``.
     classes : list of str
@@ -319,13 +322,17 @@ class UKDB(DiscreteBNClassifier):
         cp = np.asarray(st.class_parents, dtype=np.int64)
         cc = family_counts(self._data, c, cp, self._ar)
         n_xp = cc.sum(axis=1)
-        log_pxp = np.log((n_xp + self.alpha) / (n_xp.sum() + self.alpha * len(n_xp)))
+        log_pxp = np.log(posterior_cpt(n_xp[None, :], self.alpha)[0])
         self._class_table = np.log(posterior_cpt(cc, self.alpha)) + log_pxp[:, None]
+        self._class_strides = parent_strides(cp, self._ar)
+        # attribute CPTs in the library's layout: parent list (C, *pa), class fastest
         self._cpts: dict[int, np.ndarray] = {}
+        self._strides: dict[int, np.ndarray] = {}
         for i, pa in st.parents.items():
-            fam = np.asarray(list(pa) + [c], dtype=np.int64)
+            fam = np.asarray([c] + list(pa), dtype=np.int64)
             self._cpts[i] = np.log(posterior_cpt(family_counts(self._data, i, fam, self._ar),
                                                  self.alpha))
+            self._strides[i] = parent_strides(fam, self._ar)
         children: dict[int, list[int]] = {i: [] for i in range(p)}
         for i, pa in st.parents.items():
             for j in pa:
@@ -335,11 +342,7 @@ class UKDB(DiscreteBNClassifier):
 
     def _counts(self, variables: list[int]) -> np.ndarray:
         """Count table over ``variables`` (rows missing one of them skipped)."""
-        sub = self._data[:, variables]
-        ok = (sub >= 0).all(axis=1)
-        shape = tuple(int(self._ar[v]) for v in variables)
-        idx = np.ravel_multi_index(tuple(sub[ok].T), shape)
-        return np.bincount(idx, minlength=int(np.prod(shape))).astype(float).reshape(shape)
+        return joint_counts(self._data, variables, self._ar)
 
     def _fit_local_tables(self, p: int, m: int) -> None:
         """Training counts behind LMI / CLMI, laid out so that the local measures of every
@@ -374,13 +377,8 @@ class UKDB(DiscreteBNClassifier):
         observed descendants) except X_p, which must be complete. Shape (n, m)."""
         st = self.domain_structure_
         n, m = rows.shape[0], self.n_classes_
-        ar = self._ar
         if st.class_parents:
-            cfg = np.zeros(n, dtype=np.int64)
-            stride = 1
-            for v in st.class_parents:
-                cfg += rows[:, v] * stride
-                stride *= int(ar[v])
+            cfg = rows[:, st.class_parents].astype(np.int64) @ self._class_strides
             out = self._class_table[cfg].copy()
         else:
             out = np.repeat(self._class_table, n, axis=0)
@@ -389,15 +387,13 @@ class UKDB(DiscreteBNClassifier):
             present = xi >= 0
             if not present.any():
                 continue
-            cfg = np.zeros(n, dtype=np.int64)
-            stride = 1
-            for v in pa:
-                cfg += np.where(present, rows[:, v], 0) * stride
-                stride *= int(ar[v])
+            # row of (c, pa) = c + sum_k x_pa_k stride_k (class first, stride 1)
+            cfg = np.where(present[:, None], rows[:, pa], 0).astype(np.int64) \
+                @ self._strides[i][1:]
             table = self._cpts[i]
             xs = np.where(present, xi, 0)
             for c in range(m):
-                out[:, c] += np.where(present, table[cfg + c * stride, xs], 0.0)
+                out[:, c] += np.where(present, table[cfg + c, xs], 0.0)
         return out
 
     def _relevant_missing(self, row: np.ndarray) -> list[int]:
@@ -536,14 +532,17 @@ class UKDB(DiscreteBNClassifier):
         for v in st.class_parents:
             match &= X[:, v] == x[v]
         n_c = np.bincount(y[match], minlength=m) + extra
-        out = np.log((n_c + a) / (n_c.sum() + m * a))
+        out = np.log(posterior_cpt(n_c[None, :], a)[0])
         for i, pa in st.parents.items():
             match = X[:, i] >= 0
             for v in pa:
                 match &= X[:, v] == x[v]
-            n_pc = np.bincount(y[match], minlength=m) + extra
-            n_xpc = np.bincount(y[match & (X[:, i] == x[i])], minlength=m) + extra
-            out += np.log((n_xpc + a) / (n_pc + self.arities_[i] * a))
+            ri = int(self.arities_[i])
+            # the CPT rows (one per class) of the instance's parent values: (m, r_i) counts
+            counts = np.bincount(y[match] * ri + X[match, i], minlength=m * ri).reshape(m, ri)
+            counts = counts.astype(np.float64)
+            counts[:, x[i]] += extra
+            out += np.log(posterior_cpt(counts, a)[:, x[i]])
         return out
 
     # --- prediction -------------------------------------------------------------------------
@@ -581,9 +580,9 @@ class UKDB(DiscreteBNClassifier):
         names = self._feature_names()
         cname = self.class_name_
         g = nx.DiGraph()
-        g.add_node(cname, kind="class", missing=False)
+        g.add_node(cname, role="class", missing=False)
         for i, nm in enumerate(names):
-            g.add_node(nm, kind="feature", missing=i in missing)
+            g.add_node(nm, role="feature", missing=i in missing)
         for a, v in enumerate(st.class_parents):
             g.add_edge(names[v], cname, weight=float(mi[v]), role="class-parent")
             for u in st.class_parents[:a]:
