@@ -417,32 +417,82 @@ def conditional_mutual_information(p_xyc: np.ndarray, base: float = math.e) -> f
     return float(_xlogy_ratio(p_xyc, p_xyc * pc, pxc * pyc).sum() / math.log(base))
 
 
+def _local_information(n_joint: np.ndarray, num: np.ndarray, den: np.ndarray,
+                       base: float) -> np.ndarray:
+    """sum_c (n_joint / sum_c n_joint) log(num / den) over the last axis; cells with
+    n_joint = 0 contribute 0, and a value with no weight at all gives 0."""
+    tot = n_joint.sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = (n_joint / tot[..., None]) * np.log(num / den)
+        vals = np.where(tot > 0, np.where(n_joint > 0, terms, 0.0).sum(axis=-1), 0.0)
+    return vals / math.log(base)
+
+
+def local_mutual_information_counts(n_xc: np.ndarray, n_c: np.ndarray,
+                                    base: float = math.e) -> np.ndarray:
+    """LMI I(x; C) = sum_c P(c|x) log [P(x,c) / (P(x) P(c))] for a batch of values, from counts
+    (paper 004, eq. 14; DESIGN §5). The one home of the LMI formula.
+
+    Parameters
+    ----------
+    n_xc : array (..., m)
+        (Weighted) counts of (x, c) at each value x of the batch.
+    n_c : array (..., m)
+        Class counts of the table each x comes from (N = sum_c n_c); broadcast against ``n_xc``.
+        Counts or probabilities (the formula is scale-free).
+
+    Returns
+    -------
+    array (...)  (0 where x has no weight)
+    """
+    n_xc = np.asarray(n_xc, dtype=np.float64)
+    n_c = np.asarray(n_c, dtype=np.float64)
+    n_x = n_xc.sum(axis=-1, keepdims=True)
+    n_all = n_c.sum(axis=-1, keepdims=True)
+    return _local_information(n_xc, n_xc * n_all, n_x * n_c, base)
+
+
+def conditional_local_mutual_information_counts(n_xyc: np.ndarray, n_xc: np.ndarray,
+                                                n_yc: np.ndarray, n_c: np.ndarray,
+                                                base: float = math.e) -> np.ndarray:
+    """CLMI I(x; y | C) = sum_c P(c|x,y) log [P(x,y|c) / (P(x|c) P(y|c))] for a batch of value
+    pairs, from counts (paper 004, eq. 14; DESIGN §5). The one home of the CLMI formula.
+
+    Parameters
+    ----------
+    n_xyc, n_xc, n_yc, n_c : arrays (..., m)
+        (Weighted) counts of (x, y, c), (x, c), (y, c) and c in the table of each pair
+        (counts or probabilities: the formula is scale-free).
+
+    Returns
+    -------
+    array (...)  (0 where (x, y) has no weight)
+    """
+    n_xyc = np.asarray(n_xyc, dtype=np.float64)
+    return _local_information(n_xyc, n_xyc * n_c, np.asarray(n_xc) * n_yc, base)
+
+
 def local_mutual_information(p_xc: np.ndarray, x: int, base: float = math.e) -> float:
-    """LMI I(x;C) = sum_c P(c|x) log [P(x,c) / (P(x) P(c))] at the value x (DESIGN §5).
+    """LMI I(x;C) = sum_c P(c|x) log [P(x,c) / (P(x) P(c))] at the value x (DESIGN §5), from
+    the joint table ``p_xc`` of shape (r_x, m) (see :func:`local_mutual_information_counts`).
 
     Weighted by P(x) and summed over x it equals :func:`mutual_information`."""
-    px = p_xc.sum(axis=1)
-    pc = p_xc.sum(axis=0)
-    if px[x] <= 0:
-        return 0.0
-    row = p_xc[x]
-    return float(_xlogy_ratio(row / px[x], row, px[x] * pc).sum() / math.log(base))
+    p_xc = np.asarray(p_xc, dtype=np.float64)
+    return float(local_mutual_information_counts(p_xc[x], p_xc.sum(axis=0), base))
 
 
 def conditional_local_mutual_information(p_xyc: np.ndarray, x: int, y: int,
                                          base: float = math.e) -> float:
-    """CLMI I(x;y|C) = sum_c P(c|x,y) log [P(x,y|c) / (P(x|c) P(y|c))] at values (x, y).
+    """CLMI I(x;y|C) = sum_c P(c|x,y) log [P(x,y|c) / (P(x|c) P(y|c))] at values (x, y), from
+    the joint table ``p_xyc`` of shape (r_x, r_y, m)
+    (see :func:`conditional_local_mutual_information_counts`).
 
     Weighted by P(x,y) and summed over (x, y) it equals :func:`conditional_mutual_information`.
     """
-    pxy = p_xyc[x, y].sum()
-    if pxy <= 0:
-        return 0.0
-    pc = p_xyc.sum(axis=(0, 1))
-    pxc = p_xyc[x].sum(axis=0)
-    pyc = p_xyc[:, y].sum(axis=0)
-    row = p_xyc[x, y]
-    return float(_xlogy_ratio(row / pxy, row * pc, pxc * pyc).sum() / math.log(base))
+    p_xyc = np.asarray(p_xyc, dtype=np.float64)
+    return float(conditional_local_mutual_information_counts(
+        p_xyc[x, y], p_xyc[x].sum(axis=0), p_xyc[:, y].sum(axis=0), p_xyc.sum(axis=(0, 1)),
+        base))
 
 
 def class_mutual_informations(X: np.ndarray, y: np.ndarray, arities: np.ndarray, n_classes: int,

@@ -387,3 +387,25 @@ def test_joint_counts_and_distribution_agree():
     c = scores.joint_counts(data, [0, 1, 3], ar)
     np.testing.assert_allclose(joint_distribution(data, [0, 1, 3], ar), c / c.sum())
     assert c.sum() == (data[:, [0, 1, 3]] >= 0).all(axis=1).sum()
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.floats(0.5, 1000.0))
+def test_batched_local_measures_equal_scalar_ones_and_are_scale_free(seed, scale):
+    rng = np.random.default_rng(seed)
+    rx, ry, m = rng.integers(2, 4), rng.integers(2, 4), rng.integers(2, 4)
+    n = rng.integers(0, 6, (rx, ry, m)).astype(float)
+    p = n / n.sum() if n.sum() else n
+    n_c = n.sum(axis=(0, 1))
+    lmi = scores.local_mutual_information_counts(scale * n.sum(axis=1), scale * n_c, 2.0)
+    clmi = scores.conditional_local_mutual_information_counts(
+        n, n.sum(axis=1)[:, None, :], n.sum(axis=0)[None, :, :], n_c, 2.0)
+    if n.sum() == 0:
+        assert (lmi == 0).all() and (clmi == 0).all()
+        return
+    for a in range(rx):
+        assert lmi[a] == pytest.approx(local_mutual_information(p.sum(axis=1), a, 2.0),
+                                       abs=1e-12)
+        for b in range(ry):
+            assert clmi[a, b] == pytest.approx(
+                conditional_local_mutual_information(p, a, b, 2.0), abs=1e-12)
