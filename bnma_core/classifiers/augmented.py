@@ -50,14 +50,19 @@ def _logsumexp(a: np.ndarray, axis: int | tuple[int, ...]) -> np.ndarray:
     return np.squeeze(m, axis=axis) + np.log(np.sum(np.exp(a - m), axis=axis))
 
 
-def _check_alpha(alpha: Any) -> float:
+def _positive(value: Any, message: str) -> float:
+    """``value`` as a positive finite float, else ValueError(message)."""
     try:
-        a = float(alpha)
+        v = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"alpha must be a positive number (got {alpha!r}).") from None
-    if not (a > 0 and math.isfinite(a)):
-        raise ValueError(f"alpha must be a positive number (got {alpha!r}).")
-    return a
+        raise ValueError(message) from None
+    if not (v > 0 and math.isfinite(v)):
+        raise ValueError(message)
+    return v
+
+
+def _check_alpha(alpha: Any) -> float:
+    return _positive(alpha, f"alpha must be a positive number (got {alpha!r}).")
 
 
 def resolve_cpt_prior(prior: Any, alpha: Any, ess: Any) -> tuple[str | float, float]:
@@ -65,12 +70,7 @@ def resolve_cpt_prior(prior: Any, alpha: Any, ess: Any) -> tuple[str | float, fl
     classifier's ``prior`` / ``alpha`` / ``ess`` parameters: ``prior=None`` means the
     pseudo-count ``alpha`` (the historical parameter); a given ``prior`` (a name or a positive
     pseudo-count) replaces ``alpha``, which must then keep its default 1.0."""
-    try:
-        e = float(ess)
-    except (TypeError, ValueError):
-        raise ValueError(f"ess must be a positive number (got {ess!r}).") from None
-    if not (e > 0 and math.isfinite(e)):
-        raise ValueError(f"ess must be a positive number (got {ess!r}).")
+    e = _positive(ess, f"ess must be a positive number (got {ess!r}).")
     if prior is None:
         return _check_alpha(alpha), e
     if _check_alpha(alpha) != 1.0:
@@ -79,11 +79,8 @@ def resolve_cpt_prior(prior: Any, alpha: Any, ess: Any) -> tuple[str | float, fl
     if isinstance(prior, str):
         cpt_alpha(prior, 2, 1, e)  # validates the name
         return ("k2" if prior == "laplace" else prior), e
-    try:
-        return _check_alpha(prior), e
-    except ValueError:
-        raise ValueError(f"prior must be 'bdeu', 'k2', 'laplace' or a positive pseudo-count "
-                         f"(got {prior!r}).") from None
+    return _positive(prior, f"prior must be 'bdeu', 'k2', 'laplace' or a positive "
+                            f"pseudo-count (got {prior!r})."), e
 
 
 class _Factor:
@@ -108,6 +105,19 @@ class AugmentedNaiveBayes(DiscreteBNClassifier):
 
     Subclasses implement ``_learn_parents(X, y)`` returning one list of feature-parent indices
     per feature and a dict ``{(parent, child): weight}`` of edge weights (e.g. CMI).
+
+    Parameters
+    ----------
+    alpha : float, default 1.0
+        Pseudo-count a_ijk of every CPT cell, used when ``prior`` is None.
+    prior : {"bdeu", "k2", "laplace"} or float, optional
+        Dirichlet prior of the CPTs (:func:`bnma_core.scores.posterior_cpt`). None (the
+        default) uses the pseudo-count ``alpha``; ``"bdeu"`` gives a_ijk = ess / (r_i q_i)
+        for every node, the class included: ``prior="bdeu", ess=1.0`` are the EAP parameters
+        of Sugahara et al. (theta_ijk = (N_ijk + 1/(r_i q_i)) / (N_ij + 1/q_i));
+        ``"k2"`` = ``"laplace"`` = pseudo-count 1; a number is the pseudo-count.
+    ess : float, default 1.0
+        Equivalent sample size of ``prior="bdeu"``.
 
     Fitted attributes
     -----------------

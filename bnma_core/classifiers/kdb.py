@@ -25,14 +25,9 @@ class KDB(AugmentedNaiveBayes):
         Maximum number of feature parents per feature.
     alpha : float, default 1.0
         Dirichlet pseudo-count per CPT cell (see :class:`~bnma_core.classifiers.NaiveBayes`).
-    prior : {"bdeu", "k2", "laplace"} or float, optional
-        Dirichlet prior of the CPTs (:func:`bnma_core.scores.posterior_cpt`). ``None`` (the
-        default) uses the pseudo-count ``alpha``; ``"bdeu"`` gives a_ijk = ess / (r_i q_i)
-        for every node, the class included: ``prior="bdeu", ess=1.0`` are the EAP parameters
-        of Sugahara et al. (theta_ijk = (N_ijk + 1/(r_i q_i)) / (N_ij + 1/q_i));
-        ``"k2"`` = ``"laplace"`` = pseudo-count 1; a number is the pseudo-count.
-    ess : float, default 1.0
-        Equivalent sample size of ``prior="bdeu"``.
+    prior, ess : str or float, optional; float, default 1.0
+        Named CPT prior replacing ``alpha``, and the BDeu equivalent sample size (see
+        :class:`~bnma_core.classifiers.augmented.AugmentedNaiveBayes`).
 
     Attributes
     ----------
