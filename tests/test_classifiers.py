@@ -269,7 +269,7 @@ def test_registry_entries():
 # itself skips unless SCIPY_ARRAY_API is set (these estimators take discrete codes/labels, not
 # array-API tensors).
 
-@parametrize_with_checks([NaiveBayes(), TAN(), KDB()])
+@parametrize_with_checks([NaiveBayes(), TAN(), KDB(), TAN(prior="bdeu", ess=1.0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
