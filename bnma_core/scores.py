@@ -266,6 +266,9 @@ def cpt_alpha(prior: str | float | np.ndarray, r: int, q: int, ess: float = 1.0
             raise ValueError(f"Unknown CPT prior {prior!r}; choose one of "
                              f"{', '.join(CPT_PRIORS)} or give a pseudo-count.")
         return DirichletScore(key, ess).cell_alpha(r, q)
+    if isinstance(prior, (float, int)) and not isinstance(prior, bool) \
+            and math.isfinite(prior) and prior >= 0:
+        return float(prior)  # the common case, without the array round trip
     try:
         if prior is None or isinstance(prior, bool):
             raise TypeError
