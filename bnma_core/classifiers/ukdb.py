@@ -527,17 +527,25 @@ class UKDB(DiscreteBNClassifier):
             match &= X[:, v] == x[v]
         n_c = np.bincount(y[match], minlength=m) + extra
         out = np.log(posterior_cpt(n_c[None, :], a)[0])
-        for i, pa in st.parents.items():
+        attrs = list(st.parents)
+        if not attrs:
+            return out
+        # for every attribute, the CPT rows (one per class) at the instance's parent values:
+        # an (m, r_i) count table, padded to r_max and evaluated in one posterior_cpt call
+        ar = np.asarray(self.arities_, dtype=np.int64)
+        r_max = int(ar[attrs].max())
+        counts = np.zeros((len(attrs), m, r_max))
+        for t, i in enumerate(attrs):
             match = X[:, i] >= 0
-            for v in pa:
+            for v in st.parents[i]:
                 match &= X[:, v] == x[v]
-            ri = int(self.arities_[i])
-            # the CPT rows (one per class) of the instance's parent values: (m, r_i) counts
-            counts = np.bincount(y[match] * ri + X[match, i], minlength=m * ri).reshape(m, ri)
-            counts = counts.astype(np.float64)
-            counts[:, x[i]] += extra
-            out += np.log(posterior_cpt(counts, a)[:, x[i]])
-        return out
+            ri = int(ar[i])
+            counts[t, :, :ri] = np.bincount(y[match] * ri + X[match, i],
+                                            minlength=m * ri).reshape(m, ri)
+            counts[t, :, x[i]] += extra
+        valid = np.arange(r_max)[None, :] < ar[attrs][:, None]
+        theta = posterior_cpt(counts, np.where(valid, float(a), 0.0)[:, None, :])
+        return out + np.log(theta[np.arange(len(attrs)), :, x[attrs]]).sum(axis=0)
 
     # --- prediction -------------------------------------------------------------------------
     def _posteriors(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
