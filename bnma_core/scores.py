@@ -282,7 +282,7 @@ def cpt_alpha(prior: str | float | np.ndarray, r: int, q: int, ess: float = 1.0
 
 
 def posterior_cpt(counts: np.ndarray, prior: str | float | np.ndarray = 1.0,
-                  ess: float = 1.0) -> np.ndarray:
+                  ess: float = 1.0, *, alpha: float | np.ndarray | None = None) -> np.ndarray:
     """Posterior-predictive (EAP) CPT theta_ijk = (a_ijk + N_ijk) / (a_ij + N_ij).
 
     The one home of this formula (Heckerman et al. 1995, eq. 9; Dash & Cooper 2002, eq. 6;
@@ -303,11 +303,16 @@ def posterior_cpt(counts: np.ndarray, prior: str | float | np.ndarray = 1.0,
         pseudo-count a_ijk itself (>= 0; zeros mark padded states).
     ess : float, default 1.0
         Equivalent sample size of ``"bdeu"``.
+    alpha : float or array, optional
+        The former name of a given pseudo-count (``posterior_cpt(counts, alpha=a)`` is
+        ``posterior_cpt(counts, a)``); overrides ``prior``.
 
     Returns
     -------
     ndarray of the shape of ``counts``; every row sums to one.
     """
+    if alpha is not None:
+        prior = alpha
     counts = np.asarray(counts, dtype=np.float64)
     if counts.ndim < 2:
         raise ValueError(f"counts must be a (q, r) table; got shape {counts.shape}.")

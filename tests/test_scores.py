@@ -331,6 +331,7 @@ def test_posterior_cpt_named_priors():
     np.testing.assert_array_equal(k2, posterior_cpt(counts, "laplace"))
     np.testing.assert_array_equal(k2, posterior_cpt(counts, 1.0))
     np.testing.assert_allclose(k2[0], [4 / 7, 2 / 7, 1 / 7])
+    np.testing.assert_array_equal(posterior_cpt(counts, alpha=0.5), posterior_cpt(counts, 0.5))
     # stacks of tables and a zero pseudo-count on a padded state
     stack = np.stack([counts, counts[::-1]])
     np.testing.assert_allclose(posterior_cpt(stack, "bdeu")[1], posterior_cpt(counts[::-1],
