@@ -335,6 +335,10 @@ class UKDB(DiscreteBNClassifier):
             self._cpts[i] = np.log(posterior_cpt(family_counts(self._data, i, fam, self._ar),
                                                  self.alpha))
             self._strides[i] = parent_strides(fam, self._ar)
+        # UKDB_P's pseudo-counts per attribute, padded to the largest arity with zeros
+        r_max = int(max(self.arities_.max(), 1))
+        self._pad_alpha = np.where(np.arange(r_max)[None, :] < self.arities_[:, None],
+                                   float(self.alpha), 0.0)
         children: dict[int, list[int]] = {i: [] for i in range(p)}
         for i, pa in st.parents.items():
             for j in pa:
@@ -531,21 +535,21 @@ class UKDB(DiscreteBNClassifier):
         if not attrs:
             return out
         # for every attribute, the CPT rows (one per class) at the instance's parent values:
-        # an (m, r_i) count table, padded to r_max and evaluated in one posterior_cpt call
-        ar = np.asarray(self.arities_, dtype=np.int64)
-        r_max = int(ar[attrs].max())
-        counts = np.zeros((len(attrs), m, r_max))
+        # an (m, r_i) count table, padded to r_max (zero pseudo-count on padded states) and
+        # evaluated in one posterior_cpt call
+        r_max = self._pad_alpha.shape[1]
+        k = len(attrs)
+        counts = np.empty((k, m * r_max))
         for t, i in enumerate(attrs):
             match = X[:, i] >= 0
             for v in st.parents[i]:
                 match &= X[:, v] == x[v]
-            ri = int(ar[i])
-            counts[t, :, :ri] = np.bincount(y[match] * ri + X[match, i],
-                                            minlength=m * ri).reshape(m, ri)
-            counts[t, :, x[i]] += extra
-        valid = np.arange(r_max)[None, :] < ar[attrs][:, None]
-        theta = posterior_cpt(counts, np.where(valid, float(a), 0.0)[:, None, :])
-        return out + np.log(theta[np.arange(len(attrs)), :, x[attrs]]).sum(axis=0)
+            counts[t] = np.bincount(y[match] * r_max + X[match, i], minlength=m * r_max)
+        counts = counts.reshape(k, m, r_max)
+        rows, xs = np.arange(k), x[attrs]
+        counts[rows, :, xs] += extra
+        theta = posterior_cpt(counts, self._pad_alpha[attrs][:, None, :])
+        return out + np.log(theta[rows, :, xs]).sum(axis=0)
 
     # --- prediction -------------------------------------------------------------------------
     def _posteriors(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
