@@ -1,0 +1,145 @@
+"""Packaging: a clone or a wheel carries everything it needs.
+
+* ``pyproject.toml`` declares exactly the runtime pins of ``requirements.txt`` (one list of
+  versions, two readers: ``pip install .`` and ``make``'s ``pip install -r``).
+* A wheel built from the sources contains every module, the bundled data of
+  :mod:`bnma_core.datasets` and the ``bnma`` entry point (built offline: ``--no-deps
+  --no-build-isolation``, from a copy of the sources so the checkout gets no ``build/``).
+* The shared test fixtures of ``tests/conftest.py`` are what they say.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+
+import numpy as np
+import pytest
+from conftest import ROOT
+
+PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9.+!-]+)$")
+
+
+def _norm(name: str) -> str:
+    """PEP 503 normalised distribution name."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _pins(lines: list[str], where: str) -> dict[str, str]:
+    pins = {}
+    for raw in lines:
+        line = raw.split("#", 1)[0].strip()
+        if not line or line.startswith("-r "):
+            continue
+        m = PIN.match(line)
+        assert m, f"{where}: {raw.strip()!r} is not an exact pin name==version"
+        assert _norm(m[1]) not in pins, f"{where}: {m[1]} pinned twice"
+        pins[_norm(m[1])] = m[2]
+    return pins
+
+
+def _pyproject() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def _requirements(name: str) -> dict[str, str]:
+    return _pins((ROOT / name).read_text(encoding="utf-8").splitlines(), name)
+
+
+def test_pyproject_dependencies_equal_requirements_pins():
+    declared = _pins(_pyproject()["project"]["dependencies"], "pyproject.toml")
+    assert declared == _requirements("requirements.txt")
+
+
+def test_dev_requirements_add_pins_on_top_of_the_runtime_ones():
+    text = (ROOT / "requirements-dev.txt").read_text(encoding="utf-8")
+    assert re.search(r"^-r requirements\.txt$", text, flags=re.M)
+    dev = _requirements("requirements-dev.txt")
+    assert not set(dev) & set(_requirements("requirements.txt")), "pinned in both files"
+    assert {"pytest", "ruff"} <= set(dev)
+
+
+def test_entry_point_and_package_data_are_declared():
+    proj = _pyproject()
+    assert proj["project"]["scripts"]["bnma"] == "bnma_core.cli:main"
+    globs = proj["tool"]["setuptools"]["package-data"]["bnma_core.datasets"]
+    src = ROOT / "bnma_core" / "datasets"
+    for f in src.iterdir():
+        if f.is_file() and f.suffix != ".py":
+            assert any(f.match(g) for g in globs), f"{f.name} is not covered by {globs}"
+
+
+def _source_files() -> set[str]:
+    """Every file of the bnma_core sources a wheel must carry (caches excluded)."""
+    out = set()
+    for f in (ROOT / "bnma_core").rglob("*"):
+        if f.is_file() and "__pycache__" not in f.parts and f.suffix not in {".pyc", ".nbi",
+                                                                              ".nbc"}:
+            out.add(f.relative_to(ROOT).as_posix())
+    return out
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> zipfile.ZipFile:
+    tmp = tmp_path_factory.mktemp("wheel")
+    src = tmp / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    shutil.copytree(ROOT / "bnma_core", src / "bnma_core",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.nbi", "*.nbc"))
+    cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+           "--no-index", "-q", "-w", str(tmp / "dist"), str(src)]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    (path,) = (tmp / "dist").glob("bnma_studio-*.whl")
+    with zipfile.ZipFile(path) as zf:
+        yield zf
+
+
+@pytest.mark.slow
+def test_wheel_contains_every_module_and_the_bundled_data(wheel):
+    names = set(wheel.namelist())
+    missing = _source_files() - names
+    assert not missing, f"not in the wheel: {sorted(missing)}"
+    for f in ("wbc.csv", "alarm.bif.gz", "hepar2.bif.gz", "asia.bif.gz", "README.md"):
+        assert f"bnma_core/datasets/{f}" in names
+    assert not [n for n in names if n.startswith(("tests/", "experiments/", "pages/"))]
+
+
+@pytest.mark.slow
+def test_wheel_declares_entry_point_and_pinned_dependencies(wheel):
+    info = {n.split("/", 1)[1]: n for n in wheel.namelist() if ".dist-info/" in n}
+    entry = wheel.read(info["entry_points.txt"]).decode()
+    assert re.search(r"^bnma = bnma_core\.cli:main$", entry, flags=re.M)
+    meta = wheel.read(info["METADATA"]).decode()
+    requires = [ln.split(":", 1)[1].strip() for ln in meta.splitlines()
+                if ln.startswith("Requires-Dist:")]
+    assert _pins(requires, "METADATA") == _requirements("requirements.txt")
+
+
+# --- the shared fixtures of tests/conftest.py ------------------------------------------------
+
+
+def test_root_fixture_is_the_repository(root):
+    assert root == ROOT and (root / "pyproject.toml").is_file() and (root / "app.py").is_file()
+
+
+def test_bundled_fixtures(wbc, wbc_path, alarm):
+    assert wbc_path.name == "wbc.csv" and wbc_path.is_file()
+    assert wbc.class_name == "class" and wbc.n_rows >= 683 and wbc.n_vars == 10
+    assert alarm.n_vars == 37 and "CATECHOL" in alarm.names
+
+
+def test_small_networks_are_valid_and_tiny(small_networks):
+    assert {"chain", "collider", "naive", "asia"} <= set(small_networks)
+    for name, bn in small_networks.items():
+        assert bn.n_vars <= 8, name
+        for cpt in bn.cpts:
+            np.testing.assert_allclose(cpt.sum(axis=1), 1.0)
+    g = small_networks["collider"].graph
+    assert set(g.predecessors("C")) == {"A", "B"}
