@@ -9,6 +9,7 @@ ROOT``, e.g. to parametrize over the pages).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,20 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
 """Larger data sets kept next to the repository (``<root>/../shared/data``); not part of a clone:
 tests that read them use the ``shared_data`` fixture, which skips when the folder is absent."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _subprocesses_import_this_checkout():
+    """Child Pythons (``python -m bnma_core``, ``streamlit run``) import this checkout's
+    ``bnma_core``, whatever the working directory and whichever checkout a shared venv's editable
+    install points to — as pytest's ``pythonpath = ["."]`` does for the tests themselves."""
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([old] if old else []))
+    yield
+    if old is None:
+        os.environ.pop("PYTHONPATH", None)
+    else:
+        os.environ["PYTHONPATH"] = old
 
 
 @pytest.fixture(scope="session")

@@ -143,3 +143,11 @@ def test_small_networks_are_valid_and_tiny(small_networks):
             np.testing.assert_allclose(cpt.sum(axis=1), 1.0)
     g = small_networks["collider"].graph
     assert set(g.predecessors("C")) == {"A", "B"}
+
+
+def test_child_pythons_import_this_checkout(tmp_path):
+    """From any working directory, ``python -m ...`` in a subprocess sees this checkout."""
+    proc = subprocess.run([sys.executable, "-c", "import bnma_core; print(bnma_core.__file__)"],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str(ROOT / "bnma_core" / "__init__.py")
