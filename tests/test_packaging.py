@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -120,6 +121,31 @@ def test_wheel_declares_entry_point_and_pinned_dependencies(wheel):
     requires = [ln.split(":", 1)[1].strip() for ln in meta.splitlines()
                 if ln.startswith("Requires-Dist:")]
     assert _pins(requires, "METADATA") == _requirements("requirements.txt")
+
+
+@pytest.mark.slow
+def test_installed_wheel_finds_its_data_outside_the_checkout(wheel, tmp_path):
+    """Install the wheel (no deps: they come from this venv) into a folder and use it from
+    elsewhere: the bundled data are read from the installed package, not from the checkout."""
+    site = tmp_path / "site"
+    run = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "-q",
+                          "--target", str(site), wheel.filename],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    code = ("import bnma_core, sys; from bnma_core.datasets import bundled_path; "
+            "from bnma_core.data import load_dataset; from bnma_core.network import load_network; "
+            "ds = load_dataset(bundled_path('wbc.csv')); bn = load_network('asia'); "
+            "print(bnma_core.__file__, bundled_path('wbc.csv'), ds.n_vars, bn.n_vars)")
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stderr
+    module, data, n_vars, n_nodes = out.stdout.split()
+    assert module.startswith(str(site)) and data.startswith(str(site))
+    assert (n_vars, n_nodes) == ("10", "8")
+    cli = subprocess.run([sys.executable, "-m", "bnma_core", "methods"], capture_output=True,
+                         text=True, timeout=300, cwd=tmp_path, env=env)
+    assert cli.returncode == 0 and "ukdb" in cli.stdout, cli.stderr
 
 
 # --- the shared fixtures of tests/conftest.py ------------------------------------------------
