@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from conftest import ROOT
 
 from bnma_core.datasets import bundled_path
 
@@ -13,7 +12,6 @@ st_testing = pytest.importorskip("streamlit.testing.v1")
 AppTest = st_testing.AppTest
 
 TIMEOUT = 120
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _app() -> AppTest:
