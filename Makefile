@@ -18,6 +18,7 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements-dev.txt
 	$(PY) -m pip install -q --no-deps -e .
+	$(PY) -m bnma_core.warmup  # compile the numba kernels once (cached on disk)
 	touch $@
 
 run: venv
