@@ -383,14 +383,16 @@ class FactorModel:
         self.positive = all(bool((c > 0).all()) for c in self.cpts)
         self.children = _children(self.parents, n)
         _check_acyclic(self.parents, self.children)
+        self._strides = [parent_strides(pa, self.cards) for pa in self.parents]
 
     @property
     def n_vars(self) -> int:
         return len(self.cards)
 
     def strides(self, i: int) -> np.ndarray:
-        """Mixed-radix strides of the parents of ``i`` (first parent fastest)."""
-        return parent_strides(self.parents[i], self.cards)
+        """Mixed-radix strides of the parents of ``i`` (first parent fastest,
+        :func:`~bnma_core.kernels.counting.parent_strides`)."""
+        return self._strides[i]
 
     def markov_blanket(self, i: int) -> list[int]:
         """Parents, children and the children's other parents of ``i`` (sorted)."""
@@ -482,14 +484,42 @@ def markov_blanket_log_scores(model: FactorModel, t: int, codes: np.ndarray) -> 
     return out
 
 
+def _direct_terms(model: FactorModel, i: int, t: int, hard: dict[int, int], ev: np.ndarray
+                  ) -> np.ndarray:
+    """log theta_i for a family whose variables other than ``t`` are all hard evidence:
+    (n, r_t) values (index arithmetic, as in :func:`markov_blanket_log_scores`)."""
+    r_t = int(model.cards[t])
+    pa = model.parents[i]
+    strides = model.strides(i)
+    j: Any = 0
+    for p, s in zip(pa, strides):
+        p = int(p)
+        j = j + (np.arange(r_t)[None, :] * int(s) if p == t else ev[:, hard[p], None] * int(s))
+    col = np.arange(r_t)[None, :] if i == t else ev[:, hard[i], None]
+    return model.log_cpts[i][j, col]  # broadcasts to (n, r_t)
+
+
+def _reduced(model: FactorModel, i: int, hard: dict[int, int], ev: np.ndarray) -> Factor:
+    """log theta_i sliced row by row at the hard evidence (batched unless none applies)."""
+    f = model.factor(i)
+    axes = [a for a, v in enumerate(f.scope) if v in hard]
+    if not axes:
+        return f
+    table = np.moveaxis(f.log_table, axes, list(range(len(axes))))
+    table = table[tuple(ev[:, hard[f.scope[a]]] for a in axes)]
+    return Factor(tuple(v for v in f.scope if v not in hard), table, True)
+
+
 def _evidence_factors(model: FactorModel, t: int, obs: Sequence[int], ev: np.ndarray
-                      ) -> tuple[list[Factor], list[int]]:
-    """The log factors of the ancestral set of {t} ∪ obs reduced by the evidence rows ``ev``
-    (n, len(obs)), and the hidden variables. A column without -1 is hard evidence (sliced per
-    row); a column with some -1 stays hidden with an indicator factor."""
+                      ) -> tuple[np.ndarray, list[Factor], list[int]]:
+    """The families of the ancestral set of {t} ∪ obs reduced by the evidence rows ``ev``
+    (n, len(obs)): (sum of the log terms that depend on ``t`` only, shape (n, r_t); the other
+    factors; the hidden variables). A column without -1 is hard evidence (sliced per row); a
+    column with some -1 stays hidden with an indicator factor (soft evidence)."""
     soft = (ev < 0).any(axis=0) if ev.size else np.zeros(len(obs), dtype=bool)
     hard = {int(v): k for k, v in enumerate(obs) if not soft[k]}
     keep = model.ancestral_set([t, *(int(v) for v in obs)])
+    direct = np.zeros((ev.shape[0], int(model.cards[t])))
     factors = []
     for k in np.flatnonzero(soft):
         v = int(obs[k])
@@ -498,15 +528,12 @@ def _evidence_factors(model: FactorModel, t: int, obs: Sequence[int], ev: np.nda
         with np.errstate(divide="ignore"):
             factors.append(Factor((v,), np.log(ind.astype(np.float64)), True))
     for i in keep:
-        f = model.factor(i)
-        axes = [a for a, v in enumerate(f.scope) if v in hard]
-        if axes:
-            table = np.moveaxis(f.log_table, axes, list(range(len(axes))))
-            table = table[tuple(ev[:, hard[f.scope[a]]] for a in axes)]
-            f = Factor(tuple(v for v in f.scope if v not in hard), table, True)
-        factors.append(f)
+        if all(v == t or v in hard for v in (i, *model.parents[i].tolist())):
+            direct += _direct_terms(model, i, t, hard, ev)
+        else:
+            factors.append(_reduced(model, i, hard, ev))
     hidden = [v for v in keep if v != t and v not in hard]
-    return factors, hidden
+    return direct, factors, hidden
 
 
 def log_joint_batch(model: FactorModel, t: int, obs: Sequence[int], ev: np.ndarray, *,
@@ -533,13 +560,7 @@ def log_joint_batch(model: FactorModel, t: int, obs: Sequence[int], ev: np.ndarr
     if ev.ndim != 2 or ev.shape[1] != len(obs):
         raise ValueError(f"ev must have shape (n_rows, {len(obs)}); got {ev.shape}.")
     n = ev.shape[0]
-    factors, hidden = _evidence_factors(model, t, obs, ev)
-    # factors over t alone need no elimination: they are added in log space
-    direct = [f for f in factors if set(f.scope) <= {t}]
-    rest = [f for f in factors if not set(f.scope) <= {t}]
-    out = np.zeros((n, int(model.cards[t])))
-    for f in direct:
-        out += _aligned(f, (t,), True) if f.scope else f.log_table.reshape(-1, 1)
+    out, rest, hidden = _evidence_factors(model, t, obs, ev)
     if not rest:
         return out
     scopes = [set(f.scope) for f in rest]
@@ -553,6 +574,20 @@ def log_joint_batch(model: FactorModel, t: int, obs: Sequence[int], ev: np.ndarr
         sub = [_take_rows(f, slice(s, e)) for f in rest]
         out[s:e] += _eliminate_rows(sub, order, (t,), e - s, model.positive)
     return out
+
+
+def _row_groups(observed: np.ndarray) -> list[np.ndarray]:
+    """Row indices grouped by identical boolean rows (bit-packed keys, one lexsort)."""
+    packed = np.packbits(observed, axis=1)
+    pad = (-packed.shape[1]) % 8
+    if pad:
+        packed = np.pad(packed, ((0, 0), (0, pad)))
+    keys = np.ascontiguousarray(packed).view(np.uint64)
+    order = np.lexsort(keys.T[::-1]) if keys.shape[1] > 1 else np.argsort(keys[:, 0],
+                                                                          kind="stable")
+    sk = keys[order]
+    starts = np.flatnonzero(np.r_[True, (sk[1:] != sk[:-1]).any(axis=1)])
+    return np.split(order, starts[1:])
 
 
 def class_log_posterior(model: FactorModel, target: int, codes: np.ndarray, *,
@@ -591,16 +626,13 @@ def class_log_posterior(model: FactorModel, target: int, codes: np.ndarray, *,
     if not len(rest):
         return out
     opts = {"chunk_cells": chunk_cells, "enumeration_limit": enumeration_limit}
-    patterns, inv, counts = np.unique(observed[rest], axis=0, return_inverse=True,
-                                      return_counts=True)
-    inv = np.asarray(inv).ravel()
     pooled = []
-    for k, pat in enumerate(patterns):
-        rows = rest[inv == k]
-        if counts[k] < min_pattern_rows:
+    for rows in _row_groups(observed[rest]):
+        rows = rest[np.sort(rows)]
+        if len(rows) < min_pattern_rows:
             pooled.append(rows)
             continue
-        obs = np.flatnonzero(pat)
+        obs = np.flatnonzero(observed[rows[0]])
         out[rows] = log_joint_batch(model, target, obs, codes[np.ix_(rows, obs)], **opts)
     if pooled:
         rows = np.sort(np.concatenate(pooled))
