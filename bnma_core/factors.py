@@ -610,7 +610,9 @@ def class_log_posterior(model: FactorModel, target: int, codes: np.ndarray, *,
     -------
     (n_rows, r_target) float64
         log P(target = k, x_obs) up to an additive constant per row (normalise each row with
-        ``logsumexp``); a row of ``-inf`` means the observed values have probability zero.
+        ``logsumexp``). A row of ``-inf`` means the observed values have probability zero;
+        rows whose Markov blanket of the target is observed get log P(target | blanket),
+        which ignores observed values outside the blanket even if they are impossible.
     """
     n = codes.shape[0]
     out = np.empty((n, int(model.cards[target])))
