@@ -1,4 +1,4 @@
-"""bnma_core.factors: the one exact elimination of missing values, against brute-force enumeration."""
+"""bnma_core.factors: the one exact missing-value elimination, against brute-force enumeration."""
 
 from __future__ import annotations
 
