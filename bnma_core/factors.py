@@ -39,6 +39,7 @@ result still underflows to 0, the affected rows are recomputed with the log-spac
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
@@ -48,9 +49,10 @@ from scipy.special import logsumexp
 
 from .kernels.counting import parent_strides
 
-__all__ = ["CHUNK_CELLS", "MIN_PATTERN_ROWS", "Factor", "FactorModel", "class_log_posterior",
-           "eliminate", "log_joint_batch", "markov_blanket_log_scores", "min_fill_order",
-           "product", "sum_out"]
+__all__ = ["CHUNK_CELLS", "MIN_PATTERN_ROWS", "CycleError", "Factor", "FactorModel",
+           "children_of", "class_log_posterior", "eliminate", "log_joint_batch", "markov_blanket",
+           "markov_blanket_log_scores", "min_fill_order", "product", "sum_out",
+           "topological_order"]
 
 CHUNK_CELLS = 2_000_000
 """Largest number of float64 cells of one intermediate factor over a block of rows (~16 MB);
@@ -381,8 +383,8 @@ class FactorModel:
         with np.errstate(divide="ignore"):
             self.log_cpts = [np.log(c) for c in self.cpts]
         self.positive = all(bool((c > 0).all()) for c in self.cpts)
-        self.children = _children(self.parents, n)
-        _check_acyclic(self.parents, self.children)
+        self.children = children_of(self.parents)
+        topological_order(self.parents, self.children)  # raises CycleError
         self._strides = [parent_strides(pa, self.cards) for pa in self.parents]
 
     @property
@@ -396,11 +398,7 @@ class FactorModel:
 
     def markov_blanket(self, i: int) -> list[int]:
         """Parents, children and the children's other parents of ``i`` (sorted)."""
-        mb = set(self.parents[i].tolist()) | set(self.children[i].tolist())
-        for c in self.children[i]:
-            mb |= set(self.parents[int(c)].tolist())
-        mb.discard(i)
-        return sorted(mb)
+        return markov_blanket(self.parents, self.children, i)
 
     def ancestral_set(self, nodes: Iterable[int]) -> list[int]:
         """``nodes`` and all their ancestors (sorted)."""
@@ -441,27 +439,58 @@ def _check_table(i: int, cpt: Any, pa: np.ndarray, cards: np.ndarray) -> np.ndar
     return a
 
 
-def _children(parents: list[np.ndarray], n: int) -> list[np.ndarray]:
-    ch: list[list[int]] = [[] for _ in range(n)]
+class CycleError(ValueError):
+    """The parent lists contain a directed cycle; ``nodes`` are the variables on or below it."""
+
+    def __init__(self, nodes: list[int]) -> None:
+        super().__init__(f"The parent lists contain a directed cycle; variables on or below it: "
+                         f"{nodes}.")
+        self.nodes = nodes
+
+
+def children_of(parents: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Children of every variable (increasing index) from the parent lists."""
+    ch: list[list[int]] = [[] for _ in parents]
     for i, pa in enumerate(parents):
         for p in pa:
             ch[int(p)].append(i)
     return [np.array(c, dtype=np.int64) for c in ch]
 
 
-def _check_acyclic(parents: list[np.ndarray], children: list[np.ndarray]) -> None:
+def topological_order(parents: Sequence[np.ndarray],
+                      children: Sequence[np.ndarray] | None = None) -> list[int]:
+    """Every parent before its children, the smallest ready index first (Kahn 1962).
+
+    Raises
+    ------
+    CycleError
+        If the parent lists contain a directed cycle.
+    """
+    children = children_of(parents) if children is None else children
     indeg = [len(p) for p in parents]
     ready = [i for i, d in enumerate(indeg) if d == 0]
-    seen = 0
+    heapq.heapify(ready)
+    order: list[int] = []
     while ready:
-        i = ready.pop()
-        seen += 1
+        i = heapq.heappop(ready)
+        order.append(i)
         for c in children[i]:
             indeg[c] -= 1
             if indeg[c] == 0:
-                ready.append(int(c))
-    if seen != len(parents):
-        raise ValueError("The parent lists contain a directed cycle.")
+                heapq.heappush(ready, int(c))
+    if len(order) != len(parents):
+        raise CycleError([i for i, d in enumerate(indeg) if d > 0])
+    return order
+
+
+def markov_blanket(parents: Sequence[np.ndarray], children: Sequence[np.ndarray],
+                   i: int) -> list[int]:
+    """Parents, children and the children's other parents of ``i`` (sorted; Pearl 1988)."""
+    mb = set(parents[i].tolist()) | set(children[i].tolist())
+    for c in children[i]:
+        mb |= set(parents[int(c)].tolist())
+    mb.discard(i)
+    return sorted(mb)
 
 
 # ---------------------------------------------------------------------- batched queries

@@ -12,7 +12,6 @@ Sampling lives in :mod:`.sampling`, exact queries in :mod:`.inference` (through
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -21,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..data import CODE_DTYPE, DiscreteDataset
-from ..factors import FactorModel
+from ..factors import CycleError, FactorModel, children_of, markov_blanket, topological_order
 from ..scores import family_counts, posterior_cpt
 from . import inference, sampling
 
@@ -94,7 +93,13 @@ class DiscreteBN:
             if i in idx:
                 raise ValueError(f"Variable {self.names[i]!r} cannot be its own parent.")
             self.parents.append(idx)
-        self._topo = self._compute_topological_order()
+        self._children = children_of(self.parents)
+        try:
+            self._topo = topological_order(self.parents, self._children)
+        except CycleError as e:
+            raise ValueError("The parent lists contain a directed cycle (a Bayesian network must "
+                             "be acyclic); variables on or below the cycle: "
+                             f"{', '.join(self.names[i] for i in e.nodes)}.") from None
         self.cpts = [self._check_cpt(i, c, atol) for i, c in enumerate(cpts)]
         self._cache: dict[str, Any] = {}
 
@@ -110,30 +115,6 @@ class DiscreteBN:
         if i is None:
             raise ValueError(f"Unknown {what}: {node!r} is not a variable of this network.")
         return i
-
-    def _compute_topological_order(self) -> list[int]:
-        n = len(self.names)
-        indeg = np.array([len(p) for p in self.parents])
-        children: list[list[int]] = [[] for _ in range(n)]
-        for i, pa in enumerate(self.parents):
-            for p in pa:
-                children[int(p)].append(i)
-        ready = [i for i in range(n) if indeg[i] == 0]
-        order: list[int] = []
-        heapq.heapify(ready)
-        while ready:
-            i = heapq.heappop(ready)
-            order.append(i)
-            for c in children[i]:
-                indeg[c] -= 1
-                if indeg[c] == 0:
-                    heapq.heappush(ready, c)
-        if len(order) != n:
-            left = [self.names[i] for i in range(n) if indeg[i] > 0]
-            raise ValueError("The parent lists contain a directed cycle (a Bayesian network must "
-                             f"be acyclic); variables on or below the cycle: {', '.join(left)}.")
-        self._children = [np.array(c, dtype=np.int64) for c in children]
-        return order
 
     def _check_cpt(self, i: int, cpt: Any, atol: float) -> np.ndarray:
         nm = self.names[i]
@@ -233,11 +214,7 @@ class DiscreteBN:
     def markov_blanket(self, node: int | str) -> list[int]:
         """Parents, children and the children's other parents of a node (sorted indices)."""
         i = self._resolve(node)
-        mb = set(self.parents[i].tolist()) | set(self._children[i].tolist())
-        for c in self._children[i]:
-            mb |= set(self.parents[int(c)].tolist())
-        mb.discard(i)
-        return sorted(mb)
+        return markov_blanket(self.parents, self._children, i)
 
     @property
     def graph(self) -> nx.DiGraph:
