@@ -125,9 +125,12 @@ def product(factors: Sequence[Factor]) -> Factor:
 def sum_out(factor: Factor, variables: Iterable[int]) -> Factor:
     """Marginalise ``variables``: log sum_{x_V} phi = logsumexp over their axes (all ``-inf``
     slices give ``-inf``)."""
-    drop = [v for v in dict.fromkeys(variables)]
+    drop = list(dict.fromkeys(int(v) for v in variables))
     if not drop:
         return factor
+    if any(v not in factor.scope for v in drop):
+        raise ValueError(f"Cannot sum out {[v for v in drop if v not in factor.scope]}: not in "
+                         f"the factor's scope {factor.scope}.")
     off = int(factor.batched)
     axes = tuple(off + factor.scope.index(v) for v in drop)
     table = logsumexp(factor.log_table, axis=axes)
@@ -588,6 +591,8 @@ def log_joint_batch(model: FactorModel, t: int, obs: Sequence[int], ev: np.ndarr
     ev = np.asarray(ev, dtype=np.int64)
     if ev.ndim != 2 or ev.shape[1] != len(obs):
         raise ValueError(f"ev must have shape (n_rows, {len(obs)}); got {ev.shape}.")
+    if t in set(int(v) for v in obs):
+        raise ValueError(f"The target {t} is also an evidence variable.")
     n = ev.shape[0]
     out, rest, hidden = _evidence_factors(model, t, obs, ev)
     if not rest:
@@ -643,6 +648,13 @@ def class_log_posterior(model: FactorModel, target: int, codes: np.ndarray, *,
         rows whose Markov blanket of the target is observed get log P(target | blanket),
         which ignores observed values outside the blanket even if they are impossible.
     """
+    codes = np.asarray(codes)
+    if codes.ndim != 2 or codes.shape[1] != model.n_vars:
+        raise ValueError(f"codes must have shape (n_rows, {model.n_vars}); got {codes.shape}.")
+    if not 0 <= int(target) < model.n_vars:
+        raise ValueError(f"target {target} is not a variable index (0..{model.n_vars - 1}).")
+    if codes.size and ((codes < -1).any() or (codes >= model.cards[None, :]).any()):
+        raise ValueError("codes must be -1 (unobserved) or state indices 0..card-1.")
     n = codes.shape[0]
     out = np.empty((n, int(model.cards[target])))
     if n == 0:

@@ -248,6 +248,14 @@ def test_eliminate_and_model_bad_input():
     model = FactorModel([2, 2], [[], [0]], [[0.5, 0.5], [[0.9, 0.1], [0.2, 0.8]]])
     with pytest.raises(ValueError, match="shape"):
         log_joint_batch(model, 0, [1], np.zeros((3, 2), dtype=int))
+    with pytest.raises(ValueError, match="also an evidence"):
+        log_joint_batch(model, 0, [0], np.zeros((3, 1), dtype=int))
+    with pytest.raises(ValueError, match="state indices"):
+        class_log_posterior(model, 0, np.array([[0, 2]]))
+    with pytest.raises(ValueError, match="shape"):
+        class_log_posterior(model, 0, np.array([0, 1]))
+    with pytest.raises(ValueError, match="not in the factor's scope"):
+        sum_out(Factor((0,), np.zeros(2)), [1])
 
 
 # ------------------------------------------------------------------------------ one path
