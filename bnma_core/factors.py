@@ -624,9 +624,18 @@ def _row_groups(observed: np.ndarray) -> list[np.ndarray]:
     return np.split(order, starts[1:])
 
 
+def _check_codes(model: FactorModel, target: int, codes: np.ndarray) -> None:
+    if codes.ndim != 2 or codes.shape[1] != model.n_vars:
+        raise ValueError(f"codes must have shape (n_rows, {model.n_vars}); got {codes.shape}.")
+    if not 0 <= int(target) < model.n_vars:
+        raise ValueError(f"target {target} is not a variable index (0..{model.n_vars - 1}).")
+    if codes.size and ((codes < -1).any() or (codes >= model.cards[None, :]).any()):
+        raise ValueError("codes must be -1 (unobserved) or state indices 0..card-1.")
+
+
 def class_log_posterior(model: FactorModel, target: int, codes: np.ndarray, *,
                         min_pattern_rows: int = MIN_PATTERN_ROWS, chunk_cells: int = CHUNK_CELLS,
-                        enumeration_limit: int = 0) -> np.ndarray:
+                        enumeration_limit: int = 0, validate: bool = True) -> np.ndarray:
     """Unnormalised log P(target, observed values) for many rows, exact.
 
     Parameters
@@ -639,6 +648,8 @@ def class_log_posterior(model: FactorModel, target: int, codes: np.ndarray, *,
     min_pattern_rows, chunk_cells, enumeration_limit
         Batching controls (module docstring, :func:`log_joint_batch`); they change speed and
         memory, not the result.
+    validate : bool
+        Check the shape and range of ``codes`` (callers that have validated them pass False).
 
     Returns
     -------
@@ -649,12 +660,8 @@ def class_log_posterior(model: FactorModel, target: int, codes: np.ndarray, *,
         which ignores observed values outside the blanket even if they are impossible.
     """
     codes = np.asarray(codes)
-    if codes.ndim != 2 or codes.shape[1] != model.n_vars:
-        raise ValueError(f"codes must have shape (n_rows, {model.n_vars}); got {codes.shape}.")
-    if not 0 <= int(target) < model.n_vars:
-        raise ValueError(f"target {target} is not a variable index (0..{model.n_vars - 1}).")
-    if codes.size and ((codes < -1).any() or (codes >= model.cards[None, :]).any()):
-        raise ValueError("codes must be -1 (unobserved) or state indices 0..card-1.")
+    if validate:
+        _check_codes(model, target, codes)
     n = codes.shape[0]
     out = np.empty((n, int(model.cards[target])))
     if n == 0:

@@ -151,5 +151,5 @@ class AugmentedNaiveBayes(DiscreteBNClassifier):
         :func:`bnma_core.factors.class_log_posterior` (module docstring)."""
         p = X.shape[1]
         codes = np.column_stack([X, np.zeros(len(X), dtype=X.dtype)])
-        return class_log_posterior(self._factor_model(), p, codes,
+        return class_log_posterior(self._factor_model(), p, codes, validate=False,
                                    enumeration_limit=ENUMERATION_LIMIT, chunk_cells=_CHUNK_CELLS)

@@ -57,4 +57,4 @@ def marginals(bn: DiscreteBN) -> list[np.ndarray]:
 
 def class_posterior(bn: DiscreteBN, t: int, codes: np.ndarray) -> np.ndarray:
     """P(t | observed values) per row of validated codes (-1 = unobserved)."""
-    return _normalised(class_log_posterior(bn.factor_model(), t, codes))
+    return _normalised(class_log_posterior(bn.factor_model(), t, codes, validate=False))
