@@ -403,6 +403,16 @@ def test_load_network_reads_xmlbif_paths(tmp_path):
     assert (tmp_path / "a.xml.gz").read_bytes()[:2] == b"\x1f\x8b"
 
 
+def test_xml_given_to_the_bif_reader_and_a_bom(tmp_path):
+    with pytest.raises(ValueError, match="read_xmlbif"):
+        read_bif(DOG_XMLBIF)
+    path = tmp_path / "dog.net"
+    path.write_bytes(b"\xef\xbb\xbf" + DOG_XMLBIF.encode("utf-8"))
+    check_dog(load_network(path))
+    path.write_text(DOG_JAVABAYES)
+    check_dog(load_network(path))
+
+
 def test_writer_quotes_names_that_need_it(tmp_path):
     bn = read_bif(DOG_JAVABAYES)
     spaced = DiscreteBN([n.replace("-", " ") for n in bn.names],

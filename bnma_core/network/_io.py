@@ -10,11 +10,11 @@ import numpy as np
 
 def read_source(source: str | Path | bytes, what: str, marker: str) -> bytes:
     """Raw bytes of ``source``: a path, raw (possibly gzipped) bytes, or text. A ``str``
-    containing ``marker`` (``"{"`` for BIF, ``"<"`` for XML) is text, any other ``str`` a
-    path."""
+    containing ``marker`` (``"{"`` for BIF, ``"<"`` for XML) or a line break is text, any other
+    ``str`` a path."""
     if isinstance(source, bytes):
         raw = source
-    elif isinstance(source, Path) or marker not in source:
+    elif isinstance(source, Path) or (marker not in source and "\n" not in source):
         p = Path(source)
         if not p.is_file():
             raise ValueError(f"No {what} file at {str(p)!r}.")

@@ -380,7 +380,11 @@ def read_bif(source: str | Path | bytes, atol: float = ROW_SUM_ATOL) -> Discrete
         parent configurations, variables without a probability block (all named), cycles, rows
         not summing to 1.
     """
-    return _parse_bif(decode(read_source(source, "BIF", "{")), atol)
+    text = decode(read_source(source, "BIF", "{"))
+    if text.lstrip("\ufeff \t\r\n").startswith("<"):
+        raise ValueError("This is XML, not BIF: read it with read_xmlbif (load_network "
+                         "recognises both).")
+    return _parse_bif(text, atol)
 
 
 # ---------------------------------------------------------------------- writing
