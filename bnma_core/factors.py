@@ -45,7 +45,6 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy.special import logsumexp
 
 from .kernels.counting import parent_strides
 
@@ -131,6 +130,8 @@ def sum_out(factor: Factor, variables: Iterable[int]) -> Factor:
     if any(v not in factor.scope for v in drop):
         raise ValueError(f"Cannot sum out {[v for v in drop if v not in factor.scope]}: not in "
                          f"the factor's scope {factor.scope}.")
+    from scipy.special import logsumexp  # on first use: keeps `import bnma_core.network` light
+
     off = int(factor.batched)
     axes = tuple(off + factor.scope.index(v) for v in drop)
     table = logsumexp(factor.log_table, axis=axes)
