@@ -5,10 +5,10 @@ ones.** Every factorised model in BNMA Studio — :class:`bnma_core.network.Disc
 augmented naive Bayes classifiers (NB, TAN, KDB) and the later exact-BN / K-best / subbagging
 classifiers — describes itself as a :class:`FactorModel` (cardinalities, parent lists, one CPT
 per variable) and calls :func:`class_log_posterior` for a batch of rows with missing values
-(code ``-1``); nothing else in the library eliminates variables.
+(code ``-1``). (Not yet moved here: the UKDB grid and ``order_bma._expand_missing``.)
 
-The quantity is the evidence-restricted joint (Zhang & Poole 1994; Koller & Friedman 2009,
-eq. 9.6 and alg. 9.1):
+The quantity is the evidence-restricted joint, computed by sum-product variable elimination
+(Zhang & Poole 1994; Koller & Friedman 2009, alg. 9.1):
 
     log P(t, x_obs) = log sum_{x_hid} prod_i theta_i(x_i | x_pa(i)),
 
