@@ -167,42 +167,47 @@ def min_fill_order(hidden: Iterable[int], scopes: Iterable[Iterable[int]],
     cards : sequence of int
         Cardinality of every variable, indexed by variable.
     """
+    return _min_fill(hidden, scopes, cards)[0]
+
+
+def _min_fill(hidden: Iterable[int], scopes: Iterable[Iterable[int]], cards: Any
+              ) -> tuple[list[int], int]:
+    """:func:`min_fill_order` and the largest number of cells of a factor it creates (the
+    eliminated variable and its neighbours)."""
+    card = {}
     nb: dict[int, set[int]] = {}
     for sc in scopes:
         sc = list(sc)
         for v in sc:
+            card[v] = int(cards[v])
             nb.setdefault(v, set()).update(u for u in sc if u != v)
     left = set(hidden)
-    order = []
+    order: list[int] = []
+    worst = 1
     while left:
-        best = min(left, key=lambda v: _fill_key(v, nb, cards))
+        best, best_key = -1, (0, 0, 0)
+        for v in left:
+            ns = list(nb.get(v, ()))
+            fill = 0
+            for a in range(len(ns)):
+                na = nb[ns[a]]
+                for b in range(a + 1, len(ns)):
+                    if ns[b] not in na:
+                        fill += 1
+            w = 1
+            for u in ns:
+                w *= card[u]
+            key = (fill, w, v)
+            if best < 0 or key < best_key:
+                best, best_key = v, key
         ns = nb.pop(best, set())
         for u in ns:
             nb[u].discard(best)
             nb[u].update(x for x in ns if x != u)
         left.discard(best)
         order.append(best)
-    return order
-
-
-def _fill_key(v: int, nb: dict[int, set[int]], cards: Any) -> tuple[int, int, int]:
-    ns = list(nb.get(v, ()))
-    fill = sum(1 for a in range(len(ns)) for b in range(a + 1, len(ns)) if ns[b] not in nb[ns[a]])
-    return fill, math.prod(int(cards[u]) for u in ns), v
-
-
-def _max_cells(scopes: list[set[int]], order: Sequence[int], keep: Iterable[int],
-               cards: Any) -> int:
-    """Largest number of cells (per row) of a factor formed while eliminating ``order``."""
-    scopes = [set(s) for s in scopes]
-    worst = 1
-    for v in order:
-        touching = [s for s in scopes if v in s]
-        joint = set().union(*touching) if touching else set()
-        worst = max(worst, math.prod(int(cards[u]) for u in joint))
-        scopes = [s for s in scopes if v not in s] + [joint - {v}]
-    joint = set().union(*scopes, set(keep))
-    return max(worst, math.prod(int(cards[u]) for u in joint))
+        worst = max(worst, best_key[1] * card.get(best, 1))
+    return order, worst
 
 
 # ---------------------------------------------------------------------- scaled linear tables
@@ -598,12 +603,15 @@ def log_joint_batch(model: FactorModel, t: int, obs: Sequence[int], ev: np.ndarr
     out, rest, hidden = _evidence_factors(model, t, obs, ev)
     if not rest:
         return out
-    scopes = [set(f.scope) for f in rest]
-    if math.prod(int(model.cards[v]) for v in hidden) <= enumeration_limit:
+    scopes = [f.scope for f in rest]
+    joint = math.prod(int(model.cards[v]) for v in hidden)
+    if joint <= enumeration_limit:  # one contraction over every hidden variable and t
         order: list[int] = []
+        cells = joint * int(model.cards[t])
     else:
-        order = min_fill_order(hidden, scopes, model.cards)
-    block = max(1, int(chunk_cells) // _max_cells(scopes, order, [t], model.cards))
+        order, cells = _min_fill(hidden, scopes, model.cards)
+        cells = max(cells, int(model.cards[t]))
+    block = max(1, int(chunk_cells) // cells)
     for s in range(0, n, block):
         e = min(n, s + block)
         sub = [_take_rows(f, slice(s, e)) for f in rest]
@@ -612,7 +620,8 @@ def log_joint_batch(model: FactorModel, t: int, obs: Sequence[int], ev: np.ndarr
 
 
 def _row_groups(observed: np.ndarray) -> list[np.ndarray]:
-    """Row indices grouped by identical boolean rows (bit-packed keys, one lexsort)."""
+    """Row indices grouped by identical boolean rows (bit-packed keys, one stable sort, so
+    each group's indices are increasing)."""
     packed = np.packbits(observed, axis=1)
     pad = (-packed.shape[1]) % 8
     if pad:
@@ -679,7 +688,7 @@ def class_log_posterior(model: FactorModel, target: int, codes: np.ndarray, *,
     opts = {"chunk_cells": chunk_cells, "enumeration_limit": enumeration_limit}
     pooled = []
     for rows in _row_groups(observed[rest]):
-        rows = rest[np.sort(rows)]
+        rows = rest[rows]
         if len(rows) < min_pattern_rows:
             pooled.append(rows)
             continue
