@@ -25,7 +25,7 @@ from itertools import permutations
 import numpy as np
 import pandas as pd
 
-from ..kernels.orders import candidate_local_masks, mcmc_run, order_terms
+from ..kernels.orders import ChainArrays, candidate_local_masks, mcmc_run
 from .score_table import ScoreTable
 
 MOVES = ("swap", "adjacent", "relocate", "mix")
@@ -127,7 +127,7 @@ class OrderChain:
         self.order = (rng.permutation(n) if init_order is None
                       else np.array(init_order, dtype=np.int64))
         self.mi, self.mj, self.mk, self.log_u = _draw_moves(rng, n, n_iter, move)
-        self.prefix, self.terms = order_terms(self.order, *table.kernel_args())
+        self.prefix, self.terms = table.order_prefix_terms(self.order)
         # candidate regime: per-position candidate-local masks, updated incrementally
         self.local = (candidate_local_masks(self.order, table.bytemap)
                       if table.regime == "candidates" else np.zeros(n, dtype=np.int64))
@@ -149,6 +149,10 @@ class OrderChain:
         self.keep_slot[its] = np.arange(len(its))
         self.kept_iterations = its
         self.kept = np.zeros((len(its), n), dtype=np.int64)
+        self.arrays = ChainArrays(self.order, self.prefix, self.terms, self.local, self.state,
+                                  self.mi, self.mj, self.mk, self.log_u, self.trace_score,
+                                  self.trace_acc, self.keep_slot, self.kept, self.ref_pos,
+                                  self.trace_spear)
         self.t = 0
         self.seconds = 0.0  # wall time in the kernel
         self.cpu_seconds = 0.0  # CPU time of the thread in the kernel (load-independent)
@@ -157,12 +161,9 @@ class OrderChain:
         stop = min(stop, self.n_iter)
         if stop <= self.t:
             return
-        tab = self.table
         t0 = time.perf_counter()
         c0 = time.thread_time()
-        mcmc_run(self.order, self.prefix, self.terms, self.local, self.state, *tab.kernel_args(),
-                 self.mi, self.mj, self.mk, self.log_u, self.t, stop, self.trace_score,
-                 self.trace_acc, self.keep_slot, self.kept, self.ref_pos, self.trace_spear)
+        mcmc_run(self.table.arrays(), self.arrays, self.t, stop)
         self.seconds += time.perf_counter() - t0
         self.cpu_seconds += time.thread_time() - c0
         self.t = stop

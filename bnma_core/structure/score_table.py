@@ -18,6 +18,18 @@ best *compatible* set (score M) and stops below M + log(eps / m) (m = sets per n
 it drops is below ``eps`` times the kept mass and every node term is low by at most
 log(1 + eps) <= eps (``prune_eps=0`` keeps everything). Because the empty set is always
 compatible, sets below S(∅) + log(eps / m) are never scanned (``limits``).
+
+Missing values (-1): each family is counted on the rows complete on it (available-case counts)
+and its log marginal likelihood is multiplied by N_i / N_iZ (rows where the child is observed
+over rows complete on the family): the node-average marginal likelihood, after the node-average
+likelihood of Balov (2013) and Bodewes & Scutari (2021). Scored raw, the families of one child
+would be marginal likelihoods of different numbers of rows, which are not comparable: each row
+lost adds roughly its (negative) log predictive probability back, so parent sets containing an
+incomplete variable were favoured for that alone (on WBC, 16 missing ``bare_nuclei`` values made
+it a parent of most variables; issue 14). The rescaled score compares families by their average
+log predictive probability per row, is unchanged on complete data (the factor is exactly 1), and
+keeps the per-child additive structure the order sums need; EM would be the exact alternative
+but needs the whole network at every step. See :func:`node_average_log_ml`.
 """
 
 from __future__ import annotations
@@ -29,14 +41,18 @@ import numpy as np
 
 from ..data import CODE_DTYPE, DataError
 from ..kernels.orders import (
+    TableArrays,
     build_candidate_table,
     build_full_table,
     candidate_bytemap,
+    node_average_scale,
     node_log_sum,
+    order_edge_probabilities,
     order_terms,
+    orders_log_joint,
     sort_table,
 )
-from ..scores import _check_prior, log_structure_prior
+from ..scores import _check_prior, family_counts, log_ml_counts, log_structure_prior
 
 SCORE_KINDS = {"k2": 0, "bdeu": 1}
 DEFAULT_MAX_BYTES = 2_000_000_000
@@ -86,11 +102,20 @@ class ScoreTable:
     band_anchor: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     bytemap: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 0), dtype=np.int32))
 
-    def kernel_args(self) -> tuple:
-        """The arrays the order kernels take, in their order (masks .. bytemap)."""
-        return (self.masks, self.scores, self.exps, self.bid, self.band_first,
-                self.band_anchor, self.limits, self.log_eps_rel, self.regime_code,
+    _arrays: TableArrays | None = field(default=None, init=False, repr=False, compare=False)
+
+    def arrays(self) -> TableArrays:
+        """The table as the order kernels take it: one typed namedtuple (built once)."""
+        if self._arrays is None:
+            self._arrays = TableArrays(
+                self.masks, self.scores, self.exps, self.bid, self.band_first,
+                self.band_anchor, self.limits, float(self.log_eps_rel), self.regime_code,
                 self.logsum, self.bytemap)
+        return self._arrays
+
+    def kernel_args(self) -> TableArrays:
+        """Alias of :meth:`arrays` (kept for callers of the former 11-tuple)."""
+        return self.arrays()
 
     @property
     def n_vars(self) -> int:
@@ -99,6 +124,10 @@ class ScoreTable:
     @property
     def n_sets(self) -> int:
         return self.masks.shape[1]
+
+    @property
+    def score_kind(self) -> int:
+        return SCORE_KINDS[self.score]
 
     @property
     def regime_code(self) -> int:
@@ -121,8 +150,47 @@ class ScoreTable:
     def order_terms(self, order: np.ndarray) -> np.ndarray:
         """Node terms of ``order`` (per position), natural log."""
         order = np.asarray(order, dtype=np.int64)
-        _, terms = order_terms(order, *self.kernel_args())
+        _, terms = order_terms(order, self.arrays())
         return terms
+
+    def order_prefix_terms(self, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Predecessor bitmasks (uint64) and node terms of ``order``, per position."""
+        return order_terms(np.ascontiguousarray(order, dtype=np.int64), self.arrays())
+
+    def order_log_joints(self, orders: np.ndarray, train_t: np.ndarray, test_t: np.ndarray,
+                         class_index: int, out: np.ndarray | None = None) -> np.ndarray:
+        """log P(c, x | D, ≺_t) by Hwang & Zhang eq. 9 for every order t (rows of ``orders``),
+        complete test row x and class c.
+
+        Parameters
+        ----------
+        orders : (T, n) int array
+        train_t : (n, n_train) int32
+            The training codes this table was built from, transposed (-1 = missing).
+        test_t : (n, n_test) int32
+            Complete test rows, transposed; the class row is ignored.
+        class_index : int
+        out : (T, n_test, n_classes) float array, optional
+
+        Returns
+        -------
+        (T, n_test, n_classes) float array
+        """
+        orders = np.ascontiguousarray(orders, dtype=np.int64)
+        k = int(self.arities[class_index])
+        if out is None:
+            out = np.empty((orders.shape[0], test_t.shape[1], k))
+        orders_log_joint(self.arrays(), orders, train_t, self.arities, self.score_kind,
+                         float(self.ess), test_t, int(class_index), out)
+        return out
+
+    def edge_probabilities(self, order: np.ndarray, class_index: int
+                           ) -> tuple[np.ndarray, np.ndarray]:
+        """Given an order: ``edge[y, x] = P(y -> x | D, ≺)`` and ``co[x, f] = P({C, f} ⊆ Pa(x)
+        | D, ≺)`` for the class C (DESIGN §4), both (n, n)."""
+        return order_edge_probabilities(self.arrays(),
+                                        np.ascontiguousarray(order, dtype=np.int64),
+                                        int(class_index))
 
     def order_log_score(self, order: np.ndarray) -> float:
         """log P(≺, D) up to a constant = sum_i log sum_{Z ⊆ pred(i)} exp S(X_i; Z), natural log
@@ -177,6 +245,22 @@ def estimate_table_bytes(n_vars: int, n_rows: int, arities: np.ndarray, max_pare
                + n_vars * ((n_vars + 7) // 8) * 256 * 4 + max_cells * 8)
 
 
+def node_average_log_ml(codes: np.ndarray, child: int, parents, arities: np.ndarray,
+                        score: str = "k2", ess: float = 1.0) -> float:
+    """Node-average log marginal likelihood of one family, as the score tables use it:
+    (N_i / N_iZ) log ML(X_i | Z) on the N_iZ rows complete on the family, N_i = rows where the
+    child is observed (the node-average likelihood of Balov 2013 and Bodewes & Scutari 2021,
+    eq. 4, applied to the Dirichlet marginal likelihood, Heckerman et al. 1995 eq. 8). Equal to
+    the log marginal likelihood on complete data. Reference for tests; the tables compute it in
+    :mod:`bnma_core.kernels.orders` with the same factor (:func:`node_average_scale`).
+    """
+    codes = np.asarray(codes)
+    counts = family_counts(codes, child, parents, arities)
+    n_child = int((codes[:, child] >= 0).sum())
+    return float(node_average_scale(n_child, int(counts.sum()))
+                 * log_ml_counts(counts, score, ess))
+
+
 def _log_priors(n: int, max_parents: int, prior: str) -> np.ndarray:
     return np.array([log_structure_prior(n, k, prior) for k in range(max_parents + 1)])
 
@@ -212,7 +296,9 @@ def build_score_table(codes: np.ndarray, arities: np.ndarray, max_parents: int =
     Parameters
     ----------
     codes : (n_rows, n_vars) int array
-        State codes, -1 = missing (a family's counts skip rows missing one of its variables).
+        State codes, -1 = missing (a family's counts skip rows missing one of its variables and
+        its log marginal likelihood is rescaled to the child's observed rows, see the module
+        docstring).
     arities : (n_vars,) int array
     max_parents : int
         Maximum in-degree l (the paper uses 3).
@@ -283,7 +369,7 @@ def build_score_table(codes: np.ndarray, arities: np.ndarray, max_parents: int =
         k = cand.shape[1]
         m = n_parent_sets(k, l_eff)
         masks, scores, logsum = build_candidate_table(data_t, arities, cand, l_eff, log_prior,
-                                                      kind, float(ess), m, max_cells)
+                                                      kind, float(ess), m)
         cand_arr = cand
     log_eps_rel = math.log(prune_eps / m) if prune_eps > 0 else -math.inf
     masks, scores, limits, exps, bid, band_first, band_anchor = sort_table(masks, scores,
