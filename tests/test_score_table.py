@@ -153,8 +153,8 @@ def test_memory_refusal_and_bad_input():
 @pytest.mark.parametrize("score", ["k2", "bdeu"])
 def test_node_average_score_definition(score):
     """Complete data: the table's scores are the plain local scores to 1e-12. Missing values:
-    (rows with the child observed / rows complete on the family) x log-ML on the complete rows,
-    computed independently by dropping rows."""
+    log-ML of the complete rows + (N - n) x their average fitted log-likelihood, computed
+    independently by dropping rows (full and candidate regimes)."""
     codes, ar = _data(missing=0.0)
     t = build_score_table(codes, ar, max_parents=2, score=score, ess=3.0, prune_eps=0.0)
     for i in range(len(ar)):
@@ -162,13 +162,30 @@ def test_node_average_score_definition(score):
             pa = mask_to_parents(int(m))
             assert s == pytest.approx(local_score(codes, i, pa, ar, score, 3.0), abs=1e-12)
     codes, ar = _data(missing=0.1, seed=5)
-    for i, pa in [(1, [0]), (4, [1, 3]), (0, [])]:
-        fam = codes[:, [i] + pa]
-        rows = (fam >= 0).all(axis=1)
-        ml = log_marginal_likelihood(codes[rows], i, pa, ar, score, 3.0)
-        expect = (codes[:, i] >= 0).sum() / rows.sum() * ml
+    n = len(codes)
+    for i, pa in [(1, [0]), (4, [1, 3]), (0, []), (3, [0, 1, 2])]:
+        rows = (codes[:, [i] + pa] >= 0).all(axis=1)
+        sub = codes[rows]
+        ml = log_marginal_likelihood(sub, i, pa, ar, score, 3.0)
+        q, r = int(np.prod(ar[pa])), int(ar[i])
+        a = 1.0 if score == "k2" else 3.0 / (q * r)
+        counts = np.zeros((q, r))
+        for row in sub:
+            j = int(np.ravel_multi_index(tuple(row[pa][::-1]), tuple(ar[pa][::-1]))) if pa else 0
+            counts[j, row[i]] += 1
+        theta = (counts + a) / (counts.sum(axis=1, keepdims=True) + a * r)
+        fit = float((counts * np.log(theta)).sum())
+        expect = ml + (n - rows.sum()) * fit / rows.sum()
         assert node_average_log_ml(codes, i, pa, ar, score, 3.0) == pytest.approx(expect,
-                                                                                   abs=1e-10)
+                                                                                   abs=1e-9)
+    for cand in [None, 3]:
+        t = build_score_table(codes, ar, max_parents=2, score=score, ess=3.0, prune_eps=0.0,
+                              candidates=cand)
+        for i in range(len(ar)):
+            for m, s in zip(t.masks[i], t.scores[i]):
+                pa = mask_to_parents(int(m))
+                assert s == pytest.approx(ref_score(codes, i, pa, ar, score, 3.0, "hz"),
+                                          abs=1e-9)
 
 
 def test_missing_values_do_not_favour_incomplete_parents():
