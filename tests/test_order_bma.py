@@ -336,3 +336,49 @@ def test_column_with_missing_values_keeps_its_arcs():
     holed[rng.random(n_rows) < 0.05, 1] = -1
     assert np.abs(_wbc_edges(holed, y, ar) - full).max() < 0.2
     assert full[0, 1] + full[1, 0] > 0.9 and full[1, 2] + full[2, 1] > 0.9
+
+
+def _chain_threads():
+    import threading
+
+    from bnma_core.structure.orders import THREAD_PREFIX
+    return [t for t in threading.enumerate() if t.name.startswith(THREAD_PREFIX)]
+
+
+@pytest.mark.parametrize("how", ["close", "should_stop"])
+def test_stop_joins_chain_threads_and_keeps_orders_done_so_far(how):
+    """Stop by gen.close() after an event, or by should_stop inside a long ``every`` step: no
+    chain thread is alive afterwards, and the model holds exactly the orders a full run with the
+    same seed kept up to the iterations done (same chain, since moves are drawn in advance)."""
+    X, y, ar = _toy(n_rows=60, seed=10)
+    kw = dict(n_iter=20000, burn_in=500, n_orders=40, n_chains=2, max_parents=2,
+              random_state=3)
+    clf = OrderMCMCBMA(**kw)
+    calls = {"n": 0}
+
+    def stop_soon():
+        calls["n"] += 1
+        return calls["n"] > 1  # after the first chunk (1,000 iterations before a rate is known)
+
+    if how == "close":
+        gen = clf.fit_stream(X, y, every=3000)
+        for ev in gen:
+            if ev["iteration"] >= 9000:
+                assert _chain_threads()  # the pool lives while the stream runs
+                break
+        gen.close()
+    else:
+        events = list(clf.fit_stream(X, y, every=20000, should_stop=stop_soon))
+        assert events == []  # stopped inside the single 20,000-iteration step
+        assert clf.iterations_done_ == 1000 and len(clf.sampled_orders_) == 4
+    assert _chain_threads() == []
+    done = clf.iterations_done_
+    assert 0 < done < 20000
+    ref = OrderMCMCBMA(**kw).fit(X, y).mcmc_result_
+    mask = ref.order_iteration < done
+    np.testing.assert_array_equal(clf.sampled_orders_, ref.orders[mask])
+    np.testing.assert_array_equal(clf.mcmc_result_.order_iteration, ref.order_iteration[mask])
+    tr = clf.trace_
+    full = ref.trace[ref.trace["iteration"] <= done].reset_index(drop=True)
+    pd.testing.assert_frame_equal(tr, full)
+    assert clf.predict_proba(X[:2]).shape == (2, 2)

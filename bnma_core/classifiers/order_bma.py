@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -363,20 +363,29 @@ class OrderMCMCBMA(_OrderBMABase):
         self._finish(sampler)
 
     def fit_stream(self, X: Any, y: Any, every: int = 500, reference_order: Any = None,
-                   arities: Any = None) -> Iterator[dict]:
+                   arities: Any = None, should_stop: Callable[[], bool] | None = None
+                   ) -> Iterator[dict]:
         """Fit while yielding progress every ``every`` iterations (one event per chain):
         ``{"chain", "iteration", "n_iter", "log2_score", "acceptance_rate", "order" (names,
         class included), "spearman" (float or None), "iter_per_s", "done"}``.
-        Closing the generator early (Stop) leaves a fitted model built from the orders kept so
-        far (or, if stopped during burn-in, from each chain's current order)."""
+
+        Stopping early leaves a fitted model built from the orders kept so far (or, if stopped
+        during burn-in, from each chain's current order), either by closing the generator
+        (Stop after an event) or by ``should_stop``: a callable checked between kernel calls of
+        about 0.1 s (:data:`bnma_core.structure.orders.CHUNK_SECONDS`), also inside a long
+        ``every`` step; when it returns True the stream ends (no further event) and the model
+        is built. The chain threads are joined before the model is built, so none runs after
+        the generator has finished or been closed."""
         Xc, yc = self._prepare_fit(X, y, arities)
         sampler = self._sampler(Xc, yc, reference_order)
         names = self.variable_names_
+        stream = sampler.stream(every, should_stop)
         try:
-            for ev in sampler.stream(every):
+            for ev in stream:
                 ev["order"] = [names[i] for i in ev["order"]]
                 yield ev
         finally:
+            stream.close()  # joins the chain threads
             self._finish(sampler)
 
     def _subset(self, n: int) -> np.ndarray:
