@@ -338,55 +338,52 @@ def build_score_table(codes: np.ndarray, arities: np.ndarray, max_parents: int =
     l_eff = min(int(max_parents), n - 1)
     if prune_eps < 0 or not math.isfinite(prune_eps):
         raise ValueError("prune_eps must be a finite number >= 0.")
-    if candidates is not None:
-        if isinstance(candidates, (int, np.integer)):
-            if not 1 <= candidates <= MAX_CANDIDATES:
-                raise ValueError(f"The number of candidate parents must be 1..{MAX_CANDIDATES}.")
-            k = min(int(candidates), n - 1)
-            cand = None
-        else:
-            cand = np.asarray(candidates, dtype=np.int64)
-            if cand.ndim != 2 or cand.shape[0] != n or cand.shape[1] > MAX_CANDIDATES:
-                raise ValueError(f"candidates must be an (n_vars, K) array with K <= "
-                                 f"{MAX_CANDIDATES}.")
-            for i in range(n):
-                if (len(set(cand[i].tolist())) != cand.shape[1] or i in cand[i]
-                        or (cand[i] < 0).any() or (cand[i] >= n).any()):
-                    raise ValueError(f"Candidate parents of node {i} must be distinct other "
-                                     "variables.")
-            k = cand.shape[1]
-        need = estimate_table_bytes(n, n_rows, arities, l_eff, k)
-    else:
-        need = estimate_table_bytes(n, n_rows, arities, l_eff)
+    k, cand = _resolve_candidates(candidates, n)
+    need = estimate_table_bytes(n, n_rows, arities, l_eff, k)
     if need > max_bytes:
         raise ValueError(
             f"The score table would need about {need / 1e9:.2f} GB (limit "
             f"{max_bytes / 1e9:.2f} GB): lower max_parents, use fewer variables or the "
             "candidate-restricted regime.")
     log_prior = _log_priors(n, l_eff, prior)
-    top = np.sort(arities)[::-1][: l_eff + 1]
-    max_cells = int(np.prod(top))
+    max_cells = int(np.prod(np.sort(arities)[::-1][: l_eff + 1]))
     kind = SCORE_KINDS[score]
-    if candidates is None:
+    if k is None:
         m = n_parent_sets(n - 1, l_eff)
         masks, scores = build_full_table(data_t, arities, l_eff, log_prior, kind, float(ess),
                                          m, max_cells)
-        cand_arr = np.zeros((n, 0), dtype=np.int64)
+        cand = np.zeros((n, 0), dtype=np.int64)
         logsum = np.zeros((n, 0))
+        bytemap = np.zeros((n, 0, 0), dtype=np.int32)
     else:
         if cand is None:
             cand = select_candidates(codes, arities, k, score, prior, ess)
-        k = cand.shape[1]
-        m = n_parent_sets(k, l_eff)
+        m = n_parent_sets(cand.shape[1], l_eff)
         masks, scores, logsum = build_candidate_table(data_t, arities, cand, l_eff, log_prior,
                                                       kind, float(ess), m)
-        cand_arr = cand
+        bytemap = candidate_bytemap(cand, n)
     log_eps_rel = math.log(prune_eps / m) if prune_eps > 0 else -math.inf
     masks, scores, limits, exps, bid, band_first, band_anchor = sort_table(masks, scores,
                                                                             log_eps_rel)
-    bytemap = (candidate_bytemap(cand_arr, n) if candidates is not None
-               else np.zeros((n, 0, 0), dtype=np.int32))
     return ScoreTable(masks, scores, limits, arities, l_eff, score, prior, float(ess),
-                      float(prune_eps), log_eps_rel,
-                      "full" if candidates is None else "candidates", cand_arr, logsum,
-                      exps, bid, band_first, band_anchor, bytemap)
+                      float(prune_eps), log_eps_rel, "full" if k is None else "candidates",
+                      cand, logsum, exps, bid, band_first, band_anchor, bytemap)
+
+
+def _resolve_candidates(candidates: int | np.ndarray | None, n: int
+                        ) -> tuple[int | None, np.ndarray | None]:
+    """(K, explicit candidate array or None to select them); (None, None) = full regime."""
+    if candidates is None:
+        return None, None
+    if isinstance(candidates, (int, np.integer)):
+        if not 1 <= candidates <= MAX_CANDIDATES:
+            raise ValueError(f"The number of candidate parents must be 1..{MAX_CANDIDATES}.")
+        return min(int(candidates), n - 1), None
+    cand = np.asarray(candidates, dtype=np.int64)
+    if cand.ndim != 2 or cand.shape[0] != n or cand.shape[1] > MAX_CANDIDATES:
+        raise ValueError(f"candidates must be an (n_vars, K) array with K <= {MAX_CANDIDATES}.")
+    for i in range(n):
+        if (len(set(cand[i].tolist())) != cand.shape[1] or i in cand[i]
+                or (cand[i] < 0).any() or (cand[i] >= n).any()):
+            raise ValueError(f"Candidate parents of node {i} must be distinct other variables.")
+    return cand.shape[1], cand
