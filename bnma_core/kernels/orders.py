@@ -244,6 +244,35 @@ def _fill_joint(cur: np.ndarray, table: np.ndarray, touched: np.ndarray, sparse:
 
 
 @njit(cache=True)
+def _score_set(members: np.ndarray, stride: np.ndarray, table: np.ndarray, touched: np.ndarray,
+               n_touched: int, n_complete: int, n_rows: int, size: int, sparse: bool,
+               arities: np.ndarray, log_prior: float, score_kind: int, ess: float,
+               lfact: np.ndarray, nj: np.ndarray, masks: np.ndarray, scores: np.ndarray,
+               fill: np.ndarray) -> None:
+    """Score the families "v given the set minus v" of one variable set from its joint count
+    table (member s has stride ``stride[s]``), appending them to ``masks`` / ``scores``."""
+    setmask = np.uint64(0)
+    for s in range(members.shape[0]):
+        setmask |= np.uint64(1) << np.uint64(members[s])
+    for s in range(members.shape[0]):
+        child = members[s]
+        r = arities[child]
+        if sparse:
+            ml = joint_family_log_ml_sparse(table, touched, n_touched, size, stride[s], r,
+                                            score_kind, ess, lfact, nj)
+        else:
+            ml = joint_family_log_ml(table, size, stride[s], r, score_kind, ess, lfact)
+        if 0 < n_complete < n_rows:
+            a = 1.0 if score_kind == 0 else ess / size
+            ml = node_average_log_ml(ml, joint_family_fit(table, size, stride[s], r, a),
+                                     n_rows, n_complete)
+        k = fill[child]
+        masks[child, k] = setmask ^ (np.uint64(1) << np.uint64(child))
+        scores[child, k] = log_prior + ml
+        fill[child] = k + 1
+
+
+@njit(cache=True)
 def build_full_table(data_t: np.ndarray, arities: np.ndarray, max_parents: int,
                      log_prior: np.ndarray, score_kind: int, ess: float, n_sets: int,
                      max_cells: int) -> tuple[np.ndarray, np.ndarray]:
@@ -281,26 +310,9 @@ def build_full_table(data_t: np.ndarray, arities: np.ndarray, max_parents: int,
         stride[t + 1] = size
         sparse = n_rows < size  # fewer rows than cells: visit only the non-zero cells
         n_touched, n_complete = _fill_joint(partial[t + 1], table, touched, sparse)
-        setmask = np.uint64(0)
-        for s in range(t + 1):
-            setmask |= np.uint64(1) << np.uint64(comb[s])
-        for s in range(t + 1):
-            child = comb[s]
-            if sparse:
-                ml = joint_family_log_ml_sparse(table, touched, n_touched, size, stride[s],
-                                                arities[child], score_kind, ess, lfact, nj)
-            else:
-                ml = joint_family_log_ml(table, size, stride[s], arities[child], score_kind,
-                                         ess, lfact)
-            if 0 < n_complete < n_rows:
-                r = arities[child]
-                a = 1.0 if score_kind == 0 else ess / size
-                fit = joint_family_fit(table, size, stride[s], r, a)
-                ml = node_average_log_ml(ml, fit, n_rows, n_complete)
-            k = fill[child]
-            masks[child, k] = setmask ^ (np.uint64(1) << np.uint64(child))
-            scores[child, k] = log_prior[t] + ml
-            fill[child] = k + 1
+        _score_set(comb[: t + 1], stride, table, touched, n_touched, n_complete, n_rows, size,
+                   sparse, arities, log_prior[t], score_kind, ess, lfact, nj, masks, scores,
+                   fill)
         if sparse:
             for c in range(n_touched):
                 table[touched[c]] = 0
