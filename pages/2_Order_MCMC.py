@@ -204,7 +204,8 @@ def start_run() -> None:
 
     def work(r: background.Run) -> OrderMCMCBMA:
         model = OrderMCMCBMA(**params)
-        gen = model.fit_stream(X, y, every=every, reference_order=ref_idx, arities=arities)
+        gen = model.fit_stream(X, y, every=every, reference_order=ref_idx, arities=arities,
+                               should_stop=r.should_stop)  # checked every ~0.1 s of chains
         try:
             for ev in gen:
                 r.report({k: ev[k] for k in ("chain", "iteration", "log2_score",
