@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-st.set_page_config(page_title="Order MCMC · BNMA Studio", page_icon="🧮", layout="wide")
+st.set_page_config(page_title="Order MCMC · BNMA Studio", page_icon=":material/timeline:",
+                   layout="wide")
 
 import numpy as np
 import pandas as pd

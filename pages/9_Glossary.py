@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-st.set_page_config(page_title="Glossary · BNMA Studio", page_icon="📖", layout="wide")
+st.set_page_config(page_title="Glossary · BNMA Studio", page_icon=":material/menu_book:",
+                   layout="wide")
 
 from bnma_core.glossary import TERMS  # noqa: E402
 

@@ -430,10 +430,14 @@ def heatmap_figure(matrix: np.ndarray, row_names: Sequence[str], col_names: Sequ
                     texttemplate="%{text}", textfont=dict(size=10))
     fig = go.Figure(heat)
     longest = max((len(c) for c in cols), default=1)
+    n = max(len(rows), len(cols))
+    font = dict(size=11 if n <= 30 else 9 if n <= 60 else 7)  # every label shown, none skipped
     fig.update_layout(
         title=title, height=int(np.clip(120 + 26 * len(rows) + 6.5 * longest, 320, 1400)),
         margin=dict(l=20, r=20, t=50 if title else 20, b=20), plot_bgcolor="white",
-        xaxis=dict(title=col_title, tickangle=-45, type="category"),
-        yaxis=dict(title=row_title, autorange="reversed", type="category"),
+        xaxis=dict(title=col_title, tickangle=-45, type="category", tickmode="array",
+                   tickvals=cols, ticktext=cols, tickfont=font),
+        yaxis=dict(title=row_title, autorange="reversed", type="category", tickmode="array",
+                   tickvals=rows, ticktext=rows, tickfont=font),
     )
     return fig

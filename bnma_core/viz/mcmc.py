@@ -77,18 +77,19 @@ def rank_correlation_figure(df: pd.DataFrame, title: str | None = None) -> go.Fi
 def edge_posterior_heatmap(edge_posterior: pd.DataFrame | np.ndarray,
                            names: Sequence[str] | None = None,
                            title: str = "Edge posterior P(parent -> child | data)") -> go.Figure:
-    """Heatmap of edge posterior probabilities (rows = parents, columns = children)."""
+    """Heatmap of edge posterior probabilities (rows = parents, columns = children), every
+    variable labelled (:func:`bnma_core.viz.graphs.heatmap_figure`)."""
+    from .graphs import heatmap_figure
+
     if isinstance(edge_posterior, pd.DataFrame):
         names = list(edge_posterior.index) if names is None else list(names)
         z = edge_posterior.to_numpy()
     else:
         z = np.asarray(edge_posterior)
         names = [str(i) for i in range(z.shape[0])] if names is None else list(names)
-    fig = go.Figure(go.Heatmap(z=z, x=names, y=names, zmin=0, zmax=1, colorscale="Blues",
-                               hovertemplate="%{y} -> %{x}: %{z:.3f}<extra></extra>"))
-    fig.update_layout(title=title, xaxis_title="child", yaxis_title="parent",
-                      yaxis_autorange="reversed", template="plotly_white")
-    return fig
+    return heatmap_figure(z, names, names, title, zmin=0.0, zmax=1.0,
+                          value_label="P(edge | data)", row_title="parent", col_title="child",
+                          annotate=False)
 
 
 def orders_accuracy_figure(df: pd.DataFrame, x: str | None = None,
