@@ -8,7 +8,10 @@ Inputs accepted by ``fit`` / ``predict`` / ``predict_proba``:
   missing and marginalized;
 * a pandas DataFrame (labels, numbers or both) or a float array: coded by a
   :class:`~bnma_core.data.DiscreteEncoder` fitted on the training rows (categorical values kept,
-  continuous columns split at the training median). ``NaN`` / ``None`` are missing.
+  continuous columns split at the training median). ``NaN`` / ``None`` are missing;
+* a :class:`~bnma_core.data.DiscreteDataset` through :meth:`DiscreteBNClassifier.fit_dataset`
+  (what :func:`bnma_core.classifiers.registry.fit_method` calls): the dataset's codes, arities,
+  variable names, state labels and class labels, no re-encoding.
 """
 
 from __future__ import annotations
@@ -90,6 +93,8 @@ class DiscreteBNClassifier(ClassifierMixin, BaseEstimator):
             raise DataError("The class has a single value (1 class); at least two classes "
                             "are needed.")
         if Xdf is None and _is_code_array(X):
+            if hasattr(self, "feature_names_in_"):  # from an earlier fit on a DataFrame
+                del self.feature_names_in_
             Xa = np.asarray(X, dtype=float)
             if Xa.shape[1] == 0:
                 raise ValueError(f"0 feature(s) (shape=({n}, 0)) while a minimum of 1 is "
@@ -177,6 +182,35 @@ class DiscreteBNClassifier(ClassifierMixin, BaseEstimator):
         code array, so that states absent from these rows still get parameters.
         """
         Xc, yc = self._prepare_fit(X, y, arities)
+        self._fit_codes(Xc, yc)
+        return self
+
+    def fit_dataset(self, dataset: Any, rows: Any = None) -> DiscreteBNClassifier:
+        """Fit on rows of a :class:`~bnma_core.data.DiscreteDataset` without re-encoding.
+
+        The model learns from ``dataset.X[rows]`` with the dataset's arities (states absent
+        from these rows keep their code), names its variables after the dataset
+        (``feature_names_in_``, the class node after ``dataset.class_name``), keeps the
+        dataset's state labels (``feature_states_``) and has the dataset's class labels as
+        ``classes_`` (those present in ``rows``). Predict with feature codes (``dataset.X``).
+
+        Parameters
+        ----------
+        dataset : DiscreteDataset
+        rows : array of int or bool, optional
+            Training rows (default all). All are used, incomplete ones included; which rows
+            a method may learn from is decided by
+            :func:`bnma_core.classifiers.registry.fit_method`.
+        """
+        idx = np.arange(dataset.n_rows) if rows is None else np.asarray(rows)
+        if idx.dtype == bool:
+            idx = np.flatnonzero(idx)
+        labels = pd.Series(np.asarray(dataset.classes, dtype=object)[dataset.y[idx]],
+                           name=dataset.class_name)
+        Xc, yc = self._prepare_fit(np.ascontiguousarray(dataset.X[idx]), labels,
+                                   dataset.arities[dataset.feature_indices])
+        self.feature_names_in_ = np.asarray(dataset.feature_names, dtype=object)
+        self.feature_states_ = [list(s) for s in dataset.feature_states]
         self._fit_codes(Xc, yc)
         return self
 
