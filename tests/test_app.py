@@ -43,18 +43,27 @@ def test_default_loads_wbc():
     ds = at.session_state["bnma_dataset"]
     assert ds.class_name == "class"
     assert ds.classes == ["benign", "malignant"]
-    assert ds.n_rows == 683  # 16 rows with a missing bare_nuclei left out
-    assert [m.value for m in at.metric][:3] == ["683", "9", "2"]
-    assert any("missing" in i.value for i in at.info)
+    # issue 14 item 5: the same default as the CLI (all 699 rows, 16 missing values kept)
+    assert ds.n_rows == 699 and (ds.codes < 0).sum() == 16
+    assert [m.value for m in at.metric][:4] == ["699", "9", "2", "16"]
     assert at.session_state["bnma_dataset_label"] == "sample_data/wbc.csv"
+    # the preview is numbered by the file's rows
+    assert list(at.dataframe[0].value.index[:3]) == [0, 1, 2]
 
 
-def test_keep_missing_rows_and_class_column_choice():
+def test_drop_missing_rows_keeps_file_row_numbers_and_class_column_choice():
     at = _app()
-    at.radio(key="app_missing").set_value("keep").run()
+    at.radio(key="app_missing").set_value("drop").run()
     _no_failure(at)
     ds = at.session_state["bnma_dataset"]
-    assert ds.n_rows == 699 and (ds.codes < 0).sum() == 16
+    assert ds.n_rows == 683 and (ds.codes >= 0).all()
+    assert any("missing" in i.value for i in at.info)
+    gone = sorted(set(range(699)) - set(ds.row_ids))
+    assert len(gone) == 16 and gone[0] == 23  # the first row with bare_nuclei = '?'
+    preview = at.dataframe[0].value
+    assert list(preview.index) == list(ds.row_ids[:20])
+    at.radio(key="app_missing").set_value("keep").run()
+    assert at.session_state["bnma_dataset"].n_rows == 699
     at.selectbox(key="app_target").set_value("mitoses").run()
     _no_failure(at)
     assert at.session_state["bnma_dataset"].class_name == "mitoses"
@@ -309,7 +318,7 @@ def test_order_mcmc_short_run():
     assert list(acc["n_orders"]) == [1, 5, 10]
     assert acc["accuracy"].between(0.85, 1.0).all()
     entry = at.session_state["mcmc_run"]["entry"]
-    assert not entry["stopped"] and len(entry["test"]) == round(0.3 * 683)
+    assert not entry["stopped"] and len(entry["test"]) == round(0.3 * 699)
     # the threshold slider redraws without rerunning the chains
     model = entry["model"]
     at.slider(key="mcmc_threshold").set_value(0.9).run()
