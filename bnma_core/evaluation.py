@@ -139,9 +139,9 @@ def _check_methods_fit(ests: Mapping[str, Any], ds: DiscreteDataset) -> None:
     problems = []
     for name, est in ests.items():
         try:
-            check_capabilities(est, ds.n_vars, len(ds.classes))
+            check_capabilities(est, ds.n_vars, len(ds.classes), label=name)
         except ValueError as exc:
-            problems.append(f"{name}: {exc}")
+            problems.append(str(exc))
     if problems:
         raise ValueError(" ".join(problems))
 

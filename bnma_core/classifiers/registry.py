@@ -161,10 +161,13 @@ def capabilities(method: Any) -> Capabilities:
     return DEFAULT_CAPABILITIES
 
 
-def check_capabilities(method: Any, n_variables: int, n_classes: int) -> None:
-    """ValueError in plain words if ``method`` cannot take data of this shape."""
+def check_capabilities(method: Any, n_variables: int, n_classes: int,
+                       label: str | None = None) -> None:
+    """ValueError in plain words if ``method`` cannot take data of this shape (``label``
+    names it in the message; default the registry name or the class name)."""
     caps = capabilities(method)
-    label = method if isinstance(method, str) else type(method).__name__
+    if label is None:
+        label = method if isinstance(method, str) else type(method).__name__
     if caps.max_variables is not None and n_variables > caps.max_variables:
         raise ValueError(
             f"{label} takes at most {caps.max_variables} variables (class included); this "
