@@ -208,6 +208,44 @@ def test_compare_three_folds():
     assert at.session_state["cmp_run"]["entry"]["results"].shape[0] == 6
 
 
+def test_compare_table_spread_rows_and_log_loss_wilcoxon():
+    """Issue 14 items 2 and 3: ± for AUC and log-loss, error bars from each metric's own sd,
+    Wilcoxon wins for log-loss counted as lower-is-better; every method on the same rows."""
+    at = _page("1_Compare_methods.py", _wbc())
+    at.multiselect(key="cmp_methods").set_value(["nb", "manb"])
+    at.slider(key="cmp_folds").set_value(3)
+    at.button[0].click().run()
+    _no_failure(at)
+    table = at.dataframe[1].value
+    for col in ("accuracy", "AUC", "log-loss"):
+        assert all(" ± " in v for v in table[col])
+    assert list(table["training rows per fold"]) == [466.0, 466.0]  # 699 * 2/3, both methods
+    at.radio(key="cmp_metric").set_value("log_loss").run()
+    _no_failure(at)
+    bars = at.get("plotly_chart")[0].proto.spec
+    assert '"error_y"' in bars
+    results = at.session_state["cmp_run"]["entry"]["results"]
+    ll = results.pivot(index="fold", columns="method", values="log_loss")
+    wil = at.dataframe[2].value
+    assert wil["wins"][0] == int((ll["manb"] < ll["nb"]).sum())
+    assert any("lower log-loss is better" in c.value for c in at.caption)
+
+
+def test_compare_leaves_out_methods_beyond_their_limits():
+    from bnma_core.network import load_network
+
+    ds = load_network("hepar2").sample(200, 0, "Cirrhosis")  # 70 variables > 64
+    at = _page("1_Compare_methods.py", ds)
+    at.multiselect(key="cmp_methods").set_value(["nb", "fobma"])
+    at.slider(key="cmp_folds").set_value(2).run()
+    _no_failure(at)
+    assert any("fobma takes at most 64 variables" in w.value for w in at.warning)
+    at.button[0].click().run()
+    _no_failure(at)
+    assert not at.error
+    assert list(at.dataframe[1].value["method"]) == ["nb"]
+
+
 def test_compare_too_many_folds_is_a_plain_error():
     from bnma_core.data import load_dataset
 
