@@ -151,9 +151,17 @@ def _check_methods_fit(ests: Mapping[str, Any], ds: DiscreteDataset) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _aligned_proba(est: Any, X: np.ndarray, classes: Sequence[str]) -> np.ndarray:
-    """predict_proba with one column per class of the dataset, in code order (classes unseen
-    in training get probability 0). ``est.classes_`` are class labels (``fit_method``)."""
+def aligned_proba(est: Any, X: np.ndarray, classes: Sequence[str]) -> np.ndarray:
+    """``est.predict_proba(X)`` with one column per class of the dataset, in code order
+    (classes unseen in training get probability 0).
+
+    Parameters
+    ----------
+    est : fitted estimator whose ``classes_`` are class labels (as
+        :func:`~bnma_core.classifiers.registry.fit_method` gives)
+    X : feature codes
+    classes : the dataset's class labels (``DiscreteDataset.classes``)
+    """
     P = np.asarray(est.predict_proba(X), dtype=float)
     index = {str(c): k for k, c in enumerate(classes)}
     out = np.zeros((P.shape[0], len(classes)))
@@ -204,7 +212,7 @@ def _run_job(name: str, est: Any, fold: int, train: DiscreteDataset, test: Discr
     t0 = time.perf_counter()
     model = fit_method(est, train)
     t1 = time.perf_counter()
-    P = _aligned_proba(model, test.X, test.classes)
+    P = aligned_proba(model, test.X, test.classes)
     t2 = time.perf_counter()
     used = int(model.n_train_rows_)
     return {"method": name, "fold": fold, **classification_metrics(test.y, P),
@@ -596,7 +604,7 @@ def bias_variance(methods: Sequence[str] | Mapping[str, Any], data: Any, n_repea
         draws.append(src.split(tr, test))
 
     def job(name, est, train, test_ds):
-        P = _aligned_proba(fit_method(est, train), test_ds.X, test_ds.classes)
+        P = aligned_proba(fit_method(est, train), test_ds.X, test_ds.classes)
         return name, np.argmax(P, axis=1)
 
     out = Parallel(n_jobs=n_jobs)(delayed(job)(name, est, *d)
@@ -618,4 +626,5 @@ def bias_variance(methods: Sequence[str] | Mapping[str, Any], data: Any, n_repea
 
 __all__ = ["cross_validate", "CVPredictions", "roc_curves", "roc_curve_points", "summarize",
            "wilcoxon_against", "bias_variance", "zero_one_decomposition",
-           "classification_metrics", "RESULT_COLUMNS", "SUMMARY_COLUMNS", "HIGHER_IS_BETTER"]
+           "classification_metrics", "aligned_proba", "RESULT_COLUMNS", "SUMMARY_COLUMNS",
+           "HIGHER_IS_BETTER"]

@@ -302,6 +302,29 @@ def test_naive_bma_page_on_network_data():
     _no_failure(at)
 
 
+def test_naive_bma_page_metrics_are_evaluations():
+    """The page shows the metrics of bnma_core.evaluation (checked against sklearn's)."""
+    from sklearn.metrics import log_loss, roc_auc_score
+
+    from bnma_core.classifiers.registry import fit_method
+    from bnma_ui.models import holdout_split
+
+    ds = _wbc()
+    at = _page("4_Naive_BMA.py", ds)
+    _no_failure(at)
+    table = at.dataframe[-1].value.set_index("model")
+    train, test = holdout_split(ds, 0.3, 0)
+    ma = fit_method("manb", ds, train, arc_prior=0.5, scoring="k2")
+    P = ma.predict_proba(ds.X[test])
+    y = ds.y[test]
+    row = table.loc["Model-averaged naive Bayes"]
+    assert row["accuracy"] == pytest.approx(np.mean(np.argmax(P, axis=1) == y), abs=1e-4)
+    assert row["log-loss"] == pytest.approx(log_loss(y, P), abs=1e-4)
+    assert row["AUC"] == pytest.approx(roc_auc_score(y, P[:, 1]), abs=1e-4)
+    roc = at.get("plotly_chart")[-1].proto.spec
+    assert f"area {roc_auc_score(y, P[:, 1]):.3f}" in roc
+
+
 # --- bnma_ui helpers (no Streamlit run needed) ----------------------------------------------
 
 
