@@ -284,6 +284,23 @@ def test_ukdb_row_and_form():
     assert {m.label: m.value for m in at.metric}["UKDB predicts"] == "malignant"
 
 
+def test_ukdb_row_numbers_refer_to_the_file():
+    """Issue 14 item 5: with incomplete rows dropped, row 24 is still the file's row 24."""
+    from bnma_core.data import load_dataset
+
+    dropped = load_dataset(bundled_path("wbc.csv"), missing="drop")
+    at = _page("3_UKDB_instances.py", dropped)
+    at.number_input(key="ukdb_row").set_value(24).run()
+    _no_failure(at)
+    shown = at.dataframe[0].value
+    assert list(shown.index) == [24]
+    full = _wbc().to_frame().iloc[24]
+    assert list(shown.iloc[0]) == list(full)
+    at.number_input(key="ukdb_row").set_value(23).run()  # bare_nuclei missing: dropped
+    _no_failure(at)
+    assert any("not in this dataset" in i.value for i in at.info) and not at.error
+
+
 def test_naive_bma_page_on_network_data():
     from bnma_core.network import load_network
 
