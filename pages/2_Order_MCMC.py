@@ -12,7 +12,7 @@ import pandas as pd
 from bnma_core import viz
 from bnma_core.classifiers.order_bma import OrderMCMCBMA
 from bnma_core.data import DataError
-from bnma_ui import cache
+from bnma_ui import background, cache
 from bnma_ui.models import (
     accuracy,
     class_series,
@@ -24,11 +24,11 @@ from bnma_ui.models import (
     relabel_frame,
     relabel_graph,
 )
-from bnma_ui.runs import run_with_stop, settle_previous_run
 from bnma_ui.state import dataset_network, persistent, remember, require_dataset
 from bnma_ui.widgets import equations, sidebar_dataset_badge, what_am_i_looking_at
 
 STATE = "mcmc_run"
+RUN = "mcmc"
 N_ORDERS_SHOWN = (1, 5, 10, 30)
 REFERENCES = {"none": "None", "network": "The true network's order", "typed": "Type an order"}
 
@@ -135,15 +135,17 @@ if burn_in >= n_iter:
     st.error(problem)
 
 b1, b2, _ = st.columns([1, 1, 10], gap="small")
+active = background.current(RUN)
+running = active is not None and not active.done
 run = b1.button("Run", type="primary", disabled=problem is not None,
                 help="Start the chains; the figures update while they run.")
-b2.button("Stop", help="Stop the chains; the orders kept so far are averaged.")
+stop = b2.button("Stop", disabled=not running,
+                 help="Stop the chains; the orders kept so far are averaged.")
 
 params = dict(n_iter=int(n_iter), burn_in=int(burn_in), n_orders=int(n_orders),
               max_parents=int(max_parents), prior=prior, scoring=score, n_chains=int(n_chains),
               random_state=int(seed))
 last = st.session_state.setdefault(STATE, {})  # {"entry": last finished or stopped run}
-settle_previous_run("mcmc")  # a run stopped by the click above hands over here
 key = ("mcmc", fingerprint, tuple(sorted(params.items())), int(test_pct),
        tuple(ref_names) if ref_names else None)
 
@@ -161,81 +163,87 @@ def focus_after_burn_in(fig, trace: pd.DataFrame, burn: int, extra: float | None
     return fig
 
 
-def live_figures(events: pd.DataFrame, burn: int, has_ref: bool, tag: str,
-                 trace_slot, spear_slot) -> None:
-    fig = viz.trace_figure(events, burn_in=burn, title="log2 score of the current order")
-    trace_slot.plotly_chart(focus_after_burn_in(fig, events, burn), width="stretch",
-                            key=f"trace_{tag}")
-    if has_ref and "spearman" in events and events["spearman"].notna().any():
-        spear_slot.plotly_chart(viz.rank_correlation_figure(events[events["spearman"].notna()]),
-                                width="stretch", key=f"spear_{tag}")
-
-
-def live_metrics(slot, events: pd.DataFrame, n_total: int) -> None:
-    last = events.groupby("chain").tail(1)
-    cols = slot.columns(4)
-    cols[0].metric(f"Iterations per chain (of {n_total:,})", f"{int(last['iteration'].min()):,}")
-    cols[1].metric("Acceptance rate", f"{last['acceptance_rate'].mean():.1%}")
-    cols[2].metric("Iterations per second", f"{last['iter_per_s'].sum():,.0f}")
-    sp = last["spearman"].dropna()
+def draw_live(r: background.Run) -> None:
+    """Progress of a running chain set (called from a fragment about once a second)."""
+    n_total, burn = r.meta["n_iter"], r.meta["burn_in"]
+    if not r.events:
+        st.info("Building the score table and starting the chains...")
+        return
+    events = pd.DataFrame(list(r.events))
+    last_ev = events.groupby("chain").tail(1)
+    done = int(last_ev["iteration"].min())
+    st.progress(min(done / n_total, 1.0),
+                text=f"Order MCMC running: {done:,} of {n_total:,} iterations per chain "
+                     f"({r.seconds:.0f} s)")
+    note = background.busy_note(r)
+    if note:
+        st.caption(note)
+    cols = st.columns(4)
+    cols[0].metric(f"Iterations per chain (of {n_total:,})", f"{done:,}")
+    cols[1].metric("Acceptance rate", f"{last_ev['acceptance_rate'].mean():.1%}")
+    cols[2].metric("Iterations per second", f"{last_ev['iter_per_s'].sum():,.0f}")
+    sp = last_ev["spearman"].dropna()
     cols[3].metric("Spearman with reference", f"{sp.mean():.2f}" if len(sp) else "—")
+    t1, t2 = st.columns(2)
+    fig = viz.trace_figure(events, burn_in=burn, title="log2 score of the current order")
+    t1.plotly_chart(focus_after_burn_in(fig, events, burn), width="stretch",
+                    key="mcmc_live_trace")
+    if events["spearman"].notna().any():
+        t2.plotly_chart(viz.rank_correlation_figure(events[events["spearman"].notna()]),
+                        width="stretch", key="mcmc_live_spearman")
 
 
+def start_run() -> None:
+    train, test = holdout_split(ds, int(test_pct) / 100, int(seed))
+    ref_idx = model_index(ds, ref_names) if ref_names else None
+    every = int(np.clip(int(n_iter) // 150, 20, 2000))
+    X, y, arities = ds.X[train], class_series(ds, train), feature_arities(ds)
+
+    def work(r: background.Run) -> OrderMCMCBMA:
+        model = OrderMCMCBMA(**params)
+        gen = model.fit_stream(X, y, every=every, reference_order=ref_idx, arities=arities)
+        try:
+            for ev in gen:
+                r.report({k: ev[k] for k in ("chain", "iteration", "log2_score",
+                                             "acceptance_rate", "spearman", "iter_per_s")})
+                if r.should_stop():
+                    break
+        finally:
+            gen.close()  # the model is built from the orders kept so far
+        return model
+
+    background.start(RUN, work, key=key,
+                     meta={"train": train, "test": test, "reference": ref_names,
+                           "n_iter": int(n_iter), "burn_in": int(burn_in)})
+
+
+if stop:
+    background.stop(RUN)
 if run and problem is None:
     store = cache.result_store()
     if key in store:
         last["entry"] = store[key]
     else:
-        train, test = holdout_split(ds, int(test_pct) / 100, int(seed))
-        model = OrderMCMCBMA(**params)
-        ref_idx = model_index(ds, ref_names) if ref_names else None
-        every = int(np.clip(int(n_iter) // 150, 20, 2000))
-        events: list[dict] = []
-        status = st.status("Running order MCMC...", expanded=True)
-        with status:
-            metrics_slot = st.empty()
-            trace_slot, spear_slot = st.empty(), st.empty()
-        drawn = {"n": 0}
+        start_run()
+        st.rerun()  # draw the page again with the run going (Stop enabled, live progress)
 
-        def work(should_stop):
-            gen = model.fit_stream(ds.X[train], class_series(ds, train), every=every,
-                                   reference_order=ref_idx, arities=feature_arities(ds))
-            try:
-                for ev in gen:
-                    events.append({k: ev[k] for k in ("chain", "iteration", "log2_score",
-                                                      "acceptance_rate", "spearman",
-                                                      "iter_per_s")})
-                    if should_stop():
-                        break
-            finally:
-                gen.close()  # the model is built from the orders kept so far
-            return model
-
-        def tick():
-            if len(events) == drawn["n"]:
-                return
-            drawn["n"] = len(events)
-            df = pd.DataFrame(list(events))
-            live_metrics(metrics_slot.container(), df, int(n_iter))
-            live_figures(df, int(burn_in), ref_idx is not None, f"live{drawn['n']}",
-                         trace_slot, spear_slot)
-
-        def finish(result, stopped):
-            if result is None or not hasattr(result, "edge_graph_"):
-                return
-            entry = {"key": key, "model": result, "train": train, "test": test,
-                     "stopped": stopped or result.iterations_done_ < int(n_iter),
-                     "reference": ref_names}
-            last["entry"] = entry  # a plain dict: no Streamlit call while stopping
-            if not entry["stopped"]:
-                store[key] = entry
-
-        try:
-            run_with_stop(work, on_tick=tick, on_finish=finish, name="mcmc", interval=0.45)
-            status.update(label="Order MCMC finished", state="complete", expanded=False)
-        except (DataError, ValueError) as exc:
-            status.update(label="Order MCMC failed", state="error")
-            st.error(str(exc))
+finished = background.current(RUN)
+finished = finished.take() if finished is not None else None
+if finished is not None:
+    model = finished.result
+    if finished.error is not None:
+        if isinstance(finished.error, (DataError, ValueError)):
+            st.error(str(finished.error))
+        else:
+            raise finished.error
+    elif model is not None and hasattr(model, "edge_graph_"):
+        entry = {"key": finished.key, "model": model, "train": finished.meta["train"],
+                 "test": finished.meta["test"], "reference": finished.meta["reference"],
+                 "stopped": finished.stopped or model.iterations_done_ < finished.meta["n_iter"]}
+        last["entry"] = entry
+        if not entry["stopped"]:
+            cache.result_store()[finished.key] = entry
+background.live(RUN, draw_live, interval=1.0)
 
 # --- results ---------------------------------------------------------------------------------
 entry = last.get("entry")
@@ -258,6 +266,10 @@ if entry is not None:
     m[2].metric("Split R-hat", "—" if not np.isfinite(model.rhat_) else f"{model.rhat_:.3f}",
                 help="Near 1 (say < 1.1) when the chains agree after burn-in.")
     m[3].metric("Orders averaged", len(model.sampled_orders_))
+    if np.isfinite(model.rhat_) and model.rhat_ > 1.1:
+        st.warning(f"R-hat is {model.rhat_:.2f} (above 1.1): the chains have not mixed, so "
+                   "they disagree about which orders are likely. Run more iterations (or a "
+                   "longer burn-in) before trusting the averages below.")
     trace = model.trace_
     burn = entry["key"][2]
     burn = dict(burn)["burn_in"]
