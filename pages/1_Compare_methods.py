@@ -18,8 +18,8 @@ from bnma_core.evaluation import (
     summarize,
     wilcoxon_against,
 )
+from bnma_ui import background
 from bnma_ui.cache import result_store
-from bnma_ui.runs import run_with_stop, settle_previous_run
 from bnma_ui.state import persistent, remember, require_dataset
 from bnma_ui.widgets import equations, sidebar_dataset_badge, what_am_i_looking_at
 
@@ -102,48 +102,76 @@ if blocked:
                + " ".join(blocked.values()))
 runnable = [m for m in methods if m not in blocked]
 
+RUN = "compare"
 b1, b2, _ = st.columns([1, 1, 10], gap="small")
+active = background.current(RUN)
+running = active is not None and not active.done
 run = b1.button("Run", type="primary", disabled=not runnable,
                 help="Cross-validate the chosen methods on the active dataset.")
-b2.button("Stop", help="Stop after the fit in progress; the finished folds are kept.")
+stop = b2.button("Stop", disabled=not running,
+                 help="Stop after the fit in progress; the finished folds are kept.")
 
 last = st.session_state.setdefault(STATE, {})  # {"entry": last finished or stopped run}
-settle_previous_run("compare")  # a run stopped by the click above hands over here
 key = ("compare", fingerprint, tuple(runnable), int(folds), int(seed))
+
+
+def draw_live(r: background.Run) -> None:
+    """Progress of a running comparison (called from a fragment about once a second)."""
+    total = r.meta["total"]
+    ev = r.events[-1] if r.events else None
+    done = ev["done"] if ev else 0
+    what = f" (last: {ev['what']})" if ev else ""
+    st.progress(min(done / total, 1.0),
+                text=f"Cross-validation running: {done} of {total} fits done{what}, "
+                     f"{r.seconds:.0f} s")
+    note = background.busy_note(r)
+    if note:
+        st.caption(note)
+
+
+def start_run() -> None:
+    methods_run, n_folds, seed_run = list(runnable), int(folds), int(seed)
+
+    def work(r: background.Run):
+        def progress(done, total, method, fold):
+            r.report({"done": done, "total": total, "what": f"{method}, fold {fold + 1}"})
+        return cross_validate(ds, methods_run, folds=n_folds, seed=seed_run, progress=progress,
+                              should_stop=r.should_stop, return_proba=True)
+
+    background.start(RUN, work, key=key, meta={"total": len(methods_run) * n_folds})
+
+
+if stop:
+    background.stop(RUN)
 if run:
     store = result_store()
     if key in store:
         last["entry"] = store[key]
     else:
-        progress = {"done": 0, "total": len(runnable) * int(folds), "what": "preparing folds"}
-        bar = st.progress(0.0, text="Starting...")
+        last.pop("error", None)
+        start_run()
+        st.rerun()  # draw the page again with the run going (Stop enabled, live progress)
 
-        def work(should_stop):
-            def cb(done, total, method, fold):
-                progress.update(done=done, total=total, what=f"{method}, fold {fold + 1}")
-            return cross_validate(ds, list(runnable), folds=int(folds), seed=int(seed),
-                                  progress=cb, should_stop=should_stop, return_proba=True)
-
-        def tick():
-            d, t = progress["done"], max(progress["total"], 1)
-            bar.progress(d / t, text=f"{d} of {t} fits done (last: {progress['what']})")
-
-        def finish(result, stopped):
-            if result is None:
-                return
-            results, preds = result
-            stopped = stopped or len(results) < progress["total"]
-            entry = {"key": key, "results": results, "preds": preds, "stopped": stopped,
-                     "total": progress["total"]}
-            last["entry"] = entry  # a plain dict: no Streamlit call while stopping
-            if not stopped:
-                store[key] = entry
-
-        try:
-            run_with_stop(work, on_tick=tick, on_finish=finish, name="compare")
-        except (DataError, ValueError) as exc:
-            st.error(str(exc))
-        bar.empty()
+finished = background.current(RUN)
+finished = finished.take() if finished is not None else None
+if finished is not None:
+    if finished.error is not None:
+        if not isinstance(finished.error, (DataError, ValueError)):
+            raise finished.error
+        last["error"] = str(finished.error)  # shown until the next run
+    elif finished.result is not None:
+        results, preds = finished.result
+        total = finished.meta["total"]
+        entry = {"key": finished.key, "results": results, "preds": preds, "total": total,
+                 "stopped": finished.stopped or len(results) < total}
+        last["entry"] = entry
+        if not entry["stopped"]:
+            result_store()[finished.key] = entry
+        elif not len(results):
+            st.warning("Stopped before the first fit finished: no results to show.")
+if last.get("error"):
+    st.error(last["error"])
+background.live(RUN, draw_live, interval=1.0)
 
 entry = last.get("entry")
 if entry is not None and entry["key"][1] != fingerprint:

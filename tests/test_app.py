@@ -194,6 +194,8 @@ def test_compare_three_folds():
     at.slider(key="cmp_folds").set_value(3)
     at.button[0].click().run()
     _no_failure(at)
+    _finish_background(at, "compare")
+    _no_failure(at)
     assert not at.error and not at.warning
     table = at.dataframe[1].value
     assert list(table["method"]) == ["nb", "tan"] and list(table["folds"]) == [3, 3]
@@ -203,9 +205,40 @@ def test_compare_three_folds():
     wil = at.dataframe[2].value
     assert list(wil["method"]) == ["tan"] and wil["n_pairs"][0] == 3
     assert at.get("download_button")
-    # a rerun with the same settings reuses the stored result
+    # a rerun with the same settings reuses the stored result (no new run)
+    entry = at.session_state["cmp_run"]["entry"]
     at.button[0].click().run()
-    assert at.session_state["cmp_run"]["entry"]["results"].shape[0] == 6
+    assert at.session_state["cmp_run"]["entry"] is entry and entry["results"].shape[0] == 6
+    assert at.session_state["compare__bnma_bg"].taken
+
+
+def test_compare_live_progress_and_stop():
+    """The comparison runs in the background: live progress while it runs, Stop keeps the
+    finished folds and leaves no thread behind."""
+    import threading
+    import time
+
+    at = _page("1_Compare_methods.py", _wbc())
+    at.multiselect(key="cmp_methods").set_value(["nb", "bma10"])
+    at.slider(key="cmp_folds").set_value(10).run()
+    at.button[0].click().run()
+    _no_failure(at)
+    run = at.session_state["compare__bnma_bg"]
+    deadline = time.time() + TIMEOUT
+    while len(run.events) < 2 and not run.done and time.time() < deadline:
+        run.wait(0.05)  # a condition, polled: one event per finished fit
+    assert not run.done, "the run ended before it could be stopped"
+    at.run()
+    _no_failure(at)
+    stop = next(b for b in at.button if b.label == "Stop")
+    assert not stop.disabled
+    stop.click().run()
+    assert run.done
+    _no_failure(at)
+    assert not any(t.name == "bnma-compare" and t.is_alive() for t in threading.enumerate())
+    entry = at.session_state["cmp_run"]["entry"]
+    assert entry["stopped"] and 2 <= len(entry["results"]) < 20
+    assert any("Stopped early" in w.value for w in at.warning)
 
 
 def test_compare_table_spread_rows_and_log_loss_wilcoxon():
@@ -215,6 +248,8 @@ def test_compare_table_spread_rows_and_log_loss_wilcoxon():
     at.multiselect(key="cmp_methods").set_value(["nb", "manb"])
     at.slider(key="cmp_folds").set_value(3)
     at.button[0].click().run()
+    _no_failure(at)
+    _finish_background(at, "compare")
     _no_failure(at)
     table = at.dataframe[1].value
     for col in ("accuracy", "AUC", "log-loss"):
@@ -242,6 +277,8 @@ def test_compare_leaves_out_methods_beyond_their_limits():
     assert any("fobma takes at most 64 variables" in w.value for w in at.warning)
     at.button[0].click().run()
     _no_failure(at)
+    _finish_background(at, "compare")
+    _no_failure(at)
     assert not at.error
     assert list(at.dataframe[1].value["method"]) == ["nb"]
 
@@ -255,6 +292,8 @@ def test_compare_too_many_folds_is_a_plain_error():
     at.multiselect(key="cmp_methods").set_value(["nb"])
     at.slider(key="cmp_folds").set_value(10)
     at.button[0].click().run()
+    _no_failure(at)
+    _finish_background(at, "compare")
     _no_failure(at)
     assert at.error and "folds" in at.error[0].value
 
