@@ -176,6 +176,34 @@ def _label(v: Any) -> str:
     return str(v).strip()
 
 
+def _is_na(v: Any) -> bool:
+    return v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and np.isnan(v))
+
+
+def _factorize(col: pd.Series) -> tuple[np.ndarray, list] | None:
+    """(codes of the distinct values, -1 = missing; the distinct values) by hashing, so that
+    :func:`_label` runs once per distinct value, not per cell. None for mixed columns such as
+    booleans next to numbers (hashing would merge True with 1)."""
+    if pd.api.types.infer_dtype(col, skipna=True) not in _HASH_SAFE:
+        return None
+    inverse, uniques = pd.factorize(col, use_na_sentinel=True)
+    return inverse, list(uniques)
+
+
+_HASH_SAFE = {"string", "integer", "floating", "mixed-integer-float", "boolean", "empty",
+              "decimal", "categorical"}
+"""Kinds of column (``pandas.api.types.infer_dtype``) whose distinct values hash apart exactly
+when their labels differ or coincide; other mixes (e.g. True next to 1) are labelled cell by
+cell."""
+
+
+def _state_labels(col: pd.Series) -> list[str]:
+    """Sorted distinct labels of the non-missing values of a categorical column."""
+    factorized = _factorize(col)
+    values = col.dropna() if factorized is None else [u for u in factorized[1] if not _is_na(u)]
+    return sorted({_label(v) for v in values}, key=_sort_key)
+
+
 @dataclass
 class ColumnCoding:
     """How one raw column becomes codes: its kind, its states and (if continuous) cut points."""
@@ -196,12 +224,16 @@ class ColumnCoding:
             out[ok] = np.searchsorted(self.cuts, x[ok], side="left").astype(CODE_DTYPE)
             return out
         index = {s: i for i, s in enumerate(self.states)}
-        vals = col.to_numpy(dtype=object)
-        for r, v in enumerate(vals):
-            if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA:
-                continue
-            out[r] = index.get(_label(v), MISSING)
-        return out
+        factorized = _factorize(col)
+        if factorized is None:  # bools mixed with numbers: label value by value
+            for r, v in enumerate(col.to_numpy(dtype=object)):
+                if not _is_na(v):
+                    out[r] = index.get(_label(v), MISSING)
+            return out
+        inverse, uniques = factorized
+        lookup = np.array([index.get(_label(u), MISSING) for u in uniques] + [MISSING],
+                          dtype=CODE_DTYPE)
+        return lookup[inverse]  # inverse -1 (missing) picks the trailing MISSING
 
 
 def _cut_points(x: np.ndarray, method: str, n_bins: int, given: Any) -> np.ndarray:
@@ -283,8 +315,7 @@ class DiscreteEncoder:
                 cuts = _cut_points(num.to_numpy(dtype=float), method, self.n_bins, given)
                 self.columns_.append(ColumnCoding(name, "continuous", _cut_labels(cuts), cuts))
             else:
-                vals = vocab[name].dropna() if name in vocab.columns else col.dropna()
-                states = sorted({_label(v) for v in vals}, key=_sort_key)
+                states = _state_labels(vocab[name] if name in vocab.columns else col)
                 if len(states) > MAX_CATEGORIES:
                     raise DataError(
                         f"Column {name!r} has {len(states)} different values; at most "

@@ -84,20 +84,23 @@ class _Source:
         enc = ds.encoder
         cont = [] if enc is None or ds.raw is None else [
             c for c in enc.columns_ if c.kind == "continuous"]
-        if not cont:
-            return ds.subset(train), ds.subset(test)
-        fold = enc.refit(ds.raw.iloc[train].reset_index(drop=True))
-        codes, arities = ds.codes.copy(), ds.arities.copy()
-        states = [list(s) for s in ds.states]
-        for c in fold.columns_:
-            if c.kind != "continuous":
-                continue
-            j = ds.names.index(c.name)
-            codes[:, j] = c.encode(ds.raw[c.name])
-            arities[j], states[j] = len(c.states), list(c.states)
-        full = DiscreteDataset(codes, arities, list(ds.names), states, ds.class_index,
-                               list(ds.notices), fold, ds.raw, ds.row_ids)
-        return full.subset(train), full.subset(test)
+        codes, arities, states = ds.codes, ds.arities, ds.states
+        if cont:
+            enc = enc.refit(ds.raw.iloc[train].reset_index(drop=True))
+            codes, arities = ds.codes.copy(), ds.arities.copy()
+            states = [list(s) for s in ds.states]
+            for c in enc.columns_:
+                if c.kind != "continuous":
+                    continue
+                j = ds.names.index(c.name)
+                codes[:, j] = c.encode(ds.raw[c.name])
+                arities[j], states[j] = len(c.states), list(c.states)
+
+        def part(rows: np.ndarray) -> DiscreteDataset:  # no raw copy: folds are for fitting
+            return DiscreteDataset(codes[rows], arities, ds.names, states, ds.class_index,
+                                   encoder=enc, row_ids=ds.row_ids[rows])
+
+        return part(train), part(test)
 
 
 def _source(data: Any, target: str | None, discretization: str, n_bins: int,

@@ -328,3 +328,35 @@ def test_no_discretization_keeps_values_as_categories():
     many = _good_frame(200)  # 200 distinct real values -> too many categories: a clear error
     with pytest.raises(DataError, match="at most 64"):
         load_dataset(many, discretization="none")
+
+
+# --- the encoder labels each distinct value once; same codes as labelling cell by cell --------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as hst  # noqa: E402
+
+_CELLS = hst.one_of(hst.none(), hst.just(float("nan")), hst.sampled_from(["a", " a", "b", "?x"]),
+                    hst.integers(-2, 3), hst.sampled_from([1.0, 2.5, -0.0]), hst.booleans())
+
+
+@settings(max_examples=200, deadline=None)
+@given(hst.lists(_CELLS, min_size=1, max_size=30))
+def test_categorical_encoding_equals_cell_by_cell_labels(cells):
+    from bnma_core.data import MISSING, ColumnCoding, _is_na, _label, _state_labels
+
+    col = pd.Series(cells, dtype=object)
+    states = _state_labels(col)
+    ref_states = sorted({_label(v) for v in cells if not _is_na(v)},
+                        key=lambda v: (0, float(v), v) if _is_float(v) else (1, 0.0, v))
+    assert states == ref_states
+    coding = ColumnCoding("c", "categorical", states)
+    ref = [MISSING if _is_na(v) else states.index(_label(v)) for v in cells]
+    np.testing.assert_array_equal(coding.encode(col), ref)
+
+
+def _is_float(v):
+    try:
+        float(v)
+        return True
+    except ValueError:
+        return False

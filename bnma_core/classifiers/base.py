@@ -212,7 +212,8 @@ class DiscreteBNClassifier(ClassifierMixin, BaseEstimator):
         from these rows keep their code), names its variables after the dataset
         (``feature_names_in_``, the class node after ``dataset.class_name``), keeps the
         dataset's state labels (``feature_states_``) and has the dataset's class labels as
-        ``classes_`` (those present in ``rows``). Predict with feature codes (``dataset.X``).
+        ``classes_`` (those present in ``rows``, in the dataset's class order). Predict with
+        feature codes (``dataset.X``).
 
         Parameters
         ----------
@@ -225,10 +226,11 @@ class DiscreteBNClassifier(ClassifierMixin, BaseEstimator):
         idx = np.arange(dataset.n_rows) if rows is None else np.asarray(rows)
         if idx.dtype == bool:
             idx = np.flatnonzero(idx)
-        labels = pd.Series(np.asarray(dataset.classes, dtype=object)[dataset.y[idx]],
-                           name=dataset.class_name)
-        Xc, yc = self._prepare_fit(np.ascontiguousarray(dataset.X[idx]), labels,
+        y = pd.Series(dataset.y[idx], name=dataset.class_name)
+        Xc, yc = self._prepare_fit(np.ascontiguousarray(dataset.X[idx]), y,
                                    dataset.arities[dataset.feature_indices])
+        # class codes -> labels (code order = the dataset's class order; no string sorting)
+        self.classes_ = np.asarray(dataset.classes, dtype=object)[self.classes_]
         self.feature_names_in_ = np.asarray(dataset.feature_names, dtype=object)
         self.feature_states_ = [list(s) for s in dataset.feature_states]
         self._fit_codes(Xc, yc)
