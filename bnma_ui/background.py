@@ -32,7 +32,7 @@ from typing import Any
 import streamlit as st
 
 ORPHAN_SECONDS = 60.0  # stop a run whose page has not polled it for this long
-WORKER_NICENESS = 10  # background work yields the CPU to the server and the browser
+WORKER_NICENESS = 5  # background work leaves CPU to the server and browser (~1/3 share)
 _SUFFIX = "__bnma_bg"
 _ACTIVE: weakref.WeakSet[Run] = weakref.WeakSet()  # every live run of this server
 _ACTIVE_LOCK = threading.Lock()
@@ -114,7 +114,7 @@ class Run:
         return None
 
 
-def _lower_priority() -> None:
+def lower_priority() -> None:
     """Give this thread (and the threads it starts, which inherit it) a lower CPU priority, so
     that on a busy machine the server keeps answering clicks (Stop) and page switches while the
     numba kernels compute. Linux schedules threads individually; elsewhere this does nothing."""
@@ -125,7 +125,7 @@ def _lower_priority() -> None:
 
 
 def _target(run: Run, work: Callable[[Run], Any]) -> None:
-    _lower_priority()
+    lower_priority()
     try:
         run.result = work(run)
     except BaseException as exc:  # handed to the page

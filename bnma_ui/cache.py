@@ -150,3 +150,28 @@ def approx_nbytes(obj: Any, _depth: int = 0, _seen: set | None = None) -> int:
 def result_store() -> ResultStore:
     """The server's one bounded :class:`ResultStore` of finished runs."""
     return ResultStore()
+
+
+@st.cache_resource(show_spinner=False)
+def start_warmup() -> threading.Thread:
+    """Compile the numba kernels once per server in a low-priority background thread
+    (:mod:`bnma_core.warmup`), so that the first run a user starts times the method, not the
+    compiler. Pages call this at the top; it returns at once."""
+    from bnma_core import warmup
+
+    from .background import lower_priority
+
+    def target() -> None:
+        lower_priority()
+        warmup.warm_up_once()
+
+    thread = threading.Thread(target=target, name="bnma-warmup", daemon=True)
+    thread.start()
+    return thread
+
+
+def compiling() -> bool:
+    """True while the server's first-start compilation is still going on."""
+    from bnma_core import warmup
+
+    return start_warmup().is_alive() and not warmup.status()["done"]

@@ -9,7 +9,7 @@ st.set_page_config(page_title="Order MCMC · BNMA Studio", page_icon="🧮", lay
 import numpy as np
 import pandas as pd
 
-from bnma_core import viz
+from bnma_core import export, viz
 from bnma_core.classifiers.order_bma import OrderMCMCBMA
 from bnma_core.data import DataError
 from bnma_ui import background, cache
@@ -68,6 +68,7 @@ equations(
     "\\sum_{jk} \\ln\\Gamma(1 + N_{ijk})$. Structure prior (eq. 13, MDL reading): "
     "$\\rho(Z) \\propto 2^{-(\\log_2 n + \\log_2 \\binom{n}{|Z|})}$.")
 
+cache.start_warmup()
 ds = require_dataset()
 fingerprint = ds.fingerprint()
 network = dataset_network()
@@ -167,7 +168,9 @@ def draw_live(r: background.Run) -> None:
     """Progress of a running chain set (called from a fragment about once a second)."""
     n_total, burn = r.meta["n_iter"], r.meta["burn_in"]
     if not r.events:
-        st.info("Building the score table and starting the chains...")
+        st.info("Compiling the numba kernels (once after installing; cached on disk), then "
+                "building the score table..." if cache.compiling() else
+                "Building the score table and starting the chains...")
         return
     events = pd.DataFrame(list(r.events))
     last_ev = events.groupby("chain").tail(1)
@@ -220,6 +223,7 @@ def start_run() -> None:
 if stop:
     background.stop(RUN)
 if run and problem is None:
+    last.pop("error", None)
     store = cache.result_store()
     if key in store:
         last["entry"] = store[key]
@@ -232,10 +236,9 @@ finished = finished.take() if finished is not None else None
 if finished is not None:
     model = finished.result
     if finished.error is not None:
-        if isinstance(finished.error, (DataError, ValueError)):
-            st.error(str(finished.error))
-        else:
+        if not isinstance(finished.error, (DataError, ValueError)):
             raise finished.error
+        last["error"] = str(finished.error)  # shown until the next Run
     elif model is not None and hasattr(model, "edge_graph_"):
         entry = {"key": finished.key, "model": model, "train": finished.meta["train"],
                  "test": finished.meta["test"], "reference": finished.meta["reference"],
@@ -244,6 +247,8 @@ if finished is not None:
         if not entry["stopped"]:
             cache.result_store()[finished.key] = entry
 background.live(RUN, draw_live, interval=1.0)
+if last.get("error"):
+    st.error(last["error"])
 
 # --- results ---------------------------------------------------------------------------------
 entry = last.get("entry")
@@ -280,14 +285,16 @@ if entry is not None:
         ref_log2 = model.table_.order_log_score(ref_order) / np.log(2.0)
     with t1:
         fig = viz.trace_figure(trace, reference_log2=ref_log2, burn_in=burn)
-        st.plotly_chart(focus_after_burn_in(fig, trace, burn, ref_log2), width="stretch")
+        st.plotly_chart(focus_after_burn_in(fig, trace, burn, ref_log2), width="stretch",
+                        config=export.figure_config("order_mcmc_trace"))
         if ref_log2 is not None:
             st.caption("Dashed line: the score of the reference order. On a finite sample the "
                        "true network's order need not be the best-scoring one. The axis is "
                        "zoomed on the iterations after burn-in.")
     if t2 is not None:
         with t2:
-            st.plotly_chart(viz.rank_correlation_figure(trace), width="stretch")
+            st.plotly_chart(viz.rank_correlation_figure(trace), width="stretch",
+                            config=export.figure_config("order_mcmc_spearman"))
 
     st.subheader("Averaged network")
     g1, g2, g3 = st.columns([2, 1, 3])
@@ -306,7 +313,7 @@ if entry is not None:
     st.plotly_chart(viz.dag_figure(graph, class_node=ds.class_name, highlight_nodes=mb,
                                    threshold=threshold, layout=layout,
                                    weight_label="P(edge | data)", weight_range=(0.0, 1.0)),
-                    width="stretch")
+                    width="stretch", config=export.figure_config("averaged_network"))
     with st.expander("Edge posterior heatmap and Markov-blanket probabilities"):
         h1, h2 = st.columns([3, 1])
         h1.plotly_chart(viz.edge_posterior_heatmap(relabel_frame(model.edge_posterior_, mapping)),
@@ -328,7 +335,45 @@ if entry is not None:
     fig = viz.orders_accuracy_figure(acc, x="n_orders", title="Accuracy on held-out rows by "
                                                               "number of averaged orders")
     fig.update_yaxes(range=[max(0.0, float(acc["accuracy"].min()) - 0.1), 1.0])
-    a1.plotly_chart(fig, width="stretch")
+    a1.plotly_chart(fig, width="stretch", config=export.figure_config("heldout_accuracy"))
     a2.dataframe(acc[["n_orders", "accuracy"]].round(4), hide_index=True, width="stretch")
     a2.caption(f"Trained on {len(entry['train'])} rows, tested on {len(entry['test'])}. "
                "With T kept orders, n orders means every (T/n)-th one.")
+
+    st.subheader("Export")
+    edge_table = relabel_frame(model.edge_posterior_, mapping)
+    settings = {**dict(entry["key"][2]), "held-out share (%)": entry["key"][3],
+                "dataset": ds.fingerprint()[:12], "rows (train / test)":
+                f"{len(entry['train'])} / {len(entry['test'])}",
+                "iterations done per chain": model.iterations_done_,
+                "stopped early": entry["stopped"], "split R-hat": f"{model.rhat_:.3f}"}
+    trace_fig = focus_after_burn_in(viz.trace_figure(trace, reference_log2=ref_log2,
+                                                     burn_in=burn), trace, burn, ref_log2)
+    dag_fig = viz.dag_figure(graph, class_node=ds.class_name, highlight_nodes=mb,
+                             threshold=threshold, layout=layout, weight_label="P(edge | data)",
+                             weight_range=(0.0, 1.0))
+
+    def report() -> str:  # built on click only (deferred download; no Streamlit calls here)
+        return export.html_report(
+            "Order-MCMC model averaging", settings=settings,
+            sections=[("Trace", trace_fig), ("Averaged network", dag_fig),
+                      ("Markov-blanket probabilities", mb_prob.sort_values(ascending=False)),
+                      ("Edge posteriors", edge_table),
+                      ("Held-out accuracy", acc[["n_orders", "accuracy"]])])
+
+    x1, x2, x3, x4 = st.columns(4)
+    x1.download_button("Edge posteriors (CSV)", lambda: export.table_csv(edge_table),
+                       "edge_posteriors.csv", "text/csv", on_click="ignore",
+                       help="P(row variable -> column variable | data), averaged over the "
+                            "kept orders.")
+    x2.download_button("Averaged network (GraphML)", lambda: export.graph_graphml(graph),
+                       "averaged_network.graphml", "application/xml", on_click="ignore",
+                       help="Every arc with its posterior as the 'weight' attribute; opens in "
+                            "networkx, Gephi, Cytoscape or yEd.")
+    x3.download_button("Markov blanket (CSV)",
+                       lambda: export.table_csv(mb_prob.rename("P(in Markov blanket)")),
+                       "markov_blanket.csv", "text/csv", on_click="ignore")
+    x4.download_button("Report (HTML)", report, "order_mcmc_report.html", "text/html",
+                       on_click="ignore",
+                       help="One self-contained page: settings, figures and tables of this run.")
+    st.caption("Each chart's toolbar (top right of a chart) also downloads it as SVG.")

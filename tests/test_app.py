@@ -446,6 +446,9 @@ def test_order_mcmc_short_run():
     assert len(at.get("plotly_chart")) >= 4
     acc = at.dataframe[-1].value
     assert list(acc["n_orders"]) == [1, 5, 10]
+    downloads = {d.proto.label for d in at.get("download_button")}
+    assert {"Edge posteriors (CSV)", "Averaged network (GraphML)", "Markov blanket (CSV)",
+            "Report (HTML)"} <= downloads
     assert acc["accuracy"].between(0.85, 1.0).all()
     entry = at.session_state["mcmc_run"]["entry"]
     assert not entry["stopped"] and len(entry["test"]) == round(0.3 * 699)
