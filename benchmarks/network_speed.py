@@ -9,16 +9,9 @@ Runtime: a few seconds.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
-
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: use this checkout's bnma_core
-    sys.path.insert(0, str(ROOT))
-
 from _bench import emit, timed
 
 from bnma_core.network import SAMPLE_DATA, load_network, read_bif

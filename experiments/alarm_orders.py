@@ -42,16 +42,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: use this checkout's bnma_core
-    sys.path.insert(0, str(ROOT))
 
 from bnma_core.classifiers.order_bma import FixedOrderBMA, OrderMCMCBMA
 from bnma_core.network import load_network

@@ -8,9 +8,9 @@ look at them after a run.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from bnma_ui.browser import (
     CHROMIUM,
@@ -24,7 +24,6 @@ from bnma_ui.browser import (
 )
 from bnma_ui.browser import metric as _metric
 
-ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "screenshots"
 
 pytestmark = pytest.mark.browser
