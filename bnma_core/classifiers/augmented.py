@@ -16,38 +16,33 @@ everything else lives here once:
   counts everywhere else. Structure statistics (MI, CMI) likewise use the rows complete in the
   variables concerned.
 * **Missing values at prediction.** Marginalized exactly: P(c | x_obs) ∝ sum over the states of
-  the missing features of P(c) prod_i theta_i(x_i | c, pa_i). Test rows are grouped by their
-  missingness pattern. Missing features without observed descendants are barren (their factors
-  sum to one) and are dropped; for naive Bayes that removes the factor of every missing feature.
-  The joint states of the remaining missing features are enumerated when there are at most
-  :data:`ENUMERATION_LIMIT` of them; otherwise variable elimination over the feature graph
-  (greedy smallest-factor order) is used. Both are exact.
+  the missing features of P(c) prod_i theta_i(x_i | c, pa_i), by the library's one elimination
+  module, :func:`bnma_core.factors.class_log_posterior`: test rows are grouped by their
+  missingness pattern, missing features without observed descendants are barren and dropped
+  (for naive Bayes: every missing feature), the others are summed out in one contraction when
+  they have at most :data:`ENUMERATION_LIMIT` joint states, else one at a time (min-fill).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import weakref
 from typing import Any
 
 import networkx as nx
 import numpy as np
 
-from ..kernels.counting import parent_strides
+from ..factors import CHUNK_CELLS, FactorModel, class_log_posterior
 from ..scores import cpt_alpha, family_counts, posterior_cpt
 from .base import DiscreteBNClassifier
 
 ENUMERATION_LIMIT = 4096
-"""Largest number of joint states of the missing (non-barren) features that is enumerated;
-more states use variable elimination."""
+"""Largest number of joint states of the missing (non-barren) features summed out in one
+contraction; more states are eliminated one variable at a time."""
 
-_CHUNK_CELLS = 2_000_000  # float64 cells of one intermediate factor block (~16 MB)
+_CHUNK_CELLS = CHUNK_CELLS  # float64 cells of one intermediate factor block (~16 MB)
 
-
-def _logsumexp(a: np.ndarray, axis: int | tuple[int, ...]) -> np.ndarray:
-    """log sum exp over ``axis`` (entries are finite: every CPT entry is positive)."""
-    m = np.max(a, axis=axis, keepdims=True)
-    return np.squeeze(m, axis=axis) + np.log(np.sum(np.exp(a - m), axis=axis))
+_FACTOR_MODELS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _positive(value: Any, message: str) -> float:
@@ -81,23 +76,6 @@ def resolve_cpt_prior(prior: Any, alpha: Any, ess: Any) -> tuple[str | float, fl
         return ("k2" if prior == "laplace" else prior), e
     return _positive(prior, f"prior must be 'bdeu', 'k2', 'laplace' or a positive "
                             f"pseudo-count (got {prior!r})."), e
-
-
-class _Factor:
-    """log phi(c, x_vars) for a block of rows: ``table`` has shape (n, n_classes, r_v...)
-    with the missing variables ``vars`` (sorted feature indices) as trailing axes."""
-
-    __slots__ = ("vars", "table")
-
-    def __init__(self, vars_: tuple[int, ...], table: np.ndarray) -> None:
-        self.vars = vars_
-        self.table = table
-
-
-def _joint_size(v: int, factors: Sequence[_Factor], sizes: dict[int, int]) -> int:
-    """Number of joint states of the factor created by eliminating ``v``."""
-    vs = set().union(*[f.vars for f in factors if v in f.vars])
-    return math.prod(sizes[u] for u in vs)
 
 
 class AugmentedNaiveBayes(DiscreteBNClassifier):
@@ -179,8 +157,6 @@ class AugmentedNaiveBayes(DiscreteBNClassifier):
         self.cpts_ = [posterior_cpt(family_counts(data, i, [p] + self.feature_parents_[i], ar),
                                     prior, ess) for i in range(p)]
         self._log_cpts = [np.log(t) for t in self.cpts_]
-        self._strides = [parent_strides(np.array([p] + pa, dtype=np.int64), ar)
-                         for pa in self.feature_parents_]
         self._log_prior = np.log(self.class_prior_)
 
         g = nx.DiGraph()
@@ -198,117 +174,25 @@ class AugmentedNaiveBayes(DiscreteBNClassifier):
                           for j in range(p)]
 
     # --- inference -------------------------------------------------------------------------
-    def _family_factor(self, i: int, X: np.ndarray, missing: tuple[int, ...]) -> _Factor:
-        """log theta_i(x_i | c, pa_i) for rows ``X`` with the ``missing`` variables free."""
-        n = X.shape[0]
-        n_classes = len(self.classes_)
-        fam = [i] + self.feature_parents_[i]
-        fvars = tuple(sorted(v for v in set(fam) if v in missing))
-        nd = 2 + len(fvars)
-
-        def code(v: int) -> np.ndarray:
-            shape = [1] * nd
-            if v in fvars:
-                shape[2 + fvars.index(v)] = int(self.arities_[v])
-                return np.arange(int(self.arities_[v])).reshape(shape)
-            shape[0] = n
-            return X[:, v].astype(np.int64).reshape(shape)
-
-        cshape = [1] * nd
-        cshape[1] = n_classes
-        row: np.ndarray = np.arange(n_classes).reshape(cshape)  # class: first parent, stride 1
-        strides = self._strides[i]
-        for k, v in enumerate(self.feature_parents_[i]):
-            row = row + int(strides[k + 1]) * code(v)
-        table = self._log_cpts[i][row, code(i)]
-        full = (n, n_classes) + tuple(int(self.arities_[v]) for v in fvars)
-        return _Factor(fvars, np.broadcast_to(table, full))
-
-    @staticmethod
-    def _expand(f: _Factor, allvars: tuple[int, ...], sizes: dict[int, int]) -> np.ndarray:
-        shape = f.table.shape[:2] + tuple(sizes[v] if v in f.vars else 1 for v in allvars)
-        return f.table.reshape(shape)
-
-    def _product(self, factors: Sequence[_Factor], sizes: dict[int, int]) -> _Factor:
-        allvars = tuple(sorted(set().union(*[f.vars for f in factors])))
-        total = self._expand(factors[0], allvars, sizes)
-        for f in factors[1:]:
-            total = total + self._expand(f, allvars, sizes)
-        return _Factor(allvars, total)
-
-    def _eliminate(self, factors: list[_Factor], sizes: dict[int, int], enumerate_all: bool
-                   ) -> np.ndarray:
-        """Sum out every variable of ``factors``; returns (n, n_classes) log values."""
-        if enumerate_all:
-            prod = self._product(factors, sizes)
-            return _logsumexp(prod.table, axis=tuple(range(2, prod.table.ndim)))
-        factors = list(factors)
-        remaining = set().union(*[f.vars for f in factors])
-        while remaining:
-            v = min(sorted(remaining), key=lambda u, fs=factors: _joint_size(u, fs, sizes))
-            touching = [f for f in factors if v in f.vars]
-            factors = [f for f in factors if v not in f.vars]
-            prod = self._product(touching, sizes)
-            ax = 2 + prod.vars.index(v)
-            factors.append(_Factor(tuple(u for u in prod.vars if u != v),
-                                   _logsumexp(prod.table, axis=ax)))
-            remaining.discard(v)
-        out = factors[0].table
-        for f in factors[1:]:
-            out = out + f.table
-        return out
-
-    def _pattern_missing_terms(self, X: np.ndarray, missing: tuple[int, ...]) -> np.ndarray:
-        """Sum over the missing features' states of the factors that involve them, for rows
-        sharing the missingness pattern ``missing``: (n, n_classes) log values.
-
-        Missing features without an observed descendant are barren (their factors sum to one
-        and are skipped); the factors of fully observed families are added by the caller."""
-        miss = set(missing)
-        removed: set[int] = set()
-        changed = True
-        while changed:
-            changed = False
-            for v in miss - removed:
-                if all(ch in removed for ch in self._children[v]):
-                    removed.add(v)
-                    changed = True
-        free = tuple(sorted(miss - removed))
-        out = np.zeros((X.shape[0], len(self.classes_)))
-        if not free:
-            return out
-        # families touching a free variable (the others are observed or barren)
-        fams = [i for i in range(X.shape[1]) if i not in removed
-                and (i in miss or any(v in miss for v in self.feature_parents_[i]))]
-        sizes = {v: int(self.arities_[v]) for v in free}
-        n_states = math.prod(sizes.values())
-        enumerate_all = n_states <= ENUMERATION_LIMIT
-        block = max(1, _CHUNK_CELLS // (len(self.classes_) * (n_states if enumerate_all
-                                                              else 64)))
-        for start in range(0, X.shape[0], block):
-            Xb = X[start:start + block]
-            factors = [self._family_factor(i, Xb, free) for i in fams]
-            out[start:start + block] = self._eliminate(factors, sizes, enumerate_all)
-        return out
+    def _factor_model(self) -> FactorModel:
+        """The fitted network (class = variable p, parents (C, *feature_parents_[i]) with the
+        class fastest, i.e. the CPT layout of ``cpts_``) as a :class:`FactorModel`, cached
+        outside the estimator (predicting leaves ``__dict__`` unchanged) until the next fit."""
+        cached = _FACTOR_MODELS.get(self)
+        if cached is not None and cached[0] is self.cpts_:
+            return cached[1]
+        p = len(self.cpts_)
+        model = FactorModel(
+            np.append(np.asarray(self.arities_, dtype=np.int64), len(self.classes_)),
+            [[p, *pa] for pa in self.feature_parents_] + [[]],
+            [*self.cpts_, self.class_prior_[None, :]])
+        _FACTOR_MODELS[self] = (self.cpts_, model)
+        return model
 
     def _predict_log_proba_codes(self, X: np.ndarray) -> np.ndarray:
-        n = X.shape[0]
-        out = np.broadcast_to(self._log_prior, (n, len(self.classes_))).copy()
-        if n == 0:
-            return out
-        miss = X < 0
-        Xc = np.where(miss, 0, X)
-        # factors of fully observed families, all rows at once
-        for i in range(X.shape[1]):
-            fam = [i] + self.feature_parents_[i]
-            observed = ~miss[:, fam].any(axis=1)
-            out += np.where(observed[:, None], self._family_factor(i, Xc, ()).table, 0.0)
-        incomplete = np.flatnonzero(miss.any(axis=1))
-        if len(incomplete) == 0:
-            return out
-        patterns, inverse = np.unique(miss[incomplete], axis=0, return_inverse=True)
-        inverse = np.asarray(inverse).ravel()
-        for g, pat in enumerate(patterns):
-            rows = incomplete[inverse == g]
-            out[rows] += self._pattern_missing_terms(X[rows], tuple(np.flatnonzero(pat).tolist()))
-        return out
+        """log P(c, x_obs) up to a per-row constant, missing features (-1) marginalised by
+        :func:`bnma_core.factors.class_log_posterior` (module docstring)."""
+        p = X.shape[1]
+        codes = np.column_stack([X, np.zeros(len(X), dtype=X.dtype)])
+        return class_log_posterior(self._factor_model(), p, codes, validate=False,
+                                   enumeration_limit=ENUMERATION_LIMIT, chunk_cells=_CHUNK_CELLS)
