@@ -35,9 +35,9 @@ DISCRETIZATIONS = {
     "quantile": "k groups of equal size",
     "none": "None: use the values as they are",
 }
-MISSING = {
-    "drop": "Leave out rows with a missing value",
+MISSING = {  # the dataset-level policy, same words and default as `bnma cv --missing`
     "keep": "Keep them (the models handle missing values)",
+    "drop": "Leave out rows with a missing value",
 }
 UPLOAD_KEY = "_bnma_upload"  # (file name, bytes) of the last uploaded CSV
 
@@ -116,10 +116,20 @@ def _option_controls(raw: bytes) -> dict:
                                 "number of rows.")
     missing = st.radio(
         "Rows with missing values", list(MISSING), format_func=MISSING.get,
-        key=persistent("app_missing", "drop"),
-        help="Leaving them out is the safe default. Keeping them uses every row; "
-             "each model then treats a missing value as unknown.")
+        key=persistent("app_missing", "keep"),
+        help="Keeping them (the default, as in the command line) uses every row: the models "
+             "learn each part from the rows where its values are known and sum a missing "
+             "value out when predicting. Leaving them out uses complete rows only. Row "
+             "numbers always refer to the file (0 = first row after the header).")
     return dict(target=target, discretization=disc, n_bins=int(n_bins), missing=missing)
+
+
+def _with_file_rows(frame, ds):
+    """``frame`` (the dataset's first rows) indexed by the file's row numbers."""
+    out = frame.copy()
+    out.index = ds.row_ids[: len(out)]
+    out.index.name = "row"
+    return out
 
 
 def _show_dataset(ds) -> None:
@@ -134,11 +144,12 @@ def _show_dataset(ds) -> None:
     preview, summary, balance = st.tabs(["Preview", "Per-column summary", "Class balance"])
     with preview:
         st.caption("The first 20 rows as the models see them (after grouping numeric values). "
-                   "Empty cells are missing values.")
-        st.dataframe(ds.to_frame().head(20), width="stretch", hide_index=True)
+                   "Empty cells are missing values. The row number is the row's place in the "
+                   "file (0 = first row after the header).")
+        st.dataframe(_with_file_rows(ds.to_frame().head(20), ds), width="stretch")
         if ds.raw is not None:
             with st.expander("The same rows as read from the file"):
-                st.dataframe(ds.raw.head(20), width="stretch", hide_index=True)
+                st.dataframe(_with_file_rows(ds.raw.head(20), ds), width="stretch")
     with summary:
         st.caption("One row per column: its role, whether it was numeric (and grouped) or "
                    "categorical, how many states it has, how many values are missing, and "

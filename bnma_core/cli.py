@@ -2,25 +2,35 @@
 
 Sub-commands::
 
-    bnma cv --data FILE [--target COL] --methods nb,tan,kdb --folds 10 --seed 1
-            [--discretization median|quantile] [--n-bins 3] [--n-jobs 1] [--out results.csv]
+    bnma cv --data FILE|wbc [--target COL] --methods nb,tan,kdb --folds 10 --seed 1
+            [--missing keep|drop] [--discretization median|quantile] [--n-bins 3]
+            [--n-jobs 1] [--out results.csv]
     bnma methods
     bnma sample --network alarm --rows 1000 --seed 0 --out alarm.csv
-    bnma explain --data FILE --row N [--target COL] [--k 2] [--pairs 5]
+    bnma explain --data FILE|wbc --row N [--target COL] [--missing keep|drop] [--k 2]
+            [--pairs 5]
+
+``--data`` takes a CSV path or the name of a bundled dataset (``wbc``). ``--missing`` is the
+dataset-level policy for rows with a missing value, with the dashboard's default: ``keep``
+(the methods learn from available cases and marginalize at prediction) or ``drop``. Row
+numbers always refer to the file (0 = first data row after the header).
 
 Bad input (unreadable data, unknown method, bad numbers) prints one line ``bnma: error: ...``
-on stderr and exits with status 2; never a traceback.
+on stderr and exits with status 2; never a traceback. Output piped into a reader that closes
+early (``bnma methods | head -1``) ends quietly.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import NoReturn
 
-from .data import DataError
+from .data import MISSING_POLICIES, DataError
 
 EXIT_USAGE = 2
 
@@ -56,6 +66,30 @@ def _n_jobs(text: str) -> int:
     return value
 
 
+def resolve_data(text: str) -> str:
+    """A CSV path as given, or the path of the bundled dataset named ``text`` (``wbc`` or
+    ``wbc.csv``) when no such file exists."""
+    from .datasets import bundled_csv_files, bundled_path
+
+    if Path(text).exists():
+        return text
+    bundled = bundled_csv_files()
+    for name in (text, f"{text}.csv"):
+        if name in bundled:
+            return str(bundled_path(name))
+    raise CLIError(f"File not found: {text} (bundled datasets: "
+                   + ", ".join(n[:-4] for n in bundled) + ")")
+
+
+def _add_data_arguments(p: argparse.ArgumentParser, help_data: str) -> None:
+    p.add_argument("--data", required=True, help=help_data)
+    p.add_argument("--target", default=None, help="name of the class column")
+    p.add_argument("--missing", choices=list(MISSING_POLICIES), default="keep",
+                   help="rows with a missing value: keep them (default, as the dashboard; "
+                        "methods learn from available cases and marginalize at prediction) "
+                        "or drop them")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="bnma", description="BNMA Studio: Bayesian network classifiers and "
                      "Bayesian model averaging from the command line.")
@@ -64,9 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     cv = sub.add_parser("cv", help="stratified k-fold cross-validation of several methods",
                         description="Cross-validate methods on a CSV file; prints a summary "
                         "table (accuracy mean ± sd over folds, AUC, log loss, fit time).")
-    cv.add_argument("--data", required=True, help="CSV file (class column: --target, else a "
-                    "column named class/target/label/diagnosis, else the last)")
-    cv.add_argument("--target", default=None, help="name of the class column")
+    _add_data_arguments(cv, "CSV file or bundled dataset name (wbc); class column: --target, "
+                        "else a column named class/target/label/diagnosis, else the last")
     cv.add_argument("--methods", default="nb,tan,kdb",
                     help="comma-separated method names (see `bnma methods`)")
     cv.add_argument("--folds", type=_positive_int(2), default=10)
@@ -137,9 +170,10 @@ def _cmd_cv(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     try:
-        results = cross_validate(args.data, methods, folds=args.folds, seed=args.seed,
-                                 target=args.target, discretization=args.discretization,
-                                 n_bins=args.n_bins, n_jobs=args.n_jobs, progress=progress)
+        results = cross_validate(resolve_data(args.data), methods, folds=args.folds,
+                                 seed=args.seed, target=args.target,
+                                 discretization=args.discretization, n_bins=args.n_bins,
+                                 n_jobs=args.n_jobs, progress=progress, missing=args.missing)
     finally:
         if bar is not None:
             bar.close()
@@ -147,7 +181,12 @@ def _cmd_cv(args: argparse.Namespace) -> int:
     print(format_summary(summarize(results)))
     n_rows = int(results["n_test"].sum()) // max(1, len(methods))
     print(f"\n{args.folds}-fold stratified CV, seed {args.seed}, {n_rows} "
-          f"rows; wall time {wall:.1f} s")
+          f"rows (missing values: {args.missing}); wall time {wall:.1f} s")
+    dropped = results.groupby("method", sort=False)["n_train_dropped"].sum()
+    for method, n in dropped.items():
+        if n:
+            print(f"{method} cannot learn from rows with missing values: "
+                  f"{int(n) // args.folds} incomplete training rows per fold left out")
     if args.out:
         try:
             results.to_csv(args.out, index=False)
@@ -190,10 +229,9 @@ def _add_explain_parser(sub) -> None:
                         "chosen row: class posteriors of UKDB_L, UKDB_P and their average, both "
                         "networks, and the attribute-value pairs whose local dependence (CLMI) "
                         "differs most from the overall one (CMI).")
-    ex.add_argument("--data", required=True, help="CSV file")
+    _add_data_arguments(ex, "CSV file or bundled dataset name (wbc)")
     ex.add_argument("--row", type=_positive_int(0), required=True,
-                    help="row to explain (0 = first data row after the header)")
-    ex.add_argument("--target", default=None, help="name of the class column")
+                    help="row of the file to explain (0 = first data row after the header)")
     ex.add_argument("--k", type=_positive_int(0), default=2, help="UKDB's k (default 2)")
     ex.add_argument("--pairs", type=_positive_int(1), default=5,
                     help="how many differing attribute-value pairs to list")
@@ -202,21 +240,23 @@ def _add_explain_parser(sub) -> None:
 def _cmd_explain(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from .classifiers.ukdb import UKDB
-    from .data import prepare_frame
+    from .classifiers.registry import fit_method
+    from .data import load_dataset
 
-    X, labels, _ = prepare_frame(args.data, args.target)
-    if args.row >= len(X):
-        raise CLIError(f"--row {args.row} is past the end of the data ({len(X)} rows; the "
-                       "first is 0)")
-    known = labels.notna().to_numpy()
-    train = known & (np.arange(len(X)) != args.row)
-    model = UKDB(k=args.k).fit(X[train], labels[train])
-    expl = model.explain(X.iloc[[args.row]])
-    true = labels.iloc[args.row]
-    print(f"Row {args.row} of {args.data} ({labels.name} = "
-          f"{'?' if not known[args.row] else true}); UKDB (k = {args.k}) trained on the other "
-          f"{int(train.sum())} rows")
+    ds = load_dataset(resolve_data(args.data), args.target, missing=args.missing)
+    last = int(ds.row_ids[-1])
+    if args.row > last:
+        raise CLIError(f"--row {args.row} is past the end of the data (the last row is {last}; "
+                       "the first is 0)")
+    try:
+        pos = ds.position_of_row(args.row)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    train = np.delete(np.arange(ds.n_rows), pos)
+    model = fit_method("ukdb", ds, train, k=args.k)
+    expl = model.explain(ds.X[pos])
+    print(f"Row {args.row} of {args.data} ({ds.class_name} = {ds.classes[ds.y[pos]]}); UKDB "
+          f"(k = {args.k}) trained on the other {len(train)} rows")
     print(expl.summary(n_pairs=args.pairs))
     return 0
 
@@ -230,7 +270,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return COMMANDS[args.command](args)
+        status = COMMANDS[args.command](args)
+        sys.stdout.flush()  # a closed reader shows up here, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        _silence_stdout()
+        return 0
     except (CLIError, DataError, ValueError, FileNotFoundError, KeyError) as exc:
         msg = " ".join(str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)
                        .split())
@@ -239,6 +284,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("bnma: interrupted", file=sys.stderr)
         return 130
+
+
+def _silence_stdout() -> None:
+    """The reader of stdout went away (``bnma ... | head``): point stdout at /dev/null so
+    that Python's final flush does not raise again (Python docs, "Note on SIGPIPE")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # pragma: no cover - no real stdout
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -34,7 +34,8 @@ scores); with more it is treated as continuous and discretized."""
 CLASS_COLUMN_NAMES = ("class", "target", "label", "diagnosis")
 NA_STRINGS = ["", "?", "NA", "N/A", "NaN", "nan", "null", "NULL", "None"]
 DISCRETIZATIONS = ("median", "quantile", "cuts", "none")
-MISSING_POLICIES = ("drop", "keep")
+MISSING_POLICIES = ("keep", "drop")
+"""Dataset-level missing-value policy (rows): keep rows with a missing value, or drop them."""
 
 
 class DataError(ValueError):
@@ -175,6 +176,34 @@ def _label(v: Any) -> str:
     return str(v).strip()
 
 
+def _is_na(v: Any) -> bool:
+    return v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and np.isnan(v))
+
+
+def _factorize(col: pd.Series) -> tuple[np.ndarray, list] | None:
+    """(codes of the distinct values, -1 = missing; the distinct values) by hashing, so that
+    :func:`_label` runs once per distinct value, not per cell. None for mixed columns such as
+    booleans next to numbers (hashing would merge True with 1)."""
+    if pd.api.types.infer_dtype(col, skipna=True) not in _HASH_SAFE:
+        return None
+    inverse, uniques = pd.factorize(col, use_na_sentinel=True)
+    return inverse, list(uniques)
+
+
+_HASH_SAFE = {"string", "integer", "floating", "mixed-integer-float", "boolean", "empty",
+              "decimal", "categorical"}
+"""Kinds of column (``pandas.api.types.infer_dtype``) whose distinct values hash apart exactly
+when their labels differ or coincide; other mixes (e.g. True next to 1) are labelled cell by
+cell."""
+
+
+def _state_labels(col: pd.Series) -> list[str]:
+    """Sorted distinct labels of the non-missing values of a categorical column."""
+    factorized = _factorize(col)
+    values = col.dropna() if factorized is None else [u for u in factorized[1] if not _is_na(u)]
+    return sorted({_label(v) for v in values}, key=_sort_key)
+
+
 @dataclass
 class ColumnCoding:
     """How one raw column becomes codes: its kind, its states and (if continuous) cut points."""
@@ -195,12 +224,16 @@ class ColumnCoding:
             out[ok] = np.searchsorted(self.cuts, x[ok], side="left").astype(CODE_DTYPE)
             return out
         index = {s: i for i, s in enumerate(self.states)}
-        vals = col.to_numpy(dtype=object)
-        for r, v in enumerate(vals):
-            if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA:
-                continue
-            out[r] = index.get(_label(v), MISSING)
-        return out
+        factorized = _factorize(col)
+        if factorized is None:  # bools mixed with numbers: label value by value
+            for r, v in enumerate(col.to_numpy(dtype=object)):
+                if not _is_na(v):
+                    out[r] = index.get(_label(v), MISSING)
+            return out
+        inverse, uniques = factorized
+        lookup = np.array([index.get(_label(u), MISSING) for u in uniques] + [MISSING],
+                          dtype=CODE_DTYPE)
+        return lookup[inverse]  # inverse -1 (missing) picks the trailing MISSING
 
 
 def _cut_points(x: np.ndarray, method: str, n_bins: int, given: Any) -> np.ndarray:
@@ -282,8 +315,7 @@ class DiscreteEncoder:
                 cuts = _cut_points(num.to_numpy(dtype=float), method, self.n_bins, given)
                 self.columns_.append(ColumnCoding(name, "continuous", _cut_labels(cuts), cuts))
             else:
-                vals = vocab[name].dropna() if name in vocab.columns else col.dropna()
-                states = sorted({_label(v) for v in vals}, key=_sort_key)
+                states = _state_labels(vocab[name] if name in vocab.columns else col)
                 if len(states) > MAX_CATEGORIES:
                     raise DataError(
                         f"Column {name!r} has {len(states)} different values; at most "
@@ -293,6 +325,45 @@ class DiscreteEncoder:
                     )
                 self.columns_.append(ColumnCoding(name, "categorical", states))
         return self
+
+    def refit(self, df: pd.DataFrame) -> DiscreteEncoder:
+        """A copy whose continuous columns have their cut points fitted on ``df`` (e.g. the
+        training rows of a cross-validation fold); which columns are continuous and the states
+        of categorical columns stay as fitted (they carry no label information).
+
+        Parameters
+        ----------
+        df : DataFrame
+            Raw rows holding at least the continuous columns.
+
+        Returns
+        -------
+        DiscreteEncoder
+            A new fitted encoder (``self`` is not changed).
+        """
+        if not self.columns_:
+            raise ValueError("refit() needs a fitted encoder; call fit() first.")
+        out = DiscreteEncoder(self.discretization, self.n_bins, self.cut_points,
+                              self.max_int_categories)
+        for c in self.columns_:
+            if c.kind != "continuous":
+                out.columns_.append(c)
+                continue
+            num = _as_numeric(df[c.name])
+            if num is None:
+                num = pd.to_numeric(df[c.name], errors="coerce")
+            x = num.to_numpy(dtype=float)
+            if np.isnan(x).all():  # no value in these rows: keep the cut points
+                out.columns_.append(c)
+                continue
+            given = (self.cut_points or {}).get(c.name)
+            method = self.discretization if (self.discretization != "cuts"
+                                             or given is not None) else "median"
+            if method not in ("median", "quantile", "cuts"):
+                method = "median"
+            cuts = _cut_points(x, method, self.n_bins, given)
+            out.columns_.append(ColumnCoding(c.name, "continuous", _cut_labels(cuts), cuts))
+        return out
 
     def transform(self, df: pd.DataFrame) -> np.ndarray:
         missing = [c.name for c in self.columns_ if c.name not in df.columns]
@@ -349,7 +420,14 @@ class DiscreteDataset:
     notices : list of str
         Plain-language notes on what loading did (dropped columns/rows, discretization).
     encoder : DiscreteEncoder or None
-        How the feature columns were coded (reuse it on new rows).
+        How the feature columns were coded (reuse it on new rows; :meth:`DiscreteEncoder.refit`
+        refits its cut points on training rows).
+    raw : DataFrame or None
+        The raw values of the kept rows (features and class), as read from the file.
+    row_ids : ndarray of shape (n_rows,), int64
+        Row number of each row in the original file (0 = first data row after the header),
+        so that the numbers a user sees refer to the file even after rows were removed.
+        Default ``0 .. n_rows-1``.
     """
 
     codes: np.ndarray
@@ -360,6 +438,7 @@ class DiscreteDataset:
     notices: list[str] = field(default_factory=list)
     encoder: DiscreteEncoder | None = None
     raw: pd.DataFrame | None = None
+    row_ids: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.codes = np.ascontiguousarray(self.codes, dtype=CODE_DTYPE)
@@ -368,6 +447,11 @@ class DiscreteDataset:
             raise ValueError("codes must be (n_rows, n_vars) with one name per column")
         if self.codes.size and (self.codes >= self.arities[None, :]).any():
             raise ValueError("a code is >= its variable's arity")
+        if self.row_ids is None:
+            self.row_ids = np.arange(self.codes.shape[0], dtype=np.int64)
+        self.row_ids = np.asarray(self.row_ids, dtype=np.int64)
+        if self.row_ids.shape != (self.codes.shape[0],):
+            raise ValueError("row_ids must have one entry per row")
 
     # convenient views --------------------------------------------------------------------
     @property
@@ -424,10 +508,35 @@ class DiscreteDataset:
         return self.subset(np.flatnonzero(keep))
 
     def subset(self, rows: np.ndarray) -> DiscreteDataset:
+        """The dataset restricted to ``rows`` (positions); ``row_ids`` keep the file's row
+        numbers."""
         raw = None if self.raw is None else self.raw.iloc[rows].reset_index(drop=True)
         return DiscreteDataset(self.codes[rows], self.arities.copy(), list(self.names),
                                [list(s) for s in self.states], self.class_index,
-                               list(self.notices), self.encoder, raw)
+                               list(self.notices), self.encoder, raw, self.row_ids[rows])
+
+    def position_of_row(self, row_id: int) -> int:
+        """Position in ``codes`` of the file's row ``row_id`` (ValueError if it was removed)."""
+        hit = np.flatnonzero(self.row_ids == int(row_id))
+        if not len(hit):
+            raise ValueError(f"Row {row_id} of the file is not in this dataset (it was removed "
+                             "while loading, e.g. for a missing value).")
+        return int(hit[0])
+
+    def codes_from_states(self, frame: pd.DataFrame) -> np.ndarray:
+        """Feature codes of rows given as state labels (a DataFrame with the feature columns;
+        ``None`` / NaN / an unknown label -> ``-1``), e.g. a patient typed into a form."""
+        absent = [n for n in self.feature_names if n not in frame.columns]
+        if absent:
+            raise DataError("Columns missing from the data: " + ", ".join(absent) + ".")
+        out = np.full((len(frame), len(self.feature_names)), MISSING, dtype=CODE_DTYPE)
+        for j, (name, states) in enumerate(zip(self.feature_names, self.feature_states)):
+            index = {s: k for k, s in enumerate(states)}
+            for r, v in enumerate(frame[name].to_numpy(dtype=object)):
+                if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA:
+                    continue
+                out[r, j] = index.get(str(v), index.get(_label(v), MISSING))
+        return out
 
     def to_frame(self) -> pd.DataFrame:
         """State labels as a DataFrame (missing values as NaN)."""
@@ -493,6 +602,13 @@ def prepare_frame(source: Any, target: str | None = None, drop_id_columns: bool 
     Returns ``(features, labels, notices)``; rows with a missing class are dropped (noted).
     Raises :class:`DataError` for every problem listed in issue #2.
     """
+    X, labels, notices, _ = prepare_frame_rows(source, target, drop_id_columns)
+    return X, labels, notices
+
+
+def prepare_frame_rows(source: Any, target: str | None = None, drop_id_columns: bool = True
+                       ) -> tuple[pd.DataFrame, pd.Series, list[str], np.ndarray]:
+    """:func:`prepare_frame` plus the file row number (0 = first data row) of every row kept."""
     df = read_table(source)
     notices: list[str] = []
     if df.shape[1] < 2:
@@ -507,9 +623,11 @@ def prepare_frame(source: Any, target: str | None = None, drop_id_columns: bool 
         if df[name].isna().all():
             raise DataError(f"Column {name!r} is entirely missing; remove it or fill it in.")
     y = df[cls]
+    row_ids = np.arange(len(df), dtype=np.int64)
     if y.isna().any():
         n = int(y.isna().sum())
         notices.append(f"{n} row(s) without a value in the class column {cls!r} were removed.")
+        row_ids = row_ids[y.notna().to_numpy()]
         df = df.loc[y.notna()].reset_index(drop=True)
         y = df[cls]
     labels = y.map(_label)
@@ -533,7 +651,7 @@ def prepare_frame(source: Any, target: str | None = None, drop_id_columns: bool 
             X = X.drop(columns=ids)
             notices.append("Identifier-like column(s) removed (every value distinct): "
                            + ", ".join(ids) + ".")
-    return X.reset_index(drop=True), labels.reset_index(drop=True), notices
+    return X.reset_index(drop=True), labels.reset_index(drop=True), notices, row_ids
 
 
 def encode_labels(labels: pd.Series, classes: list[str] | None = None) -> tuple[np.ndarray,
@@ -547,7 +665,7 @@ def encode_labels(labels: pd.Series, classes: list[str] | None = None) -> tuple[
 
 
 def load_dataset(source: Any, target: str | None = None, *, discretization: str = "median",
-                 n_bins: int = 3, cut_points: dict | None = None, missing: str = "drop",
+                 n_bins: int = 3, cut_points: dict | None = None, missing: str = "keep",
                  drop_id_columns: bool = True) -> DiscreteDataset:
     """Read a CSV (path, bytes, file object or DataFrame) into a :class:`DiscreteDataset`.
 
@@ -558,9 +676,11 @@ def load_dataset(source: Any, target: str | None = None, *, discretization: str 
         Class column; default a column named class/target/label/diagnosis, else the last.
     discretization, n_bins, cut_points
         How continuous columns are binned (see :class:`DiscreteEncoder`).
-    missing : {"drop", "keep"}
-        ``"drop"`` (default) removes rows with a missing feature value (noted);
-        ``"keep"`` keeps them coded ``-1``.
+    missing : {"keep", "drop"}
+        ``"keep"`` (default; the same default as the CLI and the dashboard) keeps rows with a
+        missing feature value, coded ``-1`` (the methods learn from available cases and
+        marginalize at prediction); ``"drop"`` removes them (noted). ``row_ids`` keep the
+        file's row numbers either way.
     drop_id_columns : bool
         Remove identifier-like columns (every value distinct), with a notice.
 
@@ -571,7 +691,7 @@ def load_dataset(source: Any, target: str | None = None, *, discretization: str 
     """
     if missing not in MISSING_POLICIES:
         raise DataError(f"Unknown missing-value policy {missing!r}; use 'drop' or 'keep'.")
-    X, labels, notices = prepare_frame(source, target, drop_id_columns)
+    X, labels, notices, row_ids = prepare_frame_rows(source, target, drop_id_columns)
     cls = labels.name
     enc = DiscreteEncoder(discretization, n_bins, cut_points).fit(X)
     feats = enc.transform(X)
@@ -589,6 +709,7 @@ def load_dataset(source: Any, target: str | None = None, *, discretization: str 
         notices.append(f"{len(feats) - n_complete} row(s) with missing values were set aside "
                        f"for training ({n_complete} complete rows remain).")
         feats, y, raw = feats[complete], y[complete], raw.loc[complete].reset_index(drop=True)
+        row_ids = row_ids[complete]
     cont = [c.name for c in enc.columns_ if c.kind == "continuous"]
     if cont:
         how = {"median": "two bins split at the median",
@@ -607,6 +728,7 @@ def load_dataset(source: Any, target: str | None = None, *, discretization: str 
         notices=notices,
         encoder=enc,
         raw=raw,
+        row_ids=row_ids,
     )
 
 

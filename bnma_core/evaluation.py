@@ -14,7 +14,6 @@ Methods are given as registry names (``["nb", "tan"]``, see
 
 from __future__ import annotations
 
-import inspect
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,21 +22,29 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
-from sklearn.base import clone
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedKFold, train_test_split
 
 from .data import (
+    MISSING_POLICIES,
     DataError,
     DiscreteDataset,
-    DiscreteEncoder,
     check_discretization,
-    encode_labels,
-    prepare_frame,
+    load_dataset,
 )
 
 RESULT_COLUMNS = ["method", "fold", "accuracy", "log_loss", "auc", "fit_time_s",
-                  "predict_time_s", "n_train", "n_test"]
+                  "predict_time_s", "n_train", "n_test", "n_train_dropped"]
+"""Columns of :func:`cross_validate`'s result. ``n_train`` is the number of training rows the
+method learned from; ``n_train_dropped`` the training rows with a missing value it could not use
+(non-zero only for a method declaring ``fit_missing="drop"``)."""
+
+METRICS = ("accuracy", "log_loss", "auc")
+HIGHER_IS_BETTER = {"accuracy": True, "auc": True, "log_loss": False, "fit_time_s": False,
+                    "predict_time_s": False}
+"""Direction of each metric: Wilcoxon wins and losses count a method *better* than the
+baseline (higher accuracy / AUC, lower log-loss / time)."""
+
 _EPS = 1e-15
 
 
@@ -48,67 +55,65 @@ _EPS = 1e-15
 
 @dataclass
 class _Source:
-    """Everything needed to encode any train/test split of one data set.
+    """One data set and how to encode any train/test split of it.
 
-    Categorical columns are coded once with states from the whole file (state names carry no
-    label information); only the continuous columns (``raw_continuous``, at positions
-    ``continuous`` of the feature codes) have their cut points refitted on each training split.
-    Whether a column is continuous is decided once on the whole file, like its states.
+    Categorical columns keep the codes of the whole file (state names carry no label
+    information); continuous columns have their cut points refitted on each training split by
+    the dataset's own encoder (:meth:`~bnma_core.data.DiscreteEncoder.refit`). Whether a column
+    is continuous is decided once on the whole file, like its states.
     """
 
-    y: np.ndarray  # class codes
-    classes: list[str]
-    codes: np.ndarray  # feature codes (continuous columns: recomputed per split)
-    arities: np.ndarray
-    raw_continuous: pd.DataFrame | None = None
-    continuous: np.ndarray | None = None
-    encoder_args: dict[str, Any] | None = None
+    ds: DiscreteDataset
+
+    @property
+    def y(self) -> np.ndarray:
+        return self.ds.y
+
+    @property
+    def classes(self) -> list[str]:
+        return self.ds.classes
 
     @property
     def n_rows(self) -> int:
-        return len(self.y)
+        return self.ds.n_rows
 
     def split(self, train: np.ndarray, test: np.ndarray
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(X_train codes, X_test codes, arities) for the row indices ``train`` / ``test``."""
-        Xtr, Xte = self.codes[train], self.codes[test]
-        if self.raw_continuous is None or self.continuous is None or not len(self.continuous):
-            return Xtr, Xte, self.arities
-        # max_int_categories=0: keep every one of these columns continuous in the fold too
-        enc = DiscreteEncoder(**{**(self.encoder_args or {}), "max_int_categories": 0}).fit(
-            self.raw_continuous.iloc[train].reset_index(drop=True))
-        Xtr[:, self.continuous] = enc.transform(
-            self.raw_continuous.iloc[train].reset_index(drop=True))
-        Xte[:, self.continuous] = enc.transform(
-            self.raw_continuous.iloc[test].reset_index(drop=True))
-        arities = self.arities.copy()
-        arities[self.continuous] = enc.arities
-        return np.ascontiguousarray(Xtr), np.ascontiguousarray(Xte), arities
+              ) -> tuple[DiscreteDataset, DiscreteDataset]:
+        """(training dataset, test dataset) for the row positions ``train`` / ``test``."""
+        ds = self.ds
+        enc = ds.encoder
+        cont = [] if enc is None or ds.raw is None else [
+            c for c in enc.columns_ if c.kind == "continuous"]
+        codes, arities, states = ds.codes, ds.arities, ds.states
+        if cont:
+            enc = enc.refit(ds.raw.iloc[train].reset_index(drop=True))
+            codes, arities = ds.codes.copy(), ds.arities.copy()
+            states = [list(s) for s in ds.states]
+            for c in enc.columns_:
+                if c.kind != "continuous":
+                    continue
+                j = ds.names.index(c.name)
+                codes[:, j] = c.encode(ds.raw[c.name])
+                arities[j], states[j] = len(c.states), list(c.states)
+
+        def part(rows: np.ndarray) -> DiscreteDataset:  # no raw copy: folds are for fitting
+            return DiscreteDataset(codes[rows], arities, ds.names, states, ds.class_index,
+                                   encoder=enc, row_ids=ds.row_ids[rows])
+
+        return part(train), part(test)
 
 
-def _source_from_raw(raw: pd.DataFrame, y: np.ndarray, classes: list[str],
-                     args: dict[str, Any]) -> _Source:
-    full = DiscreteEncoder(**args).fit(raw)
-    cont = np.array([j for j, c in enumerate(full.columns_) if c.kind == "continuous"],
-                    dtype=np.int64)
-    raw_cont = raw.iloc[:, cont].reset_index(drop=True) if len(cont) else None
-    return _Source(y, classes, full.transform(raw), full.arities, raw_cont, cont, args)
-
-
-def _source(data: Any, target: str | None, discretization: str, n_bins: int) -> _Source:
+def _source(data: Any, target: str | None, discretization: str, n_bins: int,
+            missing: str = "keep") -> _Source:
+    """The data as a :class:`DiscreteDataset` read by :func:`~bnma_core.data.load_dataset`
+    (the one path from a table to codes), rows with a missing value kept or dropped."""
+    if missing not in MISSING_POLICIES:
+        raise DataError(f"Unknown missing-value policy {missing!r}; use 'keep' or 'drop'.")
     if isinstance(data, DiscreteDataset):
-        if data.raw is not None and data.encoder is not None:
-            enc = data.encoder
-            args = dict(discretization=enc.discretization, n_bins=enc.n_bins,
-                        cut_points=enc.cut_points, max_int_categories=enc.max_int_categories)
-            raw = data.raw[data.feature_names].reset_index(drop=True)
-            return _source_from_raw(raw, data.y.copy(), data.classes, args)
-        return _Source(data.y.copy(), data.classes, data.X,
-                       data.arities[data.feature_indices])
+        return _Source(data.complete_rows() if missing == "drop" else data)
     check_discretization(discretization, n_bins)
-    X, labels, _ = prepare_frame(data, target)
-    y, classes = encode_labels(labels)
-    return _source_from_raw(X, y, classes, dict(discretization=discretization, n_bins=n_bins))
+    return _Source(load_dataset(data, target, discretization=discretization, n_bins=n_bins,
+                                missing=missing))
 
 
 def _estimators(methods: Any, seed: int, method_params: Mapping[str, Mapping[str, Any]] | None
@@ -130,12 +135,18 @@ def _estimators(methods: Any, seed: int, method_params: Mapping[str, Mapping[str
     return out
 
 
-def _handles_missing_in_fit(est: Any) -> bool:
-    """Whether ``est`` learns from training rows with missing values (augmented NB family)."""
-    from .classifiers.augmented import AugmentedNaiveBayes
+def _check_methods_fit(ests: Mapping[str, Any], ds: DiscreteDataset) -> None:
+    """Refuse, before any fit, methods whose declared limits the data exceed."""
+    from .classifiers.registry import check_capabilities
 
-    return isinstance(est, AugmentedNaiveBayes) or bool(
-        getattr(est, "handles_missing_in_fit", False))
+    problems = []
+    for name, est in ests.items():
+        try:
+            check_capabilities(est, ds.n_vars, len(ds.classes), label=name)
+        except ValueError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise ValueError(" ".join(problems))
 
 
 # --------------------------------------------------------------------------------------------
@@ -143,16 +154,41 @@ def _handles_missing_in_fit(est: Any) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
-def _aligned_proba(est: Any, X: np.ndarray, n_classes: int) -> np.ndarray:
-    """predict_proba with one column per class code 0..n_classes-1 (classes unseen in
-    training get probability 0)."""
+def aligned_proba(est: Any, X: np.ndarray, classes: Sequence[str]) -> np.ndarray:
+    """``est.predict_proba(X)`` with one column per class of the dataset, in code order
+    (classes unseen in training get probability 0).
+
+    Parameters
+    ----------
+    est : fitted estimator whose ``classes_`` are class labels (as
+        :func:`~bnma_core.classifiers.registry.fit_method` gives)
+    X : feature codes
+    classes : the dataset's class labels (``DiscreteDataset.classes``)
+    """
     P = np.asarray(est.predict_proba(X), dtype=float)
-    out = np.zeros((P.shape[0], n_classes))
-    out[:, np.asarray(est.classes_, dtype=int)] = P
+    index = {str(c): k for k, c in enumerate(classes)}
+    out = np.zeros((P.shape[0], len(classes)))
+    out[:, [index[str(c)] for c in est.classes_]] = P
     return out
 
 
-def _metrics(y: np.ndarray, P: np.ndarray) -> dict[str, float]:
+def classification_metrics(y: np.ndarray, P: np.ndarray) -> dict[str, float]:
+    """Accuracy, log-loss and AUC of class probabilities.
+
+    Parameters
+    ----------
+    y : (n,) int array of true class codes
+    P : (n, n_classes) array, column k = P(class code k | row)
+
+    Returns
+    -------
+    dict with ``accuracy`` (share of rows whose most probable class is the true one),
+    ``log_loss`` (mean of -ln P(true class), probabilities clipped at 1e-15) and ``auc``
+    (binary ROC AUC of column 1; with more classes the macro one-vs-rest mean over the
+    classes present; NaN when only one class is present).
+    """
+    y = np.asarray(y, dtype=np.int64)
+    P = np.asarray(P, dtype=float)
     n_classes = P.shape[1]
     pred = np.argmax(P, axis=1)
     acc = float(np.mean(pred == y))
@@ -169,30 +205,22 @@ def _metrics(y: np.ndarray, P: np.ndarray) -> dict[str, float]:
     return {"accuracy": acc, "log_loss": ll, "auc": auc}
 
 
-def _fit(est: Any, Xtr: np.ndarray, ytr: np.ndarray, arities: np.ndarray) -> Any:
-    """Fit a clone of ``est``; ``arities`` is passed when ``fit`` accepts it."""
-    est = clone(est)
-    if "arities" in inspect.signature(est.fit).parameters:
-        return est.fit(Xtr, ytr, arities=arities)
-    return est.fit(Xtr, ytr)
+_metrics = classification_metrics  # the name used before
 
 
-def _run_job(name: str, est: Any, fold: int, Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray,
-             yte: np.ndarray, arities: np.ndarray, n_classes: int) -> dict[str, Any]:
+def _run_job(name: str, est: Any, fold: int, train: DiscreteDataset, test: DiscreteDataset
+             ) -> dict[str, Any]:
+    from .classifiers.registry import fit_method
+
     t0 = time.perf_counter()
-    est = _fit(est, Xtr, ytr, arities)
+    model = fit_method(est, train)
     t1 = time.perf_counter()
-    P = _aligned_proba(est, Xte, n_classes)
+    P = aligned_proba(model, test.X, test.classes)
     t2 = time.perf_counter()
-    return {"method": name, "fold": fold, **_metrics(yte, P), "fit_time_s": t1 - t0,
-            "predict_time_s": t2 - t1, "n_train": len(ytr), "n_test": len(yte), "_proba": P}
-
-
-def _training_rows(Xtr: np.ndarray, ytr: np.ndarray, est: Any) -> tuple[np.ndarray, np.ndarray]:
-    if _handles_missing_in_fit(est):
-        return Xtr, ytr
-    keep = ~(Xtr < 0).any(axis=1)
-    return np.ascontiguousarray(Xtr[keep]), ytr[keep]
+    used = int(model.n_train_rows_)
+    return {"method": name, "fold": fold, **classification_metrics(test.y, P),
+            "fit_time_s": t1 - t0, "predict_time_s": t2 - t1, "n_train": used,
+            "n_test": test.n_rows, "n_train_dropped": train.n_rows - used, "_proba": P}
 
 
 # --------------------------------------------------------------------------------------------
@@ -206,7 +234,7 @@ def cross_validate(data: Any, methods: Sequence[str] | Mapping[str, Any], folds:
                    progress: Callable[[int, int, str, int], None] | None = None,
                    should_stop: Callable[[], bool] | None = None,
                    method_params: Mapping[str, Mapping[str, Any]] | None = None,
-                   return_proba: bool = False
+                   return_proba: bool = False, missing: str = "keep"
                    ) -> pd.DataFrame | tuple[pd.DataFrame, CVPredictions]:
     """Stratified k-fold cross-validation of several methods on one data set.
 
@@ -235,6 +263,10 @@ def cross_validate(data: Any, methods: Sequence[str] | Mapping[str, Any], folds:
     return_proba : bool
         Also return the out-of-fold probabilities (:class:`CVPredictions`, e.g. for
         :func:`roc_curves`): the result is then ``(results, predictions)``.
+    missing : {"keep", "drop"}
+        Rows with a missing feature value: ``"keep"`` (default, as the CLI and the dashboard)
+        or ``"drop"`` them before the folds are made (every method then trains and is tested
+        on complete rows only).
 
     Returns
     -------
@@ -242,38 +274,44 @@ def cross_validate(data: Any, methods: Sequence[str] | Mapping[str, Any], folds:
         One row per (method, fold): method, fold, accuracy, log_loss (natural log, probabilities
         clipped at 1e-15), auc (binary ROC AUC; macro one-vs-rest over the classes present in the
         test fold for more than two classes; NaN if the fold has one class), fit_time_s,
-        predict_time_s, n_train, n_test.
+        predict_time_s, n_train (training rows the method learned from), n_test,
+        n_train_dropped (training rows with a missing value the method could not use).
 
     Notes
     -----
-    Rows with missing feature values stay in the test folds (the models marginalize them) and
-    are removed from the training folds unless the method learns from incomplete rows (the
-    augmented naive Bayes family counts them family by family).
+    Every method gets the same folds and the same training rows, incomplete ones included:
+    each model is built by :func:`bnma_core.classifiers.registry.fit_method`, which reads the
+    method's declared capabilities. Methods that learn from incomplete rows (available-case
+    counts or EM; every registered method) use them all; a method declaring
+    ``fit_missing="drop"`` (e.g. an estimator from elsewhere) learns from the complete rows
+    only, and ``n_train`` / ``n_train_dropped`` say so. Test folds keep every row (the models
+    marginalize missing values).
 
     Raises
     ------
     DataError
         Too few rows for the number of folds (a fold smaller than the number of classes).
     ValueError
-        Unknown method or bad ``folds``.
+        Unknown method, bad ``folds``, or a method whose declared limits (number of variables,
+        two classes only) the data exceed (raised before any fit).
     """
-    src = _source(data, target, discretization, n_bins)
+    src = _source(data, target, discretization, n_bins, missing)
     ests = _estimators(methods, seed, method_params)
+    _check_methods_fit(ests, src.ds)
     folds = _check_folds(folds, src)
     skf = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
     n_classes = len(src.classes)
     splits = []
     for f, (tr, te) in enumerate(skf.split(np.zeros(src.n_rows), src.y)):
-        Xtr, Xte, ar = src.split(tr, te)
-        splits.append((f, Xtr, src.y[tr], Xte, src.y[te], ar, te))
+        train, test = src.split(tr, te)
+        splits.append((f, train, test, te))
 
     def jobs():
         for name, est in ests.items():
-            for f, Xtr, ytr, Xte, yte, ar, _ in splits:
+            for f, train, test, _ in splits:
                 if should_stop is not None and should_stop():
                     return
-                Xt, yt = _training_rows(Xtr, ytr, est)
-                yield delayed(_run_job)(name, est, f, Xt, yt, Xte, yte, ar, n_classes)
+                yield delayed(_run_job)(name, est, f, train, test)
 
     total = len(ests) * folds
     rows = []
@@ -282,7 +320,7 @@ def cross_validate(data: Any, methods: Sequence[str] | Mapping[str, Any], folds:
         P = res.pop("_proba")
         if return_proba:
             out = proba.setdefault(res["method"], np.full((src.n_rows, n_classes), np.nan))
-            out[splits[res["fold"]][6]] = P
+            out[splits[res["fold"]][3]] = P
         rows.append(res)
         if progress is not None:
             progress(len(rows), total, res["method"], res["fold"])
@@ -326,8 +364,6 @@ def roc_curves(predictions: CVPredictions, positive: str | int | None = None
     -------
     dict method -> {"fpr", "tpr", "auc"} (pooled over folds)
     """
-    from sklearn.metrics import roc_curve
-
     if positive is None:
         pos = 1
     elif isinstance(positive, str):
@@ -340,11 +376,32 @@ def roc_curves(predictions: CVPredictions, positive: str | int | None = None
     out = {}
     for name, P in predictions.proba.items():
         ok = ~np.isnan(P).any(axis=1)
-        truth = predictions.y[ok] == pos
-        if truth.all() or not truth.any():
-            continue
-        fpr, tpr, _ = roc_curve(truth, P[ok, pos])
-        out[name] = {"fpr": fpr, "tpr": tpr, "auc": float(roc_auc_score(truth, P[ok, pos]))}
+        out.update(roc_curve_points(predictions.y[ok] == pos, {name: P[ok, pos]}))
+    return out
+
+
+def roc_curve_points(truth: Any, scores: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """ROC curve and area of several score vectors on the same rows.
+
+    Parameters
+    ----------
+    truth : (n,) booleans or 0/1, True = positive class
+    scores : dict name -> (n,) scores (e.g. predicted probability of the positive class)
+
+    Returns
+    -------
+    dict name -> {"fpr", "tpr", "auc"}; empty when ``truth`` holds one class only.
+    """
+    from sklearn.metrics import roc_curve
+
+    truth = np.asarray(truth).astype(bool)
+    if truth.all() or not truth.any():
+        return {}
+    out = {}
+    for name, sc in scores.items():
+        sc = np.asarray(sc, dtype=float)
+        fpr, tpr, _ = roc_curve(truth, sc)
+        out[name] = {"fpr": fpr, "tpr": tpr, "auc": float(roc_auc_score(truth, sc))}
     return out
 
 
@@ -370,24 +427,30 @@ def _check_folds(folds: Any, src: _Source) -> int:
 # --------------------------------------------------------------------------------------------
 
 
+SUMMARY_COLUMNS = ["method", "folds", "accuracy_mean", "accuracy_std", "auc_mean", "auc_std",
+                   "log_loss_mean", "log_loss_std", "fit_time_s_mean", "fit_time_s_total",
+                   "n_train_mean", "n_train_dropped_mean"]
+
+
 def summarize(results: pd.DataFrame) -> pd.DataFrame:
-    """Per method (in order of appearance): folds, accuracy mean/std, auc mean, log_loss mean,
-    fit_time_s mean (per fold) and total."""
+    """Per method (in order of appearance): folds; mean and standard deviation over folds
+    (ddof 1) of accuracy, AUC and log-loss; fit_time_s mean (per fold) and total; the mean
+    number of training rows the method learned from (``n_train_mean``) and of incomplete
+    training rows it could not use (``n_train_dropped_mean``)."""
     if results.empty:
-        return pd.DataFrame(columns=["method", "folds", "accuracy_mean", "accuracy_std",
-                                     "auc_mean", "log_loss_mean", "fit_time_s_mean",
-                                     "fit_time_s_total"])
+        return pd.DataFrame(columns=SUMMARY_COLUMNS)
     g = results.groupby("method", sort=False)
-    out = pd.DataFrame({
-        "folds": g["fold"].count(),
-        "accuracy_mean": g["accuracy"].mean(),
-        "accuracy_std": g["accuracy"].std(ddof=1),
-        "auc_mean": g["auc"].mean(),
-        "log_loss_mean": g["log_loss"].mean(),
-        "fit_time_s_mean": g["fit_time_s"].mean(),
-        "fit_time_s_total": g["fit_time_s"].sum(),
-    })
-    return out.reset_index()
+    cols = {"folds": g["fold"].count()}
+    for m in METRICS:
+        cols[f"{m}_mean"] = g[m].mean()
+        cols[f"{m}_std"] = g[m].std(ddof=1)
+    cols["fit_time_s_mean"] = g["fit_time_s"].mean()
+    cols["fit_time_s_total"] = g["fit_time_s"].sum()
+    cols["n_train_mean"] = g["n_train"].mean()
+    cols["n_train_dropped_mean"] = (g["n_train_dropped"].mean()
+                                    if "n_train_dropped" in results else 0.0)
+    out = pd.DataFrame(cols).reset_index()
+    return out[SUMMARY_COLUMNS]
 
 
 def wilcoxon_against(results: pd.DataFrame, baseline: str, metric: str = "accuracy"
@@ -402,7 +465,9 @@ def wilcoxon_against(results: pd.DataFrame, baseline: str, metric: str = "accura
     -------
     DataFrame
         One row per other method: method, baseline, metric, n_pairs, mean_diff (method minus
-        baseline), wins, ties, losses, statistic, p_value.
+        baseline), wins / ties / losses (folds where the method is better than, equal to or
+        worse than the baseline: higher accuracy or AUC, *lower* log-loss or time, see
+        :data:`HIGHER_IS_BETTER`), statistic, p_value (two-sided).
     """
     from scipy.stats import wilcoxon
 
@@ -421,6 +486,7 @@ def wilcoxon_against(results: pd.DataFrame, baseline: str, metric: str = "accura
         other = results[results["method"] == m].set_index(keys)[metric]
         pair = pd.concat([other, base], axis=1, join="inner").dropna()
         d = (pair.iloc[:, 0] - pair.iloc[:, 1]).to_numpy()
+        better = d if HIGHER_IS_BETTER.get(metric, True) else -d
         nz = d[d != 0]
         if nz.size == 0:
             stat, pval = 0.0, 1.0
@@ -429,8 +495,8 @@ def wilcoxon_against(results: pd.DataFrame, baseline: str, metric: str = "accura
             stat, pval = float(r.statistic), float(r.pvalue)
         rows.append({"method": m, "baseline": baseline, "metric": metric, "n_pairs": len(d),
                      "mean_diff": float(d.mean()) if len(d) else float("nan"),
-                     "wins": int((d > 0).sum()), "ties": int((d == 0).sum()),
-                     "losses": int((d < 0).sum()), "statistic": stat, "p_value": pval})
+                     "wins": int((better > 0).sum()), "ties": int((d == 0).sum()),
+                     "losses": int((better < 0).sum()), "statistic": stat, "p_value": pval})
     return pd.DataFrame(rows, columns=["method", "baseline", "metric", "n_pairs", "mean_diff",
                                        "wins", "ties", "losses", "statistic", "p_value"])
 
@@ -475,7 +541,8 @@ def bias_variance(methods: Sequence[str] | Mapping[str, Any], data: Any, n_repea
                   train_fraction: float = 0.5, seed: int = 0, *, test_fraction: float = 0.5,
                   target: str | None = None, discretization: str = "median", n_bins: int = 3,
                   method_params: Mapping[str, Mapping[str, Any]] | None = None,
-                  n_jobs: int = 1, per_point: bool = False) -> pd.DataFrame:
+                  n_jobs: int = 1, per_point: bool = False, missing: str = "keep"
+                  ) -> pd.DataFrame:
     """Zero-one loss bias-variance decomposition of Kohavi & Wolpert (1996).
 
     The rows are split once (stratified, ``seed``) into a held-out test set
@@ -500,6 +567,8 @@ def bias_variance(methods: Sequence[str] | Mapping[str, Any], data: Any, n_repea
         randomized methods).
     per_point : bool
         Return one row per (method, test point) instead of one row per method.
+    missing : {"keep", "drop"}
+        Rows with a missing feature value (see :func:`cross_validate`).
 
     Returns
     -------
@@ -517,8 +586,9 @@ def bias_variance(methods: Sequence[str] | Mapping[str, Any], data: Any, n_repea
     for nm, v in (("train_fraction", train_fraction), ("test_fraction", test_fraction)):
         if not 0 < float(v) < 1:
             raise ValueError(f"{nm} must be strictly between 0 and 1 (got {v!r}).")
-    src = _source(data, target, discretization, n_bins)
+    src = _source(data, target, discretization, n_bins, missing)
     ests = _estimators(methods, seed, method_params)
+    _check_methods_fit(ests, src.ds)
     idx = np.arange(src.n_rows)
     try:
         pool, test = train_test_split(idx, test_size=test_fraction, random_state=seed,
@@ -527,20 +597,20 @@ def bias_variance(methods: Sequence[str] | Mapping[str, Any], data: Any, n_repea
         raise DataError(f"Too few rows to hold out a stratified test set: {exc}") from None
     rng = np.random.default_rng(seed)
     m = max(2, int(round(train_fraction * len(pool))))
+    from .classifiers.registry import fit_method
+
     n_classes = len(src.classes)
     yte = src.y[test]
     draws = []
     for _ in range(n_repeats):
         tr = np.sort(rng.choice(pool, size=m, replace=False))
-        Xtr, Xte, ar = src.split(tr, test)
-        draws.append((Xtr, src.y[tr], Xte, ar))
+        draws.append(src.split(tr, test))
 
-    def job(name, est, Xtr, ytr, Xte, ar):
-        Xt, yt = _training_rows(Xtr, ytr, est)
-        P = _aligned_proba(_fit(est, Xt, yt, ar), Xte, n_classes)
+    def job(name, est, train, test_ds):
+        P = aligned_proba(fit_method(est, train), test_ds.X, test_ds.classes)
         return name, np.argmax(P, axis=1)
 
-    out = Parallel(n_jobs=n_jobs)(delayed(job)(name, est, *d[:3], d[3])
+    out = Parallel(n_jobs=n_jobs)(delayed(job)(name, est, *d)
                                   for name, est in ests.items() for d in draws)
     rows = []
     for name in ests:
@@ -557,5 +627,7 @@ def bias_variance(methods: Sequence[str] | Mapping[str, Any], data: Any, n_repea
     return pd.concat(rows, ignore_index=True)
 
 
-__all__ = ["cross_validate", "CVPredictions", "roc_curves", "summarize", "wilcoxon_against",
-           "bias_variance", "zero_one_decomposition", "RESULT_COLUMNS"]
+__all__ = ["cross_validate", "CVPredictions", "roc_curves", "roc_curve_points", "summarize",
+           "wilcoxon_against", "bias_variance", "zero_one_decomposition",
+           "classification_metrics", "aligned_proba", "RESULT_COLUMNS", "SUMMARY_COLUMNS",
+           "HIGHER_IS_BETTER"]

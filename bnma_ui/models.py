@@ -1,8 +1,11 @@
-"""Glue between a :class:`DiscreteDataset` and fitted estimators: names, splits, predictions.
+"""Glue between a :class:`DiscreteDataset` and the pages: held-out splits, typed orders.
 
-Estimators are fitted on code arrays (``ds.X`` with ``ds``'s arities) so that every state keeps
-its code; their internal variable names (``x0``, ``x1``, ...) are mapped back to the dataset's
-names for display.
+Models are built with :func:`bnma_core.classifiers.registry.fit_method` (the one build
+function): they are fitted on the dataset's codes with its arities and already carry the
+dataset's variable names, state labels and class labels. :func:`name_map` and the relabelling
+helpers remain for models fitted on bare code arrays (the order-MCMC page's streamed fit,
+``fit_stream``), whose variables are named ``x0, x1, ...``; for a model from ``fit_method``
+the map is the identity.
 """
 
 from __future__ import annotations

@@ -83,15 +83,16 @@ def cmi_variants(path: Path = WBC) -> pd.DataFrame:
 
 def case_study(path: Path = WBC, rows: tuple[int, ...] = CASE_ROWS, k: int = 2
                ) -> dict[int, UKDBExplanation]:
-    """Explanation of each row by a UKDB trained on all other rows (raw values, so missing
-    training values are used family by family)."""
-    df = pd.read_csv(path)
-    X, y = df.drop(columns="class"), df["class"]
+    """Explanation of each row (the file's row number) by a UKDB trained on all other rows
+    (incomplete rows kept: missing training values are used family by family)."""
+    from bnma_core.classifiers.registry import fit_method
+
+    ds = load_dataset(path, missing="keep")
     out = {}
     for r in rows:
-        train = np.setdiff1d(np.arange(len(df)), [r])
-        model = UKDB(k=k).fit(X.iloc[train], y.iloc[train])
-        out[r] = model.explain(X.iloc[[r]])
+        pos = ds.position_of_row(r)
+        model = fit_method("ukdb", ds, np.delete(np.arange(ds.n_rows), pos), k=k)
+        out[r] = model.explain(ds.X[pos])
     return out
 
 

@@ -9,11 +9,17 @@ st.set_page_config(page_title="Compare methods · BNMA Studio", page_icon="🧮"
 import pandas as pd
 
 from bnma_core import viz
-from bnma_core.classifiers.registry import METHODS
+from bnma_core.classifiers.registry import METHODS, check_capabilities
 from bnma_core.data import DataError
-from bnma_core.evaluation import cross_validate, roc_curves, summarize, wilcoxon_against
+from bnma_core.evaluation import (
+    HIGHER_IS_BETTER,
+    cross_validate,
+    roc_curves,
+    summarize,
+    wilcoxon_against,
+)
+from bnma_ui import background
 from bnma_ui.cache import result_store
-from bnma_ui.runs import run_with_stop, settle_previous_run
 from bnma_ui.state import persistent, remember, require_dataset
 from bnma_ui.widgets import equations, sidebar_dataset_badge, what_am_i_looking_at
 
@@ -37,7 +43,8 @@ what_am_i_looking_at(
     "side? A small p-value (say < 0.05) suggests a real difference; with few folds the test "
     "cannot reach small p-values.\n\n"
     "Numeric columns are re-grouped on each training part only, so the test rows never "
-    "influence the model.")
+    "influence the model. Every method trains on the same rows, incomplete ones included "
+    "(the 'training rows' column says how many each used).")
 equations(
     "Fold $f$ with test rows $T_f$ and a model trained on the other rows:\n\n"
     "$$\\text{accuracy}_f = \\frac{1}{|T_f|}\\sum_{i \\in T_f} "
@@ -47,15 +54,35 @@ equations(
     "statistic ranks the absolute per-fold differences $d_f = m_f - b_f$ (zeros dropped) and "
     "sums the ranks of the positive ones.")
 
+
+
+def _mean_sd(summary: pd.DataFrame, metric: str) -> list[str]:
+    """'mean ± sd' over folds (the mean alone with a single fold)."""
+    return [f"{m:.3f} ± {s:.3f}" if pd.notna(s) else f"{m:.3f}"
+            for m, s in zip(summary[f"{metric}_mean"], summary[f"{metric}_std"])]
+
+
 ds = require_dataset()
 fingerprint = ds.fingerprint()
 names = list(METHODS)
 default = [m for m in PREFERRED if m in METHODS][:5] or names[:3]
 
+def _limit(name: str) -> str:
+    """Why ``name`` cannot run on the active dataset ('' if it can)."""
+    try:
+        check_capabilities(name, ds.n_vars, len(ds.classes))
+    except ValueError as exc:
+        return str(exc)
+    return ""
+
+
 with st.expander("Available methods"):
-    st.dataframe(pd.DataFrame({"method": names,
-                               "what it does": [METHODS[m].description for m in names]}),
-                 hide_index=True, width="stretch")
+    st.dataframe(pd.DataFrame({
+        "method": names,
+        "what it does": [METHODS[m].description for m in names],
+        "missing values": [METHODS[m].capabilities.describe() for m in names],
+        "on this dataset": [_limit(m) or "can run" for m in names]}),
+        hide_index=True, width="stretch")
 
 c1, c2, c3 = st.columns([3, 1, 1])
 methods = c1.multiselect(
@@ -69,49 +96,82 @@ seed = c3.number_input("Seed", 0, 2**31 - 1, step=1, key=persistent("cmp_seed", 
                        help="Fixes the split into folds (and the random choices of randomized "
                             "methods): the same seed gives the same result.")
 remember("cmp_methods", "cmp_folds", "cmp_seed")
+blocked = {m: _limit(m) for m in methods if _limit(m)}
+if blocked:
+    st.warning("Left out of the comparison (limits of the method): "
+               + " ".join(blocked.values()))
+runnable = [m for m in methods if m not in blocked]
 
+RUN = "compare"
 b1, b2, _ = st.columns([1, 1, 10], gap="small")
-run = b1.button("Run", type="primary", disabled=not methods,
+active = background.current(RUN)
+running = active is not None and not active.done
+run = b1.button("Run", type="primary", disabled=not runnable,
                 help="Cross-validate the chosen methods on the active dataset.")
-b2.button("Stop", help="Stop after the fit in progress; the finished folds are kept.")
+stop = b2.button("Stop", disabled=not running,
+                 help="Stop after the fit in progress; the finished folds are kept.")
 
 last = st.session_state.setdefault(STATE, {})  # {"entry": last finished or stopped run}
-settle_previous_run("compare")  # a run stopped by the click above hands over here
-key = ("compare", fingerprint, tuple(methods), int(folds), int(seed))
+key = ("compare", fingerprint, tuple(runnable), int(folds), int(seed))
+
+
+def draw_live(r: background.Run) -> None:
+    """Progress of a running comparison (called from a fragment about once a second)."""
+    total = r.meta["total"]
+    ev = r.events[-1] if r.events else None
+    done = ev["done"] if ev else 0
+    what = f" (last: {ev['what']})" if ev else ""
+    st.progress(min(done / total, 1.0),
+                text=f"Cross-validation running: {done} of {total} fits done{what}, "
+                     f"{r.seconds:.0f} s")
+    note = background.busy_note(r)
+    if note:
+        st.caption(note)
+
+
+def start_run() -> None:
+    methods_run, n_folds, seed_run = list(runnable), int(folds), int(seed)
+
+    def work(r: background.Run):
+        def progress(done, total, method, fold):
+            r.report({"done": done, "total": total, "what": f"{method}, fold {fold + 1}"})
+        return cross_validate(ds, methods_run, folds=n_folds, seed=seed_run, progress=progress,
+                              should_stop=r.should_stop, return_proba=True)
+
+    background.start(RUN, work, key=key, meta={"total": len(methods_run) * n_folds})
+
+
+if stop:
+    background.stop(RUN)
 if run:
     store = result_store()
     if key in store:
         last["entry"] = store[key]
     else:
-        progress = {"done": 0, "total": len(methods) * int(folds), "what": "preparing folds"}
-        bar = st.progress(0.0, text="Starting...")
+        last.pop("error", None)
+        start_run()
+        st.rerun()  # draw the page again with the run going (Stop enabled, live progress)
 
-        def work(should_stop):
-            def cb(done, total, method, fold):
-                progress.update(done=done, total=total, what=f"{method}, fold {fold + 1}")
-            return cross_validate(ds, list(methods), folds=int(folds), seed=int(seed),
-                                  progress=cb, should_stop=should_stop, return_proba=True)
-
-        def tick():
-            d, t = progress["done"], max(progress["total"], 1)
-            bar.progress(d / t, text=f"{d} of {t} fits done (last: {progress['what']})")
-
-        def finish(result, stopped):
-            if result is None:
-                return
-            results, preds = result
-            stopped = stopped or len(results) < progress["total"]
-            entry = {"key": key, "results": results, "preds": preds, "stopped": stopped,
-                     "total": progress["total"]}
-            last["entry"] = entry  # a plain dict: no Streamlit call while stopping
-            if not stopped:
-                store[key] = entry
-
-        try:
-            run_with_stop(work, on_tick=tick, on_finish=finish, name="compare")
-        except DataError as exc:
-            st.error(str(exc))
-        bar.empty()
+finished = background.current(RUN)
+finished = finished.take() if finished is not None else None
+if finished is not None:
+    if finished.error is not None:
+        if not isinstance(finished.error, (DataError, ValueError)):
+            raise finished.error
+        last["error"] = str(finished.error)  # shown until the next run
+    elif finished.result is not None:
+        results, preds = finished.result
+        total = finished.meta["total"]
+        entry = {"key": finished.key, "results": results, "preds": preds, "total": total,
+                 "stopped": finished.stopped or len(results) < total}
+        last["entry"] = entry
+        if not entry["stopped"]:
+            result_store()[finished.key] = entry
+        elif not len(results):
+            st.warning("Stopped before the first fit finished: no results to show.")
+if last.get("error"):
+    st.error(last["error"])
+background.live(RUN, draw_live, interval=1.0)
 
 entry = last.get("entry")
 if entry is not None and entry["key"][1] != fingerprint:
@@ -130,16 +190,21 @@ if entry is not None and len(entry["results"]):
     table = pd.DataFrame({
         "method": summary["method"],
         "folds": summary["folds"],
-        "accuracy": [f"{m:.3f} ± {s:.3f}" if pd.notna(s) else f"{m:.3f}"
-                     for m, s in zip(summary["accuracy_mean"], summary["accuracy_std"])],
-        "AUC": summary["auc_mean"].round(3),
-        "log-loss": summary["log_loss_mean"].round(3),
+        "accuracy": _mean_sd(summary, "accuracy"),
+        "AUC": _mean_sd(summary, "auc"),
+        "log-loss": _mean_sd(summary, "log_loss"),
+        "training rows per fold": summary["n_train_mean"].round(1),
         "fit time per fold (s)": summary["fit_time_s_mean"].round(3),
         "what it does": [METHODS[m].description if m in METHODS else ""
                          for m in summary["method"]],
     })
     st.subheader("Results")
     st.dataframe(table, hide_index=True, width="stretch")
+    dropped = summary[summary["n_train_dropped_mean"] > 0]
+    if len(dropped):
+        st.caption("Could not learn from rows with missing values, so trained on fewer rows: "
+                   + ", ".join(f"{m} ({d:.0f} rows per fold left out)" for m, d in
+                               zip(dropped["method"], dropped["n_train_dropped_mean"])) + ".")
     left, right = st.columns(2)
     with left:
         metric = st.radio("Metric", list(METRICS), format_func=METRICS.get, horizontal=True,
@@ -165,8 +230,9 @@ if entry is not None and len(entry["results"]):
         test = test.rename(columns={"mean_diff": f"mean difference in {METRICS[metric]}",
                                     "p_value": "p-value"})
         st.dataframe(test, hide_index=True, width="stretch")
-        st.caption("Wins / ties / losses count the folds where the method beat, tied or lost "
-                   "to the baseline.")
+        better = "higher" if HIGHER_IS_BETTER.get(metric, True) else "lower"
+        st.caption(f"Wins / ties / losses count the folds where the method beat, tied or lost "
+                   f"to the baseline ({better} {METRICS[metric]} is better).")
         remember("cmp_baseline")
     remember("cmp_metric")
     st.download_button("Download per-fold results (CSV)", results.to_csv(index=False),

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from bnma_core import viz
+from bnma_core.classifiers.registry import fit_method
 from bnma_core.classifiers.ukdb import UKDB
 from bnma_core.data import DataError, DiscreteDataset
 from bnma_ui.state import persistent, remember, require_dataset
@@ -55,13 +56,10 @@ fingerprint = ds.fingerprint()
 
 @st.cache_resource(show_spinner="Learning the domain network...", max_entries=32)
 def fitted_ukdb(fp: str, k: int, left_out: int | None, _ds: DiscreteDataset) -> UKDB:
-    """UKDB fitted on the dataset's state labels (all rows, or all but ``left_out``)."""
-    frame = _ds.to_frame()
+    """UKDB fitted on the dataset (all rows, or all but the one at position ``left_out``)."""
     rows = np.arange(_ds.n_rows) if left_out is None else np.delete(np.arange(_ds.n_rows),
                                                                      left_out)
-    X = frame[_ds.feature_names].iloc[rows].reset_index(drop=True)
-    y = frame[_ds.class_name].iloc[rows].reset_index(drop=True)
-    return UKDB(k=k).fit(X, y)
+    return fit_method("ukdb", _ds, rows, k=k)
 
 
 c1, c2 = st.columns([1, 3])
@@ -71,22 +69,30 @@ source = c1.radio("Which case?", list(SOURCES), format_func=SOURCES.get,
                   key=persistent("ukdb_source", "row"))
 frame = ds.to_frame()
 features = ds.feature_names
-instance: dict | None = None
+codes: np.ndarray | None = None
 truth = None
 left_out = None
 with c2:
     if source == "row":
-        row = st.number_input(f"Row number (0 to {ds.n_rows - 1})", 0, ds.n_rows - 1,
-                              step=1, key=persistent("ukdb_row", 0),
-                              help="A case from the active dataset (as numbered in the "
-                                   "preview on the data page).")
+        last = int(ds.row_ids[-1])
+        row = st.number_input(f"Row number in the file (0 to {last})", 0, last,
+                              step=1, key=persistent("ukdb_row", int(ds.row_ids[0])),
+                              help="A case from the active dataset, numbered as in the file "
+                                   "and in the preview on the data page (0 = first row after "
+                                   "the header).")
         hold = st.checkbox("Leave this case out of training", key=persistent("ukdb_hold", True),
                            help="Learn the networks without this case, as for a new patient.")
-        left_out = int(row) if hold else None
-        values = frame.iloc[int(row)]
-        instance = {f: values[f] for f in features}
-        truth = values[ds.class_name]
-        st.dataframe(frame.iloc[[int(row)]], hide_index=True, width="stretch")
+        try:
+            pos = ds.position_of_row(int(row))
+        except ValueError as exc:
+            st.info(str(exc) + " Choose another row.")
+            st.stop()
+        left_out = pos if hold else None
+        codes = ds.X[pos]
+        truth = ds.classes[ds.y[pos]]
+        shown = frame.iloc[[pos]]
+        shown.index = [int(row)]
+        st.dataframe(shown, width="stretch")
     else:
         with st.form("ukdb_form"):
             st.caption("Choose each value; leave '(unknown)' where a value is missing.")
@@ -102,12 +108,12 @@ with c2:
         if instance is None or list(instance) != features:
             st.info("Fill in the values and press 'Explain this patient'.")
             st.stop()
+        codes = ds.codes_from_states(pd.DataFrame([instance], columns=features))[0]
 remember("ukdb_k", "ukdb_source", "ukdb_row", "ukdb_hold")
 
 try:
     model = fitted_ukdb(fingerprint, int(k), left_out, ds)
-    x = pd.DataFrame([instance], columns=features)
-    expl = model.explain(x)
+    expl = model.explain(codes)
 except (DataError, ValueError) as exc:
     st.error(str(exc))
     st.stop()

@@ -8,12 +8,12 @@ st.set_page_config(page_title="Naive BMA · BNMA Studio", page_icon="🧮", layo
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import log_loss, roc_auc_score
 
 from bnma_core import viz
-from bnma_core.classifiers.manb import MANaiveBayes
+from bnma_core.classifiers.registry import fit_method
 from bnma_core.data import DataError, DiscreteDataset
-from bnma_ui.models import class_series, feature_arities, holdout_split
+from bnma_core.evaluation import aligned_proba, classification_metrics, roc_curve_points
+from bnma_ui.models import holdout_split
 from bnma_ui.state import persistent, remember, require_dataset
 from bnma_ui.widgets import equations, sidebar_dataset_badge, what_am_i_looking_at
 
@@ -56,12 +56,12 @@ fingerprint = ds.fingerprint()
 def fitted(fp: str, arc_prior: float, score: str, test_pct: int, seed: int,
            _ds: DiscreteDataset) -> dict:
     train, test = holdout_split(_ds, test_pct / 100, seed)
-    ar = feature_arities(_ds)
-    y = class_series(_ds, train)
-    ma = MANaiveBayes(arc_prior=arc_prior, scoring=score).fit(_ds.X[train], y, arities=ar)
+    ma = fit_method("manb", _ds, train, arc_prior=arc_prior, scoring=score)
     # arc prior 1 forces every arc: the MAP naive Bayes with the same parameter prior
-    mp = MANaiveBayes(arc_prior=1.0, scoring=score).fit(_ds.X[train], y, arities=ar)
-    proba = {"map": mp.predict_proba(_ds.X[test]), "ma": ma.predict_proba(_ds.X[test])}
+    mp = fit_method("manb", _ds, train, arc_prior=1.0, scoring=score)
+    # one column per class of the dataset (code order), also for a class absent from training
+    proba = {"map": aligned_proba(mp, _ds.X[test], _ds.classes),
+             "ma": aligned_proba(ma, _ds.X[test], _ds.classes)}
     return {"ma": ma, "map": mp, "train": train, "test": test, "proba": proba}
 
 
@@ -86,7 +86,7 @@ except (DataError, ValueError) as exc:
     st.stop()
 ma, mp = res["ma"], res["map"]
 features = ds.feature_names
-classes = [ds.classes[int(c)] for c in ma.classes_]
+classes = [str(c) for c in ma.classes_]
 
 st.subheader("Does each feature relate to the class?")
 a1, a2 = st.columns([3, 2])
@@ -117,18 +117,9 @@ test = res["test"]
 y_true = ds.y[test]
 rows = []
 for key, name in MODELS.items():
-    P = res["proba"][key]
-    model = mp if key == "map" else ma
-    pred = np.asarray(model.classes_)[np.argmax(P, axis=1)]
-    Pfull = np.zeros((len(test), len(ds.classes)))
-    Pfull[:, np.asarray(model.classes_, dtype=int)] = P
-    row = {"model": name, "accuracy": float(np.mean(pred == y_true)),
-           "log-loss": float(log_loss(y_true, np.clip(Pfull, 1e-15, 1),
-                                      labels=list(range(len(ds.classes)))))}
-    present = np.unique(y_true)
-    if len(present) == 2 and len(ds.classes) == 2:
-        row["AUC"] = float(roc_auc_score(y_true == 1, Pfull[:, 1]))
-    rows.append(row)
+    m = classification_metrics(y_true, res["proba"][key])
+    rows.append({"model": name, "accuracy": m["accuracy"], "log-loss": m["log_loss"],
+                 "AUC": m["auc"]})
 h1, h2 = st.columns([2, 3])
 h1.dataframe(pd.DataFrame(rows).round(4), hide_index=True, width="stretch")
 h1.caption(f"Trained on {len(res['train'])} rows, tested on {len(test)}.")
@@ -138,16 +129,10 @@ with h2:
                             help="The curve shows how well each model ranks cases of this "
                                  "class above the others.")
     pos = ds.classes.index(positive)
-    truth = (y_true == pos).astype(int)
-    if truth.min() == truth.max():
+    curves = roc_curve_points(y_true == pos, {name: res["proba"][key][:, pos]
+                                              for key, name in MODELS.items()})
+    if not curves:
         st.info("The held-out rows contain only one side of this class; no ROC curve.")
     else:
-        scores = {}
-        for key, name in MODELS.items():
-            model = mp if key == "map" else ma
-            cols = list(np.asarray(model.classes_, dtype=int))
-            P = res["proba"][key]
-            scores[name] = P[:, cols.index(pos)] if pos in cols else np.zeros(len(test))
-        st.plotly_chart(viz.roc_curves_figure(truth, scores, positive_label=f"positive: "
-                                                                           f"{positive}"),
-                        width="stretch")
+        st.plotly_chart(viz.roc_curves_figure(None, None, positive_label=f"positive: "
+                                              f"{positive}", curves=curves), width="stretch")

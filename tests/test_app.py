@@ -41,18 +41,27 @@ def test_default_loads_wbc():
     ds = at.session_state["bnma_dataset"]
     assert ds.class_name == "class"
     assert ds.classes == ["benign", "malignant"]
-    assert ds.n_rows == 683  # 16 rows with a missing bare_nuclei left out
-    assert [m.value for m in at.metric][:3] == ["683", "9", "2"]
-    assert any("missing" in i.value for i in at.info)
+    # issue 14 item 5: the same default as the CLI (all 699 rows, 16 missing values kept)
+    assert ds.n_rows == 699 and (ds.codes < 0).sum() == 16
+    assert [m.value for m in at.metric][:4] == ["699", "9", "2", "16"]
     assert at.session_state["bnma_dataset_label"] == "sample_data/wbc.csv"
+    # the preview is numbered by the file's rows
+    assert list(at.dataframe[0].value.index[:3]) == [0, 1, 2]
 
 
-def test_keep_missing_rows_and_class_column_choice():
+def test_drop_missing_rows_keeps_file_row_numbers_and_class_column_choice():
     at = _app()
-    at.radio(key="app_missing").set_value("keep").run()
+    at.radio(key="app_missing").set_value("drop").run()
     _no_failure(at)
     ds = at.session_state["bnma_dataset"]
-    assert ds.n_rows == 699 and (ds.codes < 0).sum() == 16
+    assert ds.n_rows == 683 and (ds.codes >= 0).all()
+    assert any("missing" in i.value for i in at.info)
+    gone = sorted(set(range(699)) - set(ds.row_ids))
+    assert len(gone) == 16 and gone[0] == 23  # the first row with bare_nuclei = '?'
+    preview = at.dataframe[0].value
+    assert list(preview.index) == list(ds.row_ids[:20])
+    at.radio(key="app_missing").set_value("keep").run()
+    assert at.session_state["bnma_dataset"].n_rows == 699
     at.selectbox(key="app_target").set_value("mitoses").run()
     _no_failure(at)
     assert at.session_state["bnma_dataset"].class_name == "mitoses"
@@ -155,10 +164,11 @@ def _page(name: str, ds=None) -> AppTest:
     return at
 
 
-def _wbc():
+def _wbc(missing: str = "keep"):
+    """WBC as the data page loads it by default (incomplete rows kept), or with ``missing``."""
     from bnma_core.data import load_dataset
 
-    return load_dataset(bundled_path("wbc.csv"))
+    return load_dataset(bundled_path("wbc.csv"), missing=missing)
 
 
 @pytest.mark.parametrize("name", PAGES)
@@ -185,6 +195,8 @@ def test_compare_three_folds():
     at.slider(key="cmp_folds").set_value(3)
     at.button[0].click().run()
     _no_failure(at)
+    _finish_background(at, "compare")
+    _no_failure(at)
     assert not at.error and not at.warning
     table = at.dataframe[1].value
     assert list(table["method"]) == ["nb", "tan"] and list(table["folds"]) == [3, 3]
@@ -194,9 +206,82 @@ def test_compare_three_folds():
     wil = at.dataframe[2].value
     assert list(wil["method"]) == ["tan"] and wil["n_pairs"][0] == 3
     assert at.get("download_button")
-    # a rerun with the same settings reuses the stored result
+    # a rerun with the same settings reuses the stored result (no new run)
+    entry = at.session_state["cmp_run"]["entry"]
     at.button[0].click().run()
-    assert at.session_state["cmp_run"]["entry"]["results"].shape[0] == 6
+    assert at.session_state["cmp_run"]["entry"] is entry and entry["results"].shape[0] == 6
+    assert at.session_state["compare__bnma_bg"].taken
+
+
+def test_compare_live_progress_and_stop():
+    """The comparison runs in the background: live progress while it runs, Stop keeps the
+    finished folds and leaves no thread behind."""
+    import threading
+    import time
+
+    at = _page("1_Compare_methods.py", _wbc())
+    at.multiselect(key="cmp_methods").set_value(["nb", "bma10"])
+    at.slider(key="cmp_folds").set_value(10).run()
+    at.button[0].click().run()
+    _no_failure(at)
+    run = at.session_state["compare__bnma_bg"]
+    deadline = time.time() + TIMEOUT
+    while len(run.events) < 2 and not run.done and time.time() < deadline:
+        run.wait(0.05)  # a condition, polled: one event per finished fit
+    assert not run.done, "the run ended before it could be stopped"
+    at.run()
+    _no_failure(at)
+    stop = next(b for b in at.button if b.label == "Stop")
+    assert not stop.disabled
+    stop.click().run()
+    assert run.done
+    _no_failure(at)
+    assert not any(t.name == "bnma-compare" and t.is_alive() for t in threading.enumerate())
+    entry = at.session_state["cmp_run"]["entry"]
+    assert entry["stopped"] and 2 <= len(entry["results"]) < 20
+    assert any("Stopped early" in w.value for w in at.warning)
+
+
+def test_compare_table_spread_rows_and_log_loss_wilcoxon():
+    """Issue 14 items 2 and 3: ± for AUC and log-loss, error bars from each metric's own sd,
+    Wilcoxon wins for log-loss counted as lower-is-better; every method on the same rows."""
+    at = _page("1_Compare_methods.py", _wbc())
+    at.multiselect(key="cmp_methods").set_value(["nb", "manb"])
+    at.slider(key="cmp_folds").set_value(3)
+    at.button[0].click().run()
+    _no_failure(at)
+    _finish_background(at, "compare")
+    _no_failure(at)
+    table = at.dataframe[1].value
+    for col in ("accuracy", "AUC", "log-loss"):
+        assert all(" ± " in v for v in table[col])
+    assert list(table["training rows per fold"]) == [466.0, 466.0]  # 699 * 2/3, both methods
+    at.radio(key="cmp_metric").set_value("log_loss").run()
+    _no_failure(at)
+    bars = at.get("plotly_chart")[0].proto.spec
+    assert '"error_y"' in bars
+    results = at.session_state["cmp_run"]["entry"]["results"]
+    ll = results.pivot(index="fold", columns="method", values="log_loss")
+    wil = at.dataframe[2].value
+    assert wil["wins"][0] == int((ll["manb"] < ll["nb"]).sum())
+    assert any("lower log-loss is better" in c.value for c in at.caption)
+
+
+def test_compare_leaves_out_methods_beyond_their_limits():
+    from bnma_core.network import load_network
+
+    ds = load_network("hepar2").sample(200, 0, "Cirrhosis")  # 70 variables > 64
+    at = _page("1_Compare_methods.py", ds)
+    at.multiselect(key="cmp_methods").set_value(["nb", "fobma"])
+    at.slider(key="cmp_folds").set_value(2).run()
+    _no_failure(at)
+    assert any("fobma takes at most 64 variables" in w.value for w in at.warning)
+    at.button[0].click().run()
+    _no_failure(at)
+    _finish_background(at, "compare")
+    _no_failure(at)
+    assert not at.error
+    assert list(at.dataframe[1].value["method"]) == ["nb"]
 
 
 def test_compare_too_many_folds_is_a_plain_error():
@@ -208,6 +293,8 @@ def test_compare_too_many_folds_is_a_plain_error():
     at.multiselect(key="cmp_methods").set_value(["nb"])
     at.slider(key="cmp_folds").set_value(10)
     at.button[0].click().run()
+    _no_failure(at)
+    _finish_background(at, "compare")
     _no_failure(at)
     assert at.error and "folds" in at.error[0].value
 
@@ -237,6 +324,23 @@ def test_ukdb_row_and_form():
     assert {m.label: m.value for m in at.metric}["UKDB predicts"] == "malignant"
 
 
+def test_ukdb_row_numbers_refer_to_the_file():
+    """Issue 14 item 5: with incomplete rows dropped, row 24 is still the file's row 24."""
+    from bnma_core.data import load_dataset
+
+    dropped = load_dataset(bundled_path("wbc.csv"), missing="drop")
+    at = _page("3_UKDB_instances.py", dropped)
+    at.number_input(key="ukdb_row").set_value(24).run()
+    _no_failure(at)
+    shown = at.dataframe[0].value
+    assert list(shown.index) == [24]
+    full = _wbc().to_frame().iloc[24]
+    assert list(shown.iloc[0]) == list(full)
+    at.number_input(key="ukdb_row").set_value(23).run()  # bare_nuclei missing: dropped
+    _no_failure(at)
+    assert any("not in this dataset" in i.value for i in at.info) and not at.error
+
+
 def test_naive_bma_page_on_network_data():
     from bnma_core.network import load_network
 
@@ -253,6 +357,29 @@ def test_naive_bma_page_on_network_data():
     assert at.selectbox(key="manb_feature").value == post.iloc[0]["feature"]
     at.slider(key="manb_prior").set_value(0.95).run()
     _no_failure(at)
+
+
+def test_naive_bma_page_metrics_are_evaluations():
+    """The page shows the metrics of bnma_core.evaluation (checked against sklearn's)."""
+    from sklearn.metrics import log_loss, roc_auc_score
+
+    from bnma_core.classifiers.registry import fit_method
+    from bnma_ui.models import holdout_split
+
+    ds = _wbc()
+    at = _page("4_Naive_BMA.py", ds)
+    _no_failure(at)
+    table = at.dataframe[-1].value.set_index("model")
+    train, test = holdout_split(ds, 0.3, 0)
+    ma = fit_method("manb", ds, train, arc_prior=0.5, scoring="k2")
+    P = ma.predict_proba(ds.X[test])
+    y = ds.y[test]
+    row = table.loc["Model-averaged naive Bayes"]
+    assert row["accuracy"] == pytest.approx(np.mean(np.argmax(P, axis=1) == y), abs=1e-4)
+    assert row["log-loss"] == pytest.approx(log_loss(y, P), abs=1e-4)
+    assert row["AUC"] == pytest.approx(roc_auc_score(y, P[:, 1]), abs=1e-4)
+    roc = at.get("plotly_chart")[-1].proto.spec
+    assert f"area {roc_auc_score(y, P[:, 1]):.3f}" in roc
 
 
 # --- bnma_ui helpers (no Streamlit run needed) ----------------------------------------------
@@ -304,7 +431,9 @@ def _mcmc_settings(at: AppTest, n_iter: int, burn: int, orders: int = 10) -> Non
 
 
 def test_order_mcmc_short_run():
-    at = _page("2_Order_MCMC.py", _wbc())
+    # complete rows, as this test was written for: with the 16 incomplete rows kept, this
+    # short run's two chains give split R-hat 1.83 (a warning) for this seed
+    at = _page("2_Order_MCMC.py", _wbc("drop"))
     _no_failure(at)
     _mcmc_settings(at, 1500, 300)
     at.radio(key="mcmc_ref").set_value("typed").run()

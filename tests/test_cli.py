@@ -119,3 +119,56 @@ def test_sample_unknown_network(tmp_path, capsys):
     code, _, err = run(["sample", "--network", "nonet", "--out", str(tmp_path / "x.csv")],
                        capsys)
     assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+# --- one default with the dashboard, bundled data by name, row numbers (issue 14 items 5, 12) ----
+
+def test_cv_bundled_name_and_missing_option(capsys):
+    code, keep, _ = run(["cv", "--data", "wbc", "--methods", "nb", "--folds", "3",
+                         "--no-progress"], capsys)
+    assert code == 0 and "699 rows (missing values: keep)" in keep
+    code, drop, _ = run(["cv", "--data", "wbc", "--methods", "nb", "--folds", "3",
+                         "--missing", "drop", "--no-progress"], capsys)
+    assert code == 0 and "683 rows (missing values: drop)" in drop
+    code, _, err = run(["cv", "--data", "nosuchdata", "--methods", "nb"], capsys)
+    assert_one_line_error(code, err, "bundled datasets: wbc")
+    code, _, err = run(["cv", "--data", "wbc", "--missing", "impute"], capsys)
+    assert_one_line_error(code, err, "invalid choice")
+
+
+def test_explain_row_numbers_refer_to_the_file(capsys):
+    code, out, _ = run(["explain", "--data", "wbc", "--row", "24"], capsys)
+    assert code == 0 and "Row 24 of wbc" in out and "other 698 rows" in out
+    # with incomplete rows dropped, row 24 is still the file's row 24 (the same instance)
+    code, out_drop, _ = run(["explain", "--data", "wbc", "--row", "24", "--missing", "drop"],
+                            capsys)
+    assert code == 0 and "other 682 rows" in out_drop
+    inst = [ln for ln in out.splitlines() if ln.startswith("Instance")]
+    assert inst == [ln for ln in out_drop.splitlines() if ln.startswith("Instance")]
+    code, _, err = run(["explain", "--data", "wbc", "--row", "23", "--missing", "drop"],
+                       capsys)
+    assert_one_line_error(code, err, "not in this dataset")
+    code, _, err = run(["explain", "--data", "wbc", "--row", "699"], capsys)
+    assert_one_line_error(code, err, "past the end")
+
+
+@pytest.mark.parametrize("argv", [
+    ["methods"],
+    ["cv", "--data", "wbc", "--methods", "nb", "--folds", "2", "--no-progress"],
+    ["explain", "--data", "wbc", "--row", "0"],
+])
+def test_output_closed_by_reader_ends_quietly(argv):
+    """``bnma ... | head``: the reader is gone before anything is written (its end of the pipe
+    is closed before the process starts), so every write fails with EPIPE."""
+    import os
+
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "bnma_core", *argv], stdout=w,
+                              stderr=subprocess.PIPE, text=True, timeout=300)
+    finally:
+        os.close(w)
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
+    assert proc.stderr.strip() == ""
+    assert proc.returncode == 0

@@ -40,7 +40,7 @@ def _good_frame(n: int = 40, seed: int = 0) -> pd.DataFrame:
 
 
 def test_wbc_loads_with_documented_shape():
-    ds = load_dataset(WBC)
+    ds = load_dataset(WBC, missing="drop")
     assert ds.class_name == "class"
     assert ds.classes == ["benign", "malignant"]
     assert ds.n_rows == 683  # 699 rows, 16 with a missing bare_nuclei set aside
@@ -49,6 +49,63 @@ def test_wbc_loads_with_documented_shape():
     assert (ds.codes >= 0).all()
     assert ds.arities[0] == 10  # clump thickness 1..10 stays categorical (ordinal score)
     assert any("missing" in n for n in ds.notices)
+    # row numbers refer to the file: the 16 incomplete rows leave gaps
+    assert len(ds.row_ids) == 683 and ds.row_ids[-1] == 698
+    full = load_dataset(WBC)
+    gone = np.setdiff1d(np.arange(699), ds.row_ids)
+    assert len(gone) == 16 and (full.codes[gone] < 0).any(axis=1).all()
+    np.testing.assert_array_equal(ds.codes, full.codes[ds.row_ids])
+    assert ds.position_of_row(ds.row_ids[100]) == 100
+    with pytest.raises(ValueError, match="not in this dataset"):
+        ds.position_of_row(gone[0])
+
+
+def test_default_keeps_rows_with_missing_values():
+    """One default in the library, the CLI and the dashboard: keep incomplete rows."""
+    ds = load_dataset(WBC)
+    assert ds.n_rows == 699 and (ds.codes < 0).sum() == 16
+    np.testing.assert_array_equal(ds.row_ids, np.arange(699))
+
+
+def test_row_ids_skip_rows_without_a_class():
+    df = _good_frame()
+    df.loc[[3, 7], "class"] = None
+    ds = load_dataset(df)
+    assert ds.n_rows == len(df) - 2
+    assert 3 not in ds.row_ids and 7 not in ds.row_ids and ds.row_ids[3] == 4
+    sub = ds.subset(np.array([5, 6]))
+    np.testing.assert_array_equal(sub.row_ids, ds.row_ids[[5, 6]])
+
+
+def test_codes_from_states():
+    ds = load_dataset(WBC)
+    frame = ds.to_frame().iloc[:20]
+    np.testing.assert_array_equal(ds.codes_from_states(frame), ds.X[:20])
+    typed = pd.DataFrame([{f: None for f in ds.feature_names} | {ds.feature_names[0]: "10"}])
+    codes = ds.codes_from_states(typed)
+    assert codes[0, 0] == ds.feature_states[0].index("10") and (codes[0, 1:] == -1).all()
+    with pytest.raises(DataError, match="Columns missing"):
+        ds.codes_from_states(frame.drop(columns=ds.feature_names[0]))
+
+
+def test_encoder_refit_keeps_kinds_and_states_refits_cuts():
+    df = _good_frame()
+    X = df.drop(columns="class")
+    enc = DiscreteEncoder().fit(X)
+    half = enc.refit(X.iloc[:25])
+    ref = DiscreteEncoder(max_int_categories=0).fit(
+        X[[c.name for c in enc.columns_ if c.kind == "continuous"]].iloc[:25])
+    for c in half.columns_:
+        old = next(o for o in enc.columns_ if o.name == c.name)
+        assert c.kind == old.kind
+        if c.kind == "continuous":
+            np.testing.assert_array_equal(
+                c.cuts, next(r for r in ref.columns_ if r.name == c.name).cuts)
+        else:
+            assert c.states == old.states
+    assert enc.columns_[0].kind == "continuous"
+    with pytest.raises(ValueError, match="fit"):
+        DiscreteEncoder().refit(X)
 
 
 def test_wbc_keep_missing_codes_minus_one():
@@ -66,7 +123,7 @@ def test_sources_agree(kind):
            "frame": df}[kind]
     if src is None:
         src = WBC if kind == "path" else str(WBC)
-        ds = load_dataset(src)
+        ds = load_dataset(src, missing="drop")
         assert ds.n_rows == 683
         return
     ds = load_dataset(src)
@@ -270,3 +327,35 @@ def test_no_discretization_keeps_values_as_categories():
     many = _good_frame(200)  # 200 distinct real values -> too many categories: a clear error
     with pytest.raises(DataError, match="at most 64"):
         load_dataset(many, discretization="none")
+
+
+# --- the encoder labels each distinct value once; same codes as labelling cell by cell --------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as hst  # noqa: E402
+
+_CELLS = hst.one_of(hst.none(), hst.just(float("nan")), hst.sampled_from(["a", " a", "b", "?x"]),
+                    hst.integers(-2, 3), hst.sampled_from([1.0, 2.5, -0.0]), hst.booleans())
+
+
+@settings(max_examples=200, deadline=None)
+@given(hst.lists(_CELLS, min_size=1, max_size=30))
+def test_categorical_encoding_equals_cell_by_cell_labels(cells):
+    from bnma_core.data import MISSING, ColumnCoding, _is_na, _label, _state_labels
+
+    col = pd.Series(cells, dtype=object)
+    states = _state_labels(col)
+    ref_states = sorted({_label(v) for v in cells if not _is_na(v)},
+                        key=lambda v: (0, float(v), v) if _is_float(v) else (1, 0.0, v))
+    assert states == ref_states
+    coding = ColumnCoding("c", "categorical", states)
+    ref = [MISSING if _is_na(v) else states.index(_label(v)) for v in cells]
+    np.testing.assert_array_equal(coding.encode(col), ref)
+
+
+def _is_float(v):
+    try:
+        float(v)
+        return True
+    except ValueError:
+        return False

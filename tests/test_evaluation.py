@@ -285,3 +285,80 @@ def test_wilcoxon_pairs_over_datasets_and_folds():
     d = np.concatenate([np.array(acc["b"]) - acc["a"], np.array(acc["b"]) + 0.01 - acc["a"]])
     assert w.loc["b", "n_pairs"] == 12
     assert w.loc["b", "p_value"] == pytest.approx(wilcoxon(d).pvalue)
+
+
+# --- declared capabilities decide the training rows (issue 10 item 3) --------------------------
+
+def test_same_training_rows_for_every_registered_method():
+    """The bug: MA-NB and the order-BMA methods silently lost the incomplete training rows
+    while NB kept them. Every registered method learns from incomplete rows (declared and
+    tested in test_registry), so all train on the same rows, and the table says so."""
+    params = {"bma1": {"n_iter": 200, "burn_in": 50, "max_parents": 1},
+              "fobma": {"max_parents": 1}}
+    res = cross_validate(WBC, ["nb", "manb", "fobma", "bma1", "ukdb"], folds=3, seed=0,
+                         method_params=params)
+    assert list(res.columns) == RESULT_COLUMNS
+    per_method = res.groupby("method", sort=False)["n_train"].apply(list)
+    assert len({tuple(v) for v in per_method}) == 1
+    assert res.groupby("method")["n_train"].sum().eq(2 * 699).all()
+    assert (res["n_train_dropped"] == 0).all()
+
+
+def test_method_that_cannot_learn_from_incomplete_rows_is_reported():
+    df = continuous_frame(n=80, seed=2)
+    df.loc[:9, "colour"] = None
+    res = cross_validate(df, {"majority": NoMissingInFit(), "nb": NaiveBayes()}, folds=4,
+                         target="outcome")
+    maj = res[res["method"] == "majority"]
+    assert maj["n_train_dropped"].sum() == 3 * 10
+    assert (maj["n_train"] + maj["n_train_dropped"]).sum() == 3 * 80
+    s = summarize(res).set_index("method")
+    assert s.loc["majority", "n_train_dropped_mean"] == pytest.approx(7.5)
+    assert s.loc["nb", "n_train_dropped_mean"] == 0 and s.loc["nb", "n_train_mean"] == 60
+
+
+def test_missing_drop_removes_incomplete_rows_for_every_method():
+    res = cross_validate(WBC, ["nb", "manb"], folds=3, missing="drop")
+    assert res.groupby("method")["n_test"].sum().eq(683).all()
+    assert res.groupby("method")["n_train"].sum().eq(2 * 683).all()
+    d = load_dataset(WBC)
+    pd.testing.assert_frame_equal(
+        cross_validate(d, ["nb"], folds=3, missing="drop")[["accuracy", "n_train"]],
+        res[res["method"] == "nb"][["accuracy", "n_train"]].reset_index(drop=True))
+    with pytest.raises(DataError, match="missing-value policy"):
+        cross_validate(WBC, ["nb"], missing="impute")
+
+
+def test_fold_cut_points_come_from_the_dataset_encoder():
+    df = continuous_frame(n=90, seed=4)
+    d = load_dataset(df, target="outcome", discretization="quantile", n_bins=3)
+    a = cross_validate(d, ["nb"], folds=3, seed=5)
+    b = cross_validate(df, ["nb"], folds=3, seed=5, target="outcome",
+                       discretization="quantile", n_bins=3)
+    np.testing.assert_allclose(a["log_loss"], b["log_loss"])
+
+
+# --- issue 14 items 2 and 3 ----------------------------------------------------------------------
+
+def test_wilcoxon_wins_follow_the_metric_direction():
+    """Lower log-loss is better: a method with lower log-loss on every fold wins them all."""
+    res, acc = fake_results()  # b has higher accuracy, hence lower log-loss, on every fold
+    w = wilcoxon_against(res, "a", metric="log_loss").set_index("method")
+    assert w.loc["b", "wins"] == 6 and w.loc["b", "losses"] == 0
+    assert w.loc["b", "mean_diff"] < 0
+    w = wilcoxon_against(res, "b", metric="log_loss").set_index("method")
+    assert w.loc["a", "wins"] == 0 and w.loc["a", "losses"] == 6
+    assert wilcoxon_against(res, "a", metric="auc").set_index("method").loc["b", "wins"] == 6
+
+
+def test_summary_has_spread_of_every_metric_and_the_chart_uses_it():
+    res, acc = fake_results()
+    res["log_loss"] = res["log_loss"] * 3  # sd 0.079-like spread, not ~0
+    s = summarize(res)
+    for m in ("accuracy", "auc", "log_loss"):
+        assert f"{m}_std" in s.columns
+    assert s.loc[1, "log_loss_std"] == pytest.approx(np.std(3 * (1 - np.array(acc["b"])),
+                                                            ddof=1))
+    bar = viz.accuracy_bar_figure(s, metric="log_loss").data[0]
+    np.testing.assert_allclose(bar.error_y.array, s["log_loss_std"])
+    assert bar.error_y.array[1] > 0.05

@@ -88,24 +88,31 @@ def parameter_comparison_figure(theta_map: np.ndarray, theta_star: np.ndarray,
 
 
 def roc_curves_figure(y_true: Sequence, scores: Mapping[str, Sequence[float]],
-                      positive_label: str = "positive class") -> go.Figure:
+                      positive_label: str = "positive class",
+                      curves: Mapping[str, Mapping] | None = None) -> go.Figure:
     """ROC curves of several classifiers on the same test rows, with their areas.
+
+    The curves and areas come from :func:`bnma_core.evaluation.roc_curve_points` (this
+    function only draws them).
 
     Parameters
     ----------
     y_true : 0/1 (or boolean) labels, 1 = positive class
     scores : {classifier name: predicted probability of the positive class}
+    curves : optional, precomputed ``{name: {"fpr", "tpr", "auc"}}`` (then ``y_true`` and
+        ``scores`` are not used)
     """
-    from sklearn.metrics import roc_auc_score, roc_curve  # lazy: keeps `import viz` light
+    if curves is None:
+        from ..evaluation import roc_curve_points  # lazy: keeps `import viz` light
 
-    y = np.asarray(y_true).astype(int)
-    if len(np.unique(y)) != 2:
-        raise ValueError("ROC curves need test rows from both classes")
+        y = np.asarray(y_true).astype(int)
+        if len(np.unique(y)) != 2:
+            raise ValueError("ROC curves need test rows from both classes")
+        curves = roc_curve_points(y == 1, scores)
     fig = go.Figure()
-    for name, s in scores.items():
-        fpr, tpr, _ = roc_curve(y, np.asarray(s, dtype=float))
-        auc = roc_auc_score(y, np.asarray(s, dtype=float))
-        fig.add_scatter(x=fpr, y=tpr, mode="lines", name=f"{name} (area {auc:.3f})")
+    for name, c in curves.items():
+        fig.add_scatter(x=c["fpr"], y=c["tpr"], mode="lines",
+                        name=f"{name} (area {c['auc']:.3f})")
     fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dot", color="grey"),
                     name="chance", hoverinfo="skip")
     fig.update_layout(title=f"ROC curves ({positive_label})", xaxis_title="false positive rate",
