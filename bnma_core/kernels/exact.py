@@ -1,0 +1,463 @@
+"""numba kernels for exact and K-best Bayesian network structure learning (DESIGN §3, §8).
+
+Conventions
+-----------
+* ``data_t``: complete training data transposed, shape (n_vars, n_rows), int32 codes.
+* Variable sets are bitmasks (bit v = variable v). A *compressed* index of a parent set
+  P ⊆ V∖{v} drops bit v: ``compress(P, v) = (P & (2^v - 1)) | ((P >> (v + 1)) << v)``; it keeps
+  the subset order, so clearing one bit of a compressed index removes that variable.
+* Local scores ``ls[v, compress(P, v)]`` (natural log, -inf = forbidden parent set).
+* K-best lists are sorted by decreasing score; equal scores are broken by the smaller parent
+  mask (parent-set lists) or the smaller (sink, index, index) triple (network lists), so every
+  run on the same data gives the same lists (deterministic tie-breaking).
+
+References
+----------
+Silander, T. & Myllymäki, P. (2006). A simple approach for finding the globally optimal
+Bayesian network structure. UAI.
+Tian, J., He, R. & Ram, L. (2010). Bayesian model averaging using the k-best Bayesian network
+structures. UAI.
+Chen, Y. & Tian, J. (2014). Finding the k-best equivalence classes of Bayesian network
+structures for model averaging. AAAI.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def _count_terms(cnt: np.ndarray, n_ids: int, hist: np.ndarray, seen: np.ndarray) -> int:
+    """Histogram of the cell counts ``cnt[0:n_ids]`` into ``hist`` (distinct values listed in
+    ``seen``); ``cnt`` is left zeroed. Returns the number of distinct count values."""
+    n_seen = 0
+    for i in range(n_ids):
+        c = cnt[i]
+        cnt[i] = 0
+        if hist[c] == 0:
+            seen[n_seen] = c
+            n_seen += 1
+        hist[c] += 1
+    return n_seen
+
+
+@njit(cache=True)
+def subset_log_terms(data_t: np.ndarray, arities: np.ndarray, max_size: int, score_kind: int,
+                     ess: float, r_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-variable-set sums from which every family's Dirichlet log marginal likelihood follows.
+
+    For every set S with |S| <= ``max_size`` the joint contingency table of S is counted once
+    (depth-first over sets; the rows' dense cell ids of the prefix set are refined by the new
+    variable, so a table never has more cells than rows) and summarised over its non-empty
+    cells c with counts N_c:
+
+    * BDeu (``score_kind`` 1): ``A[S] = sum_c [lgamma(ess / Q_S + N_c) - lgamma(ess / Q_S)]``,
+      Q_S = prod_{u in S} r_u. The BDeu family score is then
+      ``log ML(v | P) = A[P ∪ {v}] - A[P]`` (Heckerman et al. 1995, eq. 8 with
+      a_ijk = ess / (r_v q_v): the a_ijk sum is A of the family and, because
+      a_ij = ess / Q_P, the a_ij sum is -A[P]).
+    * K2 (``score_kind`` 0): ``A[S] = sum_c lgamma(1 + N_c)`` and
+      ``G[t, S] = sum_c [lgamma(r_t) - lgamma(r_t + N_c)]`` for each distinct arity
+      ``r_values[t]``, so ``log ML(v | P) = A[P ∪ {v}] + G[t(r_v), P]`` (Cooper & Herskovits
+      1992).
+
+    Sets larger than ``max_size`` keep NaN. Returns ``A`` (2^n,) and ``G`` (len(r_values), 2^n)
+    (``G`` is (0, 0) for BDeu).
+    """
+    n, n_rows = data_t.shape
+    n_sets = 1 << n
+    A = np.full(n_sets, np.nan)
+    n_r = r_values.shape[0] if score_kind == 0 else 0
+    G = np.zeros((n_r, n_sets if score_kind == 0 else 0))
+    r_max = 1
+    for v in range(n):
+        r_max = max(r_max, arities[v])
+    lg_r = np.zeros((n_r, n_rows + 1))
+    for t in range(n_r):
+        base = math.lgamma(r_values[t])
+        for c in range(n_rows + 1):
+            lg_r[t, c] = base - math.lgamma(r_values[t] + c)
+    # empty set: one cell holding every row
+    if score_kind == 0:
+        A[0] = math.lgamma(1.0 + n_rows)
+        for t in range(n_r):
+            G[t, 0] = lg_r[t, n_rows]
+    else:
+        A[0] = math.lgamma(ess + n_rows) - math.lgamma(ess)
+    L = min(max_size, n)
+    if L == 0 or n == 0:
+        return A, G
+    ids = np.zeros((L + 1, n_rows), dtype=np.int32)
+    n_ids = np.ones(L + 1, dtype=np.int64)
+    n_ids[0] = 1 if n_rows > 0 else 0
+    q = np.ones(L + 1)
+    masks = np.zeros(L + 1, dtype=np.int64)
+    remap = np.full(n_rows * r_max + 1, -1, dtype=np.int32)
+    cnt = np.zeros(n_rows + 1, dtype=np.int64)
+    hist = np.zeros(n_rows + 1, dtype=np.int64)
+    seen = np.zeros(n_rows + 1, dtype=np.int64)
+    comb = np.zeros(L, dtype=np.int64)
+    t = 0
+    comb[0] = 0
+    while t >= 0:
+        if comb[t] >= n:
+            t -= 1
+            if t >= 0:
+                comb[t] += 1
+            continue
+        v = comb[t]
+        r = arities[v]
+        row_v = data_t[v]
+        prev = ids[t]
+        cur = ids[t + 1]
+        mask = masks[t] | (1 << v)
+        masks[t + 1] = mask
+        q[t + 1] = q[t] * r
+        if n_ids[t] == n_rows:
+            # every row already in its own cell: refinement cannot change the counts
+            n_new = n_rows
+            for row in range(n_rows):
+                cur[row] = prev[row]
+                cnt[row] = 1
+        else:
+            n_new = 0
+            for row in range(n_rows):
+                key = prev[row] * r + row_v[row]
+                d = remap[key]
+                if d < 0:
+                    d = n_new
+                    remap[key] = d
+                    n_new += 1
+                cur[row] = d
+                cnt[d] += 1
+            for row in range(n_rows):
+                remap[prev[row] * r + row_v[row]] = -1
+        n_ids[t + 1] = n_new
+        n_seen = _count_terms(cnt, n_new, hist, seen)
+        if score_kind == 0:
+            tot = 0.0
+            for k in range(n_seen):
+                c = seen[k]
+                tot += hist[c] * math.lgamma(1.0 + c)
+            A[mask] = tot
+            for tt in range(n_r):
+                g = 0.0
+                for k in range(n_seen):
+                    c = seen[k]
+                    g += hist[c] * lg_r[tt, c]
+                G[tt, mask] = g
+        else:
+            a = ess / q[t + 1]
+            la = math.lgamma(a)
+            tot = 0.0
+            for k in range(n_seen):
+                c = seen[k]
+                tot += hist[c] * (math.lgamma(a + c) - la)
+            A[mask] = tot
+        for k in range(n_seen):
+            hist[seen[k]] = 0
+        if t + 1 < L and comb[t] + 1 < n:
+            t += 1
+            comb[t] = comb[t - 1] + 1
+        else:
+            comb[t] += 1
+    return A, G
+
+
+@njit(cache=True)
+def _popcount(x: np.int64) -> int:
+    c = 0
+    while x:
+        x &= x - 1
+        c += 1
+    return c
+
+
+@njit(cache=True)
+def expand_index(idx: np.int64, v: int) -> np.int64:
+    """Compressed parent-set index of variable v -> parent bitmask over all variables."""
+    low = idx & ((1 << v) - 1)
+    return low | ((idx >> v) << (v + 1))
+
+
+@njit(cache=True)
+def compress_mask(mask: np.int64, v: int) -> np.int64:
+    """Parent bitmask (bit v clear) -> compressed index for variable v."""
+    low = mask & ((1 << v) - 1)
+    return low | ((mask >> (v + 1)) << v)
+
+
+@njit(cache=True)
+def local_score_table(A: np.ndarray, G: np.ndarray, r_index: np.ndarray, m: int,
+                      forced: np.int64, score_kind: int, max_parents: int) -> np.ndarray:
+    """Local scores ``ls[v, compress(P, v)]`` of the DP variables 0..m-1 (bits 0..m-1 of the
+    set masks) for every P ⊆ {0..m-1}∖{v}, each family scored with the extra parents ``forced``
+    (a mask of variables >= m, e.g. the class in EANB): ls = log ML(v | P ∪ forced), from the
+    set terms of :func:`subset_log_terms`. Parent sets with more than ``max_parents`` DP
+    variables get -inf."""
+    H = 1 << (m - 1) if m > 0 else 0
+    ls = np.empty((m, H))
+    for v in range(m):
+        for idx in range(H):
+            if _popcount(idx) > max_parents:
+                ls[v, idx] = -np.inf
+                continue
+            P = expand_index(idx, v) | forced
+            fam = P | (1 << v)
+            if score_kind == 0:
+                ls[v, idx] = A[fam] + G[r_index[v], P]
+            else:
+                ls[v, idx] = A[fam] - A[P]
+    return ls
+
+
+@njit(cache=True)
+def kbest_parent_sets(ls: np.ndarray, K: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The K best parent sets of every variable v inside every candidate set W ⊆ V∖{v}
+    (Silander & Myllymäki 2006 for K = 1; Tian, He & Ram 2010): the list of W merges W itself
+    with the lists of W∖{u}, u in W (duplicates dropped).
+
+    Returns ``bs`` (m, 2^(m-1), K) scores, ``bm`` (m, 2^(m-1), K) parent masks (over all m
+    variables, uint32) and ``bl`` (m, 2^(m-1)) list lengths; entries indexed by compressed W.
+    """
+    m, H = ls.shape
+    bs = np.full((m, H, K), -np.inf)
+    bm = np.zeros((m, H, K), dtype=np.uint32)
+    bl = np.zeros((m, H), dtype=np.int32)
+    subs = np.zeros(max(m, 1), dtype=np.int64)
+    heads = np.zeros(max(m, 1), dtype=np.int64)
+    for v in range(m):
+        for w in range(H):
+            nb = 0
+            x = w
+            while x:
+                low = x & -x
+                subs[nb] = w ^ low
+                heads[nb] = 0
+                nb += 1
+                x ^= low
+            own = ls[v, w]
+            own_left = own > -np.inf
+            own_mask = expand_index(w, v)
+            cnt = 0
+            while cnt < K:
+                best = -np.inf
+                best_mask = np.int64(1) << 40
+                src = -2
+                if own_left:
+                    best = own
+                    best_mask = own_mask
+                    src = -1
+                for h in range(nb):
+                    sb = subs[h]
+                    hd = heads[h]
+                    if hd < bl[v, sb]:
+                        sc = bs[v, sb, hd]
+                        mk = np.int64(bm[v, sb, hd])
+                        if src == -2 or sc > best or (sc == best and mk < best_mask):
+                            best = sc
+                            best_mask = mk
+                            src = h
+                if src == -2:
+                    break
+                if src == -1:
+                    own_left = False
+                else:
+                    heads[src] += 1
+                if cnt > 0 and np.int64(bm[v, w, cnt - 1]) == best_mask:
+                    continue
+                bs[v, w, cnt] = best
+                bm[v, w, cnt] = best_mask
+                cnt += 1
+            bl[v, w] = cnt
+    return bs, bm, bl
+
+
+@njit(cache=True)
+def _heap_less(hs: np.ndarray, ht: np.ndarray, a: int, b: int) -> bool:
+    """True if entry a ranks before entry b (higher score, then smaller tie key)."""
+    if hs[a] != hs[b]:
+        return hs[a] > hs[b]
+    return ht[a] < ht[b]
+
+
+@njit(cache=True)
+def _heap_swap(hs, ht, hp, a, b):
+    hs[a], hs[b] = hs[b], hs[a]
+    ht[a], ht[b] = ht[b], ht[a]
+    for c in range(3):
+        hp[a, c], hp[b, c] = hp[b, c], hp[a, c]
+
+
+@njit(cache=True)
+def _heap_push(hs, ht, hp, size, score, tie, s, i, j):
+    hs[size] = score
+    ht[size] = tie
+    hp[size, 0] = s
+    hp[size, 1] = i
+    hp[size, 2] = j
+    k = size
+    while k > 0:
+        par = (k - 1) >> 1
+        if _heap_less(hs, ht, k, par):
+            _heap_swap(hs, ht, hp, k, par)
+            k = par
+        else:
+            break
+    return size + 1
+
+
+@njit(cache=True)
+def _heap_pop(hs, ht, hp, size):
+    """Move the top entry to slot ``size - 1`` and restore the heap on 0..size-2."""
+    size -= 1
+    _heap_swap(hs, ht, hp, 0, size)
+    k = 0
+    while True:
+        lft = 2 * k + 1
+        if lft >= size:
+            break
+        c = lft
+        if lft + 1 < size and _heap_less(hs, ht, lft + 1, lft):
+            c = lft + 1
+        if _heap_less(hs, ht, c, k):
+            _heap_swap(hs, ht, hp, c, k)
+            k = c
+        else:
+            break
+    return size
+
+
+@njit(cache=True)
+def _reconstruct(W: np.int64, idx: int, nsink: np.ndarray, ni: np.ndarray, nj: np.ndarray,
+                 bm: np.ndarray, pa: np.ndarray) -> None:
+    """Parent masks ``pa[v]`` of the ``idx``-th network on the set W (unwinding the sinks)."""
+    U = W
+    k = idx
+    while U:
+        s = nsink[U, k]
+        sub = U & ~(np.int64(1) << s)
+        pa[s] = bm[s, compress_mask(sub, s), nj[U, k]]
+        k = ni[U, k]
+        U = sub
+
+
+@njit(cache=True)
+def kbest_networks(bs: np.ndarray, bm: np.ndarray, bl: np.ndarray, K: int, ec_mode: bool,
+                   ecode: np.ndarray, vcode: np.ndarray):
+    """K best DAGs (``ec_mode`` False; Tian, He & Ram 2010) or K best Markov equivalence
+    classes (``ec_mode`` True; Chen & Tian 2014) over every subset W of the m variables.
+
+    best(W) lists merge, over the sinks s in W, the sums (k-th network on W∖{s}) + (k'-th
+    parent set of s inside W∖{s}), enumerated lazily in score order with one heap. DAG mode
+    keeps a candidate only when s is its largest sink (a DAG is built once, from its largest
+    sink; the sink set is carried per entry). EC mode keeps a candidate only when its
+    equivalence-class key (64-bit Zobrist hash of skeleton edges ``ecode[a, b]`` and
+    v-structures ``vcode[a, b, c]`` = a -> c <- b, a < b; Verma & Pearl 1990) differs from the
+    keys already accepted for W; the key is updated incrementally from the sub-network.
+
+    Returns (``score`` (K,), ``parents`` (K, m) uint32 parent masks, ``keys`` (K,) uint64,
+    ``count``) for the full set, plus the per-subset tables for inspection.
+    """
+    m = bs.shape[0]
+    S = 1 << m
+    ns = np.full((S, K), -np.inf)
+    nsink = np.zeros((S, K), dtype=np.int8)
+    ni = np.zeros((S, K), dtype=np.int32)
+    nj = np.zeros((S, K), dtype=np.int32)
+    nl = np.zeros(S, dtype=np.int32)
+    nsinks = np.zeros((S, K), dtype=np.uint32)
+    nkey = np.zeros((S, K), dtype=np.uint64)
+    ns[0, 0] = 0.0
+    nl[0] = 1
+    cap = m + 2 * m * K * K + 4
+    hs = np.empty(cap)
+    ht = np.empty(cap, dtype=np.int64)
+    hp = np.empty((cap, 3), dtype=np.int64)
+    pa = np.zeros(max(m, 1), dtype=np.uint32)
+    KK = np.int64(K) * K
+    for W in range(1, S):
+        size = 0
+        x = W
+        while x:
+            low = x & -x
+            s = 0
+            while (low >> s) != 1:
+                s += 1
+            x ^= low
+            sub = W ^ low
+            w = compress_mask(sub, s)
+            if bl[s, w] > 0 and nl[sub] > 0:
+                size = _heap_push(hs, ht, hp, size, ns[sub, 0] + bs[s, w, 0], s * KK, s, 0, 0)
+        cnt = 0
+        while cnt < K and size > 0:
+            size = _heap_pop(hs, ht, hp, size)
+            sc = hs[size]
+            s = hp[size, 0]
+            i = hp[size, 1]
+            j = hp[size, 2]
+            sub = W & ~(np.int64(1) << s)
+            w = compress_mask(sub, s)
+            if j + 1 < bl[s, w]:
+                size = _heap_push(hs, ht, hp, size, ns[sub, i] + bs[s, w, j + 1],
+                                  s * KK + i * K + j + 1, s, i, j + 1)
+            if j == 0 and i + 1 < nl[sub]:
+                size = _heap_push(hs, ht, hp, size, ns[sub, i + 1] + bs[s, w, 0],
+                                  s * KK + (i + 1) * K, s, i + 1, 0)
+            P = np.int64(bm[s, w, j])
+            if ec_mode:
+                key = nkey[sub, i]
+                y = P
+                while y:
+                    lo = y & -y
+                    p = 0
+                    while (lo >> p) != 1:
+                        p += 1
+                    y ^= lo
+                    if p < s:
+                        key ^= ecode[p, s]
+                    else:
+                        key ^= ecode[s, p]
+                if _popcount(P) >= 2:
+                    _reconstruct(sub, i, nsink, ni, nj, bm, pa)
+                    for a in range(m):
+                        if not (P >> a) & 1:
+                            continue
+                        for b in range(a + 1, m):
+                            if not (P >> b) & 1:
+                                continue
+                            if ((np.int64(pa[a]) >> b) & 1) or ((np.int64(pa[b]) >> a) & 1):
+                                continue
+                            key ^= vcode[a, b, s]
+                dup = False
+                for c in range(cnt):
+                    if nkey[W, c] == key:
+                        dup = True
+                        break
+                if dup:
+                    continue
+                nkey[W, cnt] = key
+            else:
+                sk = np.int64(nsinks[sub, i]) & ~P
+                if (sk >> (s + 1)) != 0:
+                    continue
+                nsinks[W, cnt] = sk | (np.int64(1) << s)
+            ns[W, cnt] = sc
+            nsink[W, cnt] = s
+            ni[W, cnt] = i
+            nj[W, cnt] = j
+            cnt += 1
+        nl[W] = cnt
+    full = S - 1
+    count = nl[full]
+    scores = ns[full, :count].copy()
+    parents = np.zeros((count, m), dtype=np.uint32)
+    for k in range(count):
+        _reconstruct(np.int64(full), k, nsink, ni, nj, bm, pa)
+        for v in range(m):
+            parents[k, v] = pa[v]
+    keys = nkey[full, :count].copy()
+    return scores, parents, keys, count
