@@ -45,14 +45,41 @@ def _count_terms(cnt: np.ndarray, n_ids: int, hist: np.ndarray, seen: np.ndarray
 
 
 @njit(cache=True)
-def subset_log_terms(data_t: np.ndarray, arities: np.ndarray, max_size: int, score_kind: int,
-                     ess: float, r_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _terms_from_hist(hist: np.ndarray, seen: np.ndarray, n_seen: int, score_kind: int,
+                     a: float, lg_r: np.ndarray, G: np.ndarray, mask: int) -> float:
+    """Set terms of one variable set from the histogram of its cell counts (``hist[c]`` cells
+    hold c rows; the distinct c are ``seen[:n_seen]``); K2 also writes ``G[:, mask]``."""
+    tot = 0.0
+    if score_kind == 0:
+        for k in range(n_seen):
+            c = seen[k]
+            tot += hist[c] * math.lgamma(1.0 + c)
+        for tt in range(G.shape[0]):
+            g = 0.0
+            for k in range(n_seen):
+                c = seen[k]
+                g += hist[c] * lg_r[tt, c]
+            G[tt, mask] = g
+    else:
+        la = math.lgamma(a)
+        for k in range(n_seen):
+            c = seen[k]
+            tot += hist[c] * (math.lgamma(a + c) - la)
+    return tot
+
+
+@njit(cache=True)
+def subset_log_terms(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarray,
+                     max_size: int, score_kind: int, ess: float,
+                     r_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-variable-set sums from which every family's Dirichlet log marginal likelihood follows.
 
-    For every set S with |S| <= ``max_size`` the joint contingency table of S is counted once
-    (depth-first over sets; the rows' dense cell ids of the prefix set are refined by the new
-    variable, so a table never has more cells than rows) and summarised over its non-empty
-    cells c with counts N_c:
+    ``data_t`` holds the distinct rows (patterns) of the data, transposed, and ``weights`` how
+    many times each occurs. For every set S with |S| <= ``max_size`` the joint contingency
+    table of S is counted once (depth-first over sets; the patterns' dense cell ids of the
+    prefix set are refined by the new variable, so a table never has more cells than patterns;
+    once every pattern has its own cell, supersets have the same cell counts and are not
+    recounted) and summarised over its non-empty cells c with counts N_c:
 
     * BDeu (``score_kind`` 1): ``A[S] = sum_c [lgamma(ess / Q_S + N_c) - lgamma(ess / Q_S)]``,
       Q_S = prod_{u in S} r_u. The BDeu family score is then
@@ -67,7 +94,10 @@ def subset_log_terms(data_t: np.ndarray, arities: np.ndarray, max_size: int, sco
     Sets larger than ``max_size`` keep NaN. Returns ``A`` (2^n,) and ``G`` (len(r_values), 2^n)
     (``G`` is (0, 0) for BDeu).
     """
-    n, n_rows = data_t.shape
+    n, n_pat = data_t.shape
+    n_rows = 0
+    for p in range(n_pat):
+        n_rows += weights[p]
     n_sets = 1 << n
     A = np.full(n_sets, np.nan)
     n_r = r_values.shape[0] if score_kind == 0 else 0
@@ -80,25 +110,32 @@ def subset_log_terms(data_t: np.ndarray, arities: np.ndarray, max_size: int, sco
         base = math.lgamma(r_values[t])
         for c in range(n_rows + 1):
             lg_r[t, c] = base - math.lgamma(r_values[t] + c)
+    hist = np.zeros(n_rows + 1, dtype=np.int64)
+    seen = np.zeros(n_rows + 1, dtype=np.int64)
     # empty set: one cell holding every row
-    if score_kind == 0:
-        A[0] = math.lgamma(1.0 + n_rows)
-        for t in range(n_r):
-            G[t, 0] = lg_r[t, n_rows]
-    else:
-        A[0] = math.lgamma(ess + n_rows) - math.lgamma(ess)
+    hist[n_rows] = 1
+    seen[0] = n_rows
+    A[0] = _terms_from_hist(hist, seen, 1, score_kind, ess, lg_r, G, 0)
+    hist[n_rows] = 0
     L = min(max_size, n)
     if L == 0 or n == 0:
         return A, G
-    ids = np.zeros((L + 1, n_rows), dtype=np.int32)
+    # histogram of the pattern weights: the cell counts of every saturated set
+    sat_hist = np.zeros(n_rows + 1, dtype=np.int64)
+    sat_seen = np.zeros(n_rows + 1, dtype=np.int64)
+    n_sat = 0
+    for p in range(n_pat):
+        c = weights[p]
+        if sat_hist[c] == 0:
+            sat_seen[n_sat] = c
+            n_sat += 1
+        sat_hist[c] += 1
+    ids = np.zeros((L + 1, n_pat), dtype=np.int32)
     n_ids = np.ones(L + 1, dtype=np.int64)
-    n_ids[0] = 1 if n_rows > 0 else 0
     q = np.ones(L + 1)
     masks = np.zeros(L + 1, dtype=np.int64)
-    remap = np.full(n_rows * r_max + 1, -1, dtype=np.int32)
-    cnt = np.zeros(n_rows + 1, dtype=np.int64)
-    hist = np.zeros(n_rows + 1, dtype=np.int64)
-    seen = np.zeros(n_rows + 1, dtype=np.int64)
+    remap = np.full(n_pat * r_max + 1, -1, dtype=np.int32)
+    cnt = np.zeros(n_pat + 1, dtype=np.int64)
     comb = np.zeros(L, dtype=np.int64)
     t = 0
     comb[0] = 0
@@ -110,55 +147,40 @@ def subset_log_terms(data_t: np.ndarray, arities: np.ndarray, max_size: int, sco
             continue
         v = comb[t]
         r = arities[v]
-        row_v = data_t[v]
-        prev = ids[t]
-        cur = ids[t + 1]
         mask = masks[t] | (1 << v)
         masks[t + 1] = mask
         q[t + 1] = q[t] * r
-        if n_ids[t] == n_rows:
-            # every row already in its own cell: refinement cannot change the counts
-            n_new = n_rows
-            for row in range(n_rows):
-                cur[row] = prev[row]
-                cnt[row] = 1
+        a = ess / q[t + 1]
+        if n_ids[t] == n_pat:
+            # every pattern already in its own cell: the counts cannot change
+            n_ids[t + 1] = n_pat
+            A[mask] = _terms_from_hist(sat_hist, sat_seen, n_sat, score_kind, a, lg_r, G,
+                                       mask)
         else:
+            row_v = data_t[v]
+            prev = ids[t]
+            cur = ids[t + 1]
             n_new = 0
-            for row in range(n_rows):
-                key = prev[row] * r + row_v[row]
+            for p in range(n_pat):
+                key = prev[p] * r + row_v[p]
                 d = remap[key]
                 if d < 0:
                     d = n_new
                     remap[key] = d
                     n_new += 1
-                cur[row] = d
-                cnt[d] += 1
-            for row in range(n_rows):
-                remap[prev[row] * r + row_v[row]] = -1
-        n_ids[t + 1] = n_new
-        n_seen = _count_terms(cnt, n_new, hist, seen)
-        if score_kind == 0:
-            tot = 0.0
+                cur[p] = d
+                cnt[d] += weights[p]
+            span = n_ids[t] * r
+            if span <= n_pat:
+                remap[:span] = -1
+            else:
+                for p in range(n_pat):
+                    remap[prev[p] * r + row_v[p]] = -1
+            n_ids[t + 1] = n_new
+            n_seen = _count_terms(cnt, n_new, hist, seen)
+            A[mask] = _terms_from_hist(hist, seen, n_seen, score_kind, a, lg_r, G, mask)
             for k in range(n_seen):
-                c = seen[k]
-                tot += hist[c] * math.lgamma(1.0 + c)
-            A[mask] = tot
-            for tt in range(n_r):
-                g = 0.0
-                for k in range(n_seen):
-                    c = seen[k]
-                    g += hist[c] * lg_r[tt, c]
-                G[tt, mask] = g
-        else:
-            a = ess / q[t + 1]
-            la = math.lgamma(a)
-            tot = 0.0
-            for k in range(n_seen):
-                c = seen[k]
-                tot += hist[c] * (math.lgamma(a + c) - la)
-            A[mask] = tot
-        for k in range(n_seen):
-            hist[seen[k]] = 0
+                hist[seen[k]] = 0
         if t + 1 < L and comb[t] + 1 < n:
             t += 1
             comb[t] = comb[t - 1] + 1
@@ -218,7 +240,8 @@ def local_score_table(A: np.ndarray, G: np.ndarray, r_index: np.ndarray, m: int,
 def kbest_parent_sets(ls: np.ndarray, K: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The K best parent sets of every variable v inside every candidate set W ⊆ V∖{v}
     (Silander & Myllymäki 2006 for K = 1; Tian, He & Ram 2010): the list of W merges W itself
-    with the lists of W∖{u}, u in W (duplicates dropped).
+    with the lists of W∖{u}, u in W. A set P ⊊ W sits at the head of the lists of every
+    W∖{u}, u ∉ P, at the same time; all those heads advance together, so it is kept once.
 
     Returns ``bs`` (m, 2^(m-1), K) scores, ``bm`` (m, 2^(m-1), K) parent masks (over all m
     variables, uint32) and ``bl`` (m, 2^(m-1)) list lengths; entries indexed by compressed W.
@@ -227,48 +250,58 @@ def kbest_parent_sets(ls: np.ndarray, K: int) -> tuple[np.ndarray, np.ndarray, n
     bs = np.full((m, H, K), -np.inf)
     bm = np.zeros((m, H, K), dtype=np.uint32)
     bl = np.zeros((m, H), dtype=np.int32)
-    subs = np.zeros(max(m, 1), dtype=np.int64)
-    heads = np.zeros(max(m, 1), dtype=np.int64)
+    mm = max(m, 1)
+    subs = np.zeros(mm, dtype=np.int64)
+    pos = np.zeros(mm, dtype=np.int64)
+    lens = np.zeros(mm, dtype=np.int64)
+    hsc = np.zeros(mm)
+    hmk = np.zeros(mm, dtype=np.int64)
     for v in range(m):
         for w in range(H):
             nb = 0
             x = w
             while x:
                 low = x & -x
-                subs[nb] = w ^ low
-                heads[nb] = 0
-                nb += 1
+                sb = w ^ low
                 x ^= low
+                ln = bl[v, sb]
+                if ln > 0:
+                    subs[nb] = sb
+                    pos[nb] = 0
+                    lens[nb] = ln
+                    hsc[nb] = bs[v, sb, 0]
+                    hmk[nb] = np.int64(bm[v, sb, 0])
+                    nb += 1
             own = ls[v, w]
             own_left = own > -np.inf
             own_mask = expand_index(w, v)
             cnt = 0
             while cnt < K:
                 best = -np.inf
-                best_mask = np.int64(1) << 40
-                src = -2
+                best_mask = np.int64(0)
+                found = False
                 if own_left:
                     best = own
                     best_mask = own_mask
-                    src = -1
+                    found = True
                 for h in range(nb):
-                    sb = subs[h]
-                    hd = heads[h]
-                    if hd < bl[v, sb]:
-                        sc = bs[v, sb, hd]
-                        mk = np.int64(bm[v, sb, hd])
-                        if src == -2 or sc > best or (sc == best and mk < best_mask):
+                    if pos[h] < lens[h]:
+                        sc = hsc[h]
+                        if (not found) or sc > best or (sc == best and hmk[h] < best_mask):
                             best = sc
-                            best_mask = mk
-                            src = h
-                if src == -2:
+                            best_mask = hmk[h]
+                            found = True
+                if not found:
                     break
-                if src == -1:
+                if own_left and best_mask == own_mask:
                     own_left = False
-                else:
-                    heads[src] += 1
-                if cnt > 0 and np.int64(bm[v, w, cnt - 1]) == best_mask:
-                    continue
+                for h in range(nb):
+                    if pos[h] < lens[h] and hmk[h] == best_mask:
+                        p = pos[h] + 1
+                        pos[h] = p
+                        if p < lens[h]:
+                            hsc[h] = bs[v, subs[h], p]
+                            hmk[h] = np.int64(bm[v, subs[h], p])
                 bs[v, w, cnt] = best
                 bm[v, w, cnt] = best_mask
                 cnt += 1
@@ -285,50 +318,44 @@ def _heap_less(hs: np.ndarray, ht: np.ndarray, a: int, b: int) -> bool:
 
 
 @njit(cache=True)
-def _heap_swap(hs, ht, hp, a, b):
-    hs[a], hs[b] = hs[b], hs[a]
-    ht[a], ht[b] = ht[b], ht[a]
-    for c in range(3):
-        hp[a, c], hp[b, c] = hp[b, c], hp[a, c]
-
-
-@njit(cache=True)
-def _heap_push(hs, ht, hp, size, score, tie, s, i, j):
-    hs[size] = score
-    ht[size] = tie
-    hp[size, 0] = s
-    hp[size, 1] = i
-    hp[size, 2] = j
+def _heap_push(hs, ht, size, score, tie):
     k = size
     while k > 0:
         par = (k - 1) >> 1
-        if _heap_less(hs, ht, k, par):
-            _heap_swap(hs, ht, hp, k, par)
-            k = par
-        else:
+        if hs[par] > score or (hs[par] == score and ht[par] < tie):
             break
+        hs[k] = hs[par]
+        ht[k] = ht[par]
+        k = par
+    hs[k] = score
+    ht[k] = tie
     return size + 1
 
 
 @njit(cache=True)
-def _heap_pop(hs, ht, hp, size):
-    """Move the top entry to slot ``size - 1`` and restore the heap on 0..size-2."""
+def _heap_pop(hs, ht, size):
+    """Remove the top entry (returned as (score, tie)) and restore the heap."""
+    top_s = hs[0]
+    top_t = ht[0]
     size -= 1
-    _heap_swap(hs, ht, hp, 0, size)
+    ls_ = hs[size]
+    lt = ht[size]
     k = 0
     while True:
-        lft = 2 * k + 1
-        if lft >= size:
+        c = 2 * k + 1
+        if c >= size:
             break
-        c = lft
-        if lft + 1 < size and _heap_less(hs, ht, lft + 1, lft):
-            c = lft + 1
-        if _heap_less(hs, ht, c, k):
-            _heap_swap(hs, ht, hp, c, k)
+        if c + 1 < size and _heap_less(hs, ht, c + 1, c):
+            c += 1
+        if hs[c] > ls_ or (hs[c] == ls_ and ht[c] < lt):
+            hs[k] = hs[c]
+            ht[k] = ht[c]
             k = c
         else:
             break
-    return size
+    hs[k] = ls_
+    ht[k] = lt
+    return size, top_s, top_t
 
 
 @njit(cache=True)
@@ -376,7 +403,6 @@ def kbest_networks(bs: np.ndarray, bm: np.ndarray, bl: np.ndarray, K: int, ec_mo
     cap = m + 2 * m * K * K + 4
     hs = np.empty(cap)
     ht = np.empty(cap, dtype=np.int64)
-    hp = np.empty((cap, 3), dtype=np.int64)
     pa = np.zeros(max(m, 1), dtype=np.uint32)
     KK = np.int64(K) * K
     for W in range(1, S):
@@ -391,22 +417,19 @@ def kbest_networks(bs: np.ndarray, bm: np.ndarray, bl: np.ndarray, K: int, ec_mo
             sub = W ^ low
             w = compress_mask(sub, s)
             if bl[s, w] > 0 and nl[sub] > 0:
-                size = _heap_push(hs, ht, hp, size, ns[sub, 0] + bs[s, w, 0], s * KK, s, 0, 0)
+                size = _heap_push(hs, ht, size, ns[sub, 0] + bs[s, w, 0], s * KK)
         cnt = 0
         while cnt < K and size > 0:
-            size = _heap_pop(hs, ht, hp, size)
-            sc = hs[size]
-            s = hp[size, 0]
-            i = hp[size, 1]
-            j = hp[size, 2]
+            size, sc, tie = _heap_pop(hs, ht, size)
+            s = tie // KK
+            i = (tie // K) % K
+            j = tie % K
             sub = W & ~(np.int64(1) << s)
             w = compress_mask(sub, s)
             if j + 1 < bl[s, w]:
-                size = _heap_push(hs, ht, hp, size, ns[sub, i] + bs[s, w, j + 1],
-                                  s * KK + i * K + j + 1, s, i, j + 1)
+                size = _heap_push(hs, ht, size, ns[sub, i] + bs[s, w, j + 1], tie + 1)
             if j == 0 and i + 1 < nl[sub]:
-                size = _heap_push(hs, ht, hp, size, ns[sub, i + 1] + bs[s, w, 0],
-                                  s * KK + (i + 1) * K, s, i + 1, 0)
+                size = _heap_push(hs, ht, size, ns[sub, i + 1] + bs[s, w, 0], tie + K)
             P = np.int64(bm[s, w, j])
             if ec_mode:
                 key = nkey[sub, i]

@@ -78,7 +78,9 @@ def set_terms(X: np.ndarray, arities: np.ndarray, score: str = "bdeu", ess: floa
     kind = check_score(score, ess)
     n = X.shape[1]
     r_values, r_index = np.unique(ar, return_inverse=True)
-    A, G = subset_log_terms(np.ascontiguousarray(X.T), ar, n if max_size is None else
+    patterns, weights = np.unique(X, axis=0, return_counts=True)
+    A, G = subset_log_terms(np.ascontiguousarray(patterns.T, dtype=CODE_DTYPE),
+                            weights.astype(np.int64), ar, n if max_size is None else
                             int(max_size), kind, float(ess), r_values.astype(np.float64))
     return A, G, r_index.astype(np.int64)
 
