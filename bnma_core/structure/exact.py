@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 
 import networkx as nx
 import numpy as np
@@ -95,8 +96,8 @@ def check_limits(n_vars: int, k: int, n_rows: int = 1000, augmented: bool = Fals
     hint = "select features or lower K" + ("" if augmented else ", or use EANB")
     if n_vars > max_vars:
         raise ResourceLimitError(
-            f"{n_vars} {what} need about {_fmt_bytes(mem)} and {_fmt_secs(secs)} for K = {k}; "
-            f"the limit is {max_vars} {what} on this machine — {hint}.")
+            f"{n_vars} {what} need about {_fmt_bytes(mem)} for K = {k} (and about "
+            f"{_fmt_secs(secs)}); the limit is {max_vars} {what} on this machine — {hint}.")
     if mem > lim.max_bytes:
         raise ResourceLimitError(
             f"{n_vars} {what} need about {_fmt_bytes(mem)} for K = {k}; the memory limit is "
@@ -129,23 +130,30 @@ class ScoredStructure:
     key : int
         64-bit equivalence-class key (:func:`bnma_core.structure.cpdag.ec_hash`).
     dag : networkx.DiGraph
-        The DAG over column indices 0..n-1 (the class's representative found by the DP).
+        The DAG over column indices 0..n-1 (the class's representative found by the DP);
+        built on first access.
     cpdag : networkx.DiGraph
-        Its CPDAG (``directed`` edge attribute; undirected edges as two opposite arcs).
+        Its CPDAG (``directed`` edge attribute; undirected edges as two opposite arcs); built
+        on first access.
     """
 
     log_score: float
     parents: tuple[tuple[int, ...], ...]
     key: int
-    dag: nx.DiGraph = field(repr=False, compare=False)
-    cpdag: nx.DiGraph = field(repr=False, compare=False)
 
     @classmethod
     def from_parents(cls, log_score: float, parents: Sequence[Iterable[int]]
                      ) -> ScoredStructure:
         pa = tuple(tuple(sorted(int(p) for p in ps)) for ps in parents)
-        dag = parents_to_dag(pa)
-        return cls(float(log_score), pa, ec_hash(pa), dag, dag_to_cpdag(dag))
+        return cls(float(log_score), pa, ec_hash(pa))
+
+    @cached_property
+    def dag(self) -> nx.DiGraph:
+        return parents_to_dag(self.parents)
+
+    @cached_property
+    def cpdag(self) -> nx.DiGraph:
+        return dag_to_cpdag(self.dag)
 
     @property
     def n_edges(self) -> int:
