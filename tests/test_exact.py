@@ -6,7 +6,9 @@ from itertools import combinations
 
 import numpy as np
 import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from bnma_core.classifiers.exact import ExactANB, ExactBN
 from bnma_core.data import DataError
 from bnma_core.kernels.exact import kbest_networks, kbest_parent_sets
 from bnma_core.scores import family_counts, log_ml_counts, posterior_cpt
@@ -355,3 +357,75 @@ def test_limits_refuse_before_allocation_with_a_plain_message():
     assert 1e9 < mem10 < 3e9 and 1e9 < mem100 < 4e9
     # configurable: a tiny problem passes a generous limit object
     assert len(k_best(X[:, :4], ar[:4], 2, limits=ExactLimits(max_vars_k10=4))) == 2
+
+
+# ----------------------------------------------------------------------------- classifiers
+def _clf_data(n=120, seed=3):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    X = np.column_stack([np.where(rng.random(n) < 0.8, y, 1 - y), rng.integers(0, 3, n),
+                         rng.integers(0, 2, n)])
+    X[:, 2] = np.where(rng.random(n) < 0.7, X[:, 0], X[:, 2])
+    return X, y
+
+
+@pytest.mark.parametrize("name,augmented", [("ebn", False), ("eanb", True)])
+def test_classifiers_use_the_exact_network_with_eap_parameters(name, augmented):
+    from bnma_core.classifiers.registry import make_classifier
+    X, y = _clf_data()
+    clf = make_classifier(name).fit(X, y)
+    data = np.column_stack([X, y])
+    ar = np.array([2, 3, 2, 2])
+    ref = best_network(data, ar, class_index=3, augmented=augmented)
+    assert clf.structure_.parents == ref.parents
+    if augmented:
+        assert all(3 in clf.structure_.parents[f] for f in range(3))
+    # P(c | x) from the Markov blanket, by hand with the EAP CPTs
+    bn = ref.fit_network(data, ar)
+    rows = np.column_stack([X[:10], np.zeros(10, int)])
+    lp = np.zeros((10, 2))
+    for c in range(2):
+        rows[:, 3] = c
+        lp[:, c] = bn.log_prob(rows)
+    want = np.exp(lp - np.logaddexp.reduce(lp, axis=1, keepdims=True))
+    np.testing.assert_allclose(clf.predict_proba(X[:10]), want, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["ebn", "eanb"])
+def test_classifiers_marginalize_missing_test_values_exactly(name):
+    from bnma_core.classifiers.registry import make_classifier
+    X, y = _clf_data()
+    Xm = X.copy()
+    Xm[::7, 1] = -1  # missing in training: those rows are left out
+    clf = make_classifier(name).fit(Xm, y)
+    assert clf.n_rows_dropped_ == len(X[::7])
+    test = X[:6].astype(float)
+    test[0, 0] = np.nan
+    test[1, :] = np.nan
+    p = clf.predict_proba(test)
+    assert np.isfinite(p).all() and np.allclose(p.sum(1), 1)
+    # brute force: sum the joint over the missing value
+    bn = clf.network_
+    full = np.column_stack([X[:1], [0]])
+    lp = np.full(2, -np.inf)
+    for c in range(2):
+        for v in range(2):
+            full[0, 0], full[0, 3] = v, c
+            lp[c] = np.logaddexp(lp[c], bn.log_prob(full)[0])
+    np.testing.assert_allclose(p[0], np.exp(lp - np.logaddexp.reduce(lp)), atol=1e-12)
+    prior = bn.posterior(3)
+    np.testing.assert_allclose(p[1], prior, atol=1e-12)
+
+
+def test_classifier_refuses_too_many_features():
+    from bnma_core.classifiers.exact import ExactBN
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, size=(30, 25))
+    y = rng.integers(0, 2, 30)
+    with pytest.raises(ResourceLimitError, match="26 variables need about"):
+        ExactBN().fit(X, y)
+
+
+@parametrize_with_checks([ExactBN(), ExactANB()])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)

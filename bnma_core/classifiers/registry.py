@@ -113,3 +113,13 @@ register(MethodSpec("ukdb_p", "bnma_core.classifiers.ukdb:UKDB",
                     "UKDB_P (k = 2): a network built for each patient from the dependences "
                     "between that patient's own values (personalized knowledge)",
                     {"k": 2, "mode": "personalized"}))
+
+# --- bnma_core.classifiers.exact (exact / K-best structure learning, issue 11) ----------------
+register(MethodSpec(
+    "ebn", "bnma_core.classifiers.exact:ExactBN",
+    "Exact Bayesian network: the globally best-scoring network over the features and the class "
+    "(BDeu, found exhaustively; at most 20 variables).", {"ess": 1.0}))
+register(MethodSpec(
+    "eanb", "bnma_core.classifiers.exact:ExactANB",
+    "Exact augmented naive Bayes: the class points to every feature and the features' own "
+    "network is the best-scoring one (BDeu, exhaustive; at most 20 features).", {"ess": 1.0}))
