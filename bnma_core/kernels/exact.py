@@ -134,7 +134,9 @@ def subset_log_terms(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarra
     n_ids = np.ones(L + 1, dtype=np.int64)
     q = np.ones(L + 1)
     masks = np.zeros(L + 1, dtype=np.int64)
-    remap = np.full(n_pat * r_max + 1, -1, dtype=np.int32)
+    remap = np.zeros(n_pat * r_max + 1, dtype=np.int32)
+    stamps = np.zeros(n_pat * r_max + 1, dtype=np.int64)
+    stamp = 0
     cnt = np.zeros(n_pat + 1, dtype=np.int64)
     comb = np.zeros(L, dtype=np.int64)
     t = 0
@@ -161,21 +163,16 @@ def subset_log_terms(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarra
             prev = ids[t]
             cur = ids[t + 1]
             n_new = 0
+            stamp += 1
             for p in range(n_pat):
                 key = prev[p] * r + row_v[p]
-                d = remap[key]
-                if d < 0:
-                    d = n_new
-                    remap[key] = d
+                if stamps[key] != stamp:
+                    stamps[key] = stamp
+                    remap[key] = n_new
                     n_new += 1
+                d = remap[key]
                 cur[p] = d
                 cnt[d] += weights[p]
-            span = n_ids[t] * r
-            if span <= n_pat:
-                remap[:span] = -1
-            else:
-                for p in range(n_pat):
-                    remap[prev[p] * r + row_v[p]] = -1
             n_ids[t + 1] = n_new
             n_seen = _count_terms(cnt, n_new, hist, seen)
             A[mask] = _terms_from_hist(hist, seen, n_seen, score_kind, a, lg_r, G, mask)
