@@ -429,3 +429,37 @@ def test_classifier_refuses_too_many_features():
 @parametrize_with_checks([ExactBN(), ExactANB()])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_progress_callback_reports_stages_and_can_stop(five):
+    from bnma_core.structure.exact import STAGES, Stopped
+    seen = []
+    k_best(five["X"], five["ar"], 3, progress=lambda s, f: seen.append((s, f)) and False)
+    assert [s for s, _ in seen] == [*STAGES, "done"]
+    with pytest.raises(Stopped):
+        k_best(five["X"], five["ar"], 3, progress=lambda s, f: s == STAGES[1])
+
+
+def test_dashboard_page_runs_on_wbc():
+    st_testing = pytest.importorskip("streamlit.testing.v1")
+    from pathlib import Path
+
+    from bnma_core.data import load_dataset
+    from bnma_core.datasets import bundled_path
+
+    root = Path(__file__).resolve().parents[1]
+    at = st_testing.AppTest.from_file(str(root / "app.py"), default_timeout=120)
+    at.switch_page("pages/5_Exact_K_best.py")
+    at.session_state["bnma_dataset"] = load_dataset(bundled_path("wbc.csv"))
+    at.session_state["bnma_dataset_label"] = "test data"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    labels = [e.label for e in at.expander]
+    assert "What am I looking at?" in labels and "Equations" in labels
+    at.number_input(key="exact_k").set_value(4).run()
+    at.button[0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error
+    res = at.session_state["exact_run"]["entry"]["result"]
+    assert len(res) == 4 and res[0].log_score >= res[-1].log_score
+    assert len(at.get("plotly_chart")) >= 3  # weights, link heatmap, CPDAGs

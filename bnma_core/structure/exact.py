@@ -22,7 +22,7 @@ Equivalence classes are identified by a 64-bit Zobrist key of skeleton and v-str
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -39,6 +39,13 @@ from .local_scores import check_score, local_scores, validate_complete
 
 class ResourceLimitError(DataError):
     """The requested exact search would exceed the configured size, memory or time limits."""
+
+
+class Stopped(Exception):
+    """Raised by :func:`k_best` when its ``progress`` callback asked to stop."""
+
+
+STAGES = ("local scores", "best parent sets", "networks")
 
 
 @dataclass
@@ -198,7 +205,8 @@ def _check_k(k: int) -> int:
 def k_best(X: np.ndarray, arities: Sequence[int], k: int, *, classes: bool = True,
            score: str = "bdeu", ess: float = 1.0, max_parents: int | None = None,
            class_index: int | None = None, augmented: bool = False,
-           limits: ExactLimits | None = None) -> list[ScoredStructure]:
+           limits: ExactLimits | None = None,
+           progress: Callable[[str, float], bool] | None = None) -> list[ScoredStructure]:
     """The K best DAGs or the K best Markov equivalence classes, best first.
 
     Parameters
@@ -223,6 +231,10 @@ def k_best(X: np.ndarray, arities: Sequence[int], k: int, *, classes: bool = Tru
         EANB: class parent of every feature, class parentless, features' structure optimal.
     limits : ExactLimits, optional
         Size/memory thresholds (default :data:`DEFAULT_LIMITS`).
+    progress : callable, optional
+        ``progress(stage, fraction)`` is called before each of the :data:`STAGES` (and with
+        ``"done", 1.0``); returning True raises :class:`Stopped` there (a stage itself runs to
+        its end).
 
     Returns
     -------
@@ -268,6 +280,12 @@ def k_best(X: np.ndarray, arities: Sequence[int], k: int, *, classes: bool = Tru
         m = n
         lim = None if max_parents is None else int(max_parents)
     check_limits(m, K, Xc.shape[0], augmented, limits)
+
+    def tick(stage: str, fraction: float) -> None:
+        if progress is not None and progress(stage, fraction):
+            raise Stopped(f"Stopped before the stage {stage!r}.")
+
+    tick(STAGES[0], 0.0)
     Xp = Xc[:, perm]
     arp = ar[perm]
     ls = local_scores(Xp, arp, score, ess, lim, forced=[n - 1] if augmented else ())
@@ -276,9 +294,11 @@ def k_best(X: np.ndarray, arities: Sequence[int], k: int, *, classes: bool = Tru
         offset = log_ml_counts(family_counts(Xc, int(class_index), [], ar), score, ess)
     if m == 0:
         return [ScoredStructure.from_parents(0.0, [()] * n)]
+    tick(STAGES[1], 0.3)
     bs, bm, bl = kbest_parent_sets(ls, K)
     del ls
     ecode, vcode = zobrist_codes(m)
+    tick(STAGES[2], 0.6)
     scores, masks, _, count = kbest_networks(bs, bm, bl, K, bool(classes), ecode, vcode)
     del bs, bm, bl
     out = []
@@ -291,6 +311,8 @@ def k_best(X: np.ndarray, arities: Sequence[int], k: int, *, classes: bool = Tru
                 pa.append(int(class_index))
             parents[perm[i]] = tuple(sorted(pa))
         out.append(ScoredStructure.from_parents(float(scores[r]) + offset, parents))
+    if progress is not None:
+        progress("done", 1.0)
     return out
 
 
