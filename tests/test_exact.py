@@ -463,3 +463,25 @@ def test_dashboard_page_runs_on_wbc():
     res = at.session_state["exact_run"]["entry"]["result"]
     assert len(res) == 4 and res[0].log_score >= res[-1].log_score
     assert len(at.get("plotly_chart")) >= 3  # weights, link heatmap, CPDAGs
+
+
+@pytest.mark.parametrize("score", ["bdeu", "k2"])
+@pytest.mark.parametrize("kind", ["fractional", "integer"])
+def test_weighted_local_scores_equal_weighted_counts(score, kind):
+    X, ar = _data(n_rows=30)
+    rng = np.random.default_rng(5)
+    w = rng.random(30) * 3 if kind == "fractional" else rng.integers(0, 3, 30).astype(float)
+    t = local_scores(X, ar, score, 2.0, sample_weight=w)
+    for v in range(5):
+        for idx in range(16):
+            P = (idx & ((1 << v) - 1)) | ((idx >> v) << (v + 1))
+            pa = [u for u in range(5) if (P >> u) & 1]
+            ref = log_ml_counts(family_counts(X, v, pa, ar, weights=w), score, 2.0)
+            assert abs(t[v, idx] - ref) < 1e-9
+    if kind == "integer":  # integer weights = repeated rows
+        rep = np.repeat(X, w.astype(int), axis=0)
+        b1 = best_network(X, ar, sample_weight=w)
+        b2 = best_network(rep, ar)
+        assert b1.parents == b2.parents and abs(b1.log_score - b2.log_score) < 1e-9
+    with pytest.raises(ValueError, match="non-negative"):
+        best_network(X, ar, sample_weight=-w)

@@ -35,8 +35,8 @@ def _count_terms(cnt: np.ndarray, n_ids: int, hist: np.ndarray, seen: np.ndarray
     ``seen``); ``cnt`` is left zeroed. Returns the number of distinct count values."""
     n_seen = 0
     for i in range(n_ids):
-        c = cnt[i]
-        cnt[i] = 0
+        c = np.int64(cnt[i])
+        cnt[i] = 0.0
         if hist[c] == 0:
             seen[n_seen] = c
             n_seen += 1
@@ -69,13 +69,39 @@ def _terms_from_hist(hist: np.ndarray, seen: np.ndarray, n_seen: int, score_kind
 
 
 @njit(cache=True)
+def _terms_direct(cnt: np.ndarray, n_ids: int, score_kind: int, a: float,
+                  r_values: np.ndarray, G: np.ndarray, mask: int, clear: bool) -> float:
+    """Set terms from fractional cell counts ``cnt[:n_ids]`` (one lgamma per cell); the
+    weighted-data counterpart of :func:`_terms_from_hist`. ``clear`` zeroes ``cnt``."""
+    tot = 0.0
+    if score_kind == 0:
+        for tt in range(G.shape[0]):
+            G[tt, mask] = 0.0
+        for i in range(n_ids):
+            c = cnt[i]
+            tot += math.lgamma(1.0 + c)
+            for tt in range(G.shape[0]):
+                G[tt, mask] += math.lgamma(r_values[tt]) - math.lgamma(r_values[tt] + c)
+            if clear:
+                cnt[i] = 0.0
+    else:
+        la = math.lgamma(a)
+        for i in range(n_ids):
+            tot += math.lgamma(a + cnt[i]) - la
+            if clear:
+                cnt[i] = 0.0
+    return tot
+
+
+@njit(cache=True)
 def subset_log_terms(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarray,
                      max_size: int, score_kind: int, ess: float,
                      r_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-variable-set sums from which every family's Dirichlet log marginal likelihood follows.
 
     ``data_t`` holds the distinct rows (patterns) of the data, transposed, and ``weights`` how
-    many times each occurs. For every set S with |S| <= ``max_size`` the joint contingency
+    many times each occurs (float64; fractional weights, e.g. boosting's, are allowed and then
+    every cell costs one lgamma instead of one histogram entry). For every set S with |S| <= ``max_size`` the joint contingency
     table of S is counted once (depth-first over sets; the patterns' dense cell ids of the
     prefix set are refined by the new variable, so a table never has more cells than patterns;
     once every pattern has its own cell, supersets have the same cell counts and are not
@@ -95,9 +121,13 @@ def subset_log_terms(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarra
     (``G`` is (0, 0) for BDeu).
     """
     n, n_pat = data_t.shape
-    n_rows = 0
+    total = 0.0
+    integral = True
     for p in range(n_pat):
-        n_rows += weights[p]
+        total += weights[p]
+        if weights[p] != math.floor(weights[p]):
+            integral = False
+    n_rows = np.int64(total) if integral else 0
     n_sets = 1 << n
     A = np.full(n_sets, np.nan)
     n_r = r_values.shape[0] if score_kind == 0 else 0
@@ -113,10 +143,14 @@ def subset_log_terms(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarra
     hist = np.zeros(n_rows + 1, dtype=np.int64)
     seen = np.zeros(n_rows + 1, dtype=np.int64)
     # empty set: one cell holding every row
-    hist[n_rows] = 1
-    seen[0] = n_rows
-    A[0] = _terms_from_hist(hist, seen, 1, score_kind, ess, lg_r, G, 0)
-    hist[n_rows] = 0
+    one = np.full(1, total)
+    if integral:
+        hist[n_rows] = 1
+        seen[0] = n_rows
+        A[0] = _terms_from_hist(hist, seen, 1, score_kind, ess, lg_r, G, 0)
+        hist[n_rows] = 0
+    else:
+        A[0] = _terms_direct(one, 1, score_kind, ess, r_values, G, 0, False)
     L = min(max_size, n)
     if L == 0 or n == 0:
         return A, G
@@ -125,7 +159,7 @@ def subset_log_terms(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarra
     sat_seen = np.zeros(n_rows + 1, dtype=np.int64)
     n_sat = 0
     for p in range(n_pat):
-        c = weights[p]
+        c = np.int64(weights[p]) if integral else 0
         if sat_hist[c] == 0:
             sat_seen[n_sat] = c
             n_sat += 1
@@ -137,7 +171,7 @@ def subset_log_terms(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarra
     remap = np.zeros(n_pat * r_max + 1, dtype=np.int32)
     stamps = np.zeros(n_pat * r_max + 1, dtype=np.int64)
     stamp = 0
-    cnt = np.zeros(n_pat + 1, dtype=np.int64)
+    cnt = np.zeros(n_pat + 1)
     comb = np.zeros(L, dtype=np.int64)
     t = 0
     comb[0] = 0
@@ -156,8 +190,12 @@ def subset_log_terms(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarra
         if n_ids[t] == n_pat:
             # every pattern already in its own cell: the counts cannot change
             n_ids[t + 1] = n_pat
-            A[mask] = _terms_from_hist(sat_hist, sat_seen, n_sat, score_kind, a, lg_r, G,
-                                       mask)
+            if integral:
+                A[mask] = _terms_from_hist(sat_hist, sat_seen, n_sat, score_kind, a, lg_r, G,
+                                           mask)
+            else:
+                A[mask] = _terms_direct(weights, n_pat, score_kind, a, r_values, G, mask,
+                                        False)
         else:
             row_v = data_t[v]
             prev = ids[t]
@@ -174,10 +212,13 @@ def subset_log_terms(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarra
                 cur[p] = d
                 cnt[d] += weights[p]
             n_ids[t + 1] = n_new
-            n_seen = _count_terms(cnt, n_new, hist, seen)
-            A[mask] = _terms_from_hist(hist, seen, n_seen, score_kind, a, lg_r, G, mask)
-            for k in range(n_seen):
-                hist[seen[k]] = 0
+            if integral:
+                n_seen = _count_terms(cnt, n_new, hist, seen)
+                A[mask] = _terms_from_hist(hist, seen, n_seen, score_kind, a, lg_r, G, mask)
+                for k in range(n_seen):
+                    hist[seen[k]] = 0
+            else:
+                A[mask] = _terms_direct(cnt, n_new, score_kind, a, r_values, G, mask, True)
         if t + 1 < L and comb[t] + 1 < n:
             t += 1
             comb[t] = comb[t - 1] + 1

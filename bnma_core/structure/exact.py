@@ -168,10 +168,12 @@ class ScoredStructure:
 
     def fit_network(self, X: np.ndarray, arities: Sequence[int], ess: float = 1.0,
                     names: Sequence[str] | None = None,
-                    states: Sequence[Sequence[str]] | None = None) -> DiscreteBN:
+                    states: Sequence[Sequence[str]] | None = None,
+                    sample_weight: np.ndarray | None = None) -> DiscreteBN:
         """The DAG with EAP parameters θ_ijk = (N_ijk + α_ijk) / (N_ij + α_ij),
         α_ijk = ess / (r_i q_i) (BDeu pseudo-counts; Sugahara et al., §1 of the spec), counted
-        on the rows of ``X`` where the family is observed (missing = -1)."""
+        on the rows of ``X`` where the family is observed (missing = -1), each row weighted by
+        ``sample_weight`` if given."""
         X = np.asarray(X)
         ar = np.asarray(arities, dtype=np.int64)
         n = len(self.parents)
@@ -179,7 +181,7 @@ class ScoredStructure:
         st = [[str(s) for s in range(int(a))] for a in ar] if states is None else states
         cpts = []
         for i, pa in enumerate(self.parents):
-            counts = family_counts(X, i, list(pa), ar)
+            counts = family_counts(X, i, list(pa), ar, sample_weight)
             q, r = counts.shape
             cpts.append(posterior_cpt(counts, ess / (r * q)))
         return DiscreteBN(nm, st, [list(p) for p in self.parents], cpts, name="exact")
@@ -206,7 +208,8 @@ def k_best(X: np.ndarray, arities: Sequence[int], k: int, *, classes: bool = Tru
            score: str = "bdeu", ess: float = 1.0, max_parents: int | None = None,
            class_index: int | None = None, augmented: bool = False,
            limits: ExactLimits | None = None,
-           progress: Callable[[str, float], bool] | None = None) -> list[ScoredStructure]:
+           progress: Callable[[str, float], bool] | None = None,
+           sample_weight: np.ndarray | None = None) -> list[ScoredStructure]:
     """The K best DAGs or the K best Markov equivalence classes, best first.
 
     Parameters
@@ -235,6 +238,8 @@ def k_best(X: np.ndarray, arities: Sequence[int], k: int, *, classes: bool = Tru
         ``progress(stage, fraction)`` is called before each of the :data:`STAGES` (and with
         ``"done", 1.0``); returning True raises :class:`Stopped` there (a stage itself runs to
         its end).
+    sample_weight : (n_rows,) floats, optional
+        Row weights: counts become sums of weights (AdaBoost-style learners; spec §4).
 
     Returns
     -------
@@ -288,10 +293,12 @@ def k_best(X: np.ndarray, arities: Sequence[int], k: int, *, classes: bool = Tru
     tick(STAGES[0], 0.0)
     Xp = Xc[:, perm]
     arp = ar[perm]
-    ls = local_scores(Xp, arp, score, ess, lim, forced=[n - 1] if augmented else ())
+    ls = local_scores(Xp, arp, score, ess, lim, forced=[n - 1] if augmented else (),
+                      sample_weight=sample_weight)
     offset = 0.0
     if augmented:
-        offset = log_ml_counts(family_counts(Xc, int(class_index), [], ar), score, ess)
+        offset = log_ml_counts(family_counts(Xc, int(class_index), [], ar, sample_weight),
+                               score, ess)
     if m == 0:
         return [ScoredStructure.from_parents(0.0, [()] * n)]
     tick(STAGES[1], 0.3)
@@ -318,14 +325,15 @@ def k_best(X: np.ndarray, arities: Sequence[int], k: int, *, classes: bool = Tru
 
 def best_network(X: np.ndarray, arities: Sequence[int], score: str = "bdeu", ess: float = 1.0,
                  max_parents: int | None = None, class_index: int | None = None,
-                 augmented: bool = False, *, limits: ExactLimits | None = None
-                 ) -> ScoredStructure:
+                 augmented: bool = False, *, limits: ExactLimits | None = None,
+                 sample_weight: np.ndarray | None = None) -> ScoredStructure:
     """The optimal DAG (Silander & Myllymäki 2006; EANB with ``augmented=True``).
 
     Same parameters as :func:`k_best` with k = 1; returns one :class:`ScoredStructure`.
     """
     return k_best(X, arities, 1, classes=False, score=score, ess=ess, max_parents=max_parents,
-                  class_index=class_index, augmented=augmented, limits=limits)[0]
+                  class_index=class_index, augmented=augmented, limits=limits,
+                  sample_weight=sample_weight)[0]
 
 
 def structure_log_score(X: np.ndarray, arities: Sequence[int], parents: Sequence[Iterable[int]],

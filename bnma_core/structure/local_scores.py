@@ -69,24 +69,46 @@ def check_score(score: str, ess: float) -> int:
     return SCORE_KINDS[score]
 
 
+def check_weights(sample_weight, n_rows: int) -> np.ndarray | None:
+    """None, or a validated float64 array of non-negative finite row weights."""
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.shape != (n_rows,):
+        raise ValueError(f"sample_weight must have one weight per row ({n_rows}).")
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError("sample_weight must be finite and non-negative.")
+    if w.sum() <= 0:
+        raise ValueError("sample_weight sums to zero.")
+    return w
+
+
 def set_terms(X: np.ndarray, arities: np.ndarray, score: str = "bdeu", ess: float = 1.0,
-              max_size: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+              max_size: int | None = None, sample_weight: np.ndarray | None = None
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Set terms A (2^n,) and G (n_r, 2^n) of every variable set of at most ``max_size``
     variables (see :func:`bnma_core.kernels.exact.subset_log_terms`) and the index of each
-    variable's arity in G's rows."""
+    variable's arity in G's rows. ``sample_weight`` weights the rows (counts become sums of
+    weights, as in :func:`bnma_core.scores.family_counts`)."""
     X, ar = validate_complete(X, arities)
     kind = check_score(score, ess)
+    w = check_weights(sample_weight, X.shape[0])
     n = X.shape[1]
     r_values, r_index = np.unique(ar, return_inverse=True)
-    patterns, weights = np.unique(X, axis=0, return_counts=True)
+    patterns, inv, counts = np.unique(X, axis=0, return_inverse=True, return_counts=True)
+    weights = (counts.astype(np.float64) if w is None
+               else np.bincount(inv.ravel(), weights=w, minlength=len(patterns)))
+    keep = weights > 0
+    patterns, weights = patterns[keep], weights[keep]
     A, G = subset_log_terms(np.ascontiguousarray(patterns.T, dtype=CODE_DTYPE),
-                            weights.astype(np.int64), ar, n if max_size is None else
+                            weights, ar, n if max_size is None else
                             int(max_size), kind, float(ess), r_values.astype(np.float64))
     return A, G, r_index.astype(np.int64)
 
 
 def local_scores(X: np.ndarray, arities: Iterable[int], score: str = "bdeu", ess: float = 1.0,
-                 max_parents: int | None = None, forced: Iterable[int] = ()) -> np.ndarray:
+                 max_parents: int | None = None, forced: Iterable[int] = (),
+                 sample_weight: np.ndarray | None = None) -> np.ndarray:
     """Local scores of every parent set of every variable (BDeu with equivalent sample size
     ``ess`` or K2), uniform structure prior.
 
@@ -104,6 +126,8 @@ def local_scores(X: np.ndarray, arities: Iterable[int], score: str = "bdeu", ess
         Variables that are parents of every other variable and are not learned (the class in
         EANB). They must be the last columns; the table then covers the first
         n_vars - len(forced) variables, each family scored with the forced parents added.
+    sample_weight : (n_rows,) floats, optional
+        Row weights (fractional counts, e.g. boosting); default 1 per row.
 
     Returns
     -------
@@ -124,7 +148,8 @@ def local_scores(X: np.ndarray, arities: Iterable[int], score: str = "bdeu", ess
     lim = m - 1 if max_parents is None else int(max_parents)
     if lim < 0:
         raise ValueError("max_parents must be a non-negative integer.")
-    A, G, r_index = set_terms(X, ar, score, ess, max_size=min(lim, m - 1) + 1 + len(forced))
+    A, G, r_index = set_terms(X, ar, score, ess, max_size=min(lim, m - 1) + 1 + len(forced),
+                              sample_weight=sample_weight)
     return local_score_table(A, G, r_index, m, np.int64(parents_to_mask(forced)),
                              SCORE_KINDS[score], lim)
 
