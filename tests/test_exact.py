@@ -426,7 +426,9 @@ def test_classifier_refuses_too_many_features():
         ExactBN().fit(X, y)
 
 
-@parametrize_with_checks([ExactBN(), ExactANB()])
+@parametrize_with_checks([ExactBN(), ExactANB()], expected_failed_checks=lambda est: {
+    "check_sample_weight_equivalence_on_dense_data":
+        "uses 30 features: above the exact-search limit of 20 variables"})
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

@@ -13,6 +13,8 @@ marginalized exactly (variable elimination in :meth:`bnma_core.network.DiscreteB
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..data import DataError
@@ -46,7 +48,7 @@ class ExactBN(DiscreteBNClassifier):
         Column of the class in ``structure_`` / ``network_`` (= n_features_in_).
     n_rows_dropped_ : int
         Training rows left out because a value was missing (exact structure learning needs
-        complete rows; the paper removes them too).
+        complete rows; the paper removes them too) or their weight was 0.
 
     Notes
     -----
@@ -68,30 +70,57 @@ class ExactBN(DiscreteBNClassifier):
         self.scoring = scoring
         self.limits = limits
 
-    def _learn(self, data: np.ndarray, arities: np.ndarray, c: int) -> ScoredStructure:
+    def fit(self, X: Any, y: Any, arities: Any = None,
+            sample_weight: Any = None) -> ExactBN:
+        """Fit on features ``X`` and labels ``y``; ``sample_weight`` (optional, one
+        non-negative weight per row) turns counts into sums of weights, in the score and in
+        the EAP parameters (the spec's AdaBoost(EBN) default)."""
+        self._sample_weight = None
+        if sample_weight is not None:
+            w = np.asarray(sample_weight, dtype=np.float64)
+            if w.ndim != 1 or len(w) != len(np.asarray(y)):
+                raise ValueError("sample_weight must have one weight per row.")
+            if not np.isfinite(w).all() or (w < 0).any():
+                raise ValueError("sample_weight must be finite and non-negative.")
+            if not (w > 0).any():
+                raise ValueError("Every sample weight is zero: at least one row needs a "
+                                 "positive weight.")
+            self._sample_weight = w
+        try:
+            return super().fit(X, y, arities)
+        finally:
+            self._sample_weight = None
+
+    def _learn(self, data: np.ndarray, arities: np.ndarray, c: int,
+               weights: np.ndarray | None) -> ScoredStructure:
         return best_network(data, arities, score=self.scoring, ess=self.ess,
                             max_parents=self.max_parents, class_index=c,
-                            augmented=self._augmented, limits=self.limits)
+                            augmented=self._augmented, limits=self.limits,
+                            sample_weight=weights)
 
     def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
         data = np.column_stack([X, y]).astype(np.int64)
         ar = np.append(np.asarray(self.arities_, dtype=np.int64), len(self.classes_))
         c = X.shape[1]
+        w = getattr(self, "_sample_weight", None)
         complete = (data >= 0).all(axis=1)
+        if w is not None:
+            complete &= w > 0
         if not complete.any():
-            raise DataError("Every training row has a missing value; exact structure learning "
-                            "needs complete rows.")
+            raise DataError("No training row is complete (with a positive weight); exact "
+                            "structure learning needs complete rows.")
         self.n_rows_dropped_ = int((~complete).sum())
         data = data[complete]
+        w = None if w is None else w[complete]
         self.class_index_ = c
-        self.structure_ = self._learn(data, ar, c)
+        self.structure_ = self._learn(data, ar, c, w)
         names, cname = self._variable_names()
         cstates = [str(s) for s in self.classes_]
         if len(set(cstates)) != len(cstates):
             cstates = [f"class{i}" for i in range(len(cstates))]
         states = [list(s) for s in self.feature_states_] + [cstates]
         self.network_ = self.structure_.fit_network(data, ar, float(self.ess),
-                                                    names + [cname], states)
+                                                    names + [cname], states, sample_weight=w)
 
     def _predict_log_proba_codes(self, X: np.ndarray) -> np.ndarray:
         codes = np.column_stack([X, np.full(len(X), -1)])

@@ -101,11 +101,12 @@ def subset_log_terms(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarra
 
     ``data_t`` holds the distinct rows (patterns) of the data, transposed, and ``weights`` how
     many times each occurs (float64; fractional weights, e.g. boosting's, are allowed and then
-    every cell costs one lgamma instead of one histogram entry). For every set S with |S| <= ``max_size`` the joint contingency
-    table of S is counted once (depth-first over sets; the patterns' dense cell ids of the
-    prefix set are refined by the new variable, so a table never has more cells than patterns;
-    once every pattern has its own cell, supersets have the same cell counts and are not
-    recounted) and summarised over its non-empty cells c with counts N_c:
+    every cell costs one lgamma instead of one histogram entry). For every set S with
+    |S| <= ``max_size`` the joint contingency table of S is counted once (depth-first over
+    sets; the patterns' dense cell ids of the prefix set are refined by the new variable, so
+    a table never has more cells than patterns; once every pattern has its own cell,
+    supersets have the same cell counts and are not recounted) and summarised over its
+    non-empty cells c with counts N_c:
 
     * BDeu (``score_kind`` 1): ``A[S] = sum_c [lgamma(ess / Q_S + N_c) - lgamma(ess / Q_S)]``,
       Q_S = prod_{u in S} r_u. The BDeu family score is then
