@@ -487,3 +487,13 @@ def test_weighted_local_scores_equal_weighted_counts(score, kind):
         assert b1.parents == b2.parents and abs(b1.log_score - b2.log_score) < 1e-9
     with pytest.raises(ValueError, match="non-negative"):
         best_network(X, ar, sample_weight=-w)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_k_above_the_number_of_structures_returns_them_all(n):
+    X, ar = _data(n_rows=20)
+    X, ar = X[:, :n], ar[:n]
+    dags = k_best(X, ar, 1000, classes=False)
+    classes = k_best(X, ar, 1000, classes=True)
+    assert len(dags) == N_DAGS[n] and len({r.parents for r in dags}) == N_DAGS[n]
+    assert len(classes) == N_CLASSES[n] and len({r.key for r in classes}) == N_CLASSES[n]
