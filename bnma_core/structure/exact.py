@@ -71,8 +71,8 @@ DEFAULT_LIMITS = ExactLimits()
 
 # seconds per unit of work, measured on the 2-core reference machine (benchmarks/exact.py)
 _SEC_PER_COUNT = 2.5e-9     # one row of one variable set's contingency table
-_SEC_PER_MERGE = 4e-9       # one head comparison in a parent-set list merge
-_SEC_PER_HEAP = 6e-8        # one heap step of the network lists
+_SEC_PER_MERGE = 7e-9       # one head comparison in a parent-set list merge
+_SEC_PER_HEAP = 1e-7        # one heap step of the network lists
 
 
 def estimate_resources(n_vars: int, k: int, n_rows: int = 1000, augmented: bool = False
