@@ -213,6 +213,14 @@ def test_max_in_degree_equals_restricted_brute_force(five, max_parents):
     _check_topk([r.log_score for r in res], got, ref, ids, min(20, int(ok.sum())))
     b = best_network(five["X"], five["ar"], max_parents=max_parents)
     assert abs(b.log_score - ref.max()) < 1e-9
+    # classes with at least one member within the in-degree limit
+    best = {}
+    for c, sc in zip([c for c, o in zip(five["classes"], ok) if o], ref):
+        best[c] = max(best.get(c, -np.inf), sc)
+    res = k_best(five["X"], five["ar"], 15, classes=True, max_parents=max_parents)
+    got = [exact_class([sum(1 << p for p in pa) for pa in r.parents]) for r in res]
+    _check_topk([r.log_score for r in res], got, list(best.values()), list(best),
+                min(15, len(best)))
 
 
 @pytest.mark.parametrize("c", [0, 4])
