@@ -164,14 +164,27 @@ elif entry is not None:
                           margin={"t": 30})
     st.plotly_chart(bar_fig, width="stretch")
     m = len(vnames)
-    adj = np.zeros((m, m))
+    view = st.radio("Edge probability", ["link", "arrow"], horizontal=True, key="exact_edges",
+                    format_func={"link": "link (either direction)",
+                                 "arrow": "compelled arrow (row → column)"}.get,
+                    help="A link is shared by every network of a class, so its probability is "
+                         "well defined. An arrow counts only where the whole class agrees on "
+                         "its direction (a directed edge of the CPDAG).")
+    mat = np.zeros((m, m))
     for wt, r in zip(w, res):
-        for v, pa in enumerate(r.parents):
-            for p in pa:
-                adj[p, v] += wt
-                adj[v, p] += wt
-    st.plotly_chart(heatmap_figure(adj, vnames, vnames, "Link probability across the K classes",
-                                   zmin=0, zmax=1, value_label="probability"), width="stretch")
+        if view == "link":
+            for v, pa in enumerate(r.parents):
+                for p in pa:
+                    mat[p, v] += wt
+                    mat[v, p] += wt
+        else:
+            for u, v, d in r.cpdag.edges(data="directed"):
+                if d:
+                    mat[u, v] += wt
+    title = ("Link probability across the K classes" if view == "link"
+             else "Compelled-arrow probability across the K classes (row → column)")
+    st.plotly_chart(heatmap_figure(np.clip(mat, 0, 1), vnames, vnames, title, zmin=0, zmax=1,
+                                   value_label="probability"), width="stretch")
     st.subheader("Classes drawn as CPDAGs")
     st.caption("An arrow drawn both ways is undirected: the class holds networks with either "
                "direction.")

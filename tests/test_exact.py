@@ -473,6 +473,8 @@ def test_dashboard_page_runs_on_wbc():
     res = at.session_state["exact_run"]["entry"]["result"]
     assert len(res) == 4 and res[0].log_score >= res[-1].log_score
     assert len(at.get("plotly_chart")) >= 3  # weights, link heatmap, CPDAGs
+    at.radio(key="exact_edges").set_value("arrow").run()
+    assert not at.exception, [e.value for e in at.exception]
 
 
 @pytest.mark.parametrize("score", ["bdeu", "k2"])

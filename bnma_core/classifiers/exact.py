@@ -1,4 +1,4 @@
-"""Classifiers on the exactly optimal Bayesian network: EBN and EANB (DESIGN §3, §6, §8).
+"""Classifiers on the exactly optimal Bayesian network: EBN and EANB (DESIGN §3, §6).
 
 * :class:`ExactBN` (``ebn``): the optimal DAG over the features and the class together (the
   class may get parents and children; Silander & Myllymäki 2006), predicting with the class

@@ -1,4 +1,4 @@
-"""numba kernels for exact and K-best Bayesian network structure learning (DESIGN §3, §8).
+"""numba kernels for exact and K-best Bayesian network structure learning (DESIGN §3, §4, §9).
 
 Conventions
 -----------

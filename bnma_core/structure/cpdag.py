@@ -1,5 +1,5 @@
 """Markov equivalence classes of DAGs: CPDAGs, equivalence keys, consistent extensions
-(DESIGN §3, §8).
+(DESIGN §4).
 
 Two DAGs are Markov equivalent iff they have the same skeleton and the same v-structures
 (a -> c <- b with a, b non-adjacent; Verma & Pearl 1990). A class is drawn as its CPDAG

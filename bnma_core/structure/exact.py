@@ -1,4 +1,4 @@
-"""Exact and K-best Bayesian network structure learning (DESIGN §3, §8).
+"""Exact and K-best Bayesian network structure learning (DESIGN §3, §4, §9).
 
 * :func:`best_network` — the optimal DAG by dynamic programming over variable subsets
   (Silander & Myllymäki 2006): best parent set of every variable inside every candidate set,

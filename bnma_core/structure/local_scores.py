@@ -1,5 +1,5 @@
 """Local scores of every parent set of every variable, for exact structure learning
-(DESIGN §3, §8).
+(DESIGN §3, §9).
 
 Each variable set's joint contingency table is counted once (numba,
 :func:`bnma_core.kernels.exact.subset_log_terms`) and every family score follows from two set
