@@ -399,11 +399,12 @@ def _heap_pop(hs, ht, size):
 
 @njit(cache=True)
 def _reconstruct(W: np.int64, idx: int, nsink: np.ndarray, ni: np.ndarray, nj: np.ndarray,
-                 bm: np.ndarray, pa: np.ndarray) -> None:
-    """Parent masks ``pa[v]`` of the ``idx``-th network on the set W (unwinding the sinks)."""
+                 bm: np.ndarray, pa: np.ndarray, need: np.int64 = -1) -> None:
+    """Parent masks ``pa[v]`` of the ``idx``-th network on the set W (unwinding the sinks);
+    stops once every variable in the mask ``need`` has been visited (default: all)."""
     U = W
     k = idx
-    while U:
+    while U and (U & need):
         s = nsink[U, k]
         sub = U & ~(np.int64(1) << s)
         pa[s] = bm[s, compress_mask(sub, s), nj[U, k]]
@@ -444,6 +445,12 @@ def kbest_networks(bs: np.ndarray, bm: np.ndarray, bl: np.ndarray, K: int, ec_mo
     ht = np.empty(cap, dtype=np.int64)
     pa = np.zeros(max(m, 1), dtype=np.uint32)
     KK = np.int64(K) * K
+    tsize = 4
+    while tsize < 4 * K:
+        tsize *= 2
+    hmask = np.uint64(tsize - 1)
+    tkey = np.zeros(tsize, dtype=np.uint64)
+    tstamp = np.full(tsize, -1, dtype=np.int64)
     for W in range(1, S):
         size = 0
         x = W
@@ -484,7 +491,7 @@ def kbest_networks(bs: np.ndarray, bm: np.ndarray, bl: np.ndarray, K: int, ec_mo
                     else:
                         key ^= ecode[s, p]
                 if _popcount(P) >= 2:
-                    _reconstruct(sub, i, nsink, ni, nj, bm, pa)
+                    _reconstruct(sub, i, nsink, ni, nj, bm, pa, P)
                     for a in range(m):
                         if not (P >> a) & 1:
                             continue
@@ -494,13 +501,18 @@ def kbest_networks(bs: np.ndarray, bm: np.ndarray, bl: np.ndarray, K: int, ec_mo
                             if ((np.int64(pa[a]) >> b) & 1) or ((np.int64(pa[b]) >> a) & 1):
                                 continue
                             key ^= vcode[a, b, s]
+                # open-addressing set of the keys accepted for W (stamped, never cleared)
+                slot = np.int64(key & hmask)
                 dup = False
-                for c in range(cnt):
-                    if nkey[W, c] == key:
+                while tstamp[slot] == W:
+                    if tkey[slot] == key:
                         dup = True
                         break
+                    slot = (slot + 1) & hmask
                 if dup:
                     continue
+                tstamp[slot] = W
+                tkey[slot] = key
                 nkey[W, cnt] = key
             else:
                 sk = np.int64(nsinks[sub, i]) & ~P
