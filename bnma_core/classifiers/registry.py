@@ -337,3 +337,18 @@ register(MethodSpec("ukdb_p", "bnma_core.classifiers.ukdb:UKDB",
                     {"k": 2, "mode": "personalized"},
                     capabilities=Capabilities(**_UKDB, exposes=("instance_structures",))))
 del _UKDB
+
+# --- bnma_core.classifiers.exact (exact / K-best structure learning, issue 11) ----------------
+# Exact learning refuses incomplete training rows (the classifiers drop them and count them in
+# n_rows_dropped_); test values are marginalised by DiscreteBN.class_posterior.
+_EXACT = Capabilities(fit_missing="drop", predict_missing="marginalize", max_variables=20,
+                      exposes=("dag",))
+register(MethodSpec(
+    "ebn", "bnma_core.classifiers.exact:ExactBN",
+    "Exact Bayesian network: the globally best-scoring network over the features and the class "
+    "(BDeu, found exhaustively; at most 20 variables).", {"ess": 1.0}, capabilities=_EXACT))
+register(MethodSpec(
+    "eanb", "bnma_core.classifiers.exact:ExactANB",
+    "Exact augmented naive Bayes: the class points to every feature and the features' own "
+    "network is the best-scoring one (BDeu, exhaustive; at most 20 features).", {"ess": 1.0},
+    capabilities=_EXACT))
