@@ -21,11 +21,12 @@ from bnma_core.structure.exact import (
     posterior_weights,
 )
 from bnma_core.viz.graphs import dag_figure, heatmap_figure
-from bnma_ui.runs import run_with_stop, settle_previous_run
+from bnma_ui import background
 from bnma_ui.state import persistent, remember, require_dataset
 from bnma_ui.widgets import equations, sidebar_dataset_badge, what_am_i_looking_at
 
 STATE = "exact_run"
+RUN = "exact"
 MAX_SHOWN = 6
 
 sidebar_dataset_badge()
@@ -108,40 +109,54 @@ if len(X) == 0:
     st.error(problem)
 
 b1, b2, _ = st.columns([1, 1, 10], gap="small")
+active = background.current(RUN)
+running = active is not None and not active.done
 run = b1.button("Run", type="primary", disabled=problem is not None)
-b2.button("Stop", help="Stop before the next stage.")
+stop = b2.button("Stop", disabled=not running, help="Stop at the next check of the search.")
 last = st.session_state.setdefault(STATE, {})
-settle_previous_run("exact")
 key = (fingerprint, tuple(cols), int(k), float(ess), mode)
 
-if run and problem is None:
-    status = st.status("Searching...", expanded=True)
-    with status:
-        bar = st.progress(0.0, text="starting")
-    prog = {"stage": "starting", "fraction": 0.0}
 
-    def work(should_stop):
-        def cb(stage, fraction):
-            prog.update(stage=stage, fraction=fraction)
-            return should_stop()
-        try:
-            return k_best(X, ar, int(k), classes=True, ess=float(ess), class_index=cls,
-                          augmented=augmented, progress=cb)
-        except Stopped:
-            return None
-
-    def tick():
-        bar.progress(float(prog["fraction"]), text=str(prog["stage"]))
-
-    def finish(result, stopped):
-        last["entry"] = {"key": key, "result": result, "stopped": stopped or result is None}
-
+def work(r: background.Run):
+    def cb(stage, fraction):
+        r.report({"stage": stage, "fraction": float(fraction)})
+        return r.should_stop()
     try:
-        run_with_stop(work, on_tick=tick, on_finish=finish, name="exact")
-        status.update(label="Search finished", state="complete", expanded=False)
-    except (DataError, ValueError) as exc:
-        status.update(label="Search failed", state="error")
-        st.error(str(exc))
+        return k_best(X, ar, int(k), classes=True, ess=float(ess), class_index=cls,
+                      augmented=augmented, progress=cb)
+    except Stopped:
+        return None
+
+
+def draw_live(r: background.Run) -> None:
+    ev = r.events[-1] if r.events else {"stage": "starting", "fraction": 0.0}
+    st.progress(min(max(ev["fraction"], 0.0), 1.0),
+                text=f"Searching: {ev['stage']} ({r.seconds:.0f} s)")
+    note = background.busy_note(r)
+    if note:
+        st.caption(note)
+
+
+if stop:
+    background.stop(RUN)
+if run and problem is None:
+    last.pop("error", None)
+    background.start(RUN, work, key=key)
+    st.rerun()  # draw the page again with the run going (Stop enabled, live progress)
+
+finished = background.current(RUN)
+finished = finished.take() if finished is not None else None
+if finished is not None:
+    if finished.error is not None:
+        if not isinstance(finished.error, (DataError, ValueError)):
+            raise finished.error
+        last["error"] = str(finished.error)
+    else:
+        last["entry"] = {"key": finished.key, "result": finished.result,
+                         "stopped": finished.stopped or finished.result is None}
+background.live(RUN, draw_live, interval=1.0)
+if last.get("error"):
+    st.error(last["error"])
 
 entry = last.get("entry")
 if entry is not None and entry["key"][0] != fingerprint:

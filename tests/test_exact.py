@@ -469,6 +469,10 @@ def test_dashboard_page_runs_on_wbc():
     at.number_input(key="exact_k").set_value(4).run()
     at.button[0].click().run()
     assert not at.exception, [e.value for e in at.exception]
+    run = at.session_state["exact__bnma_bg"]  # the page's background run (bnma_ui.background)
+    assert run.wait(120), "the search did not end"
+    at.run()  # the page takes the result
+    assert not at.exception, [e.value for e in at.exception]
     assert not at.error
     res = at.session_state["exact_run"]["entry"]["result"]
     assert len(res) == 4 and res[0].log_score >= res[-1].log_score
