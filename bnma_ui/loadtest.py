@@ -22,6 +22,7 @@ from .browser import (
     nav,
     rss_mb,
     set_number,
+    set_slider,
     streamlit_server,
     wait_idle,
 )
@@ -89,6 +90,22 @@ def _settled_rss(pid: int, timeout: float = 90.0) -> float:
     return last
 
 
+def _rss_after_sessions_closed(browser, url: str, pid: int, baseline: float,
+                               timeout: float = 150.0) -> float:
+    """RSS once closed sessions are freed. Streamlit keeps a closed tab's session for
+    ``server.disconnectedSessionTTL`` seconds (30 here) for a reconnect and frees expired ones
+    when the session store next changes, i.e. when another tab closes; so a short probe session
+    is opened and closed every few seconds until the RSS is back within 200 MB of ``baseline``
+    and settled, or ``timeout`` passes."""
+    deadline = time.time() + timeout
+    now = _settled_rss(pid, timeout=30.0)
+    while time.time() < deadline and now - baseline >= 200:
+        ctx, _ = _open_session(browser, url)  # a tab that opens and closes, like a visitor
+        ctx.close()
+        now = _settled_rss(pid, timeout=30.0)
+    return now
+
+
 def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = None,
              timeout: float = 600.0) -> LoadResult:
     """Serve the app, open ``n_sessions`` sessions that each start an order-MCMC run on WBC
@@ -105,10 +122,15 @@ def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = N
         observer = _open_session(browser, url)
         for i, (_, page) in enumerate(sessions):
             nav(page, "Order MCMC")
-            # session 0 runs long enough to be stopped; the others run to the end
+            # session 0 runs long enough to be stopped (4 chains, up to 4 parents: tens of
+            # seconds on WBC); the others run to the end
             set_number(page, "Iterations", STOPPED_RUN_ITERATIONS if i == 0 else iterations)
+            if i == 0:
+                set_slider(page, "Chains", 4)
+                set_slider(page, "Max parents", 4)
         nav(observer[1], "Compare methods")
-        res.rss_start_mb = rss_mb(proc.pid)  # every page imported, before any run
+        # every page imported and the server's one-time kernel warm-up settled, before any run
+        res.rss_start_mb = _settled_rss(proc.pid, timeout=180.0)
         started = []
         for _, page in sessions:
             page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Run").click()
@@ -128,11 +150,16 @@ def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = N
                 if i == 0 and stop_clicked is None and state == "running" and \
                         page.get_by_text("Iterations per chain (of").count():
                     stop_clicked = time.perf_counter()
-                    page.get_by_test_id("stMainBlockContainer").get_by_role(
-                        "button", name="Stop").click()
-                    page.get_by_text("Stopped after").wait_for(timeout=120_000)
-                    res.stop_latency_s = time.perf_counter() - stop_clicked
-                    state = "stopped"
+                    button = page.get_by_test_id("stMainBlockContainer").get_by_role(
+                        "button", name="Stop")
+                    if button.is_enabled():
+                        button.click(timeout=60_000)
+                        page.get_by_text("Stopped after").wait_for(timeout=120_000)
+                        res.stop_latency_s = time.perf_counter() - stop_clicked
+                        state = "stopped"
+                    else:  # the run ended between the two looks: nothing to stop
+                        res.errors.append("session 0 finished before Stop could be clicked")
+                        state = _state(page)
                 if state != "running":
                     ended[i] = time.perf_counter()
                     if state == "error":
@@ -148,6 +175,6 @@ def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = N
         res.rss_peak_mb = peak
         for ctx, _ in [*sessions, observer]:
             ctx.close()
+        res.rss_end_mb = _rss_after_sessions_closed(browser, url, proc.pid, res.rss_start_mb)
         browser.close()
-        res.rss_end_mb = _settled_rss(proc.pid)
     return res
