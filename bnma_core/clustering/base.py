@@ -135,7 +135,7 @@ class _BaseClusterer(ClusterMixin, BaseEstimator):
 
     def __init__(self, n_clusters: int = 2, n_init: int = 10, tol: float = 1e-4,
                  max_iter: int = 200, random_state: Any = None, order: Any = "random",
-                 alpha: float = 1.0, score: str = "k2", structure_prior: Any = "uniform",
+                 alpha: float = 1.0, scoring: str = "k2", structure_prior: Any = "uniform",
                  class_parent: str = "optional", selection: str = "best_ll",
                  restart_collapsed: bool = False, init: str = "random_nb",
                  stop_collapsed: bool = True, n_jobs: int = 1) -> None:
@@ -146,7 +146,7 @@ class _BaseClusterer(ClusterMixin, BaseEstimator):
         self.random_state = random_state
         self.order = order
         self.alpha = alpha
-        self.score = score
+        self.scoring = scoring
         self.structure_prior = structure_prior
         self.class_parent = class_parent
         self.selection = selection
@@ -171,8 +171,8 @@ class _BaseClusterer(ClusterMixin, BaseEstimator):
         if not (isinstance(self.alpha, (int, float)) and self.alpha > 0
                 and math.isfinite(self.alpha)):
             raise ValueError(f"alpha must be a positive number (got {self.alpha!r}).")
-        if self.score not in SCORES:
-            raise ValueError(f"score must be one of {SCORES} (got {self.score!r}).")
+        if self.scoring not in SCORES:
+            raise ValueError(f"scoring must be one of {SCORES} (got {self.scoring!r}).")
         if self.selection not in SELECTIONS:
             raise ValueError(f"selection must be one of {SELECTIONS} (got {self.selection!r}).")
         if self.init not in INITS:

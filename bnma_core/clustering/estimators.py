@@ -45,7 +45,7 @@ class _TanEngine:
         self.offs = _offsets(self.arities)
         self.R = int(self.arities.sum())
         self.k = est.n_clusters
-        self.bdeu = est.score == "bdeu"
+        self.bdeu = est.scoring == "bdeu"
         self.alpha = float(est.alpha)
         self.alpha_c = self.alpha / self.k if self.bdeu else self.alpha
         self.lp0, self.lpc, self.lpx, self.lpcx = lp
@@ -237,9 +237,9 @@ class EMATAN(_TanFamilyClusterer):
         π: one random draw per fit (paper), the breadth-first order of the Chow-Liu tree of the
         observed features (a learned heuristic), or a list of column indices / names.
     alpha : float
-        Dirichlet hyperparameter per cell (``score="k2"``: 1 = K2) or BDeu equivalent sample
-        size (``score="bdeu"``); also for C (alpha, or alpha / r_C for BDeu).
-    score : {"k2", "bdeu"}
+        Dirichlet hyperparameter per cell (``scoring="k2"``: 1 = K2) or BDeu equivalent sample
+        size (``scoring="bdeu"``); also for C (alpha, or alpha / r_C for BDeu).
+    scoring : {"k2", "bdeu"}
     structure_prior : "uniform" or callable
         Modular prior p_S (eq. 2): ``f(feature, parents) -> log p_S`` with ``parents`` a tuple
         of column indices and ``"C"``; ``-inf`` removes a set.
@@ -350,7 +350,7 @@ class _BnetEngine:
         self.n_configs = counts
         self.tbase = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(counts * self.k * self.arities, out=self.tbase[1:])
-        if est.score == "bdeu":
+        if est.scoring == "bdeu":
             q = self.k * np.concatenate([[1.0], np.cumprod(self.arities[:-1].astype(float))])
             self.alphas = self.alpha / (self.arities * q)
             self.alpha_c = self.alpha / self.k
