@@ -47,20 +47,32 @@ def e_step(X: np.ndarray, starts: np.ndarray, offs: np.ndarray, log_theta_c: np.
     M, n = X.shape
     rc = log_theta_c.shape[0]
     total = 0.0
+    s = np.empty(rc)
+    prod = np.empty(rc)
     for g in range(starts.shape[0] - 1):
         m0 = starts[g]
         m1 = starts[g + 1]
         for m in range(m0, m1):
+            # product of the factors in linear space, moved into the log when it gets small
             for c in range(rc):
                 gamma[m, c] = log_theta_c[c]
+                prod[c] = 1.0
             for i in range(n):
                 col = offs[i] + X[m, i]
                 for c in range(rc):
-                    s = D[col, c]
-                    for t in range(act_ptr[i], act_ptr[i + 1]):
-                        j = act_idx[t]
-                        s += P[offs[j] + X[m, j], col, c]
-                    gamma[m, c] += math.log(s) if s > 0.0 else -np.inf
+                    s[c] = D[col, c]
+                for t in range(act_ptr[i], act_ptr[i + 1]):
+                    j = act_idx[t]
+                    row = offs[j] + X[m, j]
+                    for c in range(rc):
+                        s[c] += P[row, col, c]
+                for c in range(rc):
+                    prod[c] *= s[c]
+                    if prod[c] < 1e-200:
+                        gamma[m, c] += math.log(prod[c]) if prod[c] > 0.0 else -np.inf
+                        prod[c] = 1.0
+            for c in range(rc):
+                gamma[m, c] += math.log(prod[c])
         mx = -np.inf
         for m in range(m0, m1):
             for c in range(rc):
