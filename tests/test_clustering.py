@@ -469,3 +469,22 @@ def test_table1_smoke_run(tmp_path):
     again, table2 = t1.run(**cfg)
     assert len(again) == len(df)
     assert table2[["ematan_wins", "draws"]].equals(table[["ematan_wins", "draws"]])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_prim_tree_equals_networkx_maximum_spanning_tree(seed):
+    import networkx as nx
+
+    from bnma_core.kernels.clustering import max_spanning_tree_parents
+
+    rng = np.random.default_rng(seed)
+    n = 7
+    w = rng.random((n, n))
+    w = (w + w.T) / 2
+    parent = max_spanning_tree_parents(w)
+    g = nx.Graph()
+    g.add_weighted_edges_from((i, j, w[i, j]) for i in range(n) for j in range(i + 1, n))
+    ref = nx.maximum_spanning_tree(g)
+    ours = {frozenset((i, int(parent[i]))) for i in range(1, n)}
+    assert parent[0] == -1
+    assert ours == {frozenset(e) for e in ref.edges}

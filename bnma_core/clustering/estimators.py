@@ -15,6 +15,8 @@ from ..kernels.clustering import (
     e_step,
     expected_counts,
     ma_step,
+    max_abs_diff,
+    max_spanning_tree_parents,
 )
 from ..kernels.information import pairwise_cmi
 from .base import _BaseClusterer, _offsets
@@ -72,9 +74,8 @@ class _TanEngine:
 
     def _tree_priors(self, gamma: np.ndarray) -> tuple:
         """EM-TAN structure step: maximum-weight spanning tree of I(X_i; X_j | C) from the
-        expected frequencies (Friedman et al. 1997), rooted at the first column."""
-        from scipy.sparse.csgraph import breadth_first_order, minimum_spanning_tree
-
+        expected frequencies (Friedman et al. 1997; the project's ``pairwise_cmi`` kernel on the
+        C-completed rows weighted by gamma), Prim from the first column (its root)."""
         n = len(self.arities)
         k = self.k
         M = self.Xe.shape[0]
@@ -86,12 +87,7 @@ class _TanEngine:
         lpc = np.full(n, -np.inf)
         lpx = np.full((n, n), -np.inf)
         lpcx = np.full((n, n), -np.inf)
-        parent = np.full(n, -1)
-        if n > 1:
-            cost = np.triu(cmi.max() + 1.0 - cmi, 1)
-            tree = minimum_spanning_tree(cost)
-            _, pred = breadth_first_order(tree, 0, directed=False, return_predecessors=True)
-            parent = np.where(pred < 0, -1, pred)
+        parent = max_spanning_tree_parents(cmi)
         for i in range(n):
             if parent[i] < 0:
                 lpc[i] = 0.0
@@ -118,9 +114,7 @@ class _TanEngine:
         """Largest change of theta_C, every theta^v and every weight w_i^v (spec §4)."""
         d = 0.0
         for name in ("theta_c", "t0", "tc", "tx", "tcx", "w0", "wc", "wx", "wcx"):
-            x, y = getattr(a, name), getattr(b, name)
-            if x.size:
-                d = max(d, float(np.abs(x - y).max()))
+            d = max(d, max_abs_diff(getattr(a, name).ravel(), getattr(b, name).ravel()))
         return d
 
     def objective(self, p: _TanParams, ll: float) -> None:
@@ -407,8 +401,8 @@ class _BnetEngine:
         return gamma, ll, row_ll
 
     def delta(self, a: _BnetParams, b: _BnetParams) -> float:
-        return max(float(np.abs(a.theta_c - b.theta_c).max()),
-                   float(np.abs(np.exp(a.log_tab) - np.exp(b.log_tab)).max()))
+        return max(max_abs_diff(a.theta_c, b.theta_c),
+                   max_abs_diff(np.exp(a.log_tab), np.exp(b.log_tab)))
 
     def objective(self, p: _BnetParams, ll: float) -> float:
         """LL + sum alpha log theta: the log posterior (up to a constant) of which eq. 6 is the

@@ -390,3 +390,42 @@ def bnet_m_step(cnt: np.ndarray, tbase: np.ndarray, arities: np.ndarray, alphas:
             for k in range(ri):
                 out[b + k] = math.log(res[0, k])
     return out
+
+
+@njit(cache=True, nogil=True)
+def max_spanning_tree_parents(weight: np.ndarray) -> np.ndarray:
+    """Maximum-weight spanning tree of a complete undirected graph (symmetric ``weight``) by
+    Prim's algorithm from node 0, returned as the parent of each node when the tree is directed
+    away from node 0 (-1 for node 0). Ties go to the lowest index. O(n^2)."""
+    n = weight.shape[0]
+    parent = np.full(n, -1, dtype=np.int64)
+    in_tree = np.zeros(n, dtype=np.bool_)
+    best = np.full(n, -np.inf)
+    in_tree[0] = True
+    for j in range(1, n):
+        best[j] = weight[0, j]
+        parent[j] = 0
+    for _ in range(n - 1):
+        v = -1
+        bv = -np.inf
+        for j in range(n):
+            if not in_tree[j] and (v < 0 or best[j] > bv):
+                v = j
+                bv = best[j]
+        in_tree[v] = True
+        for j in range(n):
+            if not in_tree[j] and weight[v, j] > best[j]:
+                best[j] = weight[v, j]
+                parent[j] = v
+    return parent
+
+
+@njit(cache=True, nogil=True)
+def max_abs_diff(a: np.ndarray, b: np.ndarray) -> float:
+    """max |a - b| over two flat arrays of the same length (0 if empty)."""
+    d = 0.0
+    for t in range(a.shape[0]):
+        x = abs(a[t] - b[t])
+        if x > d:
+            d = x
+    return d
