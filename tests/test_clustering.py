@@ -488,3 +488,58 @@ def test_prim_tree_equals_networkx_maximum_spanning_tree(seed):
     ours = {frozenset((i, int(parent[i]))) for i in range(1, n)}
     assert parent[0] == -1
     assert ours == {frozenset(e) for e in ref.edges}
+
+
+# ---------------------------------------------------------------------------------------------
+# Dashboard page (AppTest) and figures
+# ---------------------------------------------------------------------------------------------
+
+def _clustering_page(ds):
+    from pathlib import Path
+
+    st_testing = pytest.importorskip("streamlit.testing.v1")
+    root = Path(__file__).resolve().parents[1]
+    at = st_testing.AppTest.from_file(str(root / "app.py"), default_timeout=120)
+    at.switch_page("pages/6_Clustering.py")
+    at.session_state["bnma_dataset"] = ds
+    at.session_state["bnma_dataset_label"] = "test data"
+    at.run()
+    return at
+
+
+def test_clustering_page_run_and_bic_range():
+    X, c = _planted(120, 5, noise=0.1, seed=21)
+    ds = dataset_from_codes(np.column_stack([X, c]), names=["a", "b", "d", "e", "f", "cls"])
+    at = _clustering_page(ds)
+    assert not at.exception
+    at.number_input(key="clu_starts").set_value(10)
+    at.button[0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Clusters"] == "2"
+    assert float(metrics["Adjusted Rand index"]) > 0.8
+    assert "of 10" in metrics["Collapsed starts"]
+    assert len(at.get("plotly_chart")) >= 5  # traces, network, profiles, sizes, contingency
+    assert at.get("download_button")
+    at.checkbox(key="clu_bic").check().run()
+    at.slider(key="clu_krange").set_value((2, 3))
+    at.selectbox(key="clu_method").set_value("ema")
+    at.button[0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = at.dataframe[0].value
+    assert list(table["clusters"]) == [2, 3]
+
+
+def test_clustering_figures():
+    from bnma_core import viz
+
+    X, _ = _planted(80, 3, seed=2)
+    m = EMATAN(n_init=3, random_state=0).fit(X)
+    fig = viz.loglik_traces_figure(m.loglik_traces_, m.start_collapsed_, m.best_start_)
+    assert len(fig.data) == 3
+    fig = viz.cluster_profiles_figure(m.cluster_profiles_, ["x0", "x1", "x2"],
+                                      [["0", "1"]] * 3)
+    assert fig.data[0].z.shape == (6, 2)
+    assert len(viz.cluster_sizes_figure(m.cluster_sizes_).data) == 1
+    assert viz.contingency_figure(np.eye(2), ["a", "b"]).data[0].z.shape == (2, 2)

@@ -400,9 +400,12 @@ class _BaseClusterer(ClusterMixin, BaseEstimator):
             if self.n_jobs > 1 and len(batch) > 1:
                 with ThreadPoolExecutor(self.n_jobs) as pool:
                     out = list(pool.map(one, batch))
+                results.extend(r for r in out if r is not None)
             else:
-                out = [one(s) for s in batch]
-            results.extend(r for r in out if r is not None)
+                for s in batch:
+                    r = one(s)
+                    if r is not None:
+                        results.append(r)
             if not self.restart_collapsed:
                 break
         if not results:  # stopped before the first start could run: run one anyway
