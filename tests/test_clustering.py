@@ -4,12 +4,25 @@ from __future__ import annotations
 
 import itertools
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+# the browser fixtures and helpers of the end-to-end test module
+from test_browser import (  # noqa: F401
+    _set_number,
+    browser,
+    nav,
+    no_exception,
+    page,
+    server,
+    shot,
+    wait_idle,
+)
 
 from bnma_core.clustering import (
     EMA,
@@ -495,8 +508,6 @@ def test_prim_tree_equals_networkx_maximum_spanning_tree(seed):
 # ---------------------------------------------------------------------------------------------
 
 def _clustering_page(ds):
-    from pathlib import Path
-
     st_testing = pytest.importorskip("streamlit.testing.v1")
     root = Path(__file__).resolve().parents[1]
     at = st_testing.AppTest.from_file(str(root / "app.py"), default_timeout=120)
@@ -543,3 +554,23 @@ def test_clustering_figures():
     assert fig.data[0].z.shape == (6, 2)
     assert len(viz.cluster_sizes_figure(m.cluster_sizes_).data) == 1
     assert viz.contingency_figure(np.eye(2), ["a", "b"]).data[0].z.shape == (2, 2)
+
+
+@pytest.mark.browser
+def test_clustering_page_in_browser(server, page):  # noqa: F811
+    """Headless chromium: the page runs EMA-TAN on the default WBC data, draws the live traces
+    and the results."""
+    if not (Path(__file__).resolve().parents[1] / "pages" / "6_Clustering.py").exists():
+        pytest.skip("no clustering page")
+    page.goto(server)
+    wait_idle(page)
+    nav(page, "Clustering")
+    no_exception(page)
+    _set_number(page, "Random starts", 5)
+    page.get_by_role("button", name="Run").click()
+    page.get_by_role("heading", name="Log-likelihood of each start").wait_for(timeout=240_000)
+    wait_idle(page)
+    no_exception(page)
+    assert page.locator(".js-plotly-plot").count() >= 5
+    assert page.get_by_text("Adjusted Rand index").count() >= 1
+    shot(page, "60_clustering")
