@@ -2,7 +2,7 @@
 
 Santafé, Lozano & Larrañaga, "Bayesian model averaging of TAN models for clustering" (the
 paper; equation numbers are its own) and the implementation spec ``ema-tan-clustering.md``
-(DESIGN §3, §6). A fit is
+(DESIGN §4, §6). A fit is
 
 1. input -> integer codes (-1 = missing) through :meth:`_BaseClusterer._prepare_fit` (the one
    place that calls the data encoder), columns permuted into the ancestral order π;

@@ -1,5 +1,5 @@
 """EMA-TAN and its baselines EMA, EM-TAN and EM-BNET (Santafé, Lozano & Larrañaga; spec
-``ema-tan-clustering.md``; DESIGN §3, §6)."""
+``ema-tan-clustering.md``; DESIGN §4, §6)."""
 
 from __future__ import annotations
 

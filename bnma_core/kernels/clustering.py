@@ -1,6 +1,6 @@
 """EM / EMA kernels for clustering with a latent class C (numba, log space where it matters).
 
-Layout (DESIGN §3; Santafé, Lozano & Larrañaga, "Bayesian model averaging of TAN models for
+Layout (DESIGN §3, §4; Santafé, Lozano & Larrañaga, "Bayesian model averaging of TAN models for
 clustering"): the ``n`` features are already permuted into the ancestral order π, so column
 ``i`` is position ``i``. States are one-hot offsets ``off[i] + k`` into ``R = sum_i r_i``.
 
