@@ -237,6 +237,33 @@ def run(n_vars, sizes, networks, starts, orders=("random",), balanced=False, ext
     return df, table
 
 
+def markdown(table: pd.DataFrame, collapse: pd.DataFrame | None = None) -> str:
+    """Our W/D/L beside the paper's, cell by cell (and accuracy / collapse per method)."""
+    lines = ["| comparison | π | n | N | ours W/D/L | p | paper W/D/L | paper p<0.10 |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in table.itertuples():
+        paper = (f"{int(r.paper_wins)}/{int(r.paper_draws)}/{int(r.paper_losses)}"
+                 if "paper_wins" in table and pd.notna(r.paper_wins) else "—")
+        bold = "**" if r.p_value < 0.10 else ""
+        lines.append(f"| {r.comparison} | {r.order} | {r.n_vars} | {r.sample_size} | "
+                     f"{bold}{r.ematan_wins}/{r.draws}/{r.ematan_losses}{bold} | "
+                     f"{r.p_value:.3g} | {paper} | "
+                     f"{getattr(r, 'paper_bold', '—')} |")
+    if collapse is not None and len(collapse):
+        lines += ["", "| n | N | method | π | data sets | accuracy | ARI | majority share | "
+                  "starts collapsed | selected start collapsed | seconds |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r in collapse.itertuples():
+            sc = getattr(r, "share_starts_collapsed", float("nan"))
+            ss = getattr(r, "share_selected_collapsed", float("nan"))
+            lines.append(
+                f"| {r.n_vars} | {r.sample_size} | {r.method} | {r.order} | {r.datasets} | "
+                f"{r.mean_accuracy:.3f} | {r.mean_ari:.3f} | {r.majority:.3f} | "
+                f"{'—' if pd.isna(sc) else f'{sc:.0%}'} | {'—' if pd.isna(ss) else f'{ss:.0%}'}"
+                f" | {r.seconds:.2f} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n-vars", default="2,4,8,10,12,14")
@@ -251,7 +278,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--out", default=str(DEFAULT_OUT))
+    ap.add_argument("--report", action="store_true",
+                    help="print the Markdown tables of the results in --out and exit")
     a = ap.parse_args(argv)
+    if a.report:
+        df = pd.read_csv(Path(a.out) / "datasets.csv")
+        print(markdown(summarize(df), collapse_summary(df)))
+        return 0
     ints = lambda s: [int(v) for v in s.split(",") if v]  # noqa: E731
     cfg = dict(n_vars=ints(a.n_vars), sizes=ints(a.sizes), networks=a.networks,
                starts=a.starts)

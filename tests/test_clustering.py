@@ -478,6 +478,8 @@ def test_table1_smoke_run(tmp_path):
         m.accuracy_x, m.accuracy_y, zero_method="wilcox").pvalue
     assert row.p_value == pytest.approx(expected)
     assert ((df.accuracy >= 0.5) & (df.accuracy <= 1)).all()
+    md = t1.markdown(table, t1.collapse_summary(df))
+    assert "| EMA-TAN vs EMA | random | 8 | 160 |" in md and "| 8 | 160 | ematan |" in md
     # resumable: a second run finds every data set done
     again, table2 = t1.run(**cfg)
     assert len(again) == len(df)
