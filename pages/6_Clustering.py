@@ -8,6 +8,7 @@ st.set_page_config(page_title="Clustering · BNMA Studio", page_icon="🧩", lay
 
 import threading
 
+import networkx as nx
 import numpy as np
 import pandas as pd
 from sklearn.metrics import adjusted_rand_score
@@ -221,7 +222,13 @@ st.plotly_chart(viz.loglik_traces_figure(model.loglik_traces_, model.start_colla
                                          model.best_start_), width="stretch")
 
 st.subheader("Network")
-st.plotly_chart(viz.dag_figure(model.structure_, class_node=model.class_node_,
+# the estimator saw codes: give its nodes x0, x1, ... the dataset's column names
+cluster_node = "cluster"
+while cluster_node in names:
+    cluster_node += "_"
+graph = nx.relabel_nodes(model.structure_, {model.class_node_: cluster_node,
+                                            **{f"x{j}": n for j, n in enumerate(names)}})
+st.plotly_chart(viz.dag_figure(graph, class_node=cluster_node,
                                edge_weight="weight", threshold=0.05,
                                weight_label="posterior", weight_range=(0.0, 1.0)),
                 width="stretch")
