@@ -423,3 +423,47 @@ def test_personalized_scores_equal_weighted_family_counts(pseudo_in_parameters):
             base = int(x[list(pa)] @ s[1:]) if len(pa) else 0
             ref += np.log(cpt[np.arange(m) + base, x[i]])
         np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+
+
+def _scan_personalized_log_scores(model, X, y, x, st, pseudo):
+    """The former UKDB_P scoring (before the count tables of issue 15): the CPT rows at the
+    instance's values counted by scanning every training row, for each test row."""
+    from bnma_core.scores import posterior_cpt
+
+    m, a = model.n_classes_, model.alpha
+    extra = pseudo if model.pseudo_in_parameters else np.zeros(m)
+    match = np.ones(len(y), dtype=bool)
+    for v in st.class_parents:
+        match &= X[:, v] == x[v]
+    out = np.log(posterior_cpt((np.bincount(y[match], minlength=m) + extra)[None, :], a)[0])
+    for i, pa in st.parents.items():
+        match = X[:, i] >= 0
+        for v in pa:
+            match &= X[:, v] == x[v]
+        counts = np.zeros((m, model.arities_[i]))
+        np.add.at(counts, (y[match], X[match, i]), 1.0)
+        counts[:, x[i]] += extra
+        out = out + np.log(posterior_cpt(counts, a)[:, x[i]])
+    return out
+
+
+@pytest.mark.parametrize("pseudo_in_parameters", [False, True])
+@pytest.mark.parametrize("max_table_cells", [2 ** 24, 0])
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_precomputed_tables_equal_scanning_the_training_rows(k, max_table_cells,
+                                                              pseudo_in_parameters):
+    """Issue 15 oracle: UKDB_P with count tables built at fit (or on first use, when the
+    budget is 0) predicts what scanning the training rows for each test row predicted, to
+    1e-12, with missing values in training and test rows."""
+    X, y = _random_problem(31 + k, n=150, arities=(2, 3, 4, 3, 2), m=3, missing=0.1)
+    model = UKDB(k=k, mode="personalized", alpha=0.6, max_table_cells=max_table_cells,
+                 pseudo_in_parameters=pseudo_in_parameters).fit(X, y)
+    assert bool(model._subset_tables) == (max_table_cells > 0)
+    ref = np.empty((len(X), 3))
+    dom = UKDB(k=k, mode="domain", alpha=0.6).fit(X, y).predict_proba(X)
+    for r, x in enumerate(X):
+        w = model._pseudo(dom[r])
+        st, _, _ = model.personalized_structure(x, w)
+        lp = _scan_personalized_log_scores(model, X, y, x, st, w)
+        ref[r] = np.exp(lp - np.logaddexp.reduce(lp))
+    np.testing.assert_allclose(model.predict_proba(X), ref, rtol=1e-12, atol=1e-12)

@@ -32,6 +32,7 @@ Sahami, M. (1996). Learning limited dependence Bayesian classifiers. KDD (KDB).
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -245,6 +246,12 @@ class UKDB(DiscreteBNClassifier):
     max_missing_configurations : int, default 1_000_000
         Largest number of joint states of missing attributes UKDB_L enumerates to marginalize
         them in one test row (an error explains the limit if it is exceeded).
+    max_table_cells : int, default 2**24
+        Budget (float cells) for UKDB_P's count tables n(x_S, c) over every attribute subset S
+        of size <= k + 1, built once at fit so that a prediction costs the same whatever the
+        number of training rows. If all tables together would exceed it, each table is built
+        on its first use and kept (the first predictions then pay one pass over the training
+        rows per new subset).
 
     Attributes
     ----------
@@ -264,7 +271,8 @@ class UKDB(DiscreteBNClassifier):
     def __init__(self, k: int = 2, mode: str = "ensemble", alpha: float = 1.0, base: float = 2.0,
                  mi_smoothing: float = 0.0, pseudo_weights: str = "domain",
                  pseudo_in_parameters: bool = False, min_dependence: float | None = None,
-                 max_missing_configurations: int = 1_000_000) -> None:
+                 max_missing_configurations: int = 1_000_000,
+                 max_table_cells: int = 2 ** 24) -> None:
         self.k = k
         self.mode = mode
         self.alpha = alpha
@@ -274,6 +282,7 @@ class UKDB(DiscreteBNClassifier):
         self.pseudo_in_parameters = pseudo_in_parameters
         self.min_dependence = min_dependence
         self.max_missing_configurations = max_missing_configurations
+        self.max_table_cells = max_table_cells
 
     # --- parameter checks ----------------------------------------------------------------------
     def _check_params(self) -> None:
@@ -292,6 +301,8 @@ class UKDB(DiscreteBNClassifier):
                              f"{', '.join(PSEUDO_WEIGHTS)}.")
         if self.max_missing_configurations < 1:
             raise ValueError("max_missing_configurations must be at least 1.")
+        if self.max_table_cells < 0:
+            raise ValueError("max_table_cells must be >= 0.")
 
     def fit(self, X: Any, y: Any, arities: Any = None) -> UKDB:
         """Fit UKDB_L and keep the statistics UKDB_P needs (see
@@ -306,8 +317,6 @@ class UKDB(DiscreteBNClassifier):
         p = X.shape[1]
         m = len(self.classes_)
         self.n_classes_ = m
-        self._X = X
-        self._y = y
         self._data = np.ascontiguousarray(np.column_stack([X, y]), dtype=CODE_DTYPE)
         self._ar = np.append(np.asarray(self.arities_, dtype=np.int64), m)
         c = p
@@ -344,7 +353,34 @@ class UKDB(DiscreteBNClassifier):
             for j in pa:
                 children[j].append(i)
         self._children = children
+        self._subset_tables: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
+        if self.mode != "domain":
+            self._precompute_subset_tables(p, m)
         self.structure_ = self._graph(st, self.mi_, self.cmi_, set())
+
+    def _precompute_subset_tables(self, p: int, m: int) -> None:
+        """Build n(x_S, c) for every attribute subset S with |S| <= k + 1 (the families UKDB_P
+        can use: X_p with C, and an attribute with its at most k parents) if they fit in
+        ``max_table_cells``; else they are built on first use (:meth:`_subset_table`)."""
+        size = min(int(self.k) + 1, p)
+        rmax = float(max(int(self.arities_.max()), 1))
+        bound = sum(math.comb(p, s) * rmax ** s for s in range(size + 1)) * m
+        if bound > self.max_table_cells:
+            return
+        for s_ in range(size + 1):
+            for subset in itertools.combinations(range(p), s_):
+                self._subset_table(subset)
+
+    def _subset_table(self, subset: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """(q_S, m) training counts n(x_S, c) of a sorted attribute subset S (rows missing a
+        member skipped; configuration index with the first member fastest) and its strides."""
+        hit = self._subset_tables.get(subset)
+        if hit is None:
+            vs = np.asarray(subset, dtype=np.int64)
+            hit = (family_counts(self._data, self._data.shape[1] - 1, vs, self._ar),
+                   parent_strides(vs, self._ar))
+            self._subset_tables[subset] = hit
+        return hit
 
     def _counts(self, variables: list[int]) -> np.ndarray:
         """Count table over ``variables`` (rows missing one of them skipped)."""
@@ -521,16 +557,18 @@ class UKDB(DiscreteBNClassifier):
 
     def _personalized_log_scores(self, x: np.ndarray, st: KDependenceStructure,
                                  pseudo: np.ndarray) -> np.ndarray:
-        """log P(c | x_p) + sum_i log P(x_i | c, pi_i) at the instance's values (CPT entries
-        counted directly from the training rows)."""
+        """log P(c | x_p) + sum_i log P(x_i | c, pi_i) at the instance's values.
+
+        The CPT rows needed are read from the count tables n(x_S, c) built at fit
+        (:meth:`_subset_table`), so the cost does not depend on the number of training rows;
+        equal to counting the matching training rows directly (tested to 1e-12)."""
         m = self.n_classes_
-        X, y, a = self._X, self._y, self.alpha
         extra = pseudo if self.pseudo_in_parameters else np.zeros(m)
-        match = np.ones(len(y), dtype=bool)
-        for v in st.class_parents:
-            match &= X[:, v] == x[v]
-        n_c = np.bincount(y[match], minlength=m) + extra
-        out = np.log(posterior_cpt(n_c[None, :], a)[0])
+        cp = tuple(sorted(st.class_parents))
+        table, strides = self._subset_table(cp)
+        j = int(x[list(cp)].astype(np.int64) @ strides) if cp else 0
+        n_c = table[j] + extra
+        out = np.log(posterior_cpt(n_c[None, :], self.alpha)[0])
         attrs = list(st.parents)
         if not attrs:
             return out
@@ -539,13 +577,14 @@ class UKDB(DiscreteBNClassifier):
         # evaluated in one posterior_cpt call
         r_max = self._pad_alpha.shape[1]
         k = len(attrs)
-        counts = np.empty((k, m * r_max))
+        counts = np.zeros((k, m, r_max))
         for t, i in enumerate(attrs):
-            match = X[:, i] >= 0
-            for v in st.parents[i]:
-                match &= X[:, v] == x[v]
-            counts[t] = np.bincount(y[match] * r_max + X[match, i], minlength=m * r_max)
-        counts = counts.reshape(k, m, r_max)
+            subset = tuple(sorted([i, *st.parents[i]]))
+            table, strides = self._subset_table(subset)
+            pos = subset.index(i)
+            base = sum(int(x[v]) * int(strides[a]) for a, v in enumerate(subset) if a != pos)
+            r_i = int(self.arities_[i])
+            counts[t, :, :r_i] = table[base + np.arange(r_i) * strides[pos]].T
         rows, xs = np.arange(k), x[attrs]
         counts[rows, :, xs] += extra
         theta = posterior_cpt(counts, self._pad_alpha[attrs][:, None, :])
