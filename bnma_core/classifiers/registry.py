@@ -113,3 +113,10 @@ register(MethodSpec("ukdb_p", "bnma_core.classifiers.ukdb:UKDB",
                     "UKDB_P (k = 2): a network built for each patient from the dependences "
                     "between that patient's own values (personalized knowledge)",
                     {"k": 2, "mode": "personalized"}))
+
+# --- bnma_core.classifiers.aode (helper "ukdb", issue 16) -----------------------------------
+register(MethodSpec(
+    "aode", "bnma_core.classifiers.aode:AODE",
+    "Averaged one-dependence estimators: averages the networks in which each feature in turn is "
+    "the parent of all others (Webb et al. 2005; the AODE users know from Weka).",
+    {"frequency_limit": 1, "alpha": 1.0}))
