@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from bnma_core.classifiers.base import DiscreteBNClassifier
 from bnma_core.classifiers.registry import available_methods, make_classifier
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,6 +58,68 @@ def load(name: str, anchors: Path = ANCHORS) -> tuple[np.ndarray, np.ndarray, np
     ar = np.array([len(u) for _, u in cols], dtype=np.int64)
     y = pd.factorize(df[target], sort=True)[0].astype(np.int32)
     return X, y, ar, folds
+
+
+class NestedCVSelect(DiscreteBNClassifier):
+    """Choose one of several registered methods on the training rows only, by an inner
+    stratified cross-validation (accuracy; ties to the earlier candidate), then refit it on all
+    training rows. A candidate for issue 16's recommended method: its choice never sees the
+    test fold.
+
+    Parameters
+    ----------
+    candidates : tuple of str
+        Registry names.
+    inner_folds : int
+        Inner folds (fewer if a class has fewer rows; at least 2).
+    random_state : int
+        Seed of the inner split and of randomized candidates.
+
+    Attributes
+    ----------
+    chosen_ : str, inner_scores_ : dict name -> inner accuracy, model_ : the refitted method.
+    """
+
+    def __init__(self, candidates: tuple[str, ...] = ("aode", "bma10", "manb", "ukdb1"),
+                 inner_folds: int = 5, random_state: int = 1) -> None:
+        self.candidates = candidates
+        self.inner_folds = inner_folds
+        self.random_state = random_state
+
+    def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
+        from sklearn.model_selection import StratifiedKFold
+
+        k = int(min(self.inner_folds, max(2, np.bincount(y).min())))
+        skf = StratifiedKFold(n_splits=k, shuffle=True, random_state=self.random_state)
+        splits = list(skf.split(X, y))
+        scores = {}
+        for name in self.candidates:
+            hits = 0
+            for tr, te in splits:
+                est = make_classifier(name, random_state=self.random_state)
+                est.fit(X[tr], y[tr], arities=self.arities_)
+                hits += int(np.sum(est.predict(X[te]) == y[te]))
+            scores[name] = hits / len(y)
+        self.inner_scores_ = scores
+        self.chosen_ = max(self.candidates, key=lambda n: scores[n])  # first of the best
+        self.model_ = make_classifier(self.chosen_, random_state=self.random_state)
+        self.model_.fit(X, y, arities=self.arities_)
+
+    def _predict_log_proba_codes(self, X: np.ndarray) -> np.ndarray:
+        out = np.full((len(X), len(self.classes_)), -np.inf)
+        lp = self.model_.predict_log_proba(X)
+        out[:, np.asarray(self.model_.classes_, dtype=np.int64)] = lp
+        return out
+
+
+EXTRA_METHODS = {"cvselect": NestedCVSelect}
+"""Experiment-only methods (not registered): name -> class with ``random_state``."""
+
+
+def _make(name: str, seed: int, params: dict | None):
+    if name in EXTRA_METHODS:
+        return EXTRA_METHODS[name](random_state=seed, **(params or {}))
+    return make_classifier(name, random_state=seed, **(params or {}))
 
 
 def anchor_table(anchors: Path = ANCHORS) -> pd.DataFrame:
@@ -82,7 +145,7 @@ def run_method(name: str, dataset: str, anchors: Path = ANCHORS, seed: int = 1,
     recs = []
     for k in range(int(folds.max()) + 1):
         te = folds == k
-        est = make_classifier(name, random_state=seed, **(params or {}))
+        est = _make(name, seed, params)
         t = time.perf_counter()
         est.fit(X[~te], y[~te], arities=ar)
         pred = est.predict(X[te])

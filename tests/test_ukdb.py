@@ -467,3 +467,27 @@ def test_precomputed_tables_equal_scanning_the_training_rows(k, max_table_cells,
         lp = _scan_personalized_log_scores(model, X, y, x, st, w)
         ref[r] = np.exp(lp - np.logaddexp.reduce(lp))
     np.testing.assert_allclose(model.predict_proba(X), ref, rtol=1e-12, atol=1e-12)
+
+
+def test_k_chosen_on_training_rows_by_inner_cv():
+    """k = (0, 1, 2): k_ is the candidate with the best inner-CV accuracy on the training rows
+    (recomputed here), and the model then equals UKDB(k=k_)."""
+    from sklearn.model_selection import StratifiedKFold
+
+    X, y = _random_problem(41, n=100, missing=0.05)
+    model = UKDB(k=(2, 0, 1), cv_folds=4).fit(X, y)
+    splits = list(StratifiedKFold(4, shuffle=True, random_state=0).split(X, y))
+    for k in (0, 1, 2):
+        hits = sum(int(np.sum(UKDB(k=k, cv_folds=4).fit(X[tr], y[tr], arities=model.arities_)
+                              .predict(X[te]) == y[te])) for tr, te in splits)
+        assert model.k_scores_[k] == pytest.approx(hits / len(y), abs=1e-15)
+    best = max(model.k_scores_.values())
+    assert model.k_ == min(k for k, v in model.k_scores_.items() if v == best)
+    ref = UKDB(k=model.k_).fit(X, y)
+    np.testing.assert_allclose(model.predict_proba(X), ref.predict_proba(X), rtol=1e-12)
+    assert UKDB(k=(2,)).fit(X, y).k_ == 2
+    for bad in ((), (1, -1), "2"):
+        with pytest.raises(ValueError, match="k must be"):
+            UKDB(k=bad).fit(X, y)
+    with pytest.raises(ValueError, match="cv_folds"):
+        UKDB(k=(1, 2), cv_folds=1).fit(X, y)

@@ -40,6 +40,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 import pandas as pd
+from sklearn.base import clone
 
 from ..data import CODE_DTYPE
 from ..kernels.counting import parent_strides
@@ -219,9 +220,11 @@ class UKDB(DiscreteBNClassifier):
 
     Parameters
     ----------
-    k : int, default 2
+    k : int or sequence of int, default 2
         Number of class parents X_p and maximum number of attribute parents per attribute.
-        k = 0 gives naive Bayes.
+        k = 0 gives naive Bayes. A sequence of candidates (e.g. ``(1, 2)``) is resolved at fit
+        by a stratified ``cv_folds``-fold cross-validation on the training rows only (highest
+        accuracy; ties to the smaller k); the choice is ``k_``.
     mode : {"ensemble", "domain", "personalized"}, default "ensemble"
         "domain" = UKDB_L, "personalized" = UKDB_P, "ensemble" = their uniform average.
     alpha : float, default 1.0
@@ -246,6 +249,9 @@ class UKDB(DiscreteBNClassifier):
     max_missing_configurations : int, default 1_000_000
         Largest number of joint states of missing attributes UKDB_L enumerates to marginalize
         them in one test row (an error explains the limit if it is exceeded).
+    cv_folds : int, default 5
+        Inner folds of the choice of ``k`` when ``k`` is a sequence (fewer when a class has
+        fewer training rows; at least 2).
     max_table_cells : int, default 2**24
         Budget (float cells) for UKDB_P's count tables n(x_S, c) over every attribute subset S
         of size <= k + 1, built once at fit so that a prediction costs the same whatever the
@@ -272,7 +278,7 @@ class UKDB(DiscreteBNClassifier):
                  mi_smoothing: float = 0.0, pseudo_weights: str = "domain",
                  pseudo_in_parameters: bool = False, min_dependence: float | None = None,
                  max_missing_configurations: int = 1_000_000,
-                 max_table_cells: int = 2 ** 24) -> None:
+                 max_table_cells: int = 2 ** 24, cv_folds: int = 5) -> None:
         self.k = k
         self.mode = mode
         self.alpha = alpha
@@ -283,11 +289,18 @@ class UKDB(DiscreteBNClassifier):
         self.min_dependence = min_dependence
         self.max_missing_configurations = max_missing_configurations
         self.max_table_cells = max_table_cells
+        self.cv_folds = cv_folds
 
     # --- parameter checks ----------------------------------------------------------------------
     def _check_params(self) -> None:
-        if isinstance(self.k, bool) or not isinstance(self.k, (int, np.integer)) or self.k < 0:
-            raise ValueError(f"k must be a whole number >= 0 (got {self.k!r}).")
+        ks = self._k_candidates()
+        if not ks or any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0
+                         for k in ks):
+            raise ValueError(f"k must be a whole number >= 0 or a non-empty sequence of them "
+                             f"(got {self.k!r}).")
+        if isinstance(self.cv_folds, bool) or not isinstance(self.cv_folds, (int, np.integer)) \
+                or self.cv_folds < 2:
+            raise ValueError(f"cv_folds must be a whole number >= 2 (got {self.cv_folds!r}).")
         if self.mode not in MODES:
             raise ValueError(f"Unknown mode {self.mode!r}; choose one of {', '.join(MODES)}.")
         if not (self.alpha > 0 and math.isfinite(self.alpha)):
@@ -304,6 +317,33 @@ class UKDB(DiscreteBNClassifier):
         if self.max_table_cells < 0:
             raise ValueError("max_table_cells must be >= 0.")
 
+    def _k_candidates(self) -> list:
+        if isinstance(self.k, (list, tuple, np.ndarray)):
+            return list(self.k)
+        return [self.k]
+
+    def _choose_k(self, X: np.ndarray, y: np.ndarray) -> int:
+        """k_ from the candidates by inner stratified CV on the training rows (issue 16:
+        hyper-parameters chosen on training folds only)."""
+        ks = sorted({int(k) for k in self._k_candidates()})
+        self.k_scores_ = {}
+        if len(ks) == 1:
+            return ks[0]
+        from sklearn.model_selection import StratifiedKFold
+
+        n_splits = int(min(self.cv_folds, max(2, np.bincount(y).min())))
+        if np.bincount(y).min() < 2:
+            return ks[0]
+        splits = list(StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=0)
+                      .split(X, y))
+        for k in ks:
+            hits = 0
+            for tr, te in splits:
+                inner = clone(self).set_params(k=k).fit(X[tr], y[tr], arities=self.arities_)
+                hits += int(np.sum(inner.predict(X[te]) == y[te]))
+            self.k_scores_[k] = hits / len(y)
+        return max(ks, key=lambda k: (self.k_scores_[k], -k))
+
     def fit(self, X: Any, y: Any, arities: Any = None) -> UKDB:
         """Fit UKDB_L and keep the statistics UKDB_P needs (see
         :meth:`DiscreteBNClassifier.fit`). The class node is named after ``y.name`` if ``y``
@@ -313,6 +353,7 @@ class UKDB(DiscreteBNClassifier):
     # --- training ------------------------------------------------------------------------------
     def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
         self._check_params()
+        self.k_ = self._choose_k(X, y)
         self.class_name_ = self._variable_names()[1]
         p = X.shape[1]
         m = len(self.classes_)
@@ -325,7 +366,7 @@ class UKDB(DiscreteBNClassifier):
                                              self.base)
         self.cmi_ = pairwise_conditional_mutual_information(X, y, self.arities_, m, None,
                                                             self.mi_smoothing, self.base)
-        st = build_k_dependence_structure(self.cmi_, int(self.k),
+        st = build_k_dependence_structure(self.cmi_, self.k_,
                                           min_dependence=self.min_dependence)
         self.domain_structure_ = st
         # UKDB_L parameters. Class factor: log P(x_p) + log P(c | x_p) as a (q_p, m) table
@@ -362,7 +403,7 @@ class UKDB(DiscreteBNClassifier):
         """Build n(x_S, c) for every attribute subset S with |S| <= k + 1 (the families UKDB_P
         can use: X_p with C, and an attribute with its at most k parents) if they fit in
         ``max_table_cells``; else they are built on first use (:meth:`_subset_table`)."""
-        size = min(int(self.k) + 1, p)
+        size = min(self.k_ + 1, p)
         rmax = float(max(int(self.arities_.max()), 1))
         bound = sum(math.comb(p, s) * rmax ** s for s in range(size + 1)) * m
         if bound > self.max_table_cells:
@@ -551,7 +592,7 @@ class UKDB(DiscreteBNClassifier):
         returns (structure, lmi, clmi)."""
         lmi, clmi = self.local_information(x, pseudo)
         obs = [int(i) for i in np.flatnonzero(np.asarray(x) >= 0)]
-        st = build_k_dependence_structure(np.nan_to_num(clmi), int(self.k), candidates=obs,
+        st = build_k_dependence_structure(np.nan_to_num(clmi), self.k_, candidates=obs,
                                           min_dependence=self.min_dependence)
         return st, lmi, clmi
 
