@@ -11,6 +11,7 @@ Command line (from the repository root)::
 
     PYTHONPATH=. python experiments/anchors.py [--methods all|nb,tan,...] [--datasets all|wbc,...]
         [--seed 1] [--n-jobs 1] [--out experiments/out/anchors] [--anchors ../shared/anchors]
+        [--update]
 
 Writes ``folds.csv`` (dataset, method, fold, accuracy, seconds), ``summary.csv`` (one row per
 dataset and method: acc_mean, acc_se, best Weka / pyAgrum anchor, difference to the best anchor,
@@ -209,8 +210,11 @@ def markdown(summary: pd.DataFrame) -> str:
 
 def run(out: Path | None, methods: list[str] | None = None, datasets: list[str] | None = None,
         anchors: Path = ANCHORS, seed: int = 1, n_jobs: int = 1,
-        params: dict[str, dict] | None = None) -> dict[str, pd.DataFrame]:
-    """All (dataset, method) pairs; writes the CSVs and ``table.md`` to ``out`` if given."""
+        params: dict[str, dict] | None = None, update: bool = False
+        ) -> dict[str, pd.DataFrame]:
+    """All (dataset, method) pairs; writes the CSVs and ``table.md`` to ``out`` if given.
+    ``update``: keep the other methods' rows of an earlier ``out/folds.csv`` (rerun a few
+    methods without rerunning all)."""
     from joblib import Parallel, delayed
 
     methods = list(methods or available_methods())
@@ -220,6 +224,10 @@ def run(out: Path | None, methods: list[str] | None = None, datasets: list[str] 
             for d in datasets for m in methods]
     recs = [r for rs in Parallel(n_jobs=n_jobs)(jobs) for r in rs]
     folds = pd.DataFrame(recs)
+    if update and out is not None and (Path(out) / "folds.csv").exists():
+        old = pd.read_csv(Path(out) / "folds.csv")
+        keep = ~(old["method"].isin(methods) & old["dataset"].isin(datasets))
+        folds = pd.concat([old[keep], folds], ignore_index=True)
     summary = summarize(folds, anchors)
     if out is not None:
         out = Path(out)
@@ -232,18 +240,23 @@ def run(out: Path | None, methods: list[str] | None = None, datasets: list[str] 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--methods", default="all")
+    ap.add_argument("--methods", default="all",
+                    help="registry names, comma-separated, or 'all'; 'cvselect' adds the "
+                         "experiment-only NestedCVSelect")
     ap.add_argument("--datasets", default="all")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--n-jobs", type=int, default=1)
     ap.add_argument("--out", type=Path, default=ROOT / "experiments" / "out" / "anchors")
     ap.add_argument("--anchors", type=Path, default=ANCHORS)
+    ap.add_argument("--update", action="store_true",
+                    help="keep the other methods' rows of an earlier run in --out")
     args = ap.parse_args(argv)
     if not (args.anchors / "results.csv").exists():
         ap.error(f"no anchors at {args.anchors} (the shared folder next to the repository)")
     methods = None if args.methods == "all" else args.methods.split(",")
     datasets = None if args.datasets == "all" else args.datasets.split(",")
-    res = run(args.out, methods, datasets, args.anchors, args.seed, args.n_jobs)
+    res = run(args.out, methods, datasets, args.anchors, args.seed, args.n_jobs,
+              update=args.update)
     print(markdown(res["summary"]))
     return 0
 
