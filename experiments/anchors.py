@@ -1,6 +1,6 @@
 """Every registered method against Weka and pyAgrum on Weka's own folds (issue 16 item 1).
 
-The anchors (``<root>/../shared/anchors``, next to the repository, not part of a clone; see its
+The anchors (the shared ``anchors`` folder next to the repository, not part of a clone; see its
 README) are seven all-nominal datasets, the test fold (0-9) of every row in Weka's
 ``-x 10 -s 1`` stratified cross-validation, and the accuracy of 38 Weka / pyAgrum
 configurations. For each dataset and fold k this script trains every method on the rows whose
@@ -10,7 +10,7 @@ fold accuracies (the anchors' ``acc_mean``) with its standard error sd / sqrt(10
 Command line (from the repository root)::
 
     PYTHONPATH=. python experiments/anchors.py [--methods all|nb,tan,...] [--datasets all|wbc,...]
-        [--seed 1] [--n-jobs 1] [--out experiments/out/anchors] [--anchors ../shared/anchors]
+        [--seed 1] [--n-jobs 1] [--out experiments/out/anchors] [--anchors PATH]
         [--update]
 
 Writes ``folds.csv`` (dataset, method, fold, accuracy, seconds), ``summary.csv`` (one row per

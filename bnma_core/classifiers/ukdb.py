@@ -224,7 +224,8 @@ class UKDB(DiscreteBNClassifier):
         Number of class parents X_p and maximum number of attribute parents per attribute.
         k = 0 gives naive Bayes. A sequence of candidates (e.g. ``(1, 2)``) is resolved at fit
         by a stratified ``cv_folds``-fold cross-validation on the training rows only (highest
-        accuracy; ties to the smaller k); the choice is ``k_``.
+        accuracy; ties to the smaller k; the smallest k when a class has a single training
+        row); the choice is ``k_``, the inner accuracies ``k_scores_``.
     mode : {"ensemble", "domain", "personalized"}, default "ensemble"
         "domain" = UKDB_L, "personalized" = UKDB_P, "ensemble" = their uniform average.
     alpha : float, default 1.0
