@@ -11,8 +11,12 @@ Command line: ``PYTHONPATH=. python benchmarks/ukdb.py [--sizes 1000,10000,10000
 WBC-like data: the bundled WBC rows (9 attributes with 10 values, 2 classes, 16 missing
 bare-nuclei values) resampled with replacement to n rows, each value replaced by a uniform draw
 with probability 0.05 so that large n fills more table cells. Prediction is the median over
-``--repeats`` runs after a warm-up. Target: <= 2 ms per row, flat in n (before: 52 ms per row at
-100,000 rows, growing linearly).
+``--repeats`` runs after a warm-up. Target: <= 2 ms per row, flat in n.
+
+Measured (shared 2-core machine, load ~12): before (main at 29c49af, rows scanned per test row)
+1.5 ms/row at n = 10^3 and 18.4 ms/row at 10^5 (the issue measured 52 ms at 10^5 on an older
+version); after 0.93, 0.89, 1.01, 0.85 ms/row at n = 10^3, 10^4, 10^5, 10^6, fit 0.005 s to
+7.4 s (tables for the 130 subsets of size <= 3 of 9 attributes, 0.9 MB).
 """
 
 from __future__ import annotations
