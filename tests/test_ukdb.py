@@ -309,7 +309,7 @@ def test_wbc_largest_cmi_reproduces_paper():
     """Paper: largest CMI 0.4733 on WBC. Found: maximum-likelihood CMI in bits on the 683
     complete rows, pair uniformity of cell size / uniformity of cell shape, 0.4744."""
     ds = load_dataset(WBC, missing="drop")
-    model = UKDB(mode="domain", base=2.0).fit(ds.X, ds.y)
+    model = UKDB(mode="domain", base=2.0, mi_smoothing=0.0).fit(ds.X, ds.y)
     i, j = np.unravel_index(np.argmax(model.cmi_), model.cmi_.shape)
     assert {ds.feature_names[i], ds.feature_names[j]} == {"cell_size", "cell_shape"}
     assert model.cmi_[i, j] == pytest.approx(0.4744, abs=5e-5)
@@ -320,7 +320,7 @@ def test_registrations():
     from bnma_core.classifiers.registry import make_classifier
     for name, k, mode in [("ukdb", 2, "ensemble"), ("ukdb1", 1, "ensemble"),
                           ("ukdb2", 2, "ensemble"), ("ukdb_l", 2, "domain"),
-                          ("ukdb_p", 2, "personalized")]:
+                          ("ukdb_p", 2, "personalized"), ("ukdb_cv", (1, 2), "ensemble")]:
         est = make_classifier(name, random_state=0)
         assert isinstance(est, UKDB) and est.k == k and est.mode == mode
 
@@ -423,3 +423,71 @@ def test_personalized_scores_equal_weighted_family_counts(pseudo_in_parameters):
             base = int(x[list(pa)] @ s[1:]) if len(pa) else 0
             ref += np.log(cpt[np.arange(m) + base, x[i]])
         np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+
+
+def _scan_personalized_log_scores(model, X, y, x, st, pseudo):
+    """The former UKDB_P scoring (before the count tables of issue 15): the CPT rows at the
+    instance's values counted by scanning every training row, for each test row."""
+    from bnma_core.scores import posterior_cpt
+
+    m, a = model.n_classes_, model.alpha
+    extra = pseudo if model.pseudo_in_parameters else np.zeros(m)
+    match = np.ones(len(y), dtype=bool)
+    for v in st.class_parents:
+        match &= X[:, v] == x[v]
+    out = np.log(posterior_cpt((np.bincount(y[match], minlength=m) + extra)[None, :], a)[0])
+    for i, pa in st.parents.items():
+        match = X[:, i] >= 0
+        for v in pa:
+            match &= X[:, v] == x[v]
+        counts = np.zeros((m, model.arities_[i]))
+        np.add.at(counts, (y[match], X[match, i]), 1.0)
+        counts[:, x[i]] += extra
+        out = out + np.log(posterior_cpt(counts, a)[:, x[i]])
+    return out
+
+
+@pytest.mark.parametrize("pseudo_in_parameters", [False, True])
+@pytest.mark.parametrize("max_table_cells", [2 ** 24, 0])
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_precomputed_tables_equal_scanning_the_training_rows(k, max_table_cells,
+                                                              pseudo_in_parameters):
+    """Issue 15 oracle: UKDB_P with count tables built at fit (or on first use, when the
+    budget is 0) predicts what scanning the training rows for each test row predicted, to
+    1e-12, with missing values in training and test rows."""
+    X, y = _random_problem(31 + k, n=150, arities=(2, 3, 4, 3, 2), m=3, missing=0.1)
+    model = UKDB(k=k, mode="personalized", alpha=0.6, max_table_cells=max_table_cells,
+                 pseudo_in_parameters=pseudo_in_parameters).fit(X, y)
+    assert bool(model._subset_tables) == (max_table_cells > 0)
+    ref = np.empty((len(X), 3))
+    dom = UKDB(k=k, mode="domain", alpha=0.6).fit(X, y).predict_proba(X)
+    for r, x in enumerate(X):
+        w = model._pseudo(dom[r])
+        st, _, _ = model.personalized_structure(x, w)
+        lp = _scan_personalized_log_scores(model, X, y, x, st, w)
+        ref[r] = np.exp(lp - np.logaddexp.reduce(lp))
+    np.testing.assert_allclose(model.predict_proba(X), ref, rtol=1e-12, atol=1e-12)
+
+
+def test_k_chosen_on_training_rows_by_inner_cv():
+    """k = (0, 1, 2): k_ is the candidate with the best inner-CV accuracy on the training rows
+    (recomputed here), and the model then equals UKDB(k=k_)."""
+    from sklearn.model_selection import StratifiedKFold
+
+    X, y = _random_problem(41, n=100, missing=0.05)
+    model = UKDB(k=(2, 0, 1), cv_folds=4).fit(X, y)
+    splits = list(StratifiedKFold(4, shuffle=True, random_state=0).split(X, y))
+    for k in (0, 1, 2):
+        hits = sum(int(np.sum(UKDB(k=k, cv_folds=4).fit(X[tr], y[tr], arities=model.arities_)
+                              .predict(X[te]) == y[te])) for tr, te in splits)
+        assert model.k_scores_[k] == pytest.approx(hits / len(y), abs=1e-15)
+    best = max(model.k_scores_.values())
+    assert model.k_ == min(k for k, v in model.k_scores_.items() if v == best)
+    ref = UKDB(k=model.k_).fit(X, y)
+    np.testing.assert_allclose(model.predict_proba(X), ref.predict_proba(X), rtol=1e-12)
+    assert UKDB(k=(2,)).fit(X, y).k_ == 2
+    for bad in ((), (1, -1), "2"):
+        with pytest.raises(ValueError, match="k must be"):
+            UKDB(k=bad).fit(X, y)
+    with pytest.raises(ValueError, match="cv_folds"):
+        UKDB(k=(1, 2), cv_folds=1).fit(X, y)
