@@ -47,12 +47,13 @@ from ..kernels.orders import (
     TableArrays,
     build_candidate_table,
     build_full_table,
-    candidate_bytemap,
+    candidate_bits,
     joint_family_fit,
     node_log_sum,
     order_edge_probabilities,
     order_terms,
     orders_log_joint,
+    single_parent_scores,
     sort_table,
 )
 from ..kernels.orders import (
@@ -63,6 +64,8 @@ from ..scores import _check_prior, family_counts, log_ml_counts, log_structure_p
 SCORE_KINDS = {"k2": 0, "bdeu": 1}
 DEFAULT_MAX_BYTES = 2_000_000_000
 MAX_CANDIDATES = 16
+DEFAULT_CANDIDATES = 16  # K of candidates="auto" beyond 64 variables
+MAX_FULL_VARS = 64  # the full regime's parent sets are uint64 bitmasks over all variables
 
 
 @dataclass
@@ -72,7 +75,9 @@ class ScoreTable:
     Attributes
     ----------
     masks : (n, m) uint64
-        Parent-set bitmasks (bit v = variable v is a parent).
+        Parent-set bitmasks: bit v = variable v is a parent (full regime), bit b = candidate
+        ``cand[i, b]`` is a parent (candidate regime: local to the node's candidates, so the
+        number of variables is not limited).
     scores : (n, m) float64
         Local scores S(X_i; Z), natural log.
     limits : (n,) int64
@@ -84,7 +89,7 @@ class ScoreTable:
         log(prune_eps / m), the pruning window (``-inf`` = exact).
     regime : {"full", "candidates"}
     cand : (n, K) int64
-        Candidate parents per node (empty (n, 0) in the full regime).
+        Candidate parents per node, ascending (empty (n, 0) in the full regime).
     logsum : (n, 2^K) float64
         Zeta-transformed node terms over candidate bitmasks (empty in the full regime).
     """
@@ -106,7 +111,7 @@ class ScoreTable:
     bid: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
     band_first: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
     band_anchor: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
-    bytemap: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 0), dtype=np.int32))
+    cbit: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int32))
 
     _arrays: TableArrays | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -116,7 +121,7 @@ class ScoreTable:
             self._arrays = TableArrays(
                 self.masks, self.scores, self.exps, self.bid, self.band_first,
                 self.band_anchor, self.limits, float(self.log_eps_rel), self.regime_code,
-                self.logsum, self.bytemap)
+                self.logsum, self.cand, self.cbit)
         return self._arrays
 
     def kernel_args(self) -> TableArrays:
@@ -142,11 +147,23 @@ class ScoreTable:
     @property
     def nbytes(self) -> int:
         return int(self.masks.nbytes + self.scores.nbytes + self.exps.nbytes
-                   + self.bid.nbytes + self.logsum.nbytes + self.bytemap.nbytes)
+                   + self.bid.nbytes + self.logsum.nbytes + self.cbit.nbytes)
+
+    def parents(self, node: int, k: int) -> list[int]:
+        """Variable indices (ascending) of node ``node``'s k-th parent set, in either regime."""
+        g = int(self.masks[node, k])
+        if self.regime == "candidates":
+            return [int(self.cand[node, b]) for b in range(self.cand.shape[1]) if g >> b & 1]
+        return [b for b in range(self.n_vars) if g >> b & 1]
 
     def node_log_sum(self, node: int, predecessors: int, exact: bool = False) -> float:
-        """log sum_{Z ⊆ predecessors, |Z| <= l} exp S(X_node; Z) (``predecessors`` a bitmask)."""
+        """log sum_{Z ⊆ predecessors, |Z| <= l} exp S(X_node; Z) (``predecessors`` a bitmask
+        over all variables, a Python int of any width; the candidate regime is exact)."""
         i = node
+        if self.regime == "candidates":
+            pred = int(predecessors)
+            local = sum(1 << b for b, u in enumerate(self.cand[i]) if (pred >> int(u)) & 1)
+            return float(self.logsum[i, local])
         lim = self.n_sets if exact else int(self.limits[i])
         return float(node_log_sum(self.masks[i], self.scores[i], self.exps[i], self.bid[i],
                                   self.band_first[i], self.band_anchor[i], lim,
@@ -155,12 +172,12 @@ class ScoreTable:
 
     def order_terms(self, order: np.ndarray) -> np.ndarray:
         """Node terms of ``order`` (per position), natural log."""
-        order = np.asarray(order, dtype=np.int64)
-        _, terms = order_terms(order, self.arrays())
-        return terms
+        return self.order_state(order)[1]
 
-    def order_prefix_terms(self, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Predecessor bitmasks (uint64) and node terms of ``order``, per position."""
+    def order_state(self, order: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per position of ``order``: predecessor bitmasks (uint64, full regime; zeros in the
+        candidate regime), node terms, candidate-local masks (candidate regime; zeros in the
+        full regime)."""
         return order_terms(np.ascontiguousarray(order, dtype=np.int64), self.arrays())
 
     def order_log_joints(self, orders: np.ndarray, train_t: np.ndarray, test_t: np.ndarray,
@@ -222,9 +239,6 @@ def _validate(codes: np.ndarray, arities: np.ndarray, max_parents: int, score: s
         raise ValueError("Every variable needs at least one state.")
     if (codes >= arities[None, :]).any():
         raise DataError("A state code is larger than its variable's number of states.")
-    if n > 64:
-        raise DataError(f"Node-order methods handle at most 64 variables (got {n}); select "
-                        "features first.")
     if n < 2:
         raise DataError("Node-order methods need at least two variables.")
     if not isinstance(max_parents, (int, np.integer)) or max_parents < 0:
@@ -239,7 +253,10 @@ def _validate(codes: np.ndarray, arities: np.ndarray, max_parents: int, score: s
 
 def estimate_table_bytes(n_vars: int, n_rows: int, arities: np.ndarray, max_parents: int,
                          n_candidates: int | None = None) -> int:
-    """Memory the build will need (tables + working buffers), computed before building."""
+    """Memory the build will need (tables + working buffers), computed before building: per
+    node and parent set a mask, score, exponential and band index (plus the sort's copies);
+    the row buffers of the counting; in the candidate regime the 2^K node-term table, the
+    (n, n) candidate bit map and single-parent scores."""
     l_eff = min(max_parents, n_vars - 1)
     top = np.sort(np.asarray(arities, dtype=np.int64))[::-1][: l_eff + 1]
     max_cells = int(np.prod(top.astype(float)))
@@ -248,7 +265,7 @@ def estimate_table_bytes(n_vars: int, n_rows: int, arities: np.ndarray, max_pare
         return int(n_vars * m * 8 * 6 + (l_eff + 2) * n_rows * 8 + max_cells * 8)
     m = n_parent_sets(n_candidates, l_eff)
     return int(n_vars * m * 8 * 6 + n_vars * (2 ** n_candidates) * 8
-               + n_vars * ((n_vars + 7) // 8) * 256 * 4 + max_cells * 8)
+               + n_vars * n_vars * (4 + 8) + n_rows * n_vars * 4 + max_cells * 8)
 
 
 def node_average_log_ml(codes: np.ndarray, child: int, parents, arities: np.ndarray,
@@ -278,19 +295,19 @@ def _log_priors(n: int, max_parents: int, prior: str) -> np.ndarray:
 def select_candidates(codes: np.ndarray, arities: np.ndarray, k: int, score: str = "k2",
                       prior: str = "hz", ess: float = 1.0) -> np.ndarray:
     """K candidate parents per node: the K other variables with the largest single-parent
-    score gain S(X_i; {X_j}) - S(X_i; ∅) (ties broken by column index). Returns (n, K) int64."""
+    score gain S(X_i; {X_j}) - S(X_i; ∅) (ties broken by column index), the default candidate
+    choice (a score-based screening, as BiDAG's and sumu's candidate sets; each gain is a
+    Bayes factor of X_j -> X_i against no parent). Any number of variables; n^2 families are
+    scored (:func:`bnma_core.kernels.orders.single_parent_scores`). Returns (n, K) int64,
+    each row ascending."""
     data_t, arities = _validate(codes, arities, 1, score, prior, ess)
     n = data_t.shape[0]
     k = min(int(k), n - 1)
-    masks, scores = build_full_table(data_t, arities, 1, _log_priors(n, 1, prior),
-                                     SCORE_KINDS[score], float(ess), n, int(
-                                         np.sort(arities)[-2:].prod()))
+    pair = single_parent_scores(data_t, arities, _log_priors(n, 1, prior), SCORE_KINDS[score],
+                                float(ess))
     cand = np.empty((n, k), dtype=np.int64)
     for i in range(n):
-        gain = np.full(n, -np.inf)
-        for mk, sc in zip(masks[i], scores[i]):
-            if mk:
-                gain[int(mk).bit_length() - 1] = sc
+        gain = pair[i] - pair[i, i]
         gain[i] = -np.inf
         order = np.lexsort((np.arange(n), -gain))
         cand[i] = np.sort(order[:k])
@@ -317,9 +334,11 @@ def build_score_table(codes: np.ndarray, arities: np.ndarray, max_parents: int =
     prior : {"hz", "uniform"}
         Structure prior: Hwang & Zhang eq. 13 (see :func:`bnma_core.scores.log_structure_prior`)
         or uniform.
-    candidates : None, int or (n, K) int array
-        None = paper-faithful (all parent sets); K = candidate-restricted with K candidates per
-        node chosen by :func:`select_candidates`; an array gives them explicitly. K <= 16.
+    candidates : None, "auto", int or (n, K) int array
+        None = paper-faithful (all parent sets, at most 64 variables); K = candidate-restricted
+        with K candidates per node chosen by :func:`select_candidates`; an array gives them
+        explicitly. K <= 16. "auto" = paper-faithful up to 64 variables when the table fits in
+        ``max_bytes``, else K = ``DEFAULT_CANDIDATES`` (or n - 1 if smaller).
     prune_eps : float
         Relative mass a node term may drop (see module docstring); 0 = exact.
     max_bytes : int
@@ -338,13 +357,25 @@ def build_score_table(codes: np.ndarray, arities: np.ndarray, max_parents: int =
     l_eff = min(int(max_parents), n - 1)
     if prune_eps < 0 or not math.isfinite(prune_eps):
         raise ValueError("prune_eps must be a finite number >= 0.")
+    if isinstance(candidates, str):
+        if candidates != "auto":
+            raise ValueError(f"Unknown candidates {candidates!r}; use None, 'auto', a number "
+                             "or an (n_vars, K) array.")
+        full_fits = (n <= MAX_FULL_VARS
+                     and estimate_table_bytes(n, n_rows, arities, l_eff) <= max_bytes)
+        candidates = None if full_fits else min(DEFAULT_CANDIDATES, n - 1)
     k, cand = _resolve_candidates(candidates, n)
+    if k is None and n > MAX_FULL_VARS:
+        raise DataError(
+            f"The paper-faithful regime (every parent set) handles at most {MAX_FULL_VARS} "
+            f"variables (got {n}); use candidates=K (K <= {MAX_CANDIDATES} candidate parents "
+            "per node) or candidates='auto'.")
     need = estimate_table_bytes(n, n_rows, arities, l_eff, k)
     if need > max_bytes:
         raise ValueError(
             f"The score table would need about {need / 1e9:.2f} GB (limit "
             f"{max_bytes / 1e9:.2f} GB): lower max_parents, use fewer variables or the "
-            "candidate-restricted regime.")
+            "candidate-restricted regime with fewer candidates.")
     log_prior = _log_priors(n, l_eff, prior)
     max_cells = int(np.prod(np.sort(arities)[::-1][: l_eff + 1]))
     kind = SCORE_KINDS[score]
@@ -354,20 +385,20 @@ def build_score_table(codes: np.ndarray, arities: np.ndarray, max_parents: int =
                                          m, max_cells)
         cand = np.zeros((n, 0), dtype=np.int64)
         logsum = np.zeros((n, 0))
-        bytemap = np.zeros((n, 0, 0), dtype=np.int32)
+        cbit = np.zeros((n, 0), dtype=np.int32)
     else:
         if cand is None:
             cand = select_candidates(codes, arities, k, score, prior, ess)
         m = n_parent_sets(cand.shape[1], l_eff)
         masks, scores, logsum = build_candidate_table(data_t, arities, cand, l_eff, log_prior,
                                                       kind, float(ess), m)
-        bytemap = candidate_bytemap(cand, n)
+        cbit = candidate_bits(cand, n)
     log_eps_rel = math.log(prune_eps / m) if prune_eps > 0 else -math.inf
     masks, scores, limits, exps, bid, band_first, band_anchor = sort_table(masks, scores,
                                                                             log_eps_rel)
     return ScoreTable(masks, scores, limits, arities, l_eff, score, prior, float(ess),
                       float(prune_eps), log_eps_rel, "full" if k is None else "candidates",
-                      cand, logsum, exps, bid, band_first, band_anchor, bytemap)
+                      cand, logsum, exps, bid, band_first, band_anchor, cbit)
 
 
 def _resolve_candidates(candidates: int | np.ndarray | None, n: int
@@ -386,4 +417,4 @@ def _resolve_candidates(candidates: int | np.ndarray | None, n: int
         if (len(set(cand[i].tolist())) != cand.shape[1] or i in cand[i]
                 or (cand[i] < 0).any() or (cand[i] >= n).any()):
             raise ValueError(f"Candidate parents of node {i} must be distinct other variables.")
-    return cand.shape[1], cand
+    return cand.shape[1], np.sort(cand, axis=1)
