@@ -66,8 +66,7 @@ class _OrderBMABase(DiscreteBNClassifier):
         self.variable_arities_ = np.append(self.arities_, len(self.classes_)).astype(np.int64)
         self.table_ = build_score_table(codes, self.variable_arities_, self.max_parents,
                                         self.scoring, self.prior, self.ess,
-                                        candidates=getattr(self, "candidates", None),
-                                        prune_eps=self.prune_eps)
+                                        candidates=self.candidates, prune_eps=self.prune_eps)
         self._train_t = np.ascontiguousarray(codes.T)
 
     def _resolve_order(self, order: Sequence[Any]) -> np.ndarray:
@@ -219,6 +218,11 @@ class FixedOrderBMA(_OrderBMABase):
         :mod:`bnma_core.structure.score_table`); 0 = exact.
     random_state : int or None
         Only for Monte-Carlo completions / imputation.
+    candidates : "auto", None, int or (n, K) array
+        Parent-set regime (:func:`bnma_core.structure.score_table.build_score_table`): "auto"
+        (default) = every parent set up to 64 variables (the paper's), beyond that (or when
+        that table would not fit in memory) K = 16 candidate parents per node chosen by
+        single-parent score gain; None = every parent set; K = K candidates per node.
 
     Attributes
     ----------
@@ -235,7 +239,8 @@ class FixedOrderBMA(_OrderBMABase):
     def __init__(self, order: Sequence[Any] | None = None, max_parents: int = 3,
                  prior: str = "hz", scoring: str = "k2", ess: float = 1.0,
                  missing: str = "marginalize", max_missing_states: int = 4096, n_mc: int = 512,
-                 prune_eps: float = 1e-12, random_state: Any = None) -> None:
+                 prune_eps: float = 1e-12, random_state: Any = None,
+                 candidates: Any = "auto") -> None:
         self.order = order
         self.max_parents = max_parents
         self.prior = prior
@@ -246,6 +251,7 @@ class FixedOrderBMA(_OrderBMABase):
         self.n_mc = n_mc
         self.prune_eps = prune_eps
         self.random_state = random_state
+        self.candidates = candidates
 
     combine = "joint"
 
@@ -280,8 +286,9 @@ class OrderMCMCBMA(_OrderBMABase):
     missing, max_missing_states, n_mc, prune_eps
         As in :class:`FixedOrderBMA`.
     random_state : int or None
-    candidates : int, optional
-        K candidate parents per node (candidate-restricted regime; None = every parent set).
+    candidates : "auto", None, int or (n, K) array
+        As in :class:`FixedOrderBMA`: "auto" (default) = every parent set up to 64 variables,
+        else K = 16 candidate parents per node; None = every parent set; K = K candidates.
     start : {"random", "given", "reversed"}; start_order : sequence, optional
         Initial order (the paper starts from a reversed original order).
     reference_order : sequence, optional
@@ -311,7 +318,7 @@ class OrderMCMCBMA(_OrderBMABase):
                  max_parents: int = 3, prior: str = "hz", scoring: str = "k2", ess: float = 1.0,
                  move: str = "swap", n_chains: int = 1, missing: str = "marginalize",
                  random_state: Any = None, max_missing_states: int = 4096, n_mc: int = 512,
-                 prune_eps: float = 1e-12, candidates: int | None = None,
+                 prune_eps: float = 1e-12, candidates: Any = "auto",
                  start: str = "random", start_order: Sequence[Any] | None = None,
                  reference_order: Sequence[Any] | None = None, combine: str = "joint") -> None:
         self.n_iter = n_iter
