@@ -763,7 +763,8 @@ def mcmc_run(tab: TableArrays, ch: ChainArrays, start: int, stop: int) -> None:
     ``pos[v]`` the position of v; no global variable bitmask is used, so any number of
     variables works. In a swap of positions lo < hi with a = order[lo], b = order[hi], b moves
     to lo (its mask: its candidates at positions < lo) and a to hi (its candidates at
-    positions < hi, and b). Every node v strictly between keeps its position and its
+    positions < hi, and b); an adjacent swap reads both from the old masks (b loses a, a gains
+    b), in O(1). Every node v strictly between keeps its position and its
     predecessor set loses a and gains b, so its mask changes by x = cbit[v, a] | cbit[v, b]
     (the bits of a and b among v's candidates, 0 if not candidates): local'[p] = local[p] ^ x,
     rescored only if x != 0. The changed positions are collected in ``chg_*`` and written back
@@ -807,10 +808,13 @@ def mcmc_run(tab: TableArrays, ch: ChainArrays, start: int, stop: int) -> None:
             # candidate regime, swap (see the docstring)
             a = order[lo]
             b = order[hi]
-            m = 0
-            for q in range(K):
-                if pos[cand[b, q]] < lo:
-                    m |= 1 << q
+            if hi == lo + 1:  # adjacent: b loses a as a predecessor
+                m = local[hi] ^ cbit[b, a]
+            else:
+                m = 0
+                for q in range(K):
+                    if pos[cand[b, q]] < lo:
+                        m |= 1 << q
             t = logsum[b, m]
             chg_pos[0] = lo
             chg_term[0] = t
@@ -828,10 +832,13 @@ def mcmc_run(tab: TableArrays, ch: ChainArrays, start: int, stop: int) -> None:
                     chg_local[n_chg] = m
                     delta += t - terms[p]
                     n_chg += 1
-            m = cbit[a, b]
-            for q in range(K):
-                if pos[cand[a, q]] < hi:
-                    m |= 1 << q
+            if hi == lo + 1:  # adjacent: a gains b
+                m = local[lo] | cbit[a, b]
+            else:
+                m = cbit[a, b]
+                for q in range(K):
+                    if pos[cand[a, q]] < hi:
+                        m |= 1 << q
             t = logsum[a, m]
             chg_pos[n_chg] = hi
             chg_term[n_chg] = t
