@@ -30,6 +30,7 @@ from scipy.special import logsumexp
 
 from ..data import CODE_DTYPE
 from ..scores import class_mutual_informations
+from ..structure.candidates import expand_candidates
 from ..structure.orders import OrderMCMC
 from ..structure.score_table import build_score_table
 from .base import DiscreteBNClassifier
@@ -289,6 +290,12 @@ class OrderMCMCBMA(_OrderBMABase):
     candidates : "auto", None, int or (n, K) array
         As in :class:`FixedOrderBMA`: "auto" (default) = every parent set up to 64 variables,
         else K = 16 candidate parents per node; None = every parent set; K = K candidates.
+    expand_rounds : int
+        Candidate regime only: rounds of BiDAG-style expansion before the run
+        (:func:`bnma_core.structure.candidates.expand_candidates`): a pilot run with the same
+        settings, then non-candidates that would improve a sampled best parent set replace
+        candidates without edge posterior mass, and the table is rebuilt; stops early when
+        nothing changes. 0 (default) = none.
     start : {"random", "given", "reversed"}; start_order : sequence, optional
         Initial order (the paper starts from a reversed original order).
     reference_order : sequence, optional
@@ -320,7 +327,8 @@ class OrderMCMCBMA(_OrderBMABase):
                  random_state: Any = None, max_missing_states: int = 4096, n_mc: int = 512,
                  prune_eps: float = 1e-12, candidates: Any = "auto",
                  start: str = "random", start_order: Sequence[Any] | None = None,
-                 reference_order: Sequence[Any] | None = None, combine: str = "joint") -> None:
+                 reference_order: Sequence[Any] | None = None, combine: str = "joint",
+                 expand_rounds: int = 0) -> None:
         self.n_iter = n_iter
         self.burn_in = burn_in
         self.n_orders = n_orders
@@ -340,6 +348,7 @@ class OrderMCMCBMA(_OrderBMABase):
         self.start_order = start_order
         self.reference_order = reference_order
         self.combine = combine
+        self.expand_rounds = expand_rounds
 
     def _sampler(self, X: np.ndarray, y: np.ndarray, reference_order: Any) -> OrderMCMC:
         if self.combine not in COMBINE:
@@ -348,8 +357,30 @@ class OrderMCMCBMA(_OrderBMABase):
         ref = reference_order if reference_order is not None else self.reference_order
         ref_idx = None if ref is None else self._resolve_order(ref)
         start_idx = None if self.start_order is None else self._resolve_order(self.start_order)
+        self._expand(start_idx)
         return OrderMCMC(self.table_, self.n_iter, self.burn_in, self.n_orders, self.move,
                          self.n_chains, self.start, start_idx, ref_idx, self.random_state)
+
+    def _expand(self, start_idx: np.ndarray | None) -> None:
+        """``expand_rounds`` rounds of candidate expansion (pilot run, expand, rebuild)."""
+        self.candidates_replaced_ = []
+        rounds = int(self.expand_rounds)
+        if rounds < 0:
+            raise ValueError("expand_rounds must be >= 0.")
+        if rounds == 0 or self.table_.regime != "candidates":
+            return
+        codes = np.ascontiguousarray(self._train_t.T)
+        for _ in range(rounds):
+            pilot = OrderMCMC(self.table_, self.n_iter, self.burn_in, self.n_orders, self.move,
+                              self.n_chains, self.start, start_idx, None,
+                              self.random_state).run()
+            cand, replaced = expand_candidates(codes, self.table_, pilot.orders)
+            self.candidates_replaced_.append(replaced)
+            if replaced == 0:
+                break
+            self.table_ = build_score_table(codes, self.variable_arities_, self.max_parents,
+                                            self.scoring, self.prior, self.ess,
+                                            candidates=cand, prune_eps=self.prune_eps)
 
     def _finish(self, sampler: OrderMCMC) -> None:
         res = sampler.result()

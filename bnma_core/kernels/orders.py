@@ -430,6 +430,23 @@ def single_parent_scores(data_t: np.ndarray, arities: np.ndarray, log_prior: np.
     return out
 
 
+@njit(cache=True)
+def extended_set_scores(data: np.ndarray, arities: np.ndarray, child: int, base: np.ndarray,
+                        others: np.ndarray, log_prior: float, score_kind: int,
+                        ess: float) -> np.ndarray:
+    """out[t] = S(X_child; base ∪ {others[t]}) (``log_prior`` = the prior of that size,
+    ``data`` (n_rows, n_vars)); the boundary scores of candidate expansion
+    (:func:`bnma_core.structure.candidates.expand_candidates`)."""
+    out = np.empty(others.shape[0])
+    pa = np.empty(base.shape[0] + 1, dtype=np.int64)
+    for c in range(base.shape[0]):
+        pa[c] = base[c]
+    for t in range(others.shape[0]):
+        pa[base.shape[0]] = others[t]
+        out[t] = log_prior + family_local_ml(data, arities, child, pa, score_kind, ess)
+    return out
+
+
 BAND_WIDTH = 600.0
 
 
