@@ -113,7 +113,7 @@ def run(networks, sizes, n_seeds, k, iter_per_node, out: Path, expand_rounds: in
                     tab, res, E = table, None, None
                     for rnd in range(expand_rounds + 1 if tab.regime == "candidates" else 1):
                         if rnd > 0:  # BiDAG-style expansion from the previous run's orders
-                            cand, _ = expand_candidates(codes, tab, res.orders, E)
+                            cand, _ = expand_candidates(tab, res.orders, E)
                             tab = build_score_table(codes, net.arities, 3, candidates=cand)
                         res = OrderMCMC(tab, n_iter=n_iter, burn_in=n_iter // 5,
                                         n_orders=100, move="mix", n_chains=2,

@@ -51,7 +51,7 @@ def test_boundary_gains_brute_force():
                           prune_eps=0.0)
     orders = np.array([[0, 1, 2, 3, 4, 5], [5, 4, 3, 2, 1, 0], [1, 0, 4, 2, 5, 3]])
     best = best_parent_sets(t, orders)
-    gain = boundary_gains(codes, t, orders)
+    gain = boundary_gains(t, orders)
     n = len(ar)
     for v in range(n):
         ref_best = set()
@@ -76,14 +76,14 @@ def test_expansion_brings_back_an_excluded_true_parent():
     codes, ar = _data()
     t = build_score_table(codes, ar, max_parents=2, candidates=_cand_without_true_parent())
     orders = np.array([np.random.default_rng(s).permutation(6) for s in range(20)])
-    new, replaced = expand_candidates(codes, t, orders)
+    new, replaced = expand_candidates(t, orders)
     assert 0 in new[2] and replaced >= 1
     assert new.shape == t.cand.shape and (np.diff(new, axis=1) > 0).all()
     t2 = build_score_table(codes, ar, max_parents=2, candidates=new)
     order = np.arange(6)
     assert t2.order_log_score(order) > t.order_log_score(order) + 10
     with pytest.raises(ValueError, match="candidate-restricted"):
-        expand_candidates(codes, build_score_table(codes, ar, max_parents=2), orders)
+        expand_candidates(build_score_table(codes, ar, max_parents=2), orders)
 
 
 def test_classifier_expand_rounds():

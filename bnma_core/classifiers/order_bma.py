@@ -68,7 +68,7 @@ class _OrderBMABase(DiscreteBNClassifier):
         self.table_ = build_score_table(codes, self.variable_arities_, self.max_parents,
                                         self.scoring, self.prior, self.ess,
                                         candidates=self.candidates, prune_eps=self.prune_eps)
-        self._train_t = np.ascontiguousarray(codes.T)
+        self._fit_rows = codes  # kept for candidate expansion only, dropped after setup
 
     def _resolve_order(self, order: Sequence[Any]) -> np.ndarray:
         n = len(self.variable_names_)
@@ -134,7 +134,8 @@ class _OrderBMABase(DiscreteBNClassifier):
             a, b = chunk
             test_t = np.ascontiguousarray(
                 np.column_stack([Xc[a:b], np.zeros(b - a, dtype=CODE_DTYPE)]).T)
-            buf = tab.order_log_joints(orders, self._train_t, test_t, self.class_index_)
+            # CPTs counted from the table's distinct training rows and their multiplicities
+            buf = tab.order_log_joints(orders, None, test_t, self.class_index_)
             return buf + logw[None, a:b, None]
 
         if len(chunks) > 1:
@@ -258,6 +259,7 @@ class FixedOrderBMA(_OrderBMABase):
 
     def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
         self._setup(X, y)
+        del self._fit_rows
         if self.order is None:
             mi = class_mutual_informations(X, y, self.arities_, len(self.classes_))
             feats = np.lexsort((np.arange(len(mi)), -mi))
@@ -358,6 +360,7 @@ class OrderMCMCBMA(_OrderBMABase):
         ref_idx = None if ref is None else self._resolve_order(ref)
         start_idx = None if self.start_order is None else self._resolve_order(self.start_order)
         self._expand(start_idx)
+        del self._fit_rows
         return OrderMCMC(self.table_, self.n_iter, self.burn_in, self.n_orders, self.move,
                          self.n_chains, self.start, start_idx, ref_idx, self.random_state)
 
@@ -369,12 +372,12 @@ class OrderMCMCBMA(_OrderBMABase):
             raise ValueError("expand_rounds must be >= 0.")
         if rounds == 0 or self.table_.regime != "candidates":
             return
-        codes = np.ascontiguousarray(self._train_t.T)
+        codes = self._fit_rows
         for _ in range(rounds):
             pilot = OrderMCMC(self.table_, self.n_iter, self.burn_in, self.n_orders, self.move,
                               self.n_chains, self.start, start_idx, None,
                               self.random_state).run()
-            cand, replaced = expand_candidates(codes, self.table_, pilot.orders)
+            cand, replaced = expand_candidates(self.table_, pilot.orders)
             self.candidates_replaced_.append(replaced)
             if replaced == 0:
                 break

@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .counting import count_family, log_ml_uniform_alpha
+from .counting import count_family_weighted, log_ml_uniform_alpha
 
 
 class TableArrays(NamedTuple):
@@ -228,10 +228,11 @@ def _extend_rows(row_v: np.ndarray, prev: np.ndarray, cur: np.ndarray, st: int) 
 
 
 @njit(cache=True)
-def _fill_joint(cur: np.ndarray, table: np.ndarray, touched: np.ndarray, sparse: bool
-                ) -> tuple[int, int]:
-    """Count the rows' cells into ``table``; returns (cells touched (sparse only), rows
-    complete on the set)."""
+def _fill_joint(cur: np.ndarray, table: np.ndarray, touched: np.ndarray, sparse: bool,
+                weights: np.ndarray) -> tuple[int, int]:
+    """Count the rows' cells into ``table``, row r counting ``weights[r]`` times (the
+    multiplicity of a distinct row); returns (cells touched (sparse only), rows complete on
+    the set)."""
     n_touched = 0
     n_complete = 0
     for row in range(cur.shape[0]):
@@ -240,8 +241,9 @@ def _fill_joint(cur: np.ndarray, table: np.ndarray, touched: np.ndarray, sparse:
             if sparse and table[p] == 0:
                 touched[n_touched] = p
                 n_touched += 1
-            table[p] += 1
-            n_complete += 1
+            wr = weights[row]
+            table[p] += wr
+            n_complete += wr
     return n_touched, n_complete
 
 
@@ -275,9 +277,9 @@ def _score_set(members: np.ndarray, stride: np.ndarray, table: np.ndarray, touch
 
 
 @njit(cache=True)
-def build_full_table(data_t: np.ndarray, arities: np.ndarray, max_parents: int,
-                     log_prior: np.ndarray, score_kind: int, ess: float, n_sets: int,
-                     max_cells: int) -> tuple[np.ndarray, np.ndarray]:
+def build_full_table(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarray,
+                     max_parents: int, log_prior: np.ndarray, score_kind: int, ess: float,
+                     n_sets: int, max_cells: int) -> tuple[np.ndarray, np.ndarray]:
     """Local scores of every family with at most ``max_parents`` parents.
 
     Every variable set V with |V| <= max_parents + 1 is enumerated depth-first; its joint
@@ -286,14 +288,17 @@ def build_full_table(data_t: np.ndarray, arities: np.ndarray, max_parents: int,
     (:func:`node_average_log_ml`) when rows are missing.
     Returns unsorted ``masks`` (n, n_sets) uint64 and ``scores`` (n, n_sets) float64.
     """
-    n, n_rows = data_t.shape
+    n, n_distinct = data_t.shape
+    n_rows = 0
+    for r_ in range(n_distinct):
+        n_rows += weights[r_]
     L = max_parents + 1
     masks = np.zeros((n, n_sets), dtype=np.uint64)
     scores = np.full((n, n_sets), -np.inf)
     fill = np.zeros(n, dtype=np.int64)
     lfact = log_factorials(n_rows + 2 + int(arities.max()))
     comb = np.zeros(L, dtype=np.int64)
-    partial = np.zeros((L + 1, n_rows), dtype=np.int64)
+    partial = np.zeros((L + 1, n_distinct), dtype=np.int64)
     stride = np.ones(L + 1, dtype=np.int64)
     table = np.zeros(max_cells, dtype=np.int64)
     touched = np.empty(max_cells, dtype=np.int64)
@@ -310,8 +315,8 @@ def build_full_table(data_t: np.ndarray, arities: np.ndarray, max_parents: int,
         _extend_rows(data_t[v], partial[t], partial[t + 1], stride[t])
         size = stride[t] * arities[v]
         stride[t + 1] = size
-        sparse = n_rows < size  # fewer rows than cells: visit only the non-zero cells
-        n_touched, n_complete = _fill_joint(partial[t + 1], table, touched, sparse)
+        sparse = n_distinct < size  # fewer rows than cells: visit only the non-zero cells
+        n_touched, n_complete = _fill_joint(partial[t + 1], table, touched, sparse, weights)
         _score_set(comb[: t + 1], stride, table, touched, n_touched, n_complete, n_rows, size,
                    sparse, arities, log_prior[t], score_kind, ess, lfact, nj, masks, scores,
                    fill)
@@ -329,19 +334,21 @@ def build_full_table(data_t: np.ndarray, arities: np.ndarray, max_parents: int,
 
 
 @njit(cache=True)
-def family_local_ml(data: np.ndarray, arities: np.ndarray, child: int, parents: np.ndarray,
-                    score_kind: int, ess: float) -> float:
-    """Node-average log marginal likelihood of one family counted from ``data`` (n_rows,
-    n_vars): counts and log-ML by their homes in :mod:`bnma_core.kernels.counting`, completed by
+def family_local_ml(data: np.ndarray, weights: np.ndarray, arities: np.ndarray, child: int,
+                    parents: np.ndarray, score_kind: int, ess: float) -> float:
+    """Node-average log marginal likelihood of one family counted from ``data`` (n_distinct,
+    n_vars), row r counting ``weights[r]`` times (multiplicities of distinct rows, float64):
+    counts and log-ML by their homes in :mod:`bnma_core.kernels.counting`, completed by
     :func:`node_average_log_ml`."""
-    counts = count_family(data, child, parents, arities)
+    counts = count_family_weighted(data, weights, child, parents, arities)
     q, r = counts.shape
     a = 1.0 if score_kind == 0 else ess / (r * q)
     ml = log_ml_uniform_alpha(counts, a)
-    n_family = int(counts.sum())
-    if 0 < n_family < data.shape[0]:
+    n_family = counts.sum()
+    n_rows = weights.sum()
+    if 0 < n_family < n_rows:
         fit = joint_family_fit(counts.ravel(), q * r, 1, r, a)
-        ml = node_average_log_ml(ml, fit, data.shape[0], n_family)
+        ml = node_average_log_ml(ml, fit, n_rows, n_family)
     return ml
 
 
@@ -373,7 +380,8 @@ def _zeta_log(row: np.ndarray, K: int) -> None:
 
 
 @njit(cache=True)
-def build_candidate_table(data_t: np.ndarray, arities: np.ndarray, cand: np.ndarray,
+def build_candidate_table(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarray,
+                          cand: np.ndarray,
                           max_parents: int, log_prior: np.ndarray, score_kind: int, ess: float,
                           n_sets: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Candidate-restricted regime: for node i, every subset S of its K candidates
@@ -401,7 +409,8 @@ def build_candidate_table(data_t: np.ndarray, arities: np.ndarray, cand: np.ndar
                 if (local >> b) & 1:
                     pa[c] = cand[i, b]
                     c += 1
-            s = log_prior[cnt] + family_local_ml(data, arities, i, pa[:cnt], score_kind, ess)
+            s = log_prior[cnt] + family_local_ml(data, weights, arities, i, pa[:cnt], score_kind,
+                                                 ess)
             masks[i, k] = np.uint64(local)
             scores[i, k] = s
             logsum[i, local] = s
@@ -411,7 +420,8 @@ def build_candidate_table(data_t: np.ndarray, arities: np.ndarray, cand: np.ndar
 
 
 @njit(cache=True)
-def single_parent_scores(data_t: np.ndarray, arities: np.ndarray, log_prior: np.ndarray,
+def single_parent_scores(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarray,
+                         log_prior: np.ndarray,
                          score_kind: int, ess: float) -> np.ndarray:
     """out[i, j] = S(X_i; {X_j}) for j != i and out[i, i] = S(X_i; ∅) (node-average
     log-ML as in the tables, :func:`family_local_ml`), for any number of variables; the
@@ -421,17 +431,19 @@ def single_parent_scores(data_t: np.ndarray, arities: np.ndarray, log_prior: np.
     out = np.empty((n, n))
     pa = np.zeros(1, dtype=np.int64)
     for i in range(n):
-        out[i, i] = log_prior[0] + family_local_ml(data, arities, i, pa[:0], score_kind, ess)
+        out[i, i] = log_prior[0] + family_local_ml(data, weights, arities, i, pa[:0], score_kind,
+                                                   ess)
         for j in range(n):
             if j != i:
                 pa[0] = j
-                out[i, j] = log_prior[1] + family_local_ml(data, arities, i, pa, score_kind,
-                                                           ess)
+                out[i, j] = log_prior[1] + family_local_ml(data, weights, arities, i, pa,
+                                                           score_kind, ess)
     return out
 
 
 @njit(cache=True)
-def extended_set_scores(data: np.ndarray, arities: np.ndarray, child: int, base: np.ndarray,
+def extended_set_scores(data: np.ndarray, weights: np.ndarray, arities: np.ndarray,
+                        child: int, base: np.ndarray,
                         others: np.ndarray, log_prior: float, score_kind: int,
                         ess: float) -> np.ndarray:
     """out[t] = S(X_child; base ∪ {others[t]}) (``log_prior`` = the prior of that size,
@@ -443,7 +455,8 @@ def extended_set_scores(data: np.ndarray, arities: np.ndarray, child: int, base:
         pa[c] = base[c]
     for t in range(others.shape[0]):
         pa[base.shape[0]] = others[t]
-        out[t] = log_prior + family_local_ml(data, arities, child, pa, score_kind, ess)
+        out[t] = log_prior + family_local_ml(data, weights, arities, child, pa, score_kind,
+                                                     ess)
     return out
 
 
@@ -988,11 +1001,12 @@ def _mask_parents(tab: TableArrays, v: int, g: np.uint64, arities: np.ndarray,
 
 
 @njit(cache=True)
-def family_cpt(train_t: np.ndarray, v: int, pa: np.ndarray, st: np.ndarray, q: int, r: int,
-               a: float) -> np.ndarray:
+def family_cpt(train_t: np.ndarray, weights: np.ndarray, v: int, pa: np.ndarray,
+               st: np.ndarray, q: int, r: int, a: float) -> np.ndarray:
     """Posterior-predictive CPT theta_jk = (a + N_jk) / (a r + N_j) of child v given parents
-    ``pa`` (strides ``st``), flat with index j * r + k; rows missing the child or a parent are
-    skipped (Hwang & Zhang eq. 9). An inlined copy of
+    ``pa`` (strides ``st``), flat with index j * r + k; training row r counts ``weights[r]``
+    times (multiplicities of distinct rows); rows missing the child or a parent are skipped
+    (Hwang & Zhang eq. 9). An inlined copy of
     :func:`bnma_core.scores.posterior_cpt` (with :func:`bnma_core.scores.family_counts`), which
     are Python functions and cannot be called from this kernel; ``tests/test_order_bma.py``
     asserts they are equal to 1e-12."""
@@ -1011,7 +1025,7 @@ def family_cpt(train_t: np.ndarray, v: int, pa: np.ndarray, st: np.ndarray, q: i
                 break
             j += y * st[kk]
         if ok:
-            cpt[j * r + x] += 1.0
+            cpt[j * r + x] += weights[row]
     for j in range(q):
         nj = 0.0
         for kk in range(r):
@@ -1093,8 +1107,8 @@ def _add_node_log(out: np.ndarray, mix: np.ndarray, common: np.ndarray, sum_w: n
 
 @njit(cache=True, nogil=True)
 def orders_log_joint(tab: TableArrays, orders: np.ndarray, train_t: np.ndarray,
-                     arities: np.ndarray, score_kind: int, ess: float, test_t: np.ndarray,
-                     class_index: int, out: np.ndarray) -> None:
+                     weights: np.ndarray, arities: np.ndarray, score_kind: int, ess: float,
+                     test_t: np.ndarray, class_index: int, out: np.ndarray) -> None:
     """log P(c, x | D, ≺_t) for every order t, complete test row x (the class column of
     ``test_t`` is ignored) and class c, by Hwang & Zhang eq. 9:
 
@@ -1138,7 +1152,7 @@ def orders_log_joint(tab: TableArrays, orders: np.ndarray, train_t: np.ndarray,
             npa, q, has_c = _mask_parents(tab, v, tab.masks[v, k], arities, class_index, pa,
                                           st)
             a = 1.0 if score_kind == 0 else ess / (r * q)
-            cpt = family_cpt(train_t, v, pa[:npa], st[:npa], q, r, a)
+            cpt = family_cpt(train_t, weights, v, pa[:npa], st[:npa], q, r, a)
             per_class = _cpt_at_tests(cpt, test_t, v, pa[:npa], st[:npa], has_c, r,
                                       class_index, n_classes, jrow, th)
             _mix_in(W, k, th, per_class, mix, common)

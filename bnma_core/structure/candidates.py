@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..data import CODE_DTYPE
 from ..kernels.orders import extended_set_scores, family_local_ml
 from ..scores import log_structure_prior
 from .score_table import SCORE_KINDS, ScoreTable
@@ -44,14 +43,14 @@ def best_parent_sets(table: ScoreTable, orders: np.ndarray) -> list[set[tuple[in
     return out
 
 
-def boundary_gains(codes: np.ndarray, table: ScoreTable, orders: np.ndarray
-                   ) -> np.ndarray:
+def boundary_gains(table: ScoreTable, orders: np.ndarray) -> np.ndarray:
     """gain[u, v] = max over the best sets Z* of v (:func:`best_parent_sets`) of
     S(X_v; Z* ∪ {u}) - S(X_v; Z*) (Z* with one member replaced by u when |Z*| = l), for every
     non-candidate u of v; -inf for candidates and v itself. Positive = u would improve v's best
-    parent set under a sampled order."""
+    parent set under a sampled order. Counted from the table's training rows."""
     n = table.n_vars
-    data = np.ascontiguousarray(np.asarray(codes), dtype=CODE_DTYPE)
+    data = np.ascontiguousarray(table.data_t.T)
+    w = table.weights.astype(np.float64)
     kind = SCORE_KINDS[table.score]
     l = table.max_parents
     gain = np.full((n, n), -np.inf)
@@ -62,24 +61,26 @@ def boundary_gains(codes: np.ndarray, table: ScoreTable, orders: np.ndarray
         if not len(others):
             continue
         for z in best[v]:
-            s_z = _score(data, table, v, list(z))
+            s_z = _score(data, w, table, v, list(z))
             bases = [list(z)] if len(z) < l else [[p for p in z if p != d] for d in z]
             for base in bases:
                 prior = log_structure_prior(n, len(base) + 1, table.prior)
-                s = extended_set_scores(data, table.arities, v, np.array(base, dtype=np.int64),
-                                        others, prior, kind, float(table.ess))
+                s = extended_set_scores(data, w, table.arities, v,
+                                        np.array(base, dtype=np.int64), others, prior, kind,
+                                        float(table.ess))
                 gain[others, v] = np.maximum(gain[others, v], s - s_z)
     return gain
 
 
-def _score(data: np.ndarray, table: ScoreTable, v: int, pa: list[int]) -> float:
+def _score(data: np.ndarray, w: np.ndarray, table: ScoreTable, v: int, pa: list[int]
+           ) -> float:
     """S(X_v; pa) as the table scores it (structure prior + node-average log-ML)."""
     return (log_structure_prior(table.n_vars, len(pa), table.prior)
-            + float(family_local_ml(data, table.arities, v, np.array(pa, dtype=np.int64),
+            + float(family_local_ml(data, w, table.arities, v, np.array(pa, dtype=np.int64),
                                     SCORE_KINDS[table.score], float(table.ess))))
 
 
-def expand_candidates(codes: np.ndarray, table: ScoreTable, orders: np.ndarray,
+def expand_candidates(table: ScoreTable, orders: np.ndarray,
                       edge_posterior: np.ndarray | None = None, keep_min: float = 0.01
                       ) -> tuple[np.ndarray, int]:
     """New (n, K) candidate array after one expansion round (see the module docstring) and the
@@ -91,7 +92,7 @@ def expand_candidates(codes: np.ndarray, table: ScoreTable, orders: np.ndarray,
     orders = np.asarray(orders, dtype=np.int64)
     if edge_posterior is None:
         edge_posterior = sum(table.edge_probabilities(o, 0)[0] for o in orders) / len(orders)
-    gain = boundary_gains(codes, table, orders)
+    gain = boundary_gains(table, orders)
     new = table.cand.copy()
     replaced = 0
     for v in range(n):

@@ -92,6 +92,10 @@ class ScoreTable:
         Candidate parents per node, ascending (empty (n, 0) in the full regime).
     logsum : (n, 2^K) float64
         Zeta-transformed node terms over candidate bitmasks (empty in the full regime).
+    data_t : (n, U) int32, weights : (U,) int64
+        The training data the table was counted from as its U distinct rows (transposed) and
+        their multiplicities (:func:`compress_rows`); the CPTs of the order classifiers are
+        counted from them too.
     """
 
     masks: np.ndarray
@@ -112,6 +116,8 @@ class ScoreTable:
     band_first: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
     band_anchor: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     cbit: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int32))
+    data_t: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=CODE_DTYPE))
+    weights: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     _arrays: TableArrays | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -180,20 +186,24 @@ class ScoreTable:
         full regime)."""
         return order_terms(np.ascontiguousarray(order, dtype=np.int64), self.arrays())
 
-    def order_log_joints(self, orders: np.ndarray, train_t: np.ndarray, test_t: np.ndarray,
-                         class_index: int, out: np.ndarray | None = None) -> np.ndarray:
+    def order_log_joints(self, orders: np.ndarray, train_t: np.ndarray | None,
+                         test_t: np.ndarray, class_index: int, out: np.ndarray | None = None,
+                         weights: np.ndarray | None = None) -> np.ndarray:
         """log P(c, x | D, ≺_t) by Hwang & Zhang eq. 9 for every order t (rows of ``orders``),
         complete test row x and class c.
 
         Parameters
         ----------
         orders : (T, n) int array
-        train_t : (n, n_train) int32
-            The training codes this table was built from, transposed (-1 = missing).
+        train_t : (n, n_train) int32 or None
+            The training codes this table was built from, transposed (-1 = missing); None =
+            the table's own distinct rows and multiplicities (``data_t``, ``weights``).
         test_t : (n, n_test) int32
             Complete test rows, transposed; the class row is ignored.
         class_index : int
         out : (T, n_test, n_classes) float array, optional
+        weights : (n_train,) int64, optional
+            Multiplicity of each training row (default 1).
 
         Returns
         -------
@@ -203,7 +213,12 @@ class ScoreTable:
         k = int(self.arities[class_index])
         if out is None:
             out = np.empty((orders.shape[0], test_t.shape[1], k))
-        orders_log_joint(self.arrays(), orders, train_t, self.arities, self.score_kind,
+        if train_t is None:
+            train_t, weights = self.data_t, self.weights
+        elif weights is None:
+            weights = np.ones(train_t.shape[1], dtype=np.int64)
+        orders_log_joint(self.arrays(), orders, train_t, np.asarray(weights, dtype=np.int64),
+                         self.arities, self.score_kind,
                          float(self.ess), test_t, int(class_index), out)
         return out
 
@@ -292,6 +307,32 @@ def _log_priors(n: int, max_parents: int, prior: str) -> np.ndarray:
     return np.array([log_structure_prior(n, k, prior) for k in range(max_parents + 1)])
 
 
+def compress_rows(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of ``codes`` (U, n) and their multiplicities (U,) int64: every count
+    of the order methods is a weighted count over them, so the counting cost grows with the
+    number of distinct rows, not with N (ALARM samples: 40 % distinct at N = 100,000)."""
+    codes = np.ascontiguousarray(codes, dtype=CODE_DTYPE)
+    if codes.shape[0] <= 1:
+        return codes, np.ones(codes.shape[0], dtype=np.int64)
+    uniq, counts = np.unique(codes, axis=0, return_counts=True)
+    return np.ascontiguousarray(uniq), counts.astype(np.int64)
+
+
+def _pair_candidates(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarray, k: int,
+                     score: str, prior: str, ess: float) -> np.ndarray:
+    n = data_t.shape[0]
+    k = min(int(k), n - 1)
+    pair = single_parent_scores(data_t, weights.astype(np.float64), arities,
+                                _log_priors(n, 1, prior), SCORE_KINDS[score], float(ess))
+    cand = np.empty((n, k), dtype=np.int64)
+    for i in range(n):
+        gain = pair[i] - pair[i, i]
+        gain[i] = -np.inf
+        order = np.lexsort((np.arange(n), -gain))
+        cand[i] = np.sort(order[:k])
+    return cand
+
+
 def select_candidates(codes: np.ndarray, arities: np.ndarray, k: int, score: str = "k2",
                       prior: str = "hz", ess: float = 1.0) -> np.ndarray:
     """K candidate parents per node: the K other variables with the largest single-parent
@@ -300,18 +341,9 @@ def select_candidates(codes: np.ndarray, arities: np.ndarray, k: int, score: str
     Bayes factor of X_j -> X_i against no parent). Any number of variables; n^2 families are
     scored (:func:`bnma_core.kernels.orders.single_parent_scores`). Returns (n, K) int64,
     each row ascending."""
-    data_t, arities = _validate(codes, arities, 1, score, prior, ess)
-    n = data_t.shape[0]
-    k = min(int(k), n - 1)
-    pair = single_parent_scores(data_t, arities, _log_priors(n, 1, prior), SCORE_KINDS[score],
-                                float(ess))
-    cand = np.empty((n, k), dtype=np.int64)
-    for i in range(n):
-        gain = pair[i] - pair[i, i]
-        gain[i] = -np.inf
-        order = np.lexsort((np.arange(n), -gain))
-        cand[i] = np.sort(order[:k])
-    return cand
+    _, arities = _validate(codes, arities, 1, score, prior, ess)
+    uniq, w = compress_rows(codes)
+    return _pair_candidates(np.ascontiguousarray(uniq.T), w, arities, k, score, prior, ess)
 
 
 def build_score_table(codes: np.ndarray, arities: np.ndarray, max_parents: int = 3,
@@ -354,6 +386,8 @@ def build_score_table(codes: np.ndarray, arities: np.ndarray, max_parents: int =
     """
     data_t, arities = _validate(codes, arities, max_parents, score, prior, ess)
     n, n_rows = data_t.shape
+    uniq, weights = compress_rows(data_t.T)
+    data_t = np.ascontiguousarray(uniq.T)
     l_eff = min(int(max_parents), n - 1)
     if prune_eps < 0 or not math.isfinite(prune_eps):
         raise ValueError("prune_eps must be a finite number >= 0.")
@@ -381,24 +415,25 @@ def build_score_table(codes: np.ndarray, arities: np.ndarray, max_parents: int =
     kind = SCORE_KINDS[score]
     if k is None:
         m = n_parent_sets(n - 1, l_eff)
-        masks, scores = build_full_table(data_t, arities, l_eff, log_prior, kind, float(ess),
-                                         m, max_cells)
+        masks, scores = build_full_table(data_t, weights, arities, l_eff, log_prior, kind,
+                                         float(ess), m, max_cells)
         cand = np.zeros((n, 0), dtype=np.int64)
         logsum = np.zeros((n, 0))
         cbit = np.zeros((n, 0), dtype=np.int32)
     else:
         if cand is None:
-            cand = select_candidates(codes, arities, k, score, prior, ess)
+            cand = _pair_candidates(data_t, weights, arities, k, score, prior, ess)
         m = n_parent_sets(cand.shape[1], l_eff)
-        masks, scores, logsum = build_candidate_table(data_t, arities, cand, l_eff, log_prior,
-                                                      kind, float(ess), m)
+        masks, scores, logsum = build_candidate_table(data_t, weights.astype(np.float64),
+                                                      arities, cand, l_eff, log_prior, kind,
+                                                      float(ess), m)
         cbit = candidate_bits(cand, n)
     log_eps_rel = math.log(prune_eps / m) if prune_eps > 0 else -math.inf
     masks, scores, limits, exps, bid, band_first, band_anchor = sort_table(masks, scores,
                                                                             log_eps_rel)
     return ScoreTable(masks, scores, limits, arities, l_eff, score, prior, float(ess),
                       float(prune_eps), log_eps_rel, "full" if k is None else "candidates",
-                      cand, logsum, exps, bid, band_first, band_anchor, cbit)
+                      cand, logsum, exps, bid, band_first, band_anchor, cbit, data_t, weights)
 
 
 def _resolve_candidates(candidates: int | np.ndarray | None, n: int
