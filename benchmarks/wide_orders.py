@@ -14,6 +14,12 @@ and per CPU second of the kernel thread; swap = the paper's move, mix = the BiDA
 ``OrderMCMCBMA`` with the ``bma10`` settings (10,000 iterations, 10 orders) fit and prediction
 of 1,000 rows, and the process's peak resident memory. Targets: ANDES table < 30 s,
 >= 20,000 it/s; HEPAR II >= 50,000 it/s. Runtime: about two minutes.
+
+``--rows``: many rows instead (issue 15, section 2): the paper-regime ALARM table (all 7,807
+parent sets per node, l = 3) for N = 10,000 .. 1,000,000 forward samples: distinct rows, seconds
+to find them (``compress_rows``), table seconds (wall and process CPU), peak resident memory;
+the figure of seconds against N goes to ``benchmarks/out/rows_scaling.html``. Target:
+1,000,000 rows < 10 s, < 2 GB, linear in N.
 """
 
 from __future__ import annotations
@@ -29,7 +35,11 @@ from _bench import emit
 from bnma_core.classifiers.order_bma import OrderMCMCBMA
 from bnma_core.network import load_network
 from bnma_core.structure.orders import OrderMCMC
-from bnma_core.structure.score_table import build_score_table, estimate_table_bytes
+from bnma_core.structure.score_table import (
+    build_score_table,
+    compress_rows,
+    estimate_table_bytes,
+)
 
 REPEATS = 2
 N_ROWS = 1000
@@ -94,6 +104,41 @@ def bench(name: str) -> None:
     emit(f"{name}.peak_rss_mb", _peak_mb(), "MB", 0)
 
 
+ROW_SIZES = (10_000, 100_000, 250_000, 500_000, 1_000_000)
+
+
+def rows_scaling(sizes=ROW_SIZES) -> None:
+    import plotly.graph_objects as go
+
+    net = load_network("alarm")
+    build_score_table(net.sample_codes(500, seed=0), net.arities, 3)  # compile / load
+    out = []
+    for n_rows in sizes:
+        codes = net.sample_codes(n_rows, seed=0)
+        t0 = time.perf_counter()
+        uniq, _ = compress_rows(codes)
+        t_comp = time.perf_counter() - t0
+        t0, c0 = time.perf_counter(), time.process_time()
+        build_score_table(codes, net.arities, 3)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        emit(f"alarm_rows_{n_rows}.distinct_rows", len(uniq), "rows", 0)
+        emit(f"alarm_rows_{n_rows}.compress_seconds", t_comp, "s")
+        emit(f"alarm_rows_{n_rows}.table_seconds", wall, "s")
+        emit(f"alarm_rows_{n_rows}.table_cpu_seconds", cpu, "s")
+        emit(f"alarm_rows_{n_rows}.peak_rss_mb", _peak_mb(), "MB", 0)
+        out.append((n_rows, len(uniq), wall, cpu))
+    arr = np.array(out, dtype=float)
+    fig = go.Figure([go.Scatter(x=arr[:, 0], y=arr[:, 2], name="table, wall s"),
+                     go.Scatter(x=arr[:, 0], y=arr[:, 3], name="table, CPU s"),
+                     go.Scatter(x=arr[:, 0], y=arr[:, 1] / 1e5, name="distinct rows / 100,000")])
+    fig.update_layout(title="ALARM paper-regime score table (l = 3) against N",
+                      xaxis_title="rows N", yaxis_title="seconds")
+    path = Path(__file__).resolve().parent / "out" / "rows_scaling.html"
+    path.parent.mkdir(exist_ok=True)
+    fig.write_html(path, include_plotlyjs="cdn")
+    print(f"# figure: {path}", file=sys.stderr)
+
+
 def main(names: list[str]) -> None:
     warm = load_network("asia").sample_codes(200, seed=0)  # compile / load the kernels
     t = build_score_table(warm, load_network("asia").arities, 2, candidates=3)
@@ -103,4 +148,7 @@ def main(names: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or NETWORKS)
+    if "--rows" in sys.argv:
+        rows_scaling()
+    else:
+        main(sys.argv[1:] or NETWORKS)

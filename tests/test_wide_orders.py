@@ -8,6 +8,8 @@ from itertools import combinations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.special import logsumexp
 
 from bnma_core.classifiers.order_bma import FixedOrderBMA, OrderMCMCBMA
@@ -17,6 +19,7 @@ from bnma_core.scores import log_structure_prior
 from bnma_core.structure.orders import OrderMCMC
 from bnma_core.structure.score_table import (
     build_score_table,
+    compress_rows,
     node_average_log_ml,
     select_candidates,
 )
@@ -201,3 +204,17 @@ def test_counting_over_distinct_rows_equals_one_pass_counts():
         np.testing.assert_allclose(
             t.order_log_joints(orders, None, test_t, 5),
             t.order_log_joints(orders, np.ascontiguousarray(codes.T), test_t, 5), atol=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 300), st.integers(1, 9), st.integers(0, 2**32 - 1))
+def test_compress_rows_equals_numpy_unique(n_rows, n_vars, seed):
+    rng = np.random.default_rng(seed)
+    ar = rng.integers(1, 40, size=n_vars)  # wide codes: several 64-bit words per row
+    codes = (rng.integers(0, 3, size=(n_rows, n_vars)) * (ar // 3)).astype(np.int32)
+    codes[rng.random(codes.shape) < 0.1] = -1
+    uniq, w = compress_rows(codes)
+    ref, cnt = np.unique(codes, axis=0, return_counts=True)
+    assert {tuple(r): c for r, c in zip(uniq.tolist(), w)} == {
+        tuple(r): c for r, c in zip(ref.tolist(), cnt)}
+    assert len(uniq) == len(ref) and w.sum() == n_rows

@@ -310,12 +310,30 @@ def _log_priors(n: int, max_parents: int, prior: str) -> np.ndarray:
 def compress_rows(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct rows of ``codes`` (U, n) and their multiplicities (U,) int64: every count
     of the order methods is a weighted count over them, so the counting cost grows with the
-    number of distinct rows, not with N (ALARM samples: 40 % distinct at N = 100,000)."""
+    number of distinct rows, not with N (ALARM samples: 67 % distinct at N = 5,000, 40 % at
+    100,000, 24 % at 1,000,000). Rows are packed into a few 64-bit words (ceil(log2(r + 1))
+    bits per column, missing = 0) and those are sorted, which is ~10x faster than
+    ``np.unique(codes, axis=0)``."""
     codes = np.ascontiguousarray(codes, dtype=CODE_DTYPE)
-    if codes.shape[0] <= 1:
-        return codes, np.ones(codes.shape[0], dtype=np.int64)
-    uniq, counts = np.unique(codes, axis=0, return_counts=True)
-    return np.ascontiguousarray(uniq), counts.astype(np.int64)
+    n_rows, n = codes.shape
+    if n_rows <= 1:
+        return codes, np.ones(n_rows, dtype=np.int64)
+    width = np.maximum(1, np.ceil(np.log2(codes.max(axis=0).astype(float) + 2.0))).astype(int)
+    words, used = [], 64
+    for j in range(n):
+        if used + width[j] > 64:
+            words.append(np.zeros(n_rows, dtype=np.uint64))
+            used = 0
+        words[-1] |= (codes[:, j].astype(np.int64) + 1).astype(np.uint64) << np.uint64(used)
+        used += int(width[j])
+    key = np.ascontiguousarray(np.column_stack(words))
+    order = np.lexsort(key.T[::-1])
+    k = key[order]
+    first = np.ones(n_rows, dtype=bool)
+    first[1:] = (k[1:] != k[:-1]).any(axis=1)
+    starts = np.flatnonzero(first)
+    counts = np.diff(np.append(starts, n_rows)).astype(np.int64)
+    return np.ascontiguousarray(codes[order[starts]]), counts
 
 
 def _pair_candidates(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarray, k: int,
