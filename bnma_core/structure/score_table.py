@@ -11,7 +11,18 @@ Two regimes:
   largest single-parent score gain S(X_i; {X_j}) - S(X_i; ∅) — and all their subsets of at most
   ``max_parents``; a per-node table over candidate bitmasks U holds
   log sum_{S ⊆ U} exp S(X_i; S), built once by a zeta (subset-sum) transform, so an order's node
-  term is one lookup. Parent sets outside the candidates get probability zero.
+  term is one lookup. Parent sets outside the candidates get probability zero. Parent sets are
+  indexed *within* the candidate set (bit b = the node's b-th candidate) and the chains keep
+  positions instead of predecessor bitmasks, so this regime has no limit on the number of
+  variables (HEPAR II 70, WIN95PTS 76, ANDES 223; the paper-faithful regime keeps uint64 masks
+  over all variables and at most 64 of them). ``candidates="auto"`` picks the paper-faithful
+  regime up to 64 variables when its table fits ``max_bytes``, else K = 16. Candidate sets can
+  be expanded where sampled orders press on their boundary
+  (:mod:`bnma_core.structure.candidates`).
+
+Counting: the data are reduced to their distinct rows with multiplicities
+(:func:`compress_rows`) and every count is a weighted count over them, so the cost grows with
+the number of distinct rows rather than with N (identical counts, tested).
 
 Pruning: each node's sets are sorted by decreasing score; for an order the scan starts at the
 best *compatible* set (score M) and stops below M + log(eps / m) (m = sets per node), so the mass
