@@ -2,18 +2,18 @@
 (issue 15, section 1).
 
 Run: ``PYTHONPATH=. .venv/bin/python benchmarks/wide_orders.py [networks...]`` (default: alarm,
-hepar2, win95pts, andes; networks other than the bundled ones are read from
-``../shared/data/<name>.bif.gz`` and skipped when absent). Prints one JSON line per figure on
-stdout. Setting: N = 1,000 forward samples (seed 0), max in-degree l = 3, K2 + Hwang-Zhang
-prior, candidate regime with K = 16 candidates per node chosen by single-parent score gain
-(``candidates="auto"`` beyond 64 variables; ALARM is run with K = 16 explicitly, to compare
-with the previous kernels), one chain. Figures per network: table build seconds (candidate
-choice + scoring + zeta transform, best of ``REPEATS`` after a warm-up on a small table), the
-table's memory and its estimate made before building, order-MCMC iterations per second (wall
-and per CPU second of the kernel thread; swap = the paper's move, mix = the BiDAG-like mix),
-``OrderMCMCBMA`` with the ``bma10`` settings (10,000 iterations, 10 orders) fit and prediction
-of 1,000 rows, and the process's peak resident memory. Targets: ANDES table < 30 s,
->= 20,000 it/s; HEPAR II >= 50,000 it/s. Runtime: about two minutes.
+hepar2, win95pts, andes; networks other than the bundled ones are read as ``<name>.bif.gz`` from
+the shared data folder next to the repository, skipped when absent). Prints one JSON line per
+figure on stdout. Setting: N = 1,000 forward samples (seed 0), max in-degree l = 3, K2 +
+Hwang-Zhang prior, candidate regime with K = 16 candidates per node chosen by single-parent
+score gain (``candidates="auto"`` beyond 64 variables; ALARM is run with K = 16 explicitly, to
+compare with the previous kernels), one chain. Figures per network: table build seconds
+(candidate choice + scoring + zeta transform, best of ``REPEATS`` after a warm-up on a small
+table), the table's memory and its estimate made before building, order-MCMC iterations per
+second (wall and per CPU second of the kernel thread; swap = the paper's move, mix = the
+BiDAG-like mix), ``OrderMCMCBMA`` with the ``bma10`` settings (10,000 iterations, 10 orders) fit
+and prediction of 1,000 rows, and the process's peak resident memory. Targets: ANDES table < 30
+s, >= 20,000 it/s; HEPAR II >= 50,000 it/s. Runtime: about two minutes.
 
 ``--rows``: many rows instead (issue 15, section 2): the paper-regime ALARM table (all 7,807
 parent sets per node, l = 3) for N = 10,000 .. 1,000,000 forward samples: distinct rows, seconds

@@ -28,8 +28,8 @@ the share of true arcs u -> v with u among v's candidates.
 
 Outputs in ``--out`` (default ``experiments/out/structure_recovery``): ``results.csv`` (one row
 per network, N, regime, seed) and ``summary.csv`` (mean and standard deviation over seeds).
-Networks other than the bundled ones (ALARM, HEPAR II) are read from ``../shared/data`` and
-skipped when absent. Runtime: about 8 minutes on a quiet 2-core machine.
+Networks other than the bundled ones (ALARM, HEPAR II) are read from the shared data folder
+next to the repository and skipped when absent. Runtime: about 8 minutes on a quiet 2-core machine.
 """
 
 from __future__ import annotations
