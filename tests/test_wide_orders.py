@@ -218,3 +218,18 @@ def test_compress_rows_equals_numpy_unique(n_rows, n_vars, seed):
     assert {tuple(r): c for r, c in zip(uniq.tolist(), w)} == {
         tuple(r): c for r, c in zip(ref.tolist(), cnt)}
     assert len(uniq) == len(ref) and w.sum() == n_rows
+
+
+def test_duplicate_test_rows_are_classified_once_with_the_same_answer():
+    codes, ar = _chain_data(7, 300, seed=9, arity=3)
+    X, y = codes[:, :6], codes[:, 6]
+    clf = FixedOrderBMA(max_parents=2).fit(X, y)
+    rng = np.random.default_rng(0)
+    Xt = X[rng.integers(0, 20, size=200)].copy()
+    Xt[::7, 2] = -1  # missing values: completions of duplicate rows are shared too
+    got = clf.predict_proba(Xt)
+    one_by_one = np.vstack([clf.predict_proba(Xt[i:i + 1]) for i in range(0, 200, 13)])
+    np.testing.assert_allclose(got[::13], one_by_one, atol=1e-12)
+    uniq, w, inv = compress_rows(Xt, return_inverse=True)
+    np.testing.assert_array_equal(uniq[inv], Xt)
+    assert w.sum() == 200 and len(uniq) <= 20 * 2

@@ -32,7 +32,7 @@ from ..data import CODE_DTYPE
 from ..scores import class_mutual_informations
 from ..structure.candidates import expand_candidates
 from ..structure.orders import OrderMCMC
-from ..structure.score_table import build_score_table
+from ..structure.score_table import build_score_table, compress_rows
 from .base import DiscreteBNClassifier
 
 MISSING = ("marginalize", "impute")
@@ -123,9 +123,22 @@ class _OrderBMABase(DiscreteBNClassifier):
         handled as set by ``missing``. ``X`` are feature codes. Returns (T, n_rows, n_classes)."""
         orders = self._orders_ if orders is None else orders
         Xc, groups, logw = self._expand_missing(np.asarray(X, dtype=CODE_DTYPE))
+        # each distinct (completed) test row is classified once
+        uniq, _, inverse = compress_rows(Xc, return_inverse=True)
+        if len(uniq) < len(Xc):
+            lj = self._log_joints_rows(uniq, np.asarray(orders), batch)[:, inverse]
+        else:
+            lj = self._log_joints_rows(Xc, np.asarray(orders), batch)
         n_rows, k = len(X), len(self.classes_)
+        out = np.full((len(lj), n_rows, k), -np.inf)
+        lj = lj + logw[None, :, None]
+        for t in range(len(lj)):
+            np.logaddexp.at(out[t], groups, lj[t])  # sum completions into rows
+        return out
+
+    def _log_joints_rows(self, Xc: np.ndarray, orders: np.ndarray, batch: int) -> np.ndarray:
+        """log P(c, x | D, ≺_t) of complete feature rows ``Xc``: (T, len(Xc), n_classes)."""
         tab = self.table_
-        out = np.full((len(orders), n_rows, k), -np.inf)
         orders = np.ascontiguousarray(np.asarray(orders, dtype=np.int64))
         n_parts = max(min(N_THREADS, len(Xc) // 200), -(-len(Xc) // batch), 1)
         chunks = _split(0, len(Xc), n_parts)
@@ -135,18 +148,16 @@ class _OrderBMABase(DiscreteBNClassifier):
             test_t = np.ascontiguousarray(
                 np.column_stack([Xc[a:b], np.zeros(b - a, dtype=CODE_DTYPE)]).T)
             # CPTs counted from the table's distinct training rows and their multiplicities
-            buf = tab.order_log_joints(orders, None, test_t, self.class_index_)
-            return buf + logw[None, a:b, None]
+            return tab.order_log_joints(orders, None, test_t, self.class_index_)
 
         if len(chunks) > 1:
             with ThreadPoolExecutor(max_workers=N_THREADS) as ex:
                 parts = list(ex.map(one, chunks))
         else:
             parts = [one(c) for c in chunks]
-        for (a, b), part in zip(chunks, parts):
-            for t in range(len(orders)):
-                np.logaddexp.at(out[t], groups[a:b], part[t])  # sum completions into rows
-        return out
+        if not parts:
+            return np.zeros((len(orders), 0, len(self.classes_)))
+        return np.concatenate(parts, axis=1)
 
     def _combine(self, lj: np.ndarray, combine: str | None = None) -> np.ndarray:
         if (combine or self.combine) == "joint":
