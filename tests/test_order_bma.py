@@ -286,7 +286,8 @@ def test_inlined_cpt_equals_posterior_cpt(data):
     a = data.draw(st.floats(0.05, 5.0))
     stride = np.cumprod(np.concatenate([[1], ar[pa][:-1]])).astype(np.int64)[: len(pa)]
     q, r = int(np.prod(ar[pa])), int(ar[v])
-    got = family_cpt(np.ascontiguousarray(codes.T), v, pa, stride, q, r, a)
+    got = family_cpt(np.ascontiguousarray(codes.T), np.ones(len(codes), dtype=np.int64), v, pa,
+                     stride, q, r, a)
     ref = posterior_cpt(family_counts(codes, v, list(pa), ar), a)
     np.testing.assert_allclose(got.reshape(q, r), ref, atol=1e-12, rtol=0)
 

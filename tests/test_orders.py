@@ -115,13 +115,13 @@ def test_bad_arguments():
 
 @pytest.mark.parametrize("move", ["swap", "mix"])
 def test_candidate_local_masks_stay_equal_to_full_recomputation(move):
-    """The candidate regime's per-position masks, prefixes and terms, updated incrementally by
-    swaps (XOR with the moved nodes' candidate bits) and relocations, equal a full
+    """The candidate regime's per-position masks, positions and terms, updated incrementally
+    by swaps (XOR with the moved nodes' candidate bits) and relocations, equal a full
     recomputation after thousands of moves; so does the Spearman trace."""
     from bnma_core.kernels.orders import candidate_local_masks, order_terms
 
     rng = np.random.default_rng(4)
-    n, n_rows = 20, 150  # 3 bytes of predecessor mask
+    n, n_rows = 20, 150
     codes = rng.integers(0, 2, size=(n_rows, n))
     for v in range(1, n):
         codes[:, v] = np.where(rng.random(n_rows) < 0.6, codes[:, v - 1], codes[:, v])
@@ -132,9 +132,10 @@ def test_candidate_local_masks_stay_equal_to_full_recomputation(move):
     c = m.chains[0]
     for stop in range(2000, 20001, 2000):
         c.advance(stop)
-        np.testing.assert_array_equal(c.local, candidate_local_masks(c.order, t.bytemap))
-        prefix, terms = order_terms(c.order, t.arrays())
-        np.testing.assert_array_equal(c.prefix, prefix)
+        np.testing.assert_array_equal(c.local, candidate_local_masks(c.order, t.cand, t.cbit))
+        _, terms, local = order_terms(c.order, t.arrays())
+        np.testing.assert_array_equal(c.local, local)
+        np.testing.assert_array_equal(c.pos[c.order], np.arange(n))
         np.testing.assert_array_equal(c.terms, terms)
         assert c.trace_spear[stop - 1] == pytest.approx(spearman_orders(c.order, ref))
     assert 0.05 < c.acceptance_rate < 1

@@ -182,8 +182,8 @@ def test_node_average_score_definition(score):
         t = build_score_table(codes, ar, max_parents=2, score=score, ess=3.0, prune_eps=0.0,
                               candidates=cand)
         for i in range(len(ar)):
-            for m, s in zip(t.masks[i], t.scores[i]):
-                pa = mask_to_parents(int(m))
+            for k, s in enumerate(t.scores[i]):
+                pa = t.parents(i, k)
                 assert s == pytest.approx(ref_score(codes, i, pa, ar, score, 3.0, "hz"),
                                           abs=1e-9)
 

@@ -30,8 +30,9 @@ from scipy.special import logsumexp
 
 from ..data import CODE_DTYPE
 from ..scores import class_mutual_informations
+from ..structure.candidates import expand_candidates
 from ..structure.orders import OrderMCMC
-from ..structure.score_table import build_score_table
+from ..structure.score_table import build_score_table, compress_rows
 from .base import DiscreteBNClassifier
 
 MISSING = ("marginalize", "impute")
@@ -66,9 +67,8 @@ class _OrderBMABase(DiscreteBNClassifier):
         self.variable_arities_ = np.append(self.arities_, len(self.classes_)).astype(np.int64)
         self.table_ = build_score_table(codes, self.variable_arities_, self.max_parents,
                                         self.scoring, self.prior, self.ess,
-                                        candidates=getattr(self, "candidates", None),
-                                        prune_eps=self.prune_eps)
-        self._train_t = np.ascontiguousarray(codes.T)
+                                        candidates=self.candidates, prune_eps=self.prune_eps)
+        self._fit_rows = codes  # kept for candidate expansion only, dropped after setup
 
     def _resolve_order(self, order: Sequence[Any]) -> np.ndarray:
         n = len(self.variable_names_)
@@ -123,9 +123,22 @@ class _OrderBMABase(DiscreteBNClassifier):
         handled as set by ``missing``. ``X`` are feature codes. Returns (T, n_rows, n_classes)."""
         orders = self._orders_ if orders is None else orders
         Xc, groups, logw = self._expand_missing(np.asarray(X, dtype=CODE_DTYPE))
+        # each distinct (completed) test row is classified once
+        uniq, _, inverse = compress_rows(Xc, return_inverse=True)
+        if len(uniq) < len(Xc):
+            lj = self._log_joints_rows(uniq, np.asarray(orders), batch)[:, inverse]
+        else:
+            lj = self._log_joints_rows(Xc, np.asarray(orders), batch)
         n_rows, k = len(X), len(self.classes_)
+        out = np.full((len(lj), n_rows, k), -np.inf)
+        lj = lj + logw[None, :, None]
+        for t in range(len(lj)):
+            np.logaddexp.at(out[t], groups, lj[t])  # sum completions into rows
+        return out
+
+    def _log_joints_rows(self, Xc: np.ndarray, orders: np.ndarray, batch: int) -> np.ndarray:
+        """log P(c, x | D, ≺_t) of complete feature rows ``Xc``: (T, len(Xc), n_classes)."""
         tab = self.table_
-        out = np.full((len(orders), n_rows, k), -np.inf)
         orders = np.ascontiguousarray(np.asarray(orders, dtype=np.int64))
         n_parts = max(min(N_THREADS, len(Xc) // 200), -(-len(Xc) // batch), 1)
         chunks = _split(0, len(Xc), n_parts)
@@ -134,18 +147,17 @@ class _OrderBMABase(DiscreteBNClassifier):
             a, b = chunk
             test_t = np.ascontiguousarray(
                 np.column_stack([Xc[a:b], np.zeros(b - a, dtype=CODE_DTYPE)]).T)
-            buf = tab.order_log_joints(orders, self._train_t, test_t, self.class_index_)
-            return buf + logw[None, a:b, None]
+            # CPTs counted from the table's distinct training rows and their multiplicities
+            return tab.order_log_joints(orders, None, test_t, self.class_index_)
 
         if len(chunks) > 1:
             with ThreadPoolExecutor(max_workers=N_THREADS) as ex:
                 parts = list(ex.map(one, chunks))
         else:
             parts = [one(c) for c in chunks]
-        for (a, b), part in zip(chunks, parts):
-            for t in range(len(orders)):
-                np.logaddexp.at(out[t], groups[a:b], part[t])  # sum completions into rows
-        return out
+        if not parts:
+            return np.zeros((len(orders), 0, len(self.classes_)))
+        return np.concatenate(parts, axis=1)
 
     def _combine(self, lj: np.ndarray, combine: str | None = None) -> np.ndarray:
         if (combine or self.combine) == "joint":
@@ -219,6 +231,11 @@ class FixedOrderBMA(_OrderBMABase):
         :mod:`bnma_core.structure.score_table`); 0 = exact.
     random_state : int or None
         Only for Monte-Carlo completions / imputation.
+    candidates : "auto", None, int or (n, K) array
+        Parent-set regime (:func:`bnma_core.structure.score_table.build_score_table`): "auto"
+        (default) = every parent set up to 64 variables (the paper's), beyond that (or when
+        that table would not fit in memory) K = 16 candidate parents per node chosen by
+        single-parent score gain; None = every parent set; K = K candidates per node.
 
     Attributes
     ----------
@@ -235,7 +252,8 @@ class FixedOrderBMA(_OrderBMABase):
     def __init__(self, order: Sequence[Any] | None = None, max_parents: int = 3,
                  prior: str = "hz", scoring: str = "k2", ess: float = 1.0,
                  missing: str = "marginalize", max_missing_states: int = 4096, n_mc: int = 512,
-                 prune_eps: float = 1e-12, random_state: Any = None) -> None:
+                 prune_eps: float = 1e-12, random_state: Any = None,
+                 candidates: Any = "auto") -> None:
         self.order = order
         self.max_parents = max_parents
         self.prior = prior
@@ -246,11 +264,13 @@ class FixedOrderBMA(_OrderBMABase):
         self.n_mc = n_mc
         self.prune_eps = prune_eps
         self.random_state = random_state
+        self.candidates = candidates
 
     combine = "joint"
 
     def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
         self._setup(X, y)
+        del self._fit_rows
         if self.order is None:
             mi = class_mutual_informations(X, y, self.arities_, len(self.classes_))
             feats = np.lexsort((np.arange(len(mi)), -mi))
@@ -280,8 +300,15 @@ class OrderMCMCBMA(_OrderBMABase):
     missing, max_missing_states, n_mc, prune_eps
         As in :class:`FixedOrderBMA`.
     random_state : int or None
-    candidates : int, optional
-        K candidate parents per node (candidate-restricted regime; None = every parent set).
+    candidates : "auto", None, int or (n, K) array
+        As in :class:`FixedOrderBMA`: "auto" (default) = every parent set up to 64 variables,
+        else K = 16 candidate parents per node; None = every parent set; K = K candidates.
+    expand_rounds : int
+        Candidate regime only: rounds of BiDAG-style expansion before the run
+        (:func:`bnma_core.structure.candidates.expand_candidates`): a pilot run with the same
+        settings, then non-candidates that would improve a sampled best parent set replace
+        candidates without edge posterior mass, and the table is rebuilt; stops early when
+        nothing changes. 0 (default) = none.
     start : {"random", "given", "reversed"}; start_order : sequence, optional
         Initial order (the paper starts from a reversed original order).
     reference_order : sequence, optional
@@ -311,9 +338,10 @@ class OrderMCMCBMA(_OrderBMABase):
                  max_parents: int = 3, prior: str = "hz", scoring: str = "k2", ess: float = 1.0,
                  move: str = "swap", n_chains: int = 1, missing: str = "marginalize",
                  random_state: Any = None, max_missing_states: int = 4096, n_mc: int = 512,
-                 prune_eps: float = 1e-12, candidates: int | None = None,
+                 prune_eps: float = 1e-12, candidates: Any = "auto",
                  start: str = "random", start_order: Sequence[Any] | None = None,
-                 reference_order: Sequence[Any] | None = None, combine: str = "joint") -> None:
+                 reference_order: Sequence[Any] | None = None, combine: str = "joint",
+                 expand_rounds: int = 0) -> None:
         self.n_iter = n_iter
         self.burn_in = burn_in
         self.n_orders = n_orders
@@ -333,6 +361,7 @@ class OrderMCMCBMA(_OrderBMABase):
         self.start_order = start_order
         self.reference_order = reference_order
         self.combine = combine
+        self.expand_rounds = expand_rounds
 
     def _sampler(self, X: np.ndarray, y: np.ndarray, reference_order: Any) -> OrderMCMC:
         if self.combine not in COMBINE:
@@ -341,8 +370,31 @@ class OrderMCMCBMA(_OrderBMABase):
         ref = reference_order if reference_order is not None else self.reference_order
         ref_idx = None if ref is None else self._resolve_order(ref)
         start_idx = None if self.start_order is None else self._resolve_order(self.start_order)
+        self._expand(start_idx)
+        del self._fit_rows
         return OrderMCMC(self.table_, self.n_iter, self.burn_in, self.n_orders, self.move,
                          self.n_chains, self.start, start_idx, ref_idx, self.random_state)
+
+    def _expand(self, start_idx: np.ndarray | None) -> None:
+        """``expand_rounds`` rounds of candidate expansion (pilot run, expand, rebuild)."""
+        self.candidates_replaced_ = []
+        rounds = int(self.expand_rounds)
+        if rounds < 0:
+            raise ValueError("expand_rounds must be >= 0.")
+        if rounds == 0 or self.table_.regime != "candidates":
+            return
+        codes = self._fit_rows
+        for _ in range(rounds):
+            pilot = OrderMCMC(self.table_, self.n_iter, self.burn_in, self.n_orders, self.move,
+                              self.n_chains, self.start, start_idx, None,
+                              self.random_state).run()
+            cand, replaced = expand_candidates(self.table_, pilot.orders)
+            self.candidates_replaced_.append(replaced)
+            if replaced == 0:
+                break
+            self.table_ = build_score_table(codes, self.variable_arities_, self.max_parents,
+                                            self.scoring, self.prior, self.ess,
+                                            candidates=cand, prune_eps=self.prune_eps)
 
     def _finish(self, sampler: OrderMCMC) -> None:
         res = sampler.result()

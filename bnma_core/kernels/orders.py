@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .counting import count_family, log_ml_uniform_alpha
+from .counting import count_family_weighted, log_ml_uniform_alpha
 
 
 class TableArrays(NamedTuple):
@@ -43,7 +43,8 @@ class TableArrays(NamedTuple):
     log_eps_rel: float  # pruning window, -inf = exact
     regime: int  # 0 = all parent sets, 1 = candidate-restricted
     logsum: np.ndarray  # (n, 2^K) zeta-transformed node terms (candidate regime)
-    bytemap: np.ndarray  # (n, n_bytes, 256) candidate bits per predecessor byte
+    cand: np.ndarray  # (n, K) candidate parents of each node, ascending (candidate regime)
+    cbit: np.ndarray  # (n, n) int32: cbit[v, u] = bit of u among v's candidates, 0 if none
 
 
 class ChainArrays(NamedTuple):
@@ -54,6 +55,7 @@ class ChainArrays(NamedTuple):
     prefix: np.ndarray  # (n,) uint64 predecessor mask of each position
     terms: np.ndarray  # (n,) node term of each position
     local: np.ndarray  # (n,) candidate-local mask of each position (candidate regime)
+    pos: np.ndarray  # (n,) position of each variable (candidate regime)
     state: np.ndarray  # [total log score, accepted count, sum of squared rank differences]
     move_i: np.ndarray  # (n_iter,) first position of each proposal
     move_j: np.ndarray  # (n_iter,) second position
@@ -226,10 +228,11 @@ def _extend_rows(row_v: np.ndarray, prev: np.ndarray, cur: np.ndarray, st: int) 
 
 
 @njit(cache=True)
-def _fill_joint(cur: np.ndarray, table: np.ndarray, touched: np.ndarray, sparse: bool
-                ) -> tuple[int, int]:
-    """Count the rows' cells into ``table``; returns (cells touched (sparse only), rows
-    complete on the set)."""
+def _fill_joint(cur: np.ndarray, table: np.ndarray, touched: np.ndarray, sparse: bool,
+                weights: np.ndarray) -> tuple[int, int]:
+    """Count the rows' cells into ``table``, row r counting ``weights[r]`` times (the
+    multiplicity of a distinct row); returns (cells touched (sparse only), rows complete on
+    the set)."""
     n_touched = 0
     n_complete = 0
     for row in range(cur.shape[0]):
@@ -238,8 +241,9 @@ def _fill_joint(cur: np.ndarray, table: np.ndarray, touched: np.ndarray, sparse:
             if sparse and table[p] == 0:
                 touched[n_touched] = p
                 n_touched += 1
-            table[p] += 1
-            n_complete += 1
+            wr = weights[row]
+            table[p] += wr
+            n_complete += wr
     return n_touched, n_complete
 
 
@@ -273,9 +277,9 @@ def _score_set(members: np.ndarray, stride: np.ndarray, table: np.ndarray, touch
 
 
 @njit(cache=True)
-def build_full_table(data_t: np.ndarray, arities: np.ndarray, max_parents: int,
-                     log_prior: np.ndarray, score_kind: int, ess: float, n_sets: int,
-                     max_cells: int) -> tuple[np.ndarray, np.ndarray]:
+def build_full_table(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarray,
+                     max_parents: int, log_prior: np.ndarray, score_kind: int, ess: float,
+                     n_sets: int, max_cells: int) -> tuple[np.ndarray, np.ndarray]:
     """Local scores of every family with at most ``max_parents`` parents.
 
     Every variable set V with |V| <= max_parents + 1 is enumerated depth-first; its joint
@@ -284,14 +288,17 @@ def build_full_table(data_t: np.ndarray, arities: np.ndarray, max_parents: int,
     (:func:`node_average_log_ml`) when rows are missing.
     Returns unsorted ``masks`` (n, n_sets) uint64 and ``scores`` (n, n_sets) float64.
     """
-    n, n_rows = data_t.shape
+    n, n_distinct = data_t.shape
+    n_rows = 0
+    for r_ in range(n_distinct):
+        n_rows += weights[r_]
     L = max_parents + 1
     masks = np.zeros((n, n_sets), dtype=np.uint64)
     scores = np.full((n, n_sets), -np.inf)
     fill = np.zeros(n, dtype=np.int64)
     lfact = log_factorials(n_rows + 2 + int(arities.max()))
     comb = np.zeros(L, dtype=np.int64)
-    partial = np.zeros((L + 1, n_rows), dtype=np.int64)
+    partial = np.zeros((L + 1, n_distinct), dtype=np.int64)
     stride = np.ones(L + 1, dtype=np.int64)
     table = np.zeros(max_cells, dtype=np.int64)
     touched = np.empty(max_cells, dtype=np.int64)
@@ -308,8 +315,8 @@ def build_full_table(data_t: np.ndarray, arities: np.ndarray, max_parents: int,
         _extend_rows(data_t[v], partial[t], partial[t + 1], stride[t])
         size = stride[t] * arities[v]
         stride[t + 1] = size
-        sparse = n_rows < size  # fewer rows than cells: visit only the non-zero cells
-        n_touched, n_complete = _fill_joint(partial[t + 1], table, touched, sparse)
+        sparse = n_distinct < size  # fewer rows than cells: visit only the non-zero cells
+        n_touched, n_complete = _fill_joint(partial[t + 1], table, touched, sparse, weights)
         _score_set(comb[: t + 1], stride, table, touched, n_touched, n_complete, n_rows, size,
                    sparse, arities, log_prior[t], score_kind, ess, lfact, nj, masks, scores,
                    fill)
@@ -327,19 +334,21 @@ def build_full_table(data_t: np.ndarray, arities: np.ndarray, max_parents: int,
 
 
 @njit(cache=True)
-def family_local_ml(data: np.ndarray, arities: np.ndarray, child: int, parents: np.ndarray,
-                    score_kind: int, ess: float) -> float:
-    """Node-average log marginal likelihood of one family counted from ``data`` (n_rows,
-    n_vars): counts and log-ML by their homes in :mod:`bnma_core.kernels.counting`, completed by
+def family_local_ml(data: np.ndarray, weights: np.ndarray, arities: np.ndarray, child: int,
+                    parents: np.ndarray, score_kind: int, ess: float) -> float:
+    """Node-average log marginal likelihood of one family counted from ``data`` (n_distinct,
+    n_vars), row r counting ``weights[r]`` times (multiplicities of distinct rows, float64):
+    counts and log-ML by their homes in :mod:`bnma_core.kernels.counting`, completed by
     :func:`node_average_log_ml`."""
-    counts = count_family(data, child, parents, arities)
+    counts = count_family_weighted(data, weights, child, parents, arities)
     q, r = counts.shape
     a = 1.0 if score_kind == 0 else ess / (r * q)
     ml = log_ml_uniform_alpha(counts, a)
-    n_family = int(counts.sum())
-    if 0 < n_family < data.shape[0]:
+    n_family = counts.sum()
+    n_rows = weights.sum()
+    if 0 < n_family < n_rows:
         fit = joint_family_fit(counts.ravel(), q * r, 1, r, a)
-        ml = node_average_log_ml(ml, fit, data.shape[0], n_family)
+        ml = node_average_log_ml(ml, fit, n_rows, n_family)
     return ml
 
 
@@ -371,13 +380,16 @@ def _zeta_log(row: np.ndarray, K: int) -> None:
 
 
 @njit(cache=True)
-def build_candidate_table(data_t: np.ndarray, arities: np.ndarray, cand: np.ndarray,
+def build_candidate_table(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarray,
+                          cand: np.ndarray,
                           max_parents: int, log_prior: np.ndarray, score_kind: int, ess: float,
                           n_sets: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Candidate-restricted regime: for node i, every subset S of its K candidates
-    ``cand[i]`` with |S| <= max_parents is scored; returns global ``masks`` / ``scores``
-    (n, n_sets) and the per-node table ``logsum[i, U] = log sum_{S ⊆ U} exp S(X_i; S)`` over all
-    2^K candidate bitmasks U, computed by a zeta (subset-sum) transform in log space."""
+    ``cand[i]`` with |S| <= max_parents is scored; returns ``masks`` / ``scores`` (n, n_sets),
+    the masks *local* to the node's candidates (bit b = ``cand[i, b]``, so no global variable
+    bitmask and no limit on the number of variables), and the per-node table
+    ``logsum[i, U] = log sum_{S ⊆ U} exp S(X_i; S)`` over all 2^K candidate bitmasks U,
+    computed by a zeta (subset-sum) transform in log space."""
     n = data_t.shape[0]
     K = cand.shape[1]
     full = 1 << K
@@ -392,20 +404,60 @@ def build_candidate_table(data_t: np.ndarray, arities: np.ndarray, cand: np.ndar
             cnt = _popcount(local)
             if cnt > max_parents:
                 continue
-            g = np.uint64(0)
             c = 0
             for b in range(K):
                 if (local >> b) & 1:
                     pa[c] = cand[i, b]
-                    g |= np.uint64(1) << np.uint64(cand[i, b])
                     c += 1
-            s = log_prior[cnt] + family_local_ml(data, arities, i, pa[:cnt], score_kind, ess)
-            masks[i, k] = g
+            s = log_prior[cnt] + family_local_ml(data, weights, arities, i, pa[:cnt], score_kind,
+                                                 ess)
+            masks[i, k] = np.uint64(local)
             scores[i, k] = s
             logsum[i, local] = s
             k += 1
         _zeta_log(logsum[i], K)
     return masks, scores, logsum
+
+
+@njit(cache=True)
+def single_parent_scores(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarray,
+                         log_prior: np.ndarray,
+                         score_kind: int, ess: float) -> np.ndarray:
+    """out[i, j] = S(X_i; {X_j}) for j != i and out[i, i] = S(X_i; ∅) (node-average
+    log-ML as in the tables, :func:`family_local_ml`), for any number of variables; the
+    candidate choice of :func:`bnma_core.structure.score_table.select_candidates`."""
+    n = data_t.shape[0]
+    data = np.ascontiguousarray(data_t.T)
+    out = np.empty((n, n))
+    pa = np.zeros(1, dtype=np.int64)
+    for i in range(n):
+        out[i, i] = log_prior[0] + family_local_ml(data, weights, arities, i, pa[:0], score_kind,
+                                                   ess)
+        for j in range(n):
+            if j != i:
+                pa[0] = j
+                out[i, j] = log_prior[1] + family_local_ml(data, weights, arities, i, pa,
+                                                           score_kind, ess)
+    return out
+
+
+@njit(cache=True)
+def extended_set_scores(data: np.ndarray, weights: np.ndarray, arities: np.ndarray,
+                        child: int, base: np.ndarray,
+                        others: np.ndarray, log_prior: float, score_kind: int,
+                        ess: float) -> np.ndarray:
+    """out[t] = S(X_child; base ∪ {others[t]}) (``log_prior`` = the prior of that size,
+    ``data`` (n_rows, n_vars)); the boundary scores of candidate expansion
+    (:func:`bnma_core.structure.candidates.expand_candidates`)."""
+    out = np.empty(others.shape[0])
+    pa = np.empty(base.shape[0] + 1, dtype=np.int64)
+    for c in range(base.shape[0]):
+        pa[c] = base[c]
+    for t in range(others.shape[0]):
+        pa[base.shape[0]] = others[t]
+        out[t] = log_prior + family_local_ml(data, weights, arities, child, pa, score_kind,
+                                                     ess)
+    return out
 
 
 BAND_WIDTH = 600.0
@@ -538,70 +590,75 @@ def node_log_sum(ms: np.ndarray, ss: np.ndarray, es: np.ndarray, bid: np.ndarray
     return best + math.log(acc)
 
 
-@njit(cache=True)
-def candidate_local_mask(bytemap: np.ndarray, v: int, pred: np.uint64) -> int:
-    """Bitmask over node v's K candidates of those in ``pred``; ``bytemap[v, byte, value]``
-    gives the candidate bits of each byte of the predecessor mask (indexed in place: no row
-    view, see :func:`mcmc_run`)."""
+@njit(cache=True, inline="always")
+def candidate_mask_before(cand: np.ndarray, cbit: np.ndarray, v: int, pos: np.ndarray,
+                          limit: int) -> int:
+    """Bitmask over node v's K candidates of those at a position < ``limit`` (``pos[u]`` =
+    position of u): the index of v's node term in ``logsum`` when v stands at ``limit``.
+    Candidates are indexed within the candidate set, so any number of variables works."""
     local = 0
-    for byte in range(bytemap.shape[1]):
-        local |= bytemap[v, byte, (pred >> np.uint64(8 * byte)) & np.uint64(255)]
+    for b in range(cand.shape[1]):
+        if pos[cand[v, b]] < limit:
+            local |= 1 << b
     return local
 
 
 @njit(cache=True)
-def candidate_bytemap(cand: np.ndarray, n: int) -> np.ndarray:
-    """Per node, byte position and byte value: the candidate bitmask it contributes."""
-    nbytes = (n + 7) // 8
-    K = cand.shape[1]
-    out = np.zeros((cand.shape[0], nbytes, 256), dtype=np.int32)
-    for i in range(cand.shape[0]):
-        for b in range(K):
-            v = cand[i, b]
-            byte = v // 8
-            bit = v % 8
-            for val in range(256):
-                if (val >> bit) & 1:
-                    out[i, byte, val] |= 1 << b
+def candidate_bits(cand: np.ndarray, n: int) -> np.ndarray:
+    """cbit[v, u] = 1 << b if u is v's b-th candidate, else 0 ((n, n) int32, K <= 31)."""
+    out = np.zeros((cand.shape[0], n), dtype=np.int32)
+    for v in range(cand.shape[0]):
+        for b in range(cand.shape[1]):
+            out[v, cand[v, b]] = 1 << b
     return out
 
 
-@njit(cache=True, inline="always")
-def _node_term(tab: TableArrays, v: int, pred: np.uint64) -> float:
-    """log sum_{Z ⊆ pred} exp S(X_v; Z) in either regime."""
-    if tab.regime == 0:
-        return node_log_sum(tab.masks[v], tab.scores[v], tab.exps[v], tab.bid[v],
-                            tab.band_first[v], tab.band_anchor[v], tab.limits[v], pred,
-                            tab.log_eps_rel)
-    return tab.logsum[v, candidate_local_mask(tab.bytemap, v, pred)]
+@njit(cache=True)
+def order_positions(order: np.ndarray) -> np.ndarray:
+    """pos[order[p]] = p."""
+    pos = np.empty(order.shape[0], dtype=np.int64)
+    for p in range(order.shape[0]):
+        pos[order[p]] = p
+    return pos
 
 
 @njit(cache=True)
-def order_terms(order: np.ndarray, tab: TableArrays) -> tuple[np.ndarray, np.ndarray]:
-    """Full (non-incremental) evaluation: prefix masks and node terms of an order."""
+def order_terms(order: np.ndarray, tab: TableArrays
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Full (non-incremental) evaluation of an order: predecessor bitmasks (full regime, n <=
+    64; zeros in the candidate regime), node terms, and candidate-local masks (candidate
+    regime; zeros in the full regime), per position."""
     n = order.shape[0]
     prefix = np.zeros(n, dtype=np.uint64)
     terms = np.zeros(n)
+    local = np.zeros(n, dtype=np.int64)
+    if tab.regime == 1:
+        pos = order_positions(order)
+        for p in range(n):
+            v = order[p]
+            m = candidate_mask_before(tab.cand, tab.cbit, v, pos, p)
+            local[p] = m
+            terms[p] = tab.logsum[v, m]
+        return prefix, terms, local
     pred = np.uint64(0)
     for p in range(n):
         v = order[p]
         prefix[p] = pred
-        terms[p] = _node_term(tab, v, pred)
+        terms[p] = node_log_sum(tab.masks[v], tab.scores[v], tab.exps[v], tab.bid[v],
+                                tab.band_first[v], tab.band_anchor[v], tab.limits[v], pred,
+                                tab.log_eps_rel)
         pred |= np.uint64(1) << np.uint64(v)
-    return prefix, terms
+    return prefix, terms, local
 
 
 @njit(cache=True)
-def candidate_local_masks(order: np.ndarray, bytemap: np.ndarray) -> np.ndarray:
+def candidate_local_masks(order: np.ndarray, cand: np.ndarray, cbit: np.ndarray) -> np.ndarray:
     """Candidate regime: ``local[p]`` = bitmask over the candidates of ``order[p]`` of those
     placed before position p (the index of its node term in ``logsum``)."""
-    n = order.shape[0]
-    local = np.zeros(n, dtype=np.int64)
-    pred = np.uint64(0)
-    for p in range(n):
-        v = order[p]
-        local[p] = candidate_local_mask(bytemap, v, pred)
-        pred |= np.uint64(1) << np.uint64(v)
+    pos = order_positions(order)
+    local = np.zeros(order.shape[0], dtype=np.int64)
+    for p in range(order.shape[0]):
+        local[p] = candidate_mask_before(cand, cbit, order[p], pos, p)
     return local
 
 
@@ -644,26 +701,19 @@ def _propose_segment(ch: ChainArrays, w: _Scratch, it: int, lo: int, hi: int) ->
 @njit(cache=True, inline="always")
 def _segment_move(tab: TableArrays, ch: ChainArrays, w: _Scratch, it: int, lo: int, hi: int,
                   has_ref: bool) -> tuple[bool, float, float]:
-    """Any move in the full regime, relocations in the candidate regime: rescore positions
-    lo..hi of the proposed order, accept or not, update. Returns (accepted, score change,
-    change of sum d^2)."""
+    """Any move in the full regime: rescore positions lo..hi of the proposed order, accept or
+    not, update. Returns (accepted, score change, change of sum d^2)."""
     _propose_segment(ch, w, it, lo, hi)
-    order, prefix, terms, local, ref_pos = ch.order, ch.prefix, ch.terms, ch.local, ch.ref_pos
-    new_order, new_prefix, new_terms, new_local = (w.new_order, w.new_prefix, w.new_terms,
-                                                   w.new_local)
+    order, prefix, terms, ref_pos = ch.order, ch.prefix, ch.terms, ch.ref_pos
+    new_order, new_prefix, new_terms = w.new_order, w.new_prefix, w.new_terms
     pred = prefix[lo]
     delta = 0.0
     for p in range(lo, hi + 1):
         v = new_order[p]
         new_prefix[p] = pred
-        if tab.regime == 1:
-            m = candidate_local_mask(tab.bytemap, v, pred)
-            new_local[p] = m
-            t = terms[p] if v == order[p] and m == local[p] else tab.logsum[v, m]
-        else:
-            t = node_log_sum(tab.masks[v], tab.scores[v], tab.exps[v], tab.bid[v],
-                             tab.band_first[v], tab.band_anchor[v], tab.limits[v], pred,
-                             tab.log_eps_rel)
+        t = node_log_sum(tab.masks[v], tab.scores[v], tab.exps[v], tab.bid[v],
+                         tab.band_first[v], tab.band_anchor[v], tab.limits[v], pred,
+                         tab.log_eps_rel)
         new_terms[p] = t
         delta += t - terms[p]
         pred |= np.uint64(1) << np.uint64(v)
@@ -679,9 +729,53 @@ def _segment_move(tab: TableArrays, ch: ChainArrays, w: _Scratch, it: int, lo: i
         order[p] = new_order[p]
         prefix[p] = new_prefix[p]
         terms[p] = new_terms[p]
-    if tab.regime == 1:
+    return True, delta, dsum
+
+
+@njit(cache=True, inline="always")
+def _candidate_relocate(tab: TableArrays, ch: ChainArrays, w: _Scratch, it: int, lo: int,
+                        hi: int, has_ref: bool) -> tuple[bool, float, float]:
+    """Candidate regime, relocation of the node u at position i to position j: the nodes
+    between shift by one and gain (i > j) or lose (i < j) u as a predecessor, so their mask
+    changes by ``cbit[v, u]``; u's mask is read from the positions (predecessors: pos <= j if
+    i < j, pos < j if i > j). Rescored in position order, as a full rescore would be."""
+    _propose_segment(ch, w, it, lo, hi)
+    order, terms, local, pos, ref_pos = ch.order, ch.terms, ch.local, ch.pos, ch.ref_pos
+    new_order, new_terms, new_local = w.new_order, w.new_terms, w.new_local
+    cand, cbit, logsum = tab.cand, tab.cbit, tab.logsum
+    i = ch.move_i[it]
+    j = ch.move_j[it]
+    u = order[i]
+    shift = 1 if i < j else -1  # node at new position p was at p + shift
+    delta = 0.0
+    for p in range(lo, hi + 1):
+        v = new_order[p]
+        if p == j:
+            m = candidate_mask_before(cand, cbit, u, pos, j + 1 if i < j else j)
+            t = logsum[u, m]
+        else:
+            x = cbit[v, u]
+            m = local[p + shift]
+            t = terms[p + shift]
+            if x != 0:
+                m ^= x
+                t = logsum[v, m]
+        new_local[p] = m
+        new_terms[p] = t
+        delta += t - terms[p]
+    if not ch.log_u[it] < delta:
+        return False, 0.0, 0.0
+    dsum = 0.0
+    if has_ref:
         for p in range(lo, hi + 1):
-            local[p] = new_local[p]
+            d_old = p - ref_pos[order[p]]
+            d_new = p - ref_pos[new_order[p]]
+            dsum += d_new * d_new - d_old * d_old
+    for p in range(lo, hi + 1):
+        order[p] = new_order[p]
+        pos[new_order[p]] = p
+        terms[p] = new_terms[p]
+        local[p] = new_local[p]
     return True, delta, dsum
 
 
@@ -695,15 +789,18 @@ def mcmc_run(tab: TableArrays, ch: ChainArrays, start: int, stop: int) -> None:
     min(i, j)..max(i, j) are rescored. ``ch.state`` = [total log score, accepted count,
     sum of squared rank differences to the reference (if any)].
     Candidate regime (``tab.regime`` 1): ``local[p]`` is the candidate-local mask of the node
-    at position p (:func:`candidate_local_masks`), the index of its term in ``logsum``. In a
-    swap of positions lo < hi with a = order[lo], b = order[hi], b moves to lo (its mask is
-    looked up from prefix[lo]) and a to hi (from prefix[hi] - a + b). Every node v strictly
-    between keeps its position and its predecessor set loses a and gains b, so its mask changes
-    by x = bit_v(a) | bit_v(b) (bit_v(u) = the bit of u among v's candidates, 0 if u is not
-    one; read from ``bytemap``): local'[p] = local[p] ^ x, rescored only if x != 0. The changed
-    positions are collected in ``chg_*`` and written back only on acceptance; ``delta`` is
-    summed in position order, as a full rescore of lo..hi would, so the chain is identical to
-    one that rescores every position. Other moves: :func:`_segment_move`.
+    at position p (:func:`candidate_local_masks`), the index of its term in ``logsum``, and
+    ``pos[v]`` the position of v; no global variable bitmask is used, so any number of
+    variables works. In a swap of positions lo < hi with a = order[lo], b = order[hi], b moves
+    to lo (its mask: its candidates at positions < lo) and a to hi (its candidates at
+    positions < hi, and b); an adjacent swap reads both from the old masks (b loses a, a gains
+    b), in O(1). Every node v strictly between keeps its position and its
+    predecessor set loses a and gains b, so its mask changes by x = cbit[v, a] | cbit[v, b]
+    (the bits of a and b among v's candidates, 0 if not candidates): local'[p] = local[p] ^ x,
+    rescored only if x != 0. The changed positions are collected in ``chg_*`` and written back
+    only on acceptance; ``delta`` is summed in position order, as a full rescore of lo..hi
+    would, so the chain is identical to one that rescores every position. Relocations:
+    :func:`_candidate_relocate`; full regime: :func:`_segment_move`.
 
     Speed notes (measured, ALARM n = 1,000, l = 3, K = 16, CPU iterations per second of the
     kernel thread): the candidate swap stays inline here, with the namedtuples' fields unpacked
@@ -711,16 +808,17 @@ def mcmc_run(tab: TableArrays, ch: ChainArrays, start: int, stop: int) -> None:
     ``ch.*`` / ``w.*`` fields ran at 2.6 M it/s, and 3.2 M it/s with the fields unpacked in the
     helper (each field read from a tuple in the loop is a reference-count update). The segment
     move as a helper costs nothing measurable (full regime 130-140 k it/s either way). The
-    2-D/3-D arrays are indexed in place (``logsum[v, m]``, ``bytemap[v, ...]``): a row view
+    2-D/3-D arrays are indexed in place (``logsum[v, m]``, ``cbit[v, u]``): a row view
     made inside the loop costs two atomic reference-count updates as well.
     Random draws are made outside (``move_*``, ``log_u``), so runs split into chunks give the
     same chain as one run.
     """
-    order, prefix, terms, local, state = ch.order, ch.prefix, ch.terms, ch.local, ch.state
+    order, terms, local, pos, state = ch.order, ch.terms, ch.local, ch.pos, ch.state
     move_i, move_j, move_kind, log_u = ch.move_i, ch.move_j, ch.move_kind, ch.log_u
     trace_score, trace_acc, keep_slot, kept = ch.trace_score, ch.trace_acc, ch.keep_slot, ch.kept
     ref_pos, trace_spear = ch.ref_pos, ch.trace_spear
-    logsum, bytemap, regime = tab.logsum, tab.bytemap, tab.regime
+    logsum, cand, cbit, regime = tab.logsum, tab.cand, tab.cbit, tab.regime
+    K = cand.shape[1]
     n = order.shape[0]
     w = _Scratch(np.empty(n, dtype=order.dtype), np.empty(n, dtype=np.uint64),
                  np.empty(n), np.empty(n, dtype=np.int64))
@@ -737,16 +835,16 @@ def mcmc_run(tab: TableArrays, ch: ChainArrays, start: int, stop: int) -> None:
         lo = min(i, j)
         hi = max(i, j)
         if regime == 1 and move_kind[it] == 0:
-            # candidate regime, swap (see the docstring): b = order[hi] moves to lo, a to hi,
-            # the nodes between change their mask by the candidate bits of a and b
+            # candidate regime, swap (see the docstring)
             a = order[lo]
             b = order[hi]
-            ab = (np.uint64(1) << np.uint64(a)) | (np.uint64(1) << np.uint64(b))
-            byte_a = a >> 3
-            val_a = 1 << (a & 7)
-            byte_b = b >> 3
-            val_b = 1 << (b & 7)
-            m = candidate_local_mask(bytemap, b, prefix[lo])
+            if hi == lo + 1:  # adjacent: b loses a as a predecessor
+                m = local[hi] ^ cbit[b, a]
+            else:
+                m = 0
+                for q in range(K):
+                    if pos[cand[b, q]] < lo:
+                        m |= 1 << q
             t = logsum[b, m]
             chg_pos[0] = lo
             chg_term[0] = t
@@ -755,7 +853,7 @@ def mcmc_run(tab: TableArrays, ch: ChainArrays, start: int, stop: int) -> None:
             n_chg = 1
             for p in range(lo + 1, hi):
                 v = order[p]
-                x = bytemap[v, byte_a, val_a] | bytemap[v, byte_b, val_b]
+                x = cbit[v, a] | cbit[v, b]
                 if x != 0:
                     m = local[p] ^ x
                     t = logsum[v, m]
@@ -764,7 +862,13 @@ def mcmc_run(tab: TableArrays, ch: ChainArrays, start: int, stop: int) -> None:
                     chg_local[n_chg] = m
                     delta += t - terms[p]
                     n_chg += 1
-            m = candidate_local_mask(bytemap, a, prefix[hi] ^ ab)
+            if hi == lo + 1:  # adjacent: a gains b
+                m = local[lo] | cbit[a, b]
+            else:
+                m = cbit[a, b]
+                for q in range(K):
+                    if pos[cand[a, q]] < hi:
+                        m |= 1 << q
             t = logsum[a, m]
             chg_pos[n_chg] = hi
             chg_term[n_chg] = t
@@ -782,8 +886,8 @@ def mcmc_run(tab: TableArrays, ch: ChainArrays, start: int, stop: int) -> None:
                     sumd2 += d_new * d_new - d_old * d_old
                 order[lo] = b
                 order[hi] = a
-                for p in range(lo + 1, hi + 1):
-                    prefix[p] ^= ab
+                pos[b] = lo
+                pos[a] = hi
                 for c in range(n_chg):
                     p = chg_pos[c]
                     terms[p] = chg_term[c]
@@ -791,7 +895,10 @@ def mcmc_run(tab: TableArrays, ch: ChainArrays, start: int, stop: int) -> None:
                 total += delta
                 n_acc += 1
         else:
-            accepted, delta, dsum = _segment_move(tab, ch, w, it, lo, hi, has_ref)
+            if regime == 1:
+                accepted, delta, dsum = _candidate_relocate(tab, ch, w, it, lo, hi, has_ref)
+            else:
+                accepted, delta, dsum = _segment_move(tab, ch, w, it, lo, hi, has_ref)
             if accepted:
                 total += delta
                 n_acc += 1
@@ -836,6 +943,18 @@ def _window(masks_i: np.ndarray, scores_i: np.ndarray, limit: int, pred: np.uint
 
 
 @njit(cache=True)
+def _node_pred(tab: TableArrays, order: np.ndarray, pos: np.ndarray, v: int) -> np.uint64:
+    """Predecessors of v in an order as the table's masks read them: a global bitmask (full
+    regime) or a mask over v's candidates (candidate regime)."""
+    if tab.regime == 1:
+        return np.uint64(candidate_mask_before(tab.cand, tab.cbit, v, pos, pos[v]))
+    pred = np.uint64(0)
+    for p in range(pos[v]):
+        pred |= np.uint64(1) << np.uint64(order[p])
+    return pred
+
+
+@njit(cache=True)
 def _node_windows(tab: TableArrays, orders: np.ndarray, pos: np.ndarray, v: int,
                   class_index: int, W: np.ndarray, used: np.ndarray, sum_w: np.ndarray,
                   dep: np.ndarray, idx: np.ndarray, wv: np.ndarray) -> None:
@@ -845,9 +964,7 @@ def _node_windows(tab: TableArrays, orders: np.ndarray, pos: np.ndarray, v: int,
     T = orders.shape[0]
     used[:] = False
     for t in range(T):
-        pred = np.uint64(0)
-        for p in range(pos[t, v]):
-            pred |= np.uint64(1) << np.uint64(orders[t, p])
+        pred = _node_pred(tab, orders[t], pos[t], v)
         cnt = _window(tab.masks[v], tab.scores[v], tab.limits[v], pred, tab.log_eps_rel, idx,
                       wv)
         W[t, :] = 0.0
@@ -861,31 +978,35 @@ def _node_windows(tab: TableArrays, orders: np.ndarray, pos: np.ndarray, v: int,
 
 
 @njit(cache=True)
-def _mask_parents(g: np.uint64, arities: np.ndarray, class_index: int, pa: np.ndarray,
-                  st: np.ndarray) -> tuple[int, int, int]:
-    """Parents of bitmask ``g`` into ``pa`` with their strides (first parent fastest) into
+def _mask_parents(tab: TableArrays, v: int, g: np.uint64, arities: np.ndarray,
+                  class_index: int, pa: np.ndarray, st: np.ndarray) -> tuple[int, int, int]:
+    """Parents of node v's parent-set mask ``g`` (global, or local to v's candidates) into
+    ``pa`` in increasing variable index, with their strides (first parent fastest) into
     ``st``; returns (number of parents, configurations q, index of the class among them or
     -1)."""
     npa = 0
     q = 1
     has_c = -1
-    for b in range(arities.shape[0]):
+    nb = tab.cand.shape[1] if tab.regime == 1 else arities.shape[0]
+    for b in range(nb):
         if (g >> np.uint64(b)) & np.uint64(1):
-            pa[npa] = b
+            u = tab.cand[v, b] if tab.regime == 1 else b
+            pa[npa] = u
             st[npa] = q
-            if b == class_index:
+            if u == class_index:
                 has_c = npa
-            q *= arities[b]
+            q *= arities[u]
             npa += 1
     return npa, q, has_c
 
 
 @njit(cache=True)
-def family_cpt(train_t: np.ndarray, v: int, pa: np.ndarray, st: np.ndarray, q: int, r: int,
-               a: float) -> np.ndarray:
+def family_cpt(train_t: np.ndarray, weights: np.ndarray, v: int, pa: np.ndarray,
+               st: np.ndarray, q: int, r: int, a: float) -> np.ndarray:
     """Posterior-predictive CPT theta_jk = (a + N_jk) / (a r + N_j) of child v given parents
-    ``pa`` (strides ``st``), flat with index j * r + k; rows missing the child or a parent are
-    skipped (Hwang & Zhang eq. 9). An inlined copy of
+    ``pa`` (strides ``st``), flat with index j * r + k; training row r counts ``weights[r]``
+    times (multiplicities of distinct rows); rows missing the child or a parent are skipped
+    (Hwang & Zhang eq. 9). An inlined copy of
     :func:`bnma_core.scores.posterior_cpt` (with :func:`bnma_core.scores.family_counts`), which
     are Python functions and cannot be called from this kernel; ``tests/test_order_bma.py``
     asserts they are equal to 1e-12."""
@@ -904,7 +1025,7 @@ def family_cpt(train_t: np.ndarray, v: int, pa: np.ndarray, st: np.ndarray, q: i
                 break
             j += y * st[kk]
         if ok:
-            cpt[j * r + x] += 1.0
+            cpt[j * r + x] += weights[row]
     for j in range(q):
         nj = 0.0
         for kk in range(r):
@@ -986,8 +1107,8 @@ def _add_node_log(out: np.ndarray, mix: np.ndarray, common: np.ndarray, sum_w: n
 
 @njit(cache=True, nogil=True)
 def orders_log_joint(tab: TableArrays, orders: np.ndarray, train_t: np.ndarray,
-                     arities: np.ndarray, score_kind: int, ess: float, test_t: np.ndarray,
-                     class_index: int, out: np.ndarray) -> None:
+                     weights: np.ndarray, arities: np.ndarray, score_kind: int, ess: float,
+                     test_t: np.ndarray, class_index: int, out: np.ndarray) -> None:
     """log P(c, x | D, ≺_t) for every order t, complete test row x (the class column of
     ``test_t`` is ignored) and class c, by Hwang & Zhang eq. 9:
 
@@ -1013,8 +1134,8 @@ def orders_log_joint(tab: TableArrays, orders: np.ndarray, train_t: np.ndarray,
     for t in range(T):
         for p in range(n):
             pos[t, orders[t, p]] = p
-    pa = np.empty(64, dtype=np.int64)
-    st = np.empty(64, dtype=np.int64)
+    pa = np.empty(max(n, 1), dtype=np.int64)
+    st = np.empty(max(n, 1), dtype=np.int64)
     jrow = np.empty(n_test, dtype=np.int64)
     th = np.empty((n_classes, n_test))
     mix = np.zeros((T, n_classes, n_test))
@@ -1028,9 +1149,10 @@ def orders_log_joint(tab: TableArrays, orders: np.ndarray, train_t: np.ndarray,
         for k in range(m):
             if not used[k]:
                 continue
-            npa, q, has_c = _mask_parents(tab.masks[v, k], arities, class_index, pa, st)
+            npa, q, has_c = _mask_parents(tab, v, tab.masks[v, k], arities, class_index, pa,
+                                          st)
             a = 1.0 if score_kind == 0 else ess / (r * q)
-            cpt = family_cpt(train_t, v, pa[:npa], st[:npa], q, r, a)
+            cpt = family_cpt(train_t, weights, v, pa[:npa], st[:npa], q, r, a)
             per_class = _cpt_at_tests(cpt, test_t, v, pa[:npa], st[:npa], has_c, r,
                                       class_index, n_classes, jrow, th)
             _mix_in(W, k, th, per_class, mix, common)
@@ -1041,29 +1163,32 @@ def orders_log_joint(tab: TableArrays, orders: np.ndarray, train_t: np.ndarray,
 def order_edge_probabilities(tab: TableArrays, order: np.ndarray, class_index: int
                              ) -> tuple[np.ndarray, np.ndarray]:
     """Given an order: ``edge[y, x] = P(y -> x | D, ≺)`` = sum_{Z ∋ y} exp S(x; Z) / sum_Z
-    exp S(x; Z) (DESIGN §4), and ``co[x, f] = P({C, f} ⊆ Pa(x) | D, ≺)`` for the class C."""
+    exp S(x; Z) (DESIGN §4), and ``co[x, f] = P({C, f} ⊆ Pa(x) | D, ≺)`` for the class C
+    (either regime, any number of variables in the candidate regime)."""
     n = order.shape[0]
     m = tab.masks.shape[1]
     idx = np.empty(m, dtype=np.int64)
     w = np.empty(m)
     edge = np.zeros((n, n))
     co = np.zeros((n, n))
-    cbit = np.uint64(1) << np.uint64(class_index)
-    pred = np.uint64(0)
+    pa = np.empty(n, dtype=np.int64)
+    st = np.empty(n, dtype=np.int64)
+    ar = np.ones(n, dtype=np.int64)
+    pos = order_positions(order)
     for p in range(n):
         v = order[p]
+        pred = _node_pred(tab, order, pos, v)
         cnt = _window(tab.masks[v], tab.scores[v], tab.limits[v], pred, tab.log_eps_rel, idx, w)
-        pred |= np.uint64(1) << np.uint64(v)
         tot = 0.0
         for e in range(cnt):
             tot += w[e]
         for e in range(cnt):
-            g = tab.masks[v, idx[e]]
             we = w[e] / tot
-            with_c = (g & cbit) != 0
-            for b in range(n):
-                if (g >> np.uint64(b)) & np.uint64(1):
-                    edge[b, v] += we
-                    if with_c and b != class_index:
-                        co[v, b] += we
+            npa, _, has_c = _mask_parents(tab, v, tab.masks[v, idx[e]], ar, class_index, pa,
+                                          st)
+            for kk in range(npa):
+                b = pa[kk]
+                edge[b, v] += we
+                if has_c >= 0 and b != class_index:
+                    co[v, b] += we
     return edge, co

@@ -4,9 +4,10 @@ Classifiers reach the numba kernels of :mod:`bnma_core.kernels.orders` only thro
 modules (:class:`ScoreTable` methods, :class:`OrderMCMC`).
 """
 
+from .candidates import best_parent_sets, boundary_gains, expand_candidates
 from .orders import OrderMCMC, OrderMCMCResult, exact_order_posterior, spearman_orders
 from .score_table import ScoreTable, build_score_table, node_average_log_ml, select_candidates
 
-__all__ = ["OrderMCMC", "OrderMCMCResult", "ScoreTable", "build_score_table",
-           "exact_order_posterior", "node_average_log_ml", "select_candidates",
-           "spearman_orders"]
+__all__ = ["OrderMCMC", "OrderMCMCResult", "ScoreTable", "best_parent_sets", "boundary_gains",
+           "build_score_table", "exact_order_posterior", "expand_candidates",
+           "node_average_log_ml", "select_candidates", "spearman_orders"]

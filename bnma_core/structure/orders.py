@@ -25,7 +25,7 @@ from itertools import permutations
 import numpy as np
 import pandas as pd
 
-from ..kernels.orders import ChainArrays, candidate_local_masks, mcmc_run
+from ..kernels.orders import ChainArrays, mcmc_run
 from .score_table import ScoreTable
 
 MOVES = ("swap", "adjacent", "relocate", "mix")
@@ -130,10 +130,11 @@ class OrderChain:
         self.order = (rng.permutation(n) if init_order is None
                       else np.array(init_order, dtype=np.int64))
         self.mi, self.mj, self.mk, self.log_u = _draw_moves(rng, n, n_iter, move)
-        self.prefix, self.terms = table.order_prefix_terms(self.order)
-        # candidate regime: per-position candidate-local masks, updated incrementally
-        self.local = (candidate_local_masks(self.order, table.bytemap)
-                      if table.regime == "candidates" else np.zeros(n, dtype=np.int64))
+        # full regime: predecessor bitmasks; candidate regime: per-position candidate-local
+        # masks and the position of each variable; both updated incrementally by the kernel
+        self.prefix, self.terms, self.local = table.order_state(self.order)
+        self.pos = np.empty(n, dtype=np.int64)
+        self.pos[self.order] = np.arange(n)
         if reference is not None:
             self.ref_pos = np.empty(n, dtype=np.int64)
             self.ref_pos[np.asarray(reference)] = np.arange(n)
@@ -152,7 +153,8 @@ class OrderChain:
         self.keep_slot[its] = np.arange(len(its))
         self.kept_iterations = its
         self.kept = np.zeros((len(its), n), dtype=np.int64)
-        self.arrays = ChainArrays(self.order, self.prefix, self.terms, self.local, self.state,
+        self.arrays = ChainArrays(self.order, self.prefix, self.terms, self.local, self.pos,
+                                  self.state,
                                   self.mi, self.mj, self.mk, self.log_u, self.trace_score,
                                   self.trace_acc, self.keep_slot, self.kept, self.ref_pos,
                                   self.trace_spear)
