@@ -136,6 +136,10 @@ if burn_in >= n_iter:
     problem = "The burn-in must be shorter than the number of iterations."
     st.error(problem)
 
+if ds.n_vars > 64:
+    st.caption(f"{ds.n_vars} variables: beyond 64, each variable's parents are chosen among its "
+               "16 most promising candidates (the largest single-parent score gains), so the "
+               "score table stays small.")
 b1, b2, _ = st.columns([1, 1, 10], gap="small")
 active = background.current(RUN)
 running = active is not None and not active.done

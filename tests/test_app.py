@@ -270,12 +270,12 @@ def test_compare_table_spread_rows_and_log_loss_wilcoxon():
 def test_compare_leaves_out_methods_beyond_their_limits():
     from bnma_core.network import load_network
 
-    ds = load_network("hepar2").sample(200, 0, "Cirrhosis")  # 70 variables > 64
+    ds = load_network("hepar2").sample(200, 0, "Cirrhosis")  # 70 variables > 20
     at = _page("1_Compare_methods.py", ds)
-    at.multiselect(key="cmp_methods").set_value(["nb", "fobma"])
+    at.multiselect(key="cmp_methods").set_value(["nb", "ebn"])
     at.slider(key="cmp_folds").set_value(2).run()
     _no_failure(at)
-    assert any("fobma takes at most 64 variables" in w.value for w in at.warning)
+    assert any("ebn takes at most 20 variables" in w.value for w in at.warning)
     at.button[0].click().run()
     _no_failure(at)
     _finish_background(at, "compare")

@@ -106,18 +106,23 @@ def test_declared_marginalization_at_prediction(name):
     assert min(completions) - 1e-9 <= p <= max(completions) + 1e-9
 
 
-def test_order_methods_declare_64_variables_and_refuse_more():
-    assert capabilities("bma10").max_variables == 64 and capabilities("fobma").max_variables == 64
+def test_limits_are_declared_and_refused_before_fitting():
+    """Order methods have no variable limit since issue 15 (candidate parents beyond 64
+    variables); exact structure search declares 20 and is refused beyond it, before any fit."""
+    assert capabilities("bma10").max_variables is None
+    assert capabilities("fobma").max_variables is None
+    assert capabilities("ebn").max_variables == 20 and capabilities("eanb").max_variables == 20
     assert capabilities("nb").max_variables is None
-    with pytest.raises(ValueError, match="at most 64 variables"):
-        check_capabilities("bma1", 70, 2)
+    with pytest.raises(ValueError, match="at most 20 variables"):
+        check_capabilities("ebn", 70, 2)
+    check_capabilities("bma1", 70, 2)
     check_capabilities("nb", 70, 2)
-    codes = np.random.default_rng(0).integers(0, 2, (40, 70))
+    codes = np.random.default_rng(0).integers(0, 2, (40, 30))
     wide = dataset_from_codes(codes)
-    with pytest.raises(ValueError, match="fobma takes at most 64"):
-        cross_validate(wide, ["nb", "fobma"], folds=2)
-    with pytest.raises(ValueError, match="at most 64"):
-        fit_method("fobma", wide)
+    with pytest.raises(ValueError, match="ebn takes at most 20"):
+        cross_validate(wide, ["nb", "ebn"], folds=2)
+    with pytest.raises(ValueError, match="at most 20"):
+        fit_method("ebn", wide)
 
 
 def test_capabilities_of_unknown_estimators_and_validation():

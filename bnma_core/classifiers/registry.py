@@ -258,8 +258,9 @@ build = fit_method
 # * manb: a missing feature in a labelled row is a missing leaf; its counts are the observed
 #   ones (exact, Dash & Cooper section 5); EM only runs over rows without a class.
 # * order methods: the score table counts available cases per family; missing test values are
-#   marginalized (exactly up to max_missing_states joint states, then Monte Carlo); at most 64
-#   variables (bit masks).
+#   marginalized (exactly up to max_missing_states joint states, then Monte Carlo); no variable
+#   limit: beyond 64 variables (or when the full table would not fit) each node's parents come
+#   from its 16 best candidates, and memory is checked before the table is built.
 # * ukdb: MI / CMI and CPTs from available cases; UKDB_L marginalizes missing test values,
 #   UKDB_P leaves them out of the personalized network.
 
@@ -294,9 +295,8 @@ register(MethodSpec("kdb", "bnma_core.classifiers.kdb:KDB",
                     capabilities=_AUGMENTED))
 
 # bnma_core.classifiers.order_bma (Hwang & Zhang 2005) ---------------------------------------
-ORDER_MAX_VARIABLES = 64
 _ORDERS = Capabilities(fit_missing="available", predict_missing="marginalize",
-                       max_variables=ORDER_MAX_VARIABLES, exposes=("edge_posteriors",))
+                       max_variables=None, exposes=("edge_posteriors",))
 _MCMC_CLI = {"n_iter": 10000, "burn_in": 2000, "max_parents": 3}
 register(MethodSpec(
     "fobma", "bnma_core.classifiers.order_bma:FixedOrderBMA",
