@@ -24,8 +24,8 @@ from bnma_core.reproduce import (
     key_id,
     load_paper,
     run_grid,
+    smoke,
 )
-from bnma_core.reproduce import smoke
 from bnma_core.reproduce.report import NOT_CHECKABLE, REPRODUCED, claim, claims_text, mean_ci
 from bnma_core.reproduce.runner import write_report
 
@@ -37,7 +37,7 @@ def cluster():
     from dask.distributed import Client, LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None, silence_logs=50) as lc, Client(lc) as client:
+                      dashboard_address=":0", silence_logs=50) as lc, Client(lc) as client:
         client.run(lambda: __import__("bnma_core.reproduce.smoke"))  # warm the workers
         yield lc, client
 

@@ -230,7 +230,10 @@ def cell(key: dict) -> dict:
 def _trials_frame(cells: pd.DataFrame) -> pd.DataFrame:
     rows = [{**{k: key[k] for k in ("test", "series", "param", "value", "trial")}, **res}
             for key, res in zip(cells["key"], cells["result"], strict=True)]
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    df["_t"] = df["test"].map(list(TESTS).index)
+    return df.sort_values(["_t", "series", "value", "trial"], ignore_index=True).drop(
+        columns="_t")
 
 
 def _point(summary: pd.DataFrame, test: str, value: int, series: str = "") -> pd.Series | None:

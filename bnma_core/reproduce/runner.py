@@ -149,7 +149,7 @@ def _run_dask(paper: str, todo: list[dict], workers: int, scheduler: str | None,
     cluster = None
     if scheduler is None:
         cluster = LocalCluster(n_workers=max(workers, 1), threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.CRITICAL)
+                               dashboard_address=":0", silence_logs=logging.CRITICAL)
         client = Client(cluster)
     else:
         client = Client(scheduler)
