@@ -194,3 +194,39 @@ def test_bundled_papers_declare_the_interface():
         keys = mod.grid(True)
         assert keys and len({key_id(k) for k in keys}) == len(keys)
         json.dumps(keys)
+
+
+def test_a_failing_cell_is_reported_and_the_others_stored(cluster, tmp_path):
+    lc, _ = cluster
+    keys = [*smoke.grid(n=3), {**smoke.grid(n=1)[0], "fail": True}]
+    for kw in ({"workers": 0}, {"scheduler": lc.scheduler_address}):
+        s = run_grid("smoke", tmp_path / str(len(kw)) / next(iter(kw)), keys=keys, **kw)
+        assert s.n_computed == 3 and s.record["status"] == "failed"
+        assert s.failures == ["ValueError: this cell fails on purpose (runner test)"]
+
+
+def test_reports_page_lists_opens_and_runs(tmp_path):
+    from streamlit.testing.v1 import AppTest
+
+    from bnma_core.reproduce.runner import write_report
+
+    run_grid("smoke", tmp_path, quick=True, workers=0)
+    write_report("smoke", tmp_path, quick=True)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page("pages/8_Reports.py")
+    at.run()
+    at.text_input(key="rep_out").set_value(str(tmp_path)).run()
+    assert not at.exception
+    assert at.selectbox(key="rep_choice").value == "smoke (quick)"
+    assert list(at.dataframe[0].value["paper"]) == ["smoke"]
+    at.selectbox(key="rep_paper").set_value("santafe").run()
+    assert any("issue 13" in w.value for w in at.warning)
+    at.selectbox(key="rep_paper").set_value("smoke")
+    at.radio(key="rep_workers").set_value(0).run()
+    at.button[0].click().run()
+    deadline = time.monotonic() + 60
+    while "reports_last" not in at.session_state and time.monotonic() < deadline:
+        at.run()  # the fragment polls the background run; rerun until it has been taken
+    assert not at.exception
+    last = at.session_state["reports_last"]
+    assert last["reused"] == 12 and last["computed"] == 0 and last["report"]

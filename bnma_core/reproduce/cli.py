@@ -82,6 +82,8 @@ def run(args: argparse.Namespace) -> int:
                        progress=not args.no_progress)
     print(f"{args.paper}: {summary.n_computed} cells computed, {summary.n_skipped} reused, "
           f"{summary.wall_seconds:.1f} s", file=sys.stderr)
+    for msg in summary.failures[:5]:
+        print(f"bnma reproduce: a cell failed: {msg}", file=sys.stderr)
     if summary.n_computed + summary.n_skipped < summary.n_cells:
         print(f"bnma reproduce: the grid did not finish ({summary.record.get('status')}); "
               "rerun the same command to resume", file=sys.stderr)

@@ -53,6 +53,7 @@ class RunSummary:
     stopped: bool = False
     wall_seconds: float = 0.0
     workers: int | str = 0
+    failures: list[str] = field(default_factory=list)
     record: dict = field(default_factory=dict)
 
 
@@ -110,6 +111,7 @@ def run_grid(paper: str, out: str | Path, quick: bool = False, workers: int = 2,
 
         bar = tqdm(total=len(keys), initial=summary.n_skipped, desc=paper, unit="cell")
     t0 = time.perf_counter()
+    failures: list[str] = []
 
     def stored(row: dict) -> None:
         row["run_id"] = run_id
@@ -126,14 +128,22 @@ def run_grid(paper: str, out: str | Path, quick: bool = False, workers: int = 2,
                 if should_stop is not None and should_stop():
                     summary.stopped = True
                     break
-                stored(run_cell(paper, k))
+                try:
+                    row = run_cell(paper, k)
+                except Exception as e:  # noqa: BLE001 - reported, the other cells go on
+                    failures.append(f"{type(e).__name__}: {e}")
+                    continue
+                stored(row)
         elif todo:
-            summary.stopped = _run_dask(paper, todo, workers, scheduler, stored, should_stop)
+            summary.stopped = _run_dask(paper, todo, workers, scheduler, stored, should_stop,
+                                        failures)
     finally:
         if bar is not None:
             bar.close()
         summary.wall_seconds = time.perf_counter() - t0
+        summary.failures = failures
         record.update(n_computed=summary.n_computed, wall_seconds=summary.wall_seconds,
+                      n_failed=len(failures), failures=failures[:20],
                       finished=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
                       status="stopped" if summary.stopped else (
                           "complete" if summary.n_computed == len(todo) else "failed"))
@@ -142,9 +152,19 @@ def run_grid(paper: str, out: str | Path, quick: bool = False, workers: int = 2,
     return summary
 
 
+def _collect(fut, stored: Callable[[dict], None], failures: list[str]) -> None:
+    try:
+        row = fut.result()
+    except Exception as e:  # noqa: BLE001 - a failing cell is reported, the others go on
+        failures.append(f"{type(e).__name__}: {e}")
+        return
+    stored(row)
+
+
 def _run_dask(paper: str, todo: list[dict], workers: int, scheduler: str | None,
-              stored: Callable[[dict], None], should_stop: Callable[[], bool] | None) -> bool:
-    from dask.distributed import Client, LocalCluster, as_completed
+              stored: Callable[[dict], None], should_stop: Callable[[], bool] | None,
+              failures: list[str]) -> bool:
+    from dask.distributed import Client, LocalCluster, as_completed, wait
 
     cluster = None
     if scheduler is None:
@@ -156,13 +176,23 @@ def _run_dask(paper: str, todo: list[dict], workers: int, scheduler: str | None,
     stopped = False
     try:
         futures = client.map(run_cell, [paper] * len(todo), todo, pure=False)
-        ac = as_completed(futures)
-        for fut in ac:
-            stored(fut.result())
-            if should_stop is not None and should_stop():
-                stopped = True
-                client.cancel(futures)
-                break
+        if should_stop is None:
+            for fut in as_completed(futures):
+                _collect(fut, stored, failures)
+        else:  # wake up at least every half second to look at the stop signal
+            pending = set(futures)
+            while pending:
+                if should_stop():
+                    stopped = True
+                    client.cancel(list(pending))
+                    break
+                try:
+                    done = wait(list(pending), timeout=0.5, return_when="FIRST_COMPLETED").done
+                except TimeoutError:
+                    continue
+                for fut in done:
+                    pending.discard(fut)
+                    _collect(fut, stored, failures)
     finally:
         client.close()
         if cluster is not None:

@@ -30,6 +30,8 @@ def cell(key: dict) -> dict:
     ``n_train`` Beta(n_features, 2) draws."""
     import numpy as np
 
+    if key.get("fail"):
+        raise ValueError("this cell fails on purpose (runner test)")
     seed = cell_seed(key)
     x = np.random.default_rng(seed).beta(key["n_features"], 2, size=key["n_train"])
     if key.get("hold"):
