@@ -77,9 +77,13 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"bnma reproduce: error: {e}", file=sys.stderr)
         return EXIT_USAGE
-    summary = run_grid(args.paper, args.out, quick=args.quick, workers=args.workers,
-                       scheduler=args.scheduler, fresh=args.fresh,
-                       progress=not args.no_progress)
+    try:
+        summary = run_grid(args.paper, args.out, quick=args.quick, workers=args.workers,
+                           scheduler=args.scheduler, fresh=args.fresh,
+                           progress=not args.no_progress)
+    except ConnectionError as e:
+        print(f"bnma reproduce: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
     print(f"{args.paper}: {summary.n_computed} cells computed, {summary.n_skipped} reused, "
           f"{summary.wall_seconds:.1f} s", file=sys.stderr)
     for msg in summary.failures[:5]:

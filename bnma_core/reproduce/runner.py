@@ -172,7 +172,10 @@ def _run_dask(paper: str, todo: list[dict], workers: int, scheduler: str | None,
                                dashboard_address=":0", silence_logs=logging.CRITICAL)
         client = Client(cluster)
     else:
-        client = Client(scheduler)
+        try:
+            client = Client(scheduler, timeout=15)
+        except (OSError, TimeoutError) as e:
+            raise ConnectionError(f"cannot reach the Dask scheduler at {scheduler} ({e})") from e
     stopped = False
     try:
         futures = client.map(run_cell, [paper] * len(todo), todo, pure=False)
