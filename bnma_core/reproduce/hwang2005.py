@@ -276,8 +276,8 @@ def check_claims(t: dict[str, pd.DataFrame]) -> list[dict]:
                      f"{m:.3f} at n = {small} → {m2:.3f} at n = {large}",
                      REPRODUCED if ok else NOT_REPRODUCED, "" if ok else "it does not rise"))
     acc = t["accuracy"]
-    many = max((k for k in N_ORDERS_COMPARED if f"{k} orders" in set(acc["method"])),
-               default=None)
+    present = [k for k in N_ORDERS_COMPARED if f"{k} orders" in set(acc["method"])]
+    many = 10 if 10 in present else max(present, default=None)  # the paper compares 10 with 1
     text = ("BMA over several orders is at least as accurate as over one order at every size, "
             "most so at n = 50-100 (Fig. 7)")
     if many is None:
