@@ -94,6 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="bnma", description="BNMA Studio: Bayesian network classifiers and "
                      "Bayesian model averaging from the command line.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    from .reproduce import cli as reproduce_cli
+
+    reproduce_cli.add_parser(sub)  # bnma reproduce PAPER (issue 17)
 
     cv = sub.add_parser("cv", help="stratified k-fold cross-validation of several methods",
                         description="Cross-validate methods on a CSV file; prints a summary "
@@ -261,8 +264,14 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from .reproduce import cli as reproduce_cli
+
+    return reproduce_cli.run(args)
+
+
 COMMANDS = {"cv": _cmd_cv, "methods": _cmd_methods, "sample": _cmd_sample,
-            "explain": _cmd_explain}
+            "explain": _cmd_explain, "reproduce": _cmd_reproduce}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -41,127 +41,28 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from bnma_core.classifiers.order_bma import FixedOrderBMA, OrderMCMCBMA
 from bnma_core.network import load_network
-from bnma_core.structure.orders import LOG2E
+
+# the cells live in the package (shared with `bnma reproduce hwang2005`)
+from bnma_core.reproduce.hwang2005 import (  # noqa: F401  (re-exported for tests)
+    CLASS_VARIABLES,
+    MISSING_PCTS,
+    N_ORDERS_COMPARED,
+    PAPER,
+    SIZES,
+    _class_context,
+    _mask_features,
+    _one_rep,
+    summarize,
+)
 from bnma_core.viz.mcmc import orders_accuracy_figure, rank_correlation_figure, trace_figure
 
-CLASS_VARIABLES = ("CATECHOL", "SHUNT")
-SIZES = (25, 50, 100, 500, 1000)
-N_ORDERS_COMPARED = (1, 5, 10, 30)
-MISSING_PCTS = (5, 10, 20)
 JS = "directory"  # figures share one plotly.min.js next to them
-PAPER = {
-    "fig6_mean_spearman": "< 0.1 at n = 25, about 0.5 at n = 500 and 1000",
-    "fig7": "BMA over 10 orders >= over 1 order at every size; original order best, reversed "
-            "worst; the 1-vs-10 gap is largest at n = 50 and 100 and vanishes at 500-1000",
-    "fig9": "multiple orders always beat a single order; the gap grows with the missing share",
-}
-
-
-def _mask_features(codes: np.ndarray, class_index: int, pct: float,
-                   rng: np.random.Generator) -> np.ndarray:
-    out = codes.copy()
-    feats = np.array([i for i in range(codes.shape[1]) if i != class_index])
-    k = int(round(pct / 100 * len(feats)))
-    for row in out:
-        row[rng.choice(feats, size=k, replace=False)] = -1
-    return out
-
-
-def _train_sample(bn, size: int, rep: int, ci: int) -> tuple[np.ndarray, int]:
-    """Training codes of one repetition (redrawn while the class has a single value) and the
-    number of redraws."""
-    seed, resampled = 100000 + 100 * size + rep, 0
-    while True:
-        tr = bn.sample_codes(size, seed=seed)
-        if len(np.unique(tr[:, ci])) > 1:
-            return tr, resampled
-        seed += 7919
-        resampled += 1
-
-
-def _accuracy(clf, p: np.ndarray, yte: np.ndarray) -> float:
-    # classes absent from training are never predicted; accuracy counts them wrong
-    return float(np.mean(clf.classes_[p.argmax(axis=1)] == yte))
-
-
-def _order_count_rows(clf, lj: np.ndarray, compared: list[int], base: dict,
-                      yte: np.ndarray) -> list[dict]:
-    """Accuracy with k of the kept orders (joint and mean-posterior combination)."""
-    rows = []
-    for k in compared:
-        rows.append({**base, "method": f"{k} order" + "s" * (k > 1),
-                     "accuracy": _accuracy(clf, clf.proba_from_log_joints(lj, k), yte)})
-    for k in compared:
-        if k > 1:
-            rows.append({**base, "method": f"{k} orders, mean posterior",
-                         "accuracy": _accuracy(clf, clf.proba_from_log_joints(
-                             lj, k, "posterior"), yte)})
-    return rows
-
-
-def _one_rep(bn, cv: str, ctx: dict, size: int, rep: int, p: dict) -> dict:
-    """Fit one training sample; rows for the three tables and, if kept, its trace."""
-    ci, feats, topo_clf, yte = ctx["ci"], ctx["feats"], ctx["topo_clf"], ctx["yte"]
-    tr, resampled = _train_sample(bn, size, rep, ci)
-    Xtr, ytr, ar = tr[:, feats], tr[:, ci], bn.arities[feats]
-    t0 = time.perf_counter()
-    clf = OrderMCMCBMA(n_iter=p["n_iter"], burn_in=p["burn_in"], n_orders=p["n_orders"],
-                       max_parents=p["max_parents"], start="reversed", start_order=topo_clf,
-                       reference_order=topo_clf, random_state=rep)
-    clf.fit(Xtr, ytr, arities=ar)
-    out = {"t_fit": time.perf_counter() - t0, "trace": None, "missing": []}
-    out["spearman"] = {"class_variable": cv, "n_train": size, "rep": rep,
-                       "spearman": float(clf.trace_["spearman"].iloc[p["burn_in"]:].mean()),
-                       "acceptance_rate": clf.acceptance_rate_, "resampled": resampled}
-    if rep == p["first_rep"] and size in (min(p["sizes"]), max(p["sizes"])):
-        out["trace"] = (clf.trace_, clf.table_.order_log_score(np.asarray(topo_clf)) * LOG2E)
-    base = {"class_variable": cv, "n_train": size, "rep": rep}
-    lj = clf.order_log_joints(ctx["Xte"])
-    acc = _order_count_rows(clf, lj, p["compared"], base, yte)
-    for name, order in (("original order", topo_clf), ("reversed order", topo_clf[::-1])):
-        fo = FixedOrderBMA(order=order, max_parents=p["max_parents"]).fit(Xtr, ytr, arities=ar)
-        acc.append({**base, "method": name,
-                    "accuracy": float(np.mean(fo.predict(ctx["Xte"]) == yte))})
-    acc.append({**base, "method": "Bayes optimal", "accuracy": ctx["optimal"]})
-    out["accuracy"] = acc
-    if size == p["missing_n_train"]:
-        clf.set_params(missing="impute")
-        for pct, codes in ctx["miss_sets"].items():
-            ljm = clf.order_log_joints(codes[:, feats])
-            mb = {**base, "missing_pct": pct}
-            out["missing"] += _order_count_rows(clf, ljm, p["compared"], mb, yte)
-            out["missing"].append({**mb, "method": "Bayes optimal",
-                                   "accuracy": ctx["optimal_missing"][pct]})
-    return out
-
-
-def _class_context(bn, cv: str, test_codes: np.ndarray, topo: list[int],
-                   missing_pcts) -> dict:
-    """Per class variable: feature indices, the topological order in classifier indices, the
-    test set (complete and with masked features) and the Bayes-optimal accuracies."""
-    n = bn.n_vars
-    ci = bn.index(cv)
-    feats = [i for i in range(n) if i != ci]
-    to_clf = {v: j for j, v in enumerate(feats)}
-    to_clf[ci] = len(feats)
-    yte = test_codes[:, ci]
-    post = bn.class_posterior(cv, test_codes)
-    miss_sets = {pct: _mask_features(test_codes, ci, pct, np.random.default_rng(pct))
-                 for pct in missing_pcts}
-    return {"ci": ci, "feats": feats, "topo_clf": [to_clf[v] for v in topo],
-            "Xte": test_codes[:, feats], "yte": yte,
-            "optimal": float(np.mean(post.argmax(axis=1) == yte)), "miss_sets": miss_sets,
-            "optimal_missing": {pct: float(np.mean(bn.class_posterior(cv, c).argmax(axis=1)
-                                                   == yte)) for pct, c in miss_sets.items()}}
 
 
 def run(sizes=SIZES, class_variables=CLASS_VARIABLES, n_reps: int = 10, n_test: int = 3000,
@@ -240,24 +141,6 @@ def combine(in_dirs: list[str], out_dir: str, burn_in: int = 10000,
         res[k] = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     write_outputs(res, out_dir, burn_in, missing_n_train)
     return res
-
-
-def summarize(res: dict[str, pd.DataFrame]) -> dict:
-    """Means per cell, next to the paper's statements."""
-    sp = res["spearman"].groupby(["class_variable", "n_train"])["spearman"].agg(["mean", "std"])
-    acc = res["accuracy"].pivot_table(index=["class_variable", "n_train"], columns="method",
-                                      values="accuracy", aggfunc="mean")
-    out = {"spearman": {f"{a} n={b}": [round(m, 3), round(s, 3) if not math.isnan(s) else None]
-                        for (a, b), (m, s) in sp.iterrows()},
-           "accuracy": {f"{a} n={b}": {k: round(v, 4) for k, v in row.items()}
-                        for (a, b), row in acc.iterrows()},
-           "paper": PAPER}
-    if len(res["missing"]):
-        mi = res["missing"].pivot_table(index=["class_variable", "missing_pct"],
-                                        columns="method", values="accuracy", aggfunc="mean")
-        out["missing"] = {f"{a} {b}%": {k: round(v, 4) for k, v in row.items()}
-                          for (a, b), row in mi.iterrows()}
-    return out
 
 
 def main() -> None:

@@ -26,60 +26,24 @@ test instance).
 from __future__ import annotations
 
 import argparse
-import itertools
-import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from bnma_core.classifiers.ukdb import UKDB, UKDBExplanation
+from bnma_core.classifiers.ukdb import UKDBExplanation
 from bnma_core.data import load_dataset
-from bnma_core.datasets import bundled_path
-from bnma_core.scores import (
-    conditional_mutual_information,
-    joint_distribution,
+
+# the CMI definitions and the compared methods live in the package (`bnma reproduce ukdb`)
+from bnma_core.reproduce.ukdb import (  # noqa: F401  (re-exported for tests)
+    CASE_ROWS,
+    PAPER_CMI,
+    WBC,
+    cmi_variants,
+    cv_methods,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-
-WBC = bundled_path("wbc.csv")
-PAPER_CMI = 0.4733
-CASE_ROWS = (72, 23)
-
-
-def cmi_variants(path: Path = WBC) -> pd.DataFrame:
-    """Largest CMI pair and the clump thickness / cell size CMI under each definition tried.
-
-    Returns one row per (rows, smoothing, base): the pair with the largest CMI, its value,
-    I(clump thickness; cell size | C) and I(cell size; cell shape | C). "smoothing" is the
-    pseudo-count added to every cell of the (x_i, x_j, c) table before normalising
-    ("1/(r_i r_j m)" = one pseudo instance spread over the table, the m-estimate used by
-    several KDB implementations)."""
-    recs = []
-    for missing in ("drop", "keep"):
-        ds = load_dataset(path, missing=missing)
-        names = ds.feature_names
-        data, ar, c = ds.codes, ds.arities, ds.class_index
-        for smooth_name, base in itertools.product(("0", "1/(r_i r_j m)", "1"), (2.0, math.e)):
-            best = (-np.inf, None)
-            vals = {}
-            for i, j in itertools.combinations(range(len(names)), 2):
-                sm = {"0": 0.0, "1": 1.0}.get(smooth_name, 1.0 / (ar[i] * ar[j] * ar[c]))
-                v = conditional_mutual_information(
-                    joint_distribution(data, [i, j, c], ar, smoothing=sm), base)
-                vals[names[i], names[j]] = v
-                if v > best[0]:
-                    best = (v, (names[i], names[j]))
-            recs.append(dict(
-                rows="complete rows (683)" if missing == "drop" else "all rows (699), pairwise",
-                smoothing=smooth_name, log_base="2 (bits)" if base == 2 else "e (nats)",
-                largest_pair=" / ".join(best[1]), largest_cmi=round(best[0], 4),
-                cmi_clump_thickness_cell_size=round(vals["clump_thickness", "cell_size"], 4),
-                cmi_cell_size_cell_shape=round(vals["cell_size", "cell_shape"], 4),
-                abs_diff_to_paper=round(abs(best[0] - PAPER_CMI), 4)))
-    return pd.DataFrame(recs)
-
 
 def case_study(path: Path = WBC, rows: tuple[int, ...] = CASE_ROWS, k: int = 2
                ) -> dict[int, UKDBExplanation]:
@@ -98,28 +62,6 @@ def case_study(path: Path = WBC, rows: tuple[int, ...] = CASE_ROWS, k: int = 2
                            mi_smoothing=0.0)
         out[r] = model.explain(ds.X[pos])
     return out
-
-
-def cv_methods(ks: tuple[int, ...] = (1, 2), sensitivity: bool = True) -> dict:
-    """Estimators compared: NB, TAN, KDB, UKDB_L, UKDB_P, UKDB for each k; with
-    ``sensitivity`` also UKDB_P / UKDB (largest k) with maximum-likelihood information-measure
-    tables (``mi_smoothing=0``, the default before issue 16, suffix ``_s0``; the default adds
-    one pseudo-count per cell) and with uniform pseudo-instance weights (suffix ``_uw``)."""
-    from bnma_core.classifiers.registry import make_classifier
-
-    methods = {"nb": make_classifier("nb"), "tan": make_classifier("tan")}
-    for k in ks:
-        methods[f"kdb{k}"] = make_classifier("kdb", k=k)
-    for k in ks:
-        methods[f"ukdb_l{k}"] = UKDB(k=k, mode="domain")
-        methods[f"ukdb_p{k}"] = UKDB(k=k, mode="personalized")
-        methods[f"ukdb{k}"] = UKDB(k=k, mode="ensemble")
-    if sensitivity:
-        k = max(ks)
-        for mode, nm in (("personalized", f"ukdb_p{k}"), ("ensemble", f"ukdb{k}")):
-            methods[nm + "_s0"] = UKDB(k=k, mode=mode, mi_smoothing=0.0)
-            methods[nm + "_uw"] = UKDB(k=k, mode=mode, pseudo_weights="uniform")
-    return methods
 
 
 def cv_table(path: Path = WBC, folds: int = 10, seed: int = 1, ks: tuple[int, ...] = (1, 2),

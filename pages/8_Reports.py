@@ -1,0 +1,165 @@
+"""Reports: the stored paper reproductions (``bnma reproduce``), their HTML reports, and a quick
+reproduction started from the browser with progress and Stop (issue 17)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+st.set_page_config(page_title="Reports · BNMA Studio", page_icon="📑", layout="wide")
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit.components.v1 as components
+
+from bnma_core.reproduce import PAPERS, PENDING, ResultStore, load_paper
+from bnma_core.reproduce.cli import DEFAULT_OUT
+from bnma_core.reproduce.runner import run_grid, write_report
+from bnma_ui import background
+from bnma_ui.state import persistent, remember
+from bnma_ui.widgets import equations, what_am_i_looking_at
+
+RUN = "reproduce"
+STATE = "reports_last"
+SHOWN = [*(p for p in PAPERS if p != "smoke"), "smoke"]  # smoke: the runner self-test
+
+st.title("Reports: paper reproductions")
+what_am_i_looking_at(
+    "Each paper behind BNMA Studio is reproduced by one command, `bnma reproduce PAPER`: its "
+    "experiment is a **grid** of independent **cells** (one data set × method × fold × "
+    "repetition each), run in parallel on **Dask** and stored one by one, so an interrupted "
+    "run resumes where it stopped. The result is one **HTML report** per paper: the paper's "
+    "numbers beside ours with confidence intervals, the settings, the run time and machine, "
+    "and one plain sentence per claim — *reproduced*, *not reproduced* (with the reason "
+    "found) or *not checkable*.\n\n"
+    "- **Stored runs**: every run of the store folder, with how many cells it computed and "
+    "how many it reused.\n"
+    "- **Open a report**: read it here or download it (it opens without internet).\n"
+    "- **Quick reproduction**: the smoke-size grid of a paper, a few minutes; the full grids "
+    "take hours and are meant for the command line.")
+equations(
+    "A cell's random seed is derived from its key alone, "
+    "$\\text{seed} = \\mathrm{SHA256}(\\text{key})\\ \\mathrm{mod}\\ 2^{32}$, so the results "
+    "do not depend on which worker ran it or when. Confidence intervals are Student-t: "
+    "$\\bar x \\pm t_{1-\\alpha/2,\\,n-1}\\, s / \\sqrt{n}$ (95 %, or 99 % where the paper "
+    "used 99 %).")
+
+out = Path(st.text_input("Store folder", key=persistent("rep_out", DEFAULT_OUT),
+                         help="Where `bnma reproduce --out` keeps cells, runs and reports "
+                              "(relative to the folder the app was started from)."))
+remember("rep_out")
+
+# --- stored runs -------------------------------------------------------------------------------
+st.subheader("Stored runs")
+frames = []
+reports: dict[str, Path] = {}
+for paper in PAPERS:
+    if not (out / paper).is_dir():
+        continue
+    store = ResultStore(out, paper)
+    runs = store.runs()
+    if len(runs):
+        frames.append(runs)
+    for grid in ("quick", "full"):
+        path = store.dir / f"report_{grid}.html"
+        if path.exists():
+            reports[f"{paper} ({grid})"] = path
+if frames:
+    runs = pd.concat(frames, ignore_index=True)
+    cols = [c for c in ("paper", "quick", "status", "n_cells", "n_computed", "n_skipped",
+                        "wall_seconds", "workers", "started", "code_version", "run_id")
+            if c in runs]
+    st.dataframe(runs[cols], hide_index=True, width="stretch")
+else:
+    st.info(f"No stored runs in `{out}` yet. Start a quick reproduction below, or run "
+            "`bnma reproduce PAPER --quick` from the repository folder.")
+
+# --- open a report -------------------------------------------------------------------------------
+st.subheader("Open a report")
+if reports:
+    choice = st.selectbox("Report", list(reports), key="rep_choice")
+    data = reports[choice].read_bytes()
+    c1, c2 = st.columns([1, 4])
+    c1.download_button("Download HTML", data, file_name=f"{choice.split()[0]}_report.html",
+                       mime="text/html", help="Self-contained: opens without internet.")
+    if c2.toggle("Show it here", key="rep_show", help="The report embeds plotly.js (~5 MB)."):
+        components.html(data.decode("utf-8"), height=900, scrolling=True)
+else:
+    st.caption("No report yet.")
+
+# --- quick reproduction ----------------------------------------------------------------------
+st.subheader("Quick reproduction")
+c1, c2 = st.columns(2)
+paper = c1.selectbox("Paper", SHOWN + list(PENDING), key=persistent("rep_paper", SHOWN[0]),
+                     format_func=lambda p: f"{p} — not yet available (issue {PENDING[p]})"
+                     if p in PENDING else f"{p} — {load_paper(p).TITLE}")
+workers = c2.radio("Workers", [0, 1, 2], index=1, horizontal=True, key="rep_workers",
+                   format_func=lambda w: "in the app" if w == 0 else f"{w} Dask process"
+                   + "es" * (w > 1),
+                   help="Dask worker processes on this machine (0: in the app's own process). "
+                        "The machine is shared: one worker is the polite choice.")
+remember("rep_paper")
+pending = paper in PENDING
+if pending:
+    st.warning(f"{paper}: not yet available (issue {PENDING[paper]}). Nothing to run.")
+
+active = background.current(RUN)
+running = active is not None and not active.done
+b1, b2, _ = st.columns([1, 1, 8], gap="small")
+go = b1.button("Run", type="primary", disabled=pending or running,
+               help="Run the paper's quick grid; finished cells are kept, a rerun reuses them.")
+stop = b2.button("Stop", disabled=not running, help="Stop after the cells already running.")
+
+
+def draw_live(r: background.Run) -> None:
+    done, total = r.events[-1] if r.events else (0, 1)
+    st.progress(done / max(total, 1), text=f"{r.meta['paper']}: {done} of {total} cells, "
+                f"{r.seconds:.0f} s")
+    note = background.busy_note(r)
+    if note:
+        st.caption(note)
+
+
+if go and not pending:
+    def work(r: background.Run, paper=paper, workers=int(workers), out=out) -> dict:
+        s = run_grid(paper, out, quick=True, workers=workers,
+                     progress=lambda done, total, row: r.report((done, total)),
+                     should_stop=r.should_stop)
+        done = s.n_computed + s.n_skipped
+        r.report((done, s.n_cells))
+        path = write_report(paper, out, True, s) if done == s.n_cells else None
+        return {"summary": s, "report": path}
+
+    background.start(RUN, work, key=(paper, str(out)), meta={"paper": paper})
+    st.rerun()
+if stop:
+    background.stop(RUN)
+
+finished = background.current(RUN)
+finished = finished.take() if finished is not None else None
+if finished is not None:
+    if finished.error is not None:
+        st.session_state[STATE] = {"error": f"{type(finished.error).__name__}: "
+                                            f"{finished.error}"}
+    else:
+        s = finished.result["summary"]
+        st.session_state[STATE] = {
+            "paper": s.paper, "computed": s.n_computed, "reused": s.n_skipped,
+            "total": s.n_cells, "seconds": s.wall_seconds, "stopped": s.stopped,
+            "failures": s.failures, "report": finished.result["report"]}
+last = st.session_state.get(STATE)
+if last:
+    if "error" in last:
+        st.error(f"The run failed: {last['error']}")
+    else:
+        msg = (f"{last['paper']}: {last['computed']} cells computed, {last['reused']} reused, "
+               f"{last['seconds']:.0f} s.")
+        if last["report"]:
+            st.success(msg + f" Report written: `{last['report']}` (open it above).")
+        else:
+            st.warning(msg + f" {last['total'] - last['computed'] - last['reused']} cells are "
+                       "missing" + (" (stopped)" if last["stopped"] else "")
+                       + "; run again to finish them.")
+        for f in last["failures"][:3]:
+            st.error(f"A cell failed: {f}")
+background.live(RUN, draw_live, interval=1.0)
