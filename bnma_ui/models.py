@@ -20,6 +20,21 @@ from sklearn.model_selection import train_test_split
 from bnma_core.data import DiscreteDataset
 
 
+def method_limits(ds: DiscreteDataset, methods: Sequence[str] | None = None) -> dict[str, str]:
+    """Why each registered method (or each of ``methods``) cannot run on ``ds``, in plain
+    words; methods that can run are left out (:func:`~bnma_core.classifiers.registry.
+    check_capabilities`, the methods' declared limits)."""
+    from bnma_core.classifiers.registry import METHODS, check_capabilities
+
+    out = {}
+    for name in (METHODS if methods is None else methods):
+        try:
+            check_capabilities(name, ds.n_vars, len(ds.classes))
+        except ValueError as exc:
+            out[name] = str(exc)
+    return out
+
+
 def feature_arities(ds: DiscreteDataset) -> np.ndarray:
     return ds.arities[ds.feature_indices]
 

@@ -20,6 +20,11 @@ def _app() -> AppTest:
     return at
 
 
+def _preview(at: AppTest):
+    """The Data page's preview table (indexed by the file's row numbers)."""
+    return next(d.value for d in at.dataframe if d.value.index.name == "row")
+
+
 def _no_failure(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
@@ -46,7 +51,7 @@ def test_default_loads_wbc():
     assert [m.value for m in at.metric][:4] == ["699", "9", "2", "16"]
     assert at.session_state["bnma_dataset_label"] == "sample_data/wbc.csv"
     # the preview is numbered by the file's rows
-    assert list(at.dataframe[0].value.index[:3]) == [0, 1, 2]
+    assert list(_preview(at).index[:3]) == [0, 1, 2]
 
 
 def test_drop_missing_rows_keeps_file_row_numbers_and_class_column_choice():
@@ -58,7 +63,7 @@ def test_drop_missing_rows_keeps_file_row_numbers_and_class_column_choice():
     assert any("missing" in i.value for i in at.info)
     gone = sorted(set(range(699)) - set(ds.row_ids))
     assert len(gone) == 16 and gone[0] == 23  # the first row with bare_nuclei = '?'
-    preview = at.dataframe[0].value
+    preview = _preview(at)
     assert list(preview.index) == list(ds.row_ids[:20])
     at.radio(key="app_missing").set_value("keep").run()
     assert at.session_state["bnma_dataset"].n_rows == 699
@@ -177,7 +182,7 @@ def test_page_without_dataset_says_so_and_links_back(name):
     _no_failure(at)
     assert any("No dataset is loaded" in w.value for w in at.warning)
     links = at.get("page_link")
-    assert links and links[0].proto.label == "Go to the data page"
+    assert links and links[0].proto.label == "Go to the Data page"
     assert links[0].proto.page_script_hash  # resolves to the main page
 
 

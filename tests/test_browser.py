@@ -251,5 +251,5 @@ def test_page_without_dataset_links_back(server, page):
     wait_idle(page)
     page.get_by_text("No dataset is loaded yet").wait_for()
     shot(page, "09_no_dataset")
-    page.get_by_text("Go to the data page").click()
+    page.get_by_text("Go to the Data page").click()
     page.get_by_text("sample_data/wbc.csv: class").wait_for()

@@ -168,7 +168,7 @@ def test_quantile_and_given_cut_points():
     k = ds2.names.index("age")
     expect = np.searchsorted([40, 60], df["age"].to_numpy(), side="left")
     np.testing.assert_array_equal(ds2.codes[:, k], expect)
-    assert ds2.states[k] == ["<= 40", "(40, 60]", "> 60"]
+    assert ds2.states[k] == ["≤ 40", "40–60", "> 60"]
 
 
 def test_unknown_category_at_prediction_is_missing():
