@@ -82,6 +82,7 @@ assert set(SEP_CHARS.values()) == set(SEPARATORS) and set(DEC_CHARS.values()) ==
 UPLOAD_KEY = "_bnma_upload"  # (file name, bytes) of the last uploaded CSV
 RESTORED_KEY = "_bnma_url_restored"  # the URL was read once in this session
 LOST_UPLOAD_KEY = "_bnma_lost_upload"  # a link named an upload we do not have
+KEEP_FOR_KEY = "_bnma_keep_for"  # (class, features) the kept-feature widgets belong to
 DEFAULT_KEEP = 20  # features kept by default when the user reduces a wide dataset
 
 # spec field -> persistent widget key of the Data page
@@ -329,6 +330,11 @@ def _feature_controls(ds) -> list[str]:
                        "order methods faster.")
         ranking = informative_features(ds)
         names = ranking["feature"].tolist()
+        signature = (ds.class_name, tuple(sorted(names)))
+        if st.session_state.get(KEEP_FOR_KEY, signature) != signature:  # another dataset
+            st.session_state["app_keep_k"] = min(DEFAULT_KEEP, len(names))
+            st.session_state["app_keep"] = names[:st.session_state["app_keep_k"]]
+        st.session_state[KEEP_FOR_KEY] = signature
         st.toggle("Use only the features chosen below", key=persistent("app_keep_on", False),
                   help="Every page then works on these features and the class.")
         k = st.number_input("Keep the k most informative features", 1, len(names), step=1,
@@ -337,7 +343,8 @@ def _feature_controls(ds) -> list[str]:
                             help="Ranked by mutual information with the class: how much "
                                  "knowing the feature tells about the class (in bits).")
         persistent("app_keep", names[: int(k)])
-        st.session_state["app_keep"] = [n for n in st.session_state["app_keep"] if n in names]
+        kept = [n for n in st.session_state["app_keep"] if n in names]
+        st.session_state["app_keep"] = kept or names[: int(k)]  # another dataset: top k
         kept = st.multiselect("Features kept (edit freely)", names, key="app_keep")
         st.dataframe(ranking.assign(kept=ranking["feature"].isin(kept)).round(4),
                      hide_index=True, width="stretch", height=240)

@@ -207,11 +207,24 @@ def _fmt(x: float) -> str:
     return f"{x:.6g}"
 
 
+_BIN_LABEL = re.compile(r"^(?:≤ (?P<le>\S+)|(?P<lo>[^–]+)–(?P<hi>\S+)|> (?P<gt>\S+))$")
+
+
 def _sort_key(v: str) -> tuple:
+    """Numbers by value, bin labels (``≤ 3.5``, ``3.5–7``, ``> 7``) by their upper end, then
+    text."""
     try:
         return (0, float(v), v)
     except ValueError:
-        return (1, 0.0, v)
+        pass
+    m = _BIN_LABEL.match(v)
+    if m:
+        try:
+            upper = float(m["le"] or m["hi"]) if not m["gt"] else float("inf")
+            return (0, upper, v)
+        except ValueError:
+            pass
+    return (1, 0.0, v)
 
 
 def _label(v: Any) -> str:
