@@ -218,6 +218,38 @@ def test_compare_three_folds():
     assert at.session_state["compare__bnma_bg"].taken
 
 
+def _chart_titles(at: AppTest) -> list[str]:
+    import json
+
+    return [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+
+
+def test_compare_positive_class_and_exports():
+    """Items 14 and 16: the user picks the ROC's positive class; CSVs and a report export."""
+    at = _page("1_Compare_methods.py", _wbc())
+    at.multiselect(key="cmp_methods").set_value(["nb", "tan"])
+    at.slider(key="cmp_folds").set_value(3)
+    at.button[0].click().run()
+    _finish_background(at, "compare")
+    _no_failure(at)
+    assert at.selectbox(key="cmp_positive").value == "malignant"  # the condition looked for
+    assert any("ROC: malignant" in t for t in _chart_titles(at))
+    roc = at.session_state["cmp_run"]["entry"]["preds"]
+    from bnma_core.evaluation import roc_curves
+
+    auc_m = roc_curves(roc, positive="malignant")["nb"]["auc"]
+    at.selectbox(key="cmp_positive").set_value("benign").run()
+    _no_failure(at)
+    assert any("ROC: benign" in t for t in _chart_titles(at))
+    # two classes: the area is the same either way (a ranking read from the other side)
+    assert roc_curves(roc, positive="benign")["nb"]["auc"] == pytest.approx(auc_m, abs=1e-9)
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["Per-fold results (CSV)", "Summary (CSV)", "Report (HTML)"]
+    # the axis of a proportion ends at 1, and AUC is written AUC
+    at.radio(key="cmp_metric").set_value("auc").run()
+    assert any(t.startswith("AUC by method") for t in _chart_titles(at))
+
+
 def test_compare_live_progress_and_stop():
     """The comparison runs in the background: live progress while it runs, Stop keeps the
     finished folds and leaves no thread behind."""
@@ -280,13 +312,29 @@ def test_compare_leaves_out_methods_beyond_their_limits():
     at.multiselect(key="cmp_methods").set_value(["nb", "fobma"])
     at.slider(key="cmp_folds").set_value(2).run()
     _no_failure(at)
+    # item 10: the limit is shown before the run, with the remedy (on by default)
+    assert any("fobma cannot take 70 variables" in w.value for w in at.warning)
+    at.toggle(key="cmp_reduce").set_value(False).run()
     assert any("fobma takes at most 64 variables" in w.value for w in at.warning)
     at.button[0].click().run()
     _no_failure(at)
     _finish_background(at, "compare")
     _no_failure(at)
     assert not at.error
-    assert list(at.dataframe[1].value["method"]) == ["nb"]
+    table = next(d.value for d in at.dataframe if "folds" in d.value.columns)
+    assert list(table["method"]) == ["nb"]
+    # the remedy: every method on the k most informative features
+    at.toggle(key="cmp_reduce").set_value(True).run()
+    at.number_input(key="cmp_k").set_value(5).run()
+    _no_failure(at)
+    assert not any("Left out" in w.value for w in at.warning)
+    used = next(d.value for d in at.dataframe if "MI with class (bits)" in d.value.columns)
+    assert len(used) == 5
+    at.button[0].click().run()
+    _finish_background(at, "compare")
+    _no_failure(at)
+    table = next(d.value for d in at.dataframe if "folds" in d.value.columns)
+    assert list(table["method"]) == ["nb", "fobma"]
 
 
 def test_compare_too_many_folds_is_a_plain_error():
