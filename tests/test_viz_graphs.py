@@ -203,3 +203,17 @@ def test_evaluation_figures_read_well():
     assert len(styles) == 14
     assert roc.layout.legend.xanchor == "right" and 0 <= roc.layout.legend.x <= 1
     assert roc.layout.yaxis.range[1] == 1
+
+
+def test_arrowheads_from_above_stop_clear_of_the_label():
+    """Item 15: a label sits above its node; an arrow arriving from above stops above it."""
+    from bnma_core.viz.graphs import LABEL_HEIGHT
+
+    g = nx.DiGraph([("a", "b"), ("b", "c")])
+    pos = {"a": (0.5, 1.0), "b": (0.5, 0.5), "c": (0.9, 0.5)}
+    fig = dag_figure(g, positions=pos, edge_weight=None)
+    by_target = {(a.ax, a.ay, a.x, a.y): a for a in _arrows(fig)}
+    down = by_target[(0.5, 1.0, 0.5, 0.5)]
+    side = by_target[(0.5, 0.5, 0.9, 0.5)]
+    assert down.standoff >= 14 // 2 + LABEL_HEIGHT  # clears marker and label
+    assert side.standoff < down.standoff
