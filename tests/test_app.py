@@ -684,3 +684,42 @@ def test_hepar_keeps_the_k_most_informative_features_for_the_order_methods():
     at.multiselect(key="app_keep").set_value(kept[:-1]).run()
     assert at.session_state["bnma_dataset"].n_vars == 8
     assert dict(at.query_params)["keep"]
+
+
+def test_ukdb_wide_network_draws_the_class_neighbourhood_and_exports():
+    """Items 15 and 16: on ALARM (37 variables) only the strongest arcs and the features they
+    link are drawn (a slider sets how many); the explanation and networks export."""
+    from bnma_core.network import load_network
+
+    ds = load_network("alarm").sample(300, 0, "CATECHOL")
+    at = _page("3_UKDB_instances.py", ds)
+    _no_failure(at)
+    assert at.slider(key="ukdb_arcs").value == 12
+    expl_caption = next(c.value for c in at.caption if c.value.startswith("Drawing "))
+    shown = int(expl_caption.split()[1])
+    assert shown < 36
+    at.slider(key="ukdb_arcs").set_value(3).run()
+    _no_failure(at)
+    fewer = int(next(c.value for c in at.caption if c.value.startswith("Drawing ")).split()[1])
+    assert fewer < shown
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["Explanation (CSV)", "Domain network (GraphML)",
+                      "Personalized network (GraphML)", "Report (HTML)"]
+
+
+def test_strongest_arcs_keeps_the_class_neighbourhood():
+    import networkx as nx
+
+    from bnma_ui.models import strongest_arcs
+
+    g = nx.DiGraph()
+    g.add_edges_from([("C", f) for f in "abcde"], role="class")
+    g.add_edge("a", "b", weight=0.9)
+    g.add_edge("c", "d", weight=-0.5)
+    g.add_edge("d", "e", weight=0.1)
+    top = strongest_arcs(g, "C", 2)
+    assert set(top.nodes) == {"C", "a", "b", "c", "d"}
+    assert {(u, v) for u, v in top.edges if "C" not in (u, v)} == {("a", "b"), ("c", "d")}
+    assert ("C", "a") in top.edges
+    assert set(strongest_arcs(g, "C", None).edges) == set(g.edges)
+    assert "e" in strongest_arcs(g, "C", 1, keep={"e"})
