@@ -35,6 +35,16 @@ def method_limits(ds: DiscreteDataset, methods: Sequence[str] | None = None) -> 
     return out
 
 
+def default_positive_class(classes: Sequence[str]) -> str:
+    """The class a ROC curve looks for by default: one that reads as 'the condition' (malignant,
+    positive, yes, true, disease, sick, present, 1), else the second class."""
+    for w in ("malignant", "positive", "yes", "true", "disease", "sick", "present", "1"):
+        for c in classes:
+            if str(c).lower() == w:
+                return c
+    return classes[min(1, len(classes) - 1)]
+
+
 def naive_network(ds: DiscreteDataset, model, averaged: bool = True):
     """A fitted model-averaged naive Bayes (``manb``) as a :class:`~bnma_core.network.
     DiscreteBN` (class -> every feature), for BIF export: with ``averaged`` the CPTs are the

@@ -21,7 +21,7 @@ from bnma_core.evaluation import (
 )
 from bnma_ui import background
 from bnma_ui.cache import result_store
-from bnma_ui.models import method_limits
+from bnma_ui.models import default_positive_class, method_limits
 from bnma_ui.state import dataset_label, persistent, remember, require_dataset
 from bnma_ui.widgets import equations, sidebar_dataset_badge, what_am_i_looking_at
 
@@ -126,17 +126,6 @@ if blocked:
                + " ".join(blocked.values()))
 runnable = [m for m in methods if m not in blocked]
 fingerprint = ds.fingerprint()
-
-def _default_positive(classes: list[str]) -> str:
-    """A class that reads as 'the condition looked for' (malignant, yes, positive, 1...),
-    else the second class."""
-    words = ("malignant", "positive", "yes", "true", "disease", "sick", "present", "1")
-    for w in words:
-        for c in classes:
-            if str(c).lower() == w:
-                return c
-    return classes[min(1, len(classes) - 1)]
-
 
 RUN = "compare"
 b1, b2, _ = st.columns([1, 1, 10], gap="small")
@@ -253,7 +242,7 @@ if entry is not None and len(entry["results"]):
         classes = list(entry["preds"].classes)
         positive = st.selectbox(
             "Positive class (for the ROC curve)", classes,
-            key=persistent("cmp_positive", _default_positive(classes), classes),
+            key=persistent("cmp_positive", default_positive_class(classes), classes),
             help="The class whose cases the ROC curve looks for, e.g. 'malignant': "
                  "sensitivity is the share of these cases found. With two classes the area "
                  "is the same either way; the curve is drawn for this class.")

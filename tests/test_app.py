@@ -432,7 +432,7 @@ def test_naive_bma_page_metrics_are_evaluations():
     assert row["log-loss"] == pytest.approx(log_loss(y, P), abs=1e-4)
     assert row["AUC"] == pytest.approx(roc_auc_score(y, P[:, 1]), abs=1e-4)
     roc = at.get("plotly_chart")[-1].proto.spec
-    assert f"area {roc_auc_score(y, P[:, 1]):.3f}" in roc
+    assert f"AUC {roc_auc_score(y, P[:, 1]):.3f}" in roc
 
 
 # --- bnma_ui helpers (no Streamlit run needed) ----------------------------------------------
@@ -723,3 +723,32 @@ def test_strongest_arcs_keeps_the_class_neighbourhood():
     assert ("C", "a") in top.edges
     assert set(strongest_arcs(g, "C", None).edges) == set(g.edges)
     assert "e" in strongest_arcs(g, "C", 1, keep={"e"})
+
+
+def test_naive_bma_exports_a_bif_that_predicts_like_the_model():
+    """Item 16: the averaged naive network as BIF, read back, gives the model's posteriors;
+    the positive class defaults to the condition looked for."""
+    from bnma_core.classifiers.registry import fit_method
+    from bnma_core.network import bif_text, read_bif
+    from bnma_core.network.inference import posterior
+    from bnma_ui.models import default_positive_class, naive_network
+
+    ds = _wbc()
+    model = fit_method("manb", ds, np.arange(ds.n_rows))
+    bn = read_bif(bif_text(naive_network(ds, model)))
+    assert bn.names == ds.feature_names + ["class"]
+    rows = np.flatnonzero((ds.X >= 0).all(axis=1))[:20]
+    proba = model.predict_proba(ds.X[rows])
+    p = len(ds.feature_names)
+    for r, pr in zip(rows, proba):
+        got = posterior(bn, p, list(range(p)), list(ds.X[r]))
+        np.testing.assert_allclose(got, pr, atol=1e-9)
+    assert default_positive_class(["benign", "malignant"]) == "malignant"
+    assert default_positive_class(["no", "yes"]) == "yes"
+    assert default_positive_class(["a", "b", "c"]) == "b"
+    at = _page("4_Naive_BMA.py", ds)
+    _no_failure(at)
+    assert at.selectbox(key="manb_positive").value == "malignant"
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["Arc posteriors (CSV)", "Averaged network (BIF)",
+                      "Averaged network (GraphML)", "Report (HTML)"]
