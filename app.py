@@ -334,6 +334,7 @@ def _feature_controls(ds) -> list[str]:
         if st.session_state.get(KEEP_FOR_KEY, signature) != signature:  # another dataset
             st.session_state["app_keep_k"] = min(DEFAULT_KEEP, len(names))
             st.session_state["app_keep"] = names[:st.session_state["app_keep_k"]]
+            st.session_state["app_keep_on"] = False  # a new dataset starts with every feature
         st.session_state[KEEP_FOR_KEY] = signature
         st.toggle("Use only the features chosen below", key=persistent("app_keep_on", False),
                   help="Every page then works on these features and the class.")
@@ -417,6 +418,7 @@ def data_page() -> None:
         "below shows what the models will see. The page's address (URL) keeps these "
         "choices: reloading it or sharing the link gives the same data.")
     left, right = st.columns([1, 2], gap="large")
+    shown, reduce_box = right.container(), right.container()  # the summary, then "fewer features"
     ds, label, network, problem, spec = None, "", None, None, None
     with left:
         st.subheader("Data")
@@ -442,7 +444,8 @@ def data_page() -> None:
             if spec is not None:
                 ds, label, network = build_dataset(spec)
                 if ds is not None:
-                    keep = _feature_controls(ds)
+                    with reduce_box:
+                        keep = _feature_controls(ds)
                     if keep:
                         spec["keep"] = keep
                         ds, label, network = build_dataset(spec)
@@ -454,7 +457,7 @@ def data_page() -> None:
                  *[f"app_net_class_{n}" for n in NETWORKS])
         st.divider()
         page_links()
-    with right:
+    with shown:
         if problem is not None:
             st.error(problem)
             st.caption("No dataset is active until this is fixed.")

@@ -684,6 +684,11 @@ def test_hepar_keeps_the_k_most_informative_features_for_the_order_methods():
     at.multiselect(key="app_keep").set_value(kept[:-1]).run()
     assert at.session_state["bnma_dataset"].n_vars == 8
     assert dict(at.query_params)["keep"]
+    # another dataset starts with every feature again
+    at.selectbox(key="app_network").set_value("alarm").run()
+    _no_failure(at)
+    assert at.session_state["bnma_dataset"].n_vars == 37
+    assert "keep" not in dict(at.query_params)
 
 
 def test_ukdb_wide_network_draws_the_class_neighbourhood_and_exports():

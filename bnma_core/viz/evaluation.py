@@ -38,17 +38,17 @@ def accuracy_bar_figure(summary: pd.DataFrame, metric: str = "accuracy",
     methods = summary["method"].astype(str).tolist()
     fig = go.Figure(go.Bar(
         x=methods, y=mean, error_y=dict(type="data", array=std, visible=True),
-        text=[f"{m:.3f}" for m in mean], textposition="outside",
+        text=[f"{m:.3f}" for m in mean], textposition="inside", insidetextanchor="start",
+        textfont=dict(color="white"),  # inside, at the foot: never under the whisker
         hovertemplate="%{x}: %{y:.4f} ± %{error_y.array:.4f}<extra></extra>"))
     label = METRIC_LABELS.get(metric, metric.replace("_", " "))
     bounded = metric in ("accuracy", "auc")
     lo = float(np.nanmin(mean - std)) if len(mean) else 0.0
-    fig.update_traces(cliponaxis=False)  # the value labels may stand above the axis end
     fig.update_layout(
         title=title or f"{label} by method (mean ± sd over folds)",
         xaxis_title="method", yaxis_title=label, template="plotly_white",
         margin=dict(t=80),
-        # a proportion never exceeds 1: the axis ends there (the labels may stand above it)
+        # a proportion never exceeds 1: the axis ends there
         yaxis_range=[max(0.0, lo - 0.05), 1.0] if bounded else None)
     return fig
 
