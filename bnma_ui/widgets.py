@@ -32,7 +32,7 @@ def sidebar_dataset_badge() -> None:
 
 
 PAGE_ICONS = {  # Material Symbols (always rendered; emoji can show as empty boxes)
-    "compare": ":material/compare_arrows:", "order": ":material/shuffle:",
+    "compare": ":material/compare_arrows:", "order": ":material/timeline:",
     "ukdb": ":material/person_search:", "naive": ":material/account_tree:",
     "exact": ":material/target:", "glossary": ":material/menu_book:",
     "cluster": ":material/bubble_chart:", "report": ":material/description:",

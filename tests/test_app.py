@@ -229,6 +229,7 @@ def test_compare_positive_class_and_exports():
     at = _page("1_Compare_methods.py", _wbc())
     at.multiselect(key="cmp_methods").set_value(["nb", "tan"])
     at.slider(key="cmp_folds").set_value(3)
+    at.number_input(key="cmp_seed").set_value(11)  # not in the shared result store yet
     at.button[0].click().run()
     _finish_background(at, "compare")
     _no_failure(at)
