@@ -136,7 +136,7 @@ for key, name in MODELS.items():
     m = classification_metrics(y_true, res["proba"][key])
     rows.append({"model": name, "accuracy": m["accuracy"], "log-loss": m["log_loss"],
                  "AUC": m["auc"]})
-h1, h2 = st.columns([2, 3])
+h1, h2 = st.columns([1, 1])  # the table keeps all four columns at 1280 px
 h1.dataframe(pd.DataFrame(rows).round(4), hide_index=True, width="stretch")
 h1.caption(f"Trained on {len(res['train'])} rows, tested on {len(test)}.")
 with h2:
