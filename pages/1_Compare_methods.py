@@ -105,7 +105,7 @@ if too_wide:  # the remedy: compare every method on the k features most informat
                "choose them yourself on the Data page, under 'Use fewer features').")
     r1, r2 = st.columns([2, 1])
     reduce = r1.toggle("Compare on the k most informative features",
-                       key=persistent("cmp_reduce", True),
+                       key=persistent("cmp_reduce", False),
                        help="Ranked by mutual information with the class. Every method then "
                             "uses the same features, so the comparison stays fair.")
     k_top = min(k_max, len(ds.feature_names))
