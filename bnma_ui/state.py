@@ -113,7 +113,7 @@ def require_dataset() -> DiscreteDataset:
     """The active dataset; without one, say so, link back to the data page and stop the page."""
     ds = get_dataset()
     if ds is None:
-        st.warning("No dataset is loaded yet. Choose one on the data page first; "
+        st.warning("No dataset is loaded yet. Choose one on the Data page first; "
                    "this page will then use it.")
         st.page_link(st.session_state.get(DATA_PAGE_KEY, "app.py"),
                      label="Go to the Data page", icon=":material/table_view:")
