@@ -1,23 +1,58 @@
-"""BNMA Studio dashboard: choose the data every page works on.
+"""BNMA Studio dashboard: the navigation and the Data page, where the data every page works on
+is chosen.
 
-Run with ``streamlit run app.py``. Sources: a bundled CSV (WBC by default), rows sampled from a
-bundled network (ALARM, HEPAR II, ASIA), or your own CSV.
+Run with ``streamlit run app.py``. This file is the router (``st.navigation``): the first entry
+is the Data page (defined here), then every page in ``pages/`` in the order of its number, so a
+new page file appears without editing this file. Sources: a bundled CSV (WBC by default), rows
+sampled from a bundled network (ALARM, HEPAR II, ASIA), or your own CSV.
 The chosen :class:`bnma_core.data.DiscreteDataset` is stored in ``st.session_state`` (see
-``bnma_ui.state``) and every page in ``pages/`` reads it.
+``bnma_ui.state``) and every page reads it. The choice is also kept in the URL's query
+parameters, so reloading any page or opening a shared link rebuilds the same dataset (an
+uploaded file cannot travel in a link: the page says so).
 """
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
-from bnma_core.data import DataError, choose_class_column
+from bnma_core.data import (
+    DECIMAL_MARKS,
+    MAX_INT_CATEGORIES,
+    SEPARATORS,
+    DataError,
+    choose_class_column,
+    informative_features,
+    load_dataset,
+    numeric_class_warning,
+    read_table,
+)
 from bnma_core.viz import class_balance_figure
 from bnma_ui import cache
-from bnma_ui.state import clear_dataset, persistent, remember, set_dataset
-from bnma_ui.widgets import page_links, sidebar_dataset_badge, what_am_i_looking_at
+from bnma_ui.models import method_limits
+from bnma_ui.state import (
+    DATA_PAGE_KEY,
+    clear_dataset,
+    dataset_spec,
+    get_dataset,
+    persistent,
+    remember,
+    seed_widgets,
+    set_dataset,
+    spec_from_params,
+    write_url,
+)
+from bnma_ui.widgets import (
+    page_files,
+    page_icon,
+    page_links,
+    page_title,
+    sidebar_dataset_badge,
+    what_am_i_looking_at,
+)
 
-st.set_page_config(page_title="BNMA Studio", page_icon="🧮", layout="wide")
+st.set_page_config(page_title="BNMA Studio", page_icon=":material/hub:", layout="wide")
 
 SOURCES = {
     "bundled": "A bundled sample file",
@@ -39,11 +74,117 @@ MISSING = {  # the dataset-level policy, same words and default as `bnma cv --mi
     "keep": "Keep them (the models handle missing values)",
     "drop": "Leave out rows with a missing value",
 }
+SEP_CHOICES = {"auto": "Detect", "comma": "Comma ,", "semicolon": "Semicolon ;", "tab": "Tab"}
+SEP_CHARS = {"comma": ",", "semicolon": ";", "tab": "\t"}
+DEC_CHOICES = {"auto": "Detect", "point": "Point: 3.5", "comma": "Comma: 3,5"}
+DEC_CHARS = {"point": ".", "comma": ","}
+assert set(SEP_CHARS.values()) == set(SEPARATORS) and set(DEC_CHARS.values()) == set(DECIMAL_MARKS)
 UPLOAD_KEY = "_bnma_upload"  # (file name, bytes) of the last uploaded CSV
+RESTORED_KEY = "_bnma_url_restored"  # the URL was read once in this session
+LOST_UPLOAD_KEY = "_bnma_lost_upload"  # a link named an upload we do not have
+KEEP_FOR_KEY = "_bnma_keep_for"  # (class, features) the kept-feature widgets belong to
+DEFAULT_KEEP = 20  # features kept by default when the user reduces a wide dataset
+
+# spec field -> persistent widget key of the Data page
+WIDGET_OF = {"src": "app_source", "file": "app_sample_file", "target": "app_target",
+             "disc": "app_disc", "bins": "app_bins", "missing": "app_missing",
+             "sep": "app_sep", "dec": "app_dec", "drop": "app_drop", "cbins": "app_cbins",
+             "net": "app_network", "rows": "app_net_rows", "seed": "app_net_seed"}
 
 
-def _network_controls() -> tuple[object, str, str]:
-    """Widgets for sampling from a bundled network; returns (dataset, label, network name)."""
+# --------------------------------------------------------------------------------------------
+# Building a dataset from its spec (the Data page and a restored URL share this)
+# --------------------------------------------------------------------------------------------
+
+
+@st.cache_data(show_spinner="Reading the file...", max_entries=32)
+def _table(raw: bytes, sep: str | None, decimal: str | None) -> pd.DataFrame:
+    return read_table(raw, sep=sep, decimal=decimal)
+
+
+@st.cache_data(show_spinner="Reading and encoding the data...", max_entries=32)
+def _load_csv(raw: bytes, target: str | None, discretization: str, n_bins: int, missing: str,
+              sep: str | None, decimal: str | None, drop: tuple[str, ...], class_bins: int):
+    return load_dataset(raw, target, discretization=discretization, n_bins=n_bins,
+                        missing=missing, sep=sep, decimal=decimal, drop_columns=list(drop),
+                        class_bins=class_bins)
+
+
+def _raw_bytes(spec: dict) -> tuple[bytes | None, str]:
+    if spec["src"] == "bundled":
+        name = spec.get("file") or cache.sample_csv_files()[0]
+        if name not in cache.sample_csv_files():
+            raise DataError(f"There is no bundled file named {name!r}.")
+        return cache.sample_csv_bytes(name), f"sample_data/{name}"
+    stored = st.session_state.get(UPLOAD_KEY)
+    if stored is None:
+        return None, ""
+    return stored[1], f"uploaded {stored[0]}"
+
+
+def build_dataset(spec: dict):
+    """(dataset, label, network name or None) for a dataset spec (``bnma_ui.state``); the
+    dataset is None for an upload that is not in this session."""
+    if spec["src"] == "network":
+        name = spec.get("net", "alarm")
+        if name not in NETWORKS:
+            raise DataError(f"There is no bundled network named {name!r}.")
+        bn = cache.network(name)
+        target = spec.get("cls") or DEFAULT_CLASS.get(name, bn.names[-1])
+        if target not in bn.names:
+            raise DataError(f"{target!r} is not a variable of {name}.")
+        rows, seed = int(spec.get("rows", 1000)), int(spec.get("seed", 0))
+        ds = cache.sample_network(name, rows, seed, target)
+        label, network = f"{name} sample ({rows} rows, seed {seed})", name
+    else:
+        raw, label = _raw_bytes(spec)
+        if raw is None:
+            return None, "", None
+        ds = _load_csv(raw, spec.get("target"), spec.get("disc", "median"),
+                       int(spec.get("bins", 3)), spec.get("missing", "keep"),
+                       SEP_CHARS.get(spec.get("sep", "auto")),
+                       DEC_CHARS.get(spec.get("dec", "auto")),
+                       tuple(spec.get("drop", ())), int(spec.get("cbins", 0)))
+        network = None
+    if spec.get("keep"):
+        ds = ds.select_features(spec["keep"])
+        label += f", {len(spec['keep'])} features"
+    return ds, label, network
+
+
+def restore_from_url() -> None:
+    """Once per session: rebuild the dataset named in the URL (reload or shared link) and
+    preset the Data page's widgets to it."""
+    if st.session_state.get(RESTORED_KEY):
+        return
+    st.session_state[RESTORED_KEY] = True
+    spec = spec_from_params(st.query_params)
+    if spec is None or get_dataset() is not None:
+        return
+    values = {WIDGET_OF[k]: v for k, v in spec.items() if k in WIDGET_OF}
+    if spec["src"] == "network" and "cls" in spec:
+        values[f"app_net_class_{spec.get('net', 'alarm')}"] = spec["cls"]
+    if spec.get("keep"):
+        values.update(app_keep_on=True, app_keep=spec["keep"], app_keep_k=len(spec["keep"]))
+    seed_widgets(values)
+    if spec["src"] == "upload":
+        st.session_state[LOST_UPLOAD_KEY] = spec.get("file", "your file")
+        return
+    try:
+        ds, label, network = build_dataset(spec)
+    except DataError:
+        return  # the Data page shows the problem with its widgets preset
+    if ds is not None:
+        set_dataset(ds, label, network, spec)
+
+
+# --------------------------------------------------------------------------------------------
+# The Data page's widgets
+# --------------------------------------------------------------------------------------------
+
+
+def _network_controls() -> dict:
+    """Widgets for sampling from a bundled network; returns the spec."""
     name = st.selectbox("Network", list(NETWORKS), format_func=NETWORKS.get,
                         key=persistent("app_network", "alarm", list(NETWORKS)),
                         help="A published Bayesian network whose true structure is known. "
@@ -63,44 +204,86 @@ def _network_controls() -> tuple[object, str, str]:
                           key=persistent(f"app_net_class_{name}", default, bn.names),
                           help="Any variable of the network can serve as the class. Hwang & "
                                "Zhang used CATECHOL and SHUNT from ALARM.")
-    ds = cache.sample_network(name, int(n_rows), int(seed), target)
-    return ds, f"{name} sample ({int(n_rows)} rows, seed {int(seed)})", name
+    return dict(src="network", net=name, rows=int(n_rows), seed=int(seed), cls=target)
 
 
-def _file_controls(source: str) -> tuple[bytes | None, str]:
-    """Widgets choosing a bundled or uploaded CSV; returns its bytes (or None) and a label."""
+
+
+def _file_controls(source: str) -> str | None:
+    """Widgets choosing a bundled or uploaded CSV; returns the bundled file's name, the
+    uploaded file's name, or None when nothing is uploaded yet."""
     if source == "bundled":
         files = cache.sample_csv_files()
-        name = st.selectbox("Sample file", files,
+        return st.selectbox("Sample file", files,
                             key=persistent("app_sample_file", files[0], files),
                             help="wbc.csv: 699 breast-tissue samples, 9 cell features scored "
                                  "1-10, diagnosis benign or malignant.")
-        return cache.sample_csv_bytes(name), f"sample_data/{name}"
     uploaded = st.file_uploader(
         "Upload a CSV file", type=["csv", "txt"], key="app_upload",
-        help="Comma-, semicolon- or tab-separated text with a header row. Numbers are "
-             "grouped into bins; text values are used as categories; empty cells, '?' and "
-             "'NA' count as missing.")
+        help="Comma-, semicolon- or tab-separated text with a header row (a decimal comma "
+             "as in 3,5 is recognised). Numbers are grouped into bins; text values are used "
+             "as categories; empty cells, '?' and 'NA' count as missing.")
     if uploaded is not None:
         st.session_state[UPLOAD_KEY] = (uploaded.name, uploaded.getvalue())
+        st.session_state.pop(LOST_UPLOAD_KEY, None)
     stored = st.session_state.get(UPLOAD_KEY)
     if stored is None:
         st.info("Choose a CSV file to upload.")
-        return None, ""
+        return None
     if uploaded is None:
         st.caption(f"Using the file uploaded earlier: **{stored[0]}**")
-    return stored[1], f"uploaded {stored[0]}"
+    return stored[0]
+
+
+def _reading_controls(raw: bytes) -> tuple[dict, pd.DataFrame]:
+    """Separator, decimal mark and columns to leave out; returns the spec part and the table
+    as read (text values)."""
+    with st.expander("How the file is read (separator, decimal mark, columns to leave out)"):
+        c1, c2 = st.columns(2)
+        sep = c1.selectbox("Column separator", list(SEP_CHOICES), format_func=SEP_CHOICES.get,
+                           key=persistent("app_sep", "auto", list(SEP_CHOICES)),
+                           help="European spreadsheets often save with semicolons.")
+        dec = c2.selectbox("Decimal mark", list(DEC_CHOICES), format_func=DEC_CHOICES.get,
+                           key=persistent("app_dec", "auto", list(DEC_CHOICES)),
+                           help="'Detect' reads 3,5 as 3.5 when the columns are not "
+                                "separated by commas.")
+        table = _table(raw, SEP_CHARS.get(sep), DEC_CHARS.get(dec))
+        columns = [str(c) for c in table.columns]
+        persistent("app_drop", [])
+        st.session_state["app_drop"] = [c for c in st.session_state["app_drop"] if c in columns]
+        drop = st.multiselect(
+            "Columns to leave out", columns, key="app_drop",
+            help="For example a patient number or a column you do not want the models to "
+                 "use. Columns whose every value differs (identifiers) and columns with one "
+                 "value in every row are left out automatically.")
+    return dict(sep=sep, dec=dec, drop=drop), table
 
 
 def _option_controls(raw: bytes) -> dict:
-    """Class column, discretization and missing-value widgets for a CSV."""
-    columns = cache.csv_columns(raw)
+    """Reading, class column, discretization and missing-value widgets for a CSV (spec
+    fields)."""
+    reading, table = _reading_controls(raw)
+    columns = [c for c in map(str, table.columns) if c not in reading["drop"]]
+    if len(columns) < 2 and reading["drop"]:
+        raise DataError("Fewer than two columns are left; leave out fewer columns.")
     default = choose_class_column(columns)
     target = st.selectbox(
         "Class column (the outcome to predict)", columns,
         key=persistent("app_target", default, columns),
         help="The column the classifiers learn to predict, e.g. the diagnosis. Defaults to a "
              "column named class, target, label or diagnosis, else the last column.")
+    cbins = 0
+    col = pd.to_numeric(table[target], errors="coerce")
+    n_values = table[target].dropna().nunique()
+    if col.notna().sum() == table[target].notna().sum() and n_values > MAX_INT_CATEGORIES:
+        st.warning(f"`{target}` holds numbers with {n_values} different values: as it is, "
+                   "every value would be a class of its own. Group it into a few classes, "
+                   "or choose another class column above.")
+        group = st.toggle("Group the class into bins", key=persistent("app_cbins_on", True),
+                          help="Cuts the numbers into groups holding about equally many "
+                               "rows, e.g. ≤ 40, 40–60, > 60.")
+        if group:
+            cbins = st.slider("Number of classes", 2, 10, key=persistent("app_cbins", 3))
     disc = st.radio(
         "Numeric measurements: group into bins", list(DISCRETIZATIONS),
         format_func=DISCRETIZATIONS.get, key=persistent("app_disc", "median"),
@@ -121,12 +304,64 @@ def _option_controls(raw: bytes) -> dict:
              "learn each part from the rows where its values are known and sum a missing "
              "value out when predicting. Leaving them out uses complete rows only. Row "
              "numbers always refer to the file (0 = first row after the header).")
-    return dict(target=target, discretization=disc, n_bins=int(n_bins), missing=missing)
+    return dict(reading, target=target, disc=disc, bins=int(n_bins), missing=missing,
+                cbins=int(cbins))
+
+
+def _top_k_changed(ranking: list[str]) -> None:
+    st.session_state["app_keep"] = ranking[: int(st.session_state["app_keep_k"])]
+
+
+def _feature_controls(ds) -> list[str]:
+    """The remedy for a dataset too wide for some methods: keep the k features most
+    informative about the class (mutual information, shown and editable). Returns the kept
+    features ([] = all)."""
+    limits = method_limits(ds)
+    too_wide = {m: why for m, why in limits.items() if "variables" in why}
+    with st.expander("Use fewer features" + (f" ({len(too_wide)} methods cannot take "
+                                             f"{ds.n_vars} variables)" if too_wide else ""),
+                     expanded=bool(too_wide)):
+        if limits:
+            st.caption("Methods that cannot run on this dataset as it is:")
+            st.dataframe(pd.DataFrame({"method": list(limits), "why": list(limits.values())}),
+                         hide_index=True, width="stretch")
+        else:
+            st.caption("Every method can run on this dataset; fewer features still make the "
+                       "order methods faster.")
+        ranking = informative_features(ds)
+        names = ranking["feature"].tolist()
+        signature = (ds.class_name, tuple(sorted(names)))
+        if st.session_state.get(KEEP_FOR_KEY, signature) != signature:  # another dataset
+            st.session_state["app_keep_k"] = min(DEFAULT_KEEP, len(names))
+            st.session_state["app_keep"] = names[:st.session_state["app_keep_k"]]
+            st.session_state["app_keep_on"] = False  # a new dataset starts with every feature
+        st.session_state[KEEP_FOR_KEY] = signature
+        st.toggle("Use only the features chosen below", key=persistent("app_keep_on", False),
+                  help="Every page then works on these features and the class.")
+        k = st.number_input("Keep the k most informative features", 1, len(names), step=1,
+                            key=persistent("app_keep_k", min(DEFAULT_KEEP, len(names))),
+                            on_change=_top_k_changed, args=(names,),
+                            help="Ranked by mutual information with the class: how much "
+                                 "knowing the feature tells about the class (in bits).")
+        persistent("app_keep", names[: int(k)])
+        kept = [n for n in st.session_state["app_keep"] if n in names]
+        st.session_state["app_keep"] = kept or names[: int(k)]  # another dataset: top k
+        kept = st.multiselect("Features kept (edit freely)", names, key="app_keep")
+        st.dataframe(ranking.assign(kept=ranking["feature"].isin(kept)).round(4),
+                     hide_index=True, width="stretch", height=240)
+        remember("app_keep_on", "app_keep_k", "app_keep")
+        if not st.session_state["app_keep_on"]:
+            return []
+        if not kept:
+            st.warning("No feature is chosen: all features are used.")
+            return []
+        return [n for n in ds.feature_names if n in kept]
 
 
 def _with_file_rows(frame, ds):
-    """``frame`` (the dataset's first rows) indexed by the file's row numbers."""
-    out = frame.copy()
+    """``frame`` (the dataset's first rows) indexed by the file's row numbers, a missing
+    value shown as "missing"."""
+    out = frame.astype(object).where(frame.notna(), "missing")
     out.index = ds.row_ids[: len(out)]
     out.index.name = "row"
     return out
@@ -139,13 +374,16 @@ def _show_dataset(ds) -> None:
     c[1].metric("Features", ds.n_vars - 1)
     c[2].metric("Classes", len(ds.classes))
     c[3].metric("Missing values", n_missing)
+    warning = numeric_class_warning(ds)
+    if warning:
+        st.warning(warning)
     for note in ds.notices:
         st.info(note)
     preview, summary, balance = st.tabs(["Preview", "Per-column summary", "Class balance"])
     with preview:
         st.caption("The first 20 rows as the models see them (after grouping numeric values). "
-                   "Empty cells are missing values. The row number is the row's place in the "
-                   "file (0 = first row after the header).")
+                   "'missing' marks a missing value. The row number is the row's place in "
+                   "the file (0 = first row after the header).")
         st.dataframe(_with_file_rows(ds.to_frame().head(20), ds), width="stretch")
         if ds.raw is not None:
             with st.expander("The same rows as read from the file"):
@@ -164,52 +402,85 @@ def _show_dataset(ds) -> None:
                        "that mostly predicts the larger class; look at AUC too.")
 
 
-st.title("BNMA Studio")
-st.markdown("Bayesian model averaging of Bayesian network classifiers. Choose the data here; "
-            "the pages in the sidebar then analyse it.")
-what_am_i_looking_at(
-    "A **Bayesian network classifier** predicts an outcome (the *class*, e.g. benign or "
-    "malignant) from categorical features. Which features depend on which is a *structure*, "
-    "and usually the data cannot single out one structure. **Model averaging** lets many "
-    "plausible structures vote, each weighted by how well it explains the data.\n\n"
-    "This page turns a table into such categorical data: choose the file, the column to "
-    "predict, how numbers are grouped, and what to do with missing values. The summary "
-    "below shows what the models will see.")
-
-left, right = st.columns([1, 2], gap="large")
-ds, label, network, problem = None, "", None, None
-with left:
-    st.subheader("Data")
-    source = st.radio("Where does the data come from?", list(SOURCES),
-                      format_func=SOURCES.get, key=persistent("app_source", "bundled"),
-                      help="Start with the bundled Wisconsin breast-cancer data (WBC), draw "
-                           "cases from a published network, or upload your own table: one row "
-                           "per patient or case, one column per measurement, and one column "
-                           "with the outcome (class).")
-    try:
-        if source == "network":
-            ds, label, network = _network_controls()
+def data_page() -> None:
+    """The Data page: choose the source, how it is read, and the features to keep."""
+    st.title("BNMA Studio")
+    st.markdown("Bayesian model averaging of Bayesian network classifiers. Choose the data "
+                "here; the pages in the sidebar then analyse it.")
+    what_am_i_looking_at(
+        "A **Bayesian network classifier** predicts an outcome (the *class*, e.g. benign or "
+        "malignant) from categorical features. Which features depend on which is a "
+        "*structure*, and usually the data cannot single out one structure. **Model "
+        "averaging** lets many plausible structures vote, each weighted by how well it "
+        "explains the data.\n\n"
+        "This page turns a table into such categorical data: choose the file, the column to "
+        "predict, how numbers are grouped, and what to do with missing values. The summary "
+        "below shows what the models will see. The page's address (URL) keeps these "
+        "choices: reloading it or sharing the link gives the same data.")
+    left, right = st.columns([1, 2], gap="large")
+    shown, reduce_box = right.container(), right.container()  # the summary, then "fewer features"
+    ds, label, network, problem, spec = None, "", None, None, None
+    with left:
+        st.subheader("Data")
+        source = st.radio("Where does the data come from?", list(SOURCES),
+                          format_func=SOURCES.get, key=persistent("app_source", "bundled"),
+                          help="Start with the bundled Wisconsin breast-cancer data (WBC), "
+                               "draw cases from a published network, or upload your own "
+                               "table: one row per patient or case, one column per "
+                               "measurement, and one column with the outcome (class).")
+        lost = st.session_state.get(LOST_UPLOAD_KEY)
+        if source == "upload" and lost:
+            st.warning(f"The link named an uploaded file ({lost}). A file you upload stays in "
+                       "your browser session and cannot be restored from a link: please "
+                       "upload it again. The other settings were restored.")
+        try:
+            if source == "network":
+                spec = _network_controls()
+            else:
+                name = _file_controls(source)
+                if name is not None:
+                    raw, _ = _raw_bytes({"src": source, "file": name})
+                    spec = dict(src=source, file=name, **_option_controls(raw))
+            if spec is not None:
+                ds, label, network = build_dataset(spec)
+                if ds is not None:
+                    with reduce_box:
+                        keep = _feature_controls(ds)
+                    if keep:
+                        spec["keep"] = keep
+                        ds, label, network = build_dataset(spec)
+        except DataError as exc:
+            problem = str(exc)
+        remember("app_source", "app_sample_file", "app_target", "app_disc", "app_bins",
+                 "app_missing", "app_network", "app_net_rows", "app_net_seed", "app_sep",
+                 "app_dec", "app_drop", "app_cbins", "app_cbins_on",
+                 *[f"app_net_class_{n}" for n in NETWORKS])
+        st.divider()
+        page_links()
+    with shown:
+        if problem is not None:
+            st.error(problem)
+            st.caption("No dataset is active until this is fixed.")
+        if ds is not None:
+            set_dataset(ds, label, network, spec)
+            st.subheader(f"{label}: class `{ds.class_name}`")
+            _show_dataset(ds)
         else:
-            raw, label = _file_controls(source)
-            if raw is not None:
-                options = _option_controls(raw)
-                ds = cache.load_csv(raw, **options)
-    except DataError as exc:
-        problem = str(exc)
-    remember("app_source", "app_sample_file", "app_target", "app_disc", "app_bins",
-             "app_missing", "app_network", "app_net_rows", "app_net_seed",
-             *[f"app_net_class_{n}" for n in NETWORKS])
-    st.divider()
-    page_links()
-with right:
-    if problem is not None:
-        st.error(problem)
-        st.caption("No dataset is active until this is fixed.")
-    if ds is not None:
-        set_dataset(ds, label, network)
-        st.subheader(f"{label}: class `{ds.class_name}`")
-        _show_dataset(ds)
-    else:
-        clear_dataset()
+            clear_dataset()
+    sidebar_dataset_badge()
 
-sidebar_dataset_badge()
+
+# --------------------------------------------------------------------------------------------
+# The router: Data first, then every page of pages/ (new files appear without edits)
+# --------------------------------------------------------------------------------------------
+
+restore_from_url()
+write_url(dataset_spec())  # a page switch starts from a bare URL: keep the choice in it
+data = st.Page(data_page, title="Data", icon=":material/table_view:", default=True)
+st.session_state[DATA_PAGE_KEY] = data
+pages = [data] + [st.Page(path, title=page_title(path), icon=page_icon(path))
+                  for path in page_files()]
+if st.session_state.get(LOST_UPLOAD_KEY) and get_dataset() is None:
+    st.sidebar.warning("The link named an uploaded file, which cannot be restored from a "
+                       "link: upload it again on the Data page.")
+st.navigation(pages).run()

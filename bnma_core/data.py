@@ -13,7 +13,8 @@ import csv
 import hashlib
 import io
 import os
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -63,16 +64,45 @@ def _decode(raw: bytes) -> str:
     raise DataError("The file's text could not be decoded; save it as UTF-8 CSV and try again.")
 
 
-def _parse_csv_text(text: str) -> pd.DataFrame:
+SEPARATORS = {",": "comma", ";": "semicolon", "\t": "tab"}
+DECIMAL_MARKS = {".": "point (3.5)", ",": "comma (3,5)"}
+_DECIMAL_COMMA = re.compile(r"^\s*[+-]?\d*,\d+\s*$")
+_INTEGER = re.compile(r"^\s*[+-]?\d+\s*$")
+
+
+def _decimal_comma_columns(df: pd.DataFrame) -> list[str]:
+    """Columns whose every value is a number written with a decimal comma (``3,5``), at
+    least one of them with the comma."""
+    out = []
+    for name in df.columns:
+        vals = df[name].dropna().astype(str)
+        if len(vals) == 0:
+            continue
+        comma = vals.str.match(_DECIMAL_COMMA)
+        if comma.any() and (comma | vals.str.match(_INTEGER)).all():
+            out.append(name)
+    return out
+
+
+def _parse_csv_text(text: str, sep: str | None = None, decimal: str | None = None
+                    ) -> pd.DataFrame:
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if not lines:
         raise DataError("The file is empty: it has no header and no rows.")
-    try:
-        dialect = csv.Sniffer().sniff(lines[0] if len(lines) == 1 else "\n".join(lines[:20]),
-                                      delimiters=",;\t")
-        sep = dialect.delimiter
-    except csv.Error:
-        sep = ","
+    if sep is not None and sep not in SEPARATORS:
+        raise DataError(f"Unknown column separator {sep!r}; use a comma, semicolon or tab.")
+    if decimal is not None and decimal not in DECIMAL_MARKS:
+        raise DataError(f"Unknown decimal mark {decimal!r}; use '.' or ','.")
+    notices: list[str] = []
+    if sep is None:
+        try:
+            dialect = csv.Sniffer().sniff(lines[0] if len(lines) == 1
+                                          else "\n".join(lines[:20]), delimiters=",;\t")
+            sep = dialect.delimiter
+        except csv.Error:
+            sep = ","
+        if sep != ",":
+            notices.append(f"Columns are separated by a {SEPARATORS[sep]} (detected).")
     header = next(csv.reader([lines[0]], delimiter=sep))
     header = [h.strip() for h in header]
     dupes = sorted({h for h in header if header.count(h) > 1})
@@ -90,14 +120,29 @@ def _parse_csv_text(text: str) -> pd.DataFrame:
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         raise DataError(f"The file could not be read as a CSV table: {exc}".strip()) from None
     df.columns = [str(c).strip() for c in df.columns]
+    if decimal is None:  # European spreadsheets: "3,5" means 3.5 when ';' separates columns
+        commas = _decimal_comma_columns(df) if sep != "," else []
+        decimal = "," if commas else "."
+        if commas:
+            notices.append("Numbers are written with a decimal comma (3,5 = 3.5) in: "
+                           + ", ".join(commas[:8]) + ("..." if len(commas) > 8 else "")
+                           + " (detected).")
+    if decimal == ",":
+        for name in _decimal_comma_columns(df):
+            df[name] = df[name].str.replace(",", ".", regex=False)
+    df.attrs.update(sep=sep, decimal=decimal, notices=notices)
     return df
 
 
-def read_table(source: Any) -> pd.DataFrame:
+def read_table(source: Any, sep: str | None = None, decimal: str | None = None
+               ) -> pd.DataFrame:
     """Read a table from a path, raw bytes, a file-like object or a DataFrame.
 
     Values are returned as text (or the DataFrame's own values); typing happens in
-    :func:`infer_column_kinds`.
+    :func:`infer_column_kinds`. ``sep`` (``","``, ``";"``, tab) and ``decimal`` (``"."`` or
+    ``","``) default to detection: a decimal comma is recognised when columns are not
+    comma-separated and every value of a column is a number like ``3,5``. ``df.attrs`` holds
+    the ``sep`` and ``decimal`` used and plain-language ``notices`` of what was detected.
 
     Raises
     ------
@@ -126,7 +171,7 @@ def read_table(source: Any) -> pd.DataFrame:
             raw = raw.encode("utf-8")
     else:
         raise DataError(f"Cannot read data from an object of type {type(source).__name__}.")
-    return _parse_csv_text(_decode(raw))
+    return _parse_csv_text(_decode(raw), sep, decimal)
 
 
 # --------------------------------------------------------------------------------------------
@@ -162,11 +207,24 @@ def _fmt(x: float) -> str:
     return f"{x:.6g}"
 
 
+_BIN_LABEL = re.compile(r"^(?:≤ (?P<le>\S+)|(?P<lo>[^–]+)–(?P<hi>\S+)|> (?P<gt>\S+))$")
+
+
 def _sort_key(v: str) -> tuple:
+    """Numbers by value, bin labels (``≤ 3.5``, ``3.5–7``, ``> 7``) by their upper end, then
+    text."""
     try:
         return (0, float(v), v)
     except ValueError:
-        return (1, 0.0, v)
+        pass
+    m = _BIN_LABEL.match(v)
+    if m:
+        try:
+            upper = float(m["le"] or m["hi"]) if not m["gt"] else float("inf")
+            return (0, upper, v)
+        except ValueError:
+            pass
+    return (1, 0.0, v)
 
 
 def _label(v: Any) -> str:
@@ -256,13 +314,23 @@ def _cut_points(x: np.ndarray, method: str, n_bins: int, given: Any) -> np.ndarr
     return cuts
 
 
+def _fmt_short(x: float) -> str:
+    """A cut point as a reader writes it: 3 significant digits (4 for large numbers)."""
+    return f"{x:.4g}" if abs(x) >= 100 else f"{x:.3g}"
+
+
 def _cut_labels(cuts: np.ndarray) -> list[str]:
+    """Readable bin labels: ``["≤ 3.5", "3.5–7", "> 7"]`` (a bin holds x with
+    ``lower < x ≤ upper``; the rounding never makes two labels equal)."""
     if cuts.size == 0:
         return ["all"]
-    labels = [f"<= {_fmt(cuts[0])}"]
-    for a, b in zip(cuts[:-1], cuts[1:]):
-        labels.append(f"({_fmt(a)}, {_fmt(b)}]")
-    labels.append(f"> {_fmt(cuts[-1])}")
+    text = [_fmt_short(c) for c in cuts]
+    if len(set(text)) < len(text):  # rounding merged two cut points: keep full precision
+        text = [_fmt(c) for c in cuts]
+    labels = [f"≤ {text[0]}"]
+    for a, b in zip(text[:-1], text[1:]):
+        labels.append(f"{a}–{b}")
+    labels.append(f"> {text[-1]}")
     return labels
 
 
@@ -515,6 +583,29 @@ class DiscreteDataset:
                                [list(s) for s in self.states], self.class_index,
                                list(self.notices), self.encoder, raw, self.row_ids[rows])
 
+    def select_features(self, features: Any) -> DiscreteDataset:
+        """The dataset with only ``features`` (names, kept in the dataset's order) and the
+        class; the encoder and raw values follow, so cross-validation still refits bins."""
+        wanted = [str(f) for f in features]
+        unknown = [f for f in wanted if f not in self.feature_names]
+        if unknown:
+            raise DataError("Not features of this dataset: " + ", ".join(unknown[:10]) + ".")
+        if not wanted:
+            raise DataError("Keep at least one feature.")
+        keep = [j for j, n in enumerate(self.names)
+                if j == self.class_index or n in set(wanted)]
+        names = [self.names[j] for j in keep]
+        enc = self.encoder
+        if enc is not None:
+            enc = replace(enc, columns_=[c for c in enc.columns_ if c.name in names])
+        raw = None if self.raw is None else self.raw[[n for n in names if n in self.raw]]
+        dropped = len(self.feature_names) - len(wanted)
+        notices = list(self.notices) + [
+            f"{len(wanted)} of {len(self.feature_names)} features kept ({dropped} left out)."]
+        return DiscreteDataset(self.codes[:, keep], self.arities[keep], names,
+                               [list(self.states[j]) for j in keep], keep.index(
+                                   self.class_index), notices, enc, raw, self.row_ids)
+
     def position_of_row(self, row_id: int) -> int:
         """Position in ``codes`` of the file's row ``row_id`` (ValueError if it was removed)."""
         hit = np.flatnonzero(self.row_ids == int(row_id))
@@ -606,11 +697,26 @@ def prepare_frame(source: Any, target: str | None = None, drop_id_columns: bool 
     return X, labels, notices
 
 
-def prepare_frame_rows(source: Any, target: str | None = None, drop_id_columns: bool = True
+def prepare_frame_rows(source: Any, target: str | None = None, drop_id_columns: bool = True,
+                       *, sep: str | None = None, decimal: str | None = None,
+                       drop_columns: Any = (), class_bins: int = 0,
+                       drop_constant_columns: bool = True
                        ) -> tuple[pd.DataFrame, pd.Series, list[str], np.ndarray]:
-    """:func:`prepare_frame` plus the file row number (0 = first data row) of every row kept."""
-    df = read_table(source)
-    notices: list[str] = []
+    """:func:`prepare_frame` plus the file row number (0 = first data row) of every row kept.
+
+    ``sep`` / ``decimal`` as in :func:`read_table`; ``drop_columns`` are left out (the user's
+    choice); ``class_bins`` > 1 groups a numeric class column into that many equal-frequency
+    bins; constant columns (one value in every row) are left out with a notice.
+    """
+    df = read_table(source, sep=sep, decimal=decimal)
+    notices: list[str] = list(df.attrs.get("notices", []))
+    drop_columns = [str(c) for c in (drop_columns or ())]
+    unknown = [c for c in drop_columns if c not in df.columns]
+    if unknown:
+        raise DataError("Columns to leave out are not in the file: " + ", ".join(unknown) + ".")
+    if drop_columns:
+        df = df.drop(columns=drop_columns)
+        notices.append("Left out as you asked: " + ", ".join(drop_columns) + ".")
     if df.shape[1] < 2:
         raise DataError(
             f"The table has {df.shape[1]} column(s); at least two are needed "
@@ -631,6 +737,8 @@ def prepare_frame_rows(source: Any, target: str | None = None, drop_id_columns: 
         df = df.loc[y.notna()].reset_index(drop=True)
         y = df[cls]
     labels = y.map(_label)
+    if class_bins and int(class_bins) > 1:
+        labels = _bin_class(y, cls, int(class_bins), notices)
     n_classes = labels.nunique()
     if n_classes < 2:
         only = labels.iloc[0] if len(labels) else "(none)"
@@ -642,9 +750,15 @@ def prepare_frame_rows(source: Any, target: str | None = None, drop_id_columns: 
         raise DataError(
             f"The class column {cls!r} has {n_classes} different values (more than "
             f"{MAX_CLASS_VALUES}). Is it the right column? A continuous outcome must be "
-            "binned before classification."
+            "grouped into bins before classification (choose a number of class groups)."
         )
     X = df.drop(columns=[cls])
+    if drop_constant_columns:
+        const = [c for c in X.columns if X[c].dropna().map(_label).nunique() == 1]
+        if const and len(const) < X.shape[1]:
+            X = X.drop(columns=const)
+            notices.append("Left out because every row has the same value (a constant "
+                           "carries no information): " + ", ".join(const) + ".")
     if drop_id_columns:
         ids = [c for c in X.columns if _id_like(X[c])]
         if ids and len(ids) < X.shape[1]:
@@ -652,6 +766,50 @@ def prepare_frame_rows(source: Any, target: str | None = None, drop_id_columns: 
             notices.append("Identifier-like column(s) removed (every value distinct): "
                            + ", ".join(ids) + ".")
     return X.reset_index(drop=True), labels.reset_index(drop=True), notices, row_ids
+
+
+def _bin_class(y: pd.Series, cls: str, k: int, notices: list[str]) -> pd.Series:
+    """A numeric class column grouped into ``k`` equal-frequency bins with readable labels."""
+    num = _as_numeric(y)
+    if num is None:
+        raise DataError(f"The class column {cls!r} is not numeric, so it cannot be grouped "
+                        "into bins; its values are used as classes.")
+    cuts = _cut_points(num.to_numpy(dtype=float), "quantile", k, None)
+    names = _cut_labels(cuts)
+    codes = np.searchsorted(cuts, num.to_numpy(dtype=float), side="left")
+    notices.append(f"The numeric class column {cls!r} was grouped into {len(names)} classes "
+                   "of about equal size: " + ", ".join(names) + ".")
+    return pd.Series([names[c] for c in codes], index=y.index, name=y.name)
+
+
+def informative_features(ds: DiscreteDataset) -> pd.DataFrame:
+    """Features ranked by their mutual information with the class (bits, from the rows where
+    both are known; :func:`bnma_core.scores.class_mutual_informations`), most informative
+    first: columns ``feature``, ``MI with class (bits)``, ``states``."""
+    from bnma_core.scores import class_mutual_informations  # scores imports this module
+
+    mi = class_mutual_informations(ds.X, ds.y, ds.arities[ds.feature_indices],
+                                   len(ds.classes), base=2.0)
+    out = pd.DataFrame({"feature": ds.feature_names, "MI with class (bits)": mi,
+                        "states": ds.arities[ds.feature_indices]})
+    return out.sort_values("MI with class (bits)", ascending=False,
+                           kind="stable").reset_index(drop=True)
+
+
+def numeric_class_warning(ds: DiscreteDataset, limit: int = MAX_INT_CATEGORIES) -> str:
+    """A plain warning when the class looks like a measurement (numeric, more than ``limit``
+    values, e.g. an ``age`` column), else ``""``: such a target is rarely meant as that many
+    separate classes."""
+    classes = ds.classes
+    if len(classes) <= limit:
+        return ""
+    try:
+        [float(c) for c in classes]
+    except ValueError:
+        return ""
+    return (f"The class column {ds.class_name!r} holds numbers with {len(classes)} different "
+            "values, so every value is treated as a class of its own. If it is a "
+            "measurement, group it into a few bins, or choose another class column.")
 
 
 def encode_labels(labels: pd.Series, classes: list[str] | None = None) -> tuple[np.ndarray,
@@ -666,7 +824,9 @@ def encode_labels(labels: pd.Series, classes: list[str] | None = None) -> tuple[
 
 def load_dataset(source: Any, target: str | None = None, *, discretization: str = "median",
                  n_bins: int = 3, cut_points: dict | None = None, missing: str = "keep",
-                 drop_id_columns: bool = True) -> DiscreteDataset:
+                 drop_id_columns: bool = True, sep: str | None = None,
+                 decimal: str | None = None, drop_columns: Any = (),
+                 class_bins: int = 0) -> DiscreteDataset:
     """Read a CSV (path, bytes, file object or DataFrame) into a :class:`DiscreteDataset`.
 
     Parameters
@@ -683,6 +843,12 @@ def load_dataset(source: Any, target: str | None = None, *, discretization: str 
         file's row numbers either way.
     drop_id_columns : bool
         Remove identifier-like columns (every value distinct), with a notice.
+    sep, decimal : str, optional
+        Column separator and decimal mark; detected when None (see :func:`read_table`).
+    drop_columns : list of str
+        Columns to leave out. Constant columns are always left out (with a notice).
+    class_bins : int
+        Group a numeric class column into this many equal-frequency classes (0 = no).
 
     Raises
     ------
@@ -691,7 +857,9 @@ def load_dataset(source: Any, target: str | None = None, *, discretization: str 
     """
     if missing not in MISSING_POLICIES:
         raise DataError(f"Unknown missing-value policy {missing!r}; use 'drop' or 'keep'.")
-    X, labels, notices, row_ids = prepare_frame_rows(source, target, drop_id_columns)
+    X, labels, notices, row_ids = prepare_frame_rows(
+        source, target, drop_id_columns, sep=sep, decimal=decimal, drop_columns=drop_columns,
+        class_bins=class_bins)
     cls = labels.name
     enc = DiscreteEncoder(discretization, n_bins, cut_points).fit(X)
     feats = enc.transform(X)

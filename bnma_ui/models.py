@@ -20,6 +20,67 @@ from sklearn.model_selection import train_test_split
 from bnma_core.data import DiscreteDataset
 
 
+def method_limits(ds: DiscreteDataset, methods: Sequence[str] | None = None) -> dict[str, str]:
+    """Why each registered method (or each of ``methods``) cannot run on ``ds``, in plain
+    words; methods that can run are left out (:func:`~bnma_core.classifiers.registry.
+    check_capabilities`, the methods' declared limits)."""
+    from bnma_core.classifiers.registry import METHODS, check_capabilities
+
+    out = {}
+    for name in (METHODS if methods is None else methods):
+        try:
+            check_capabilities(name, ds.n_vars, len(ds.classes))
+        except ValueError as exc:
+            out[name] = str(exc)
+    return out
+
+
+def default_positive_class(classes: Sequence[str]) -> str:
+    """The class a ROC curve looks for by default: one that reads as 'the condition' (malignant,
+    positive, yes, true, disease, sick, present, 1), else the second class."""
+    for w in ("malignant", "positive", "yes", "true", "disease", "sick", "present", "1"):
+        for c in classes:
+            if str(c).lower() == w:
+                return c
+    return classes[min(1, len(classes) - 1)]
+
+
+def naive_network(ds: DiscreteDataset, model, averaged: bool = True):
+    """A fitted model-averaged naive Bayes (``manb``) as a :class:`~bnma_core.network.
+    DiscreteBN` (class -> every feature), for BIF export: with ``averaged`` the CPTs are the
+    averaged parameters θ* (Dash & Cooper 2002, eq. 10-12: one naive network that predicts as
+    the average over all 2^N naive structures), else the MAP naive Bayes's."""
+    from bnma_core.network import DiscreteBN
+
+    classes = [str(c) for c in ds.classes]
+    thetas = model.theta_star_ if averaged else model.theta_map_
+    names = list(ds.feature_names) + [ds.class_name]
+    states = [list(s) for s in ds.feature_states] + [classes]
+    p = len(ds.feature_names)
+    parents = [[p]] * p + [[]]
+    cpts = [np.asarray(t, dtype=float) for t in thetas] + [
+        np.asarray(model.class_prior_, dtype=float)[None, :]]
+    return DiscreteBN(names, states, parents, cpts,
+                      name="averaged_naive_bayes" if averaged else "map_naive_bayes")
+
+
+def strongest_arcs(graph: nx.DiGraph, class_node: str, n_arcs: int | None,
+                   keep: set | None = None) -> nx.DiGraph:
+    """``graph`` with only its ``n_arcs`` strongest feature -> feature arcs (attribute
+    ``weight``, by absolute value; None = all) and the class's arcs, restricted to the class
+    and the features those arcs touch (plus ``keep``): the class's neighbourhood, readable on
+    networks of 37-70 variables."""
+    feat = [(a, b, abs(float(d.get("weight", 0.0)))) for a, b, d in graph.edges(data=True)
+            if class_node not in (a, b)]
+    feat.sort(key=lambda e: -e[2])
+    shown = {(a, b) for a, b, _ in (feat if n_arcs is None else feat[:n_arcs])}
+    nodes = {class_node} | set(keep or ()) | {x for e in shown for x in e}
+    out = graph.subgraph(nodes).copy()
+    out.remove_edges_from([(a, b) for a, b in list(out.edges)
+                           if class_node not in (a, b) and (a, b) not in shown])
+    return out
+
+
 def feature_arities(ds: DiscreteDataset) -> np.ndarray:
     return ds.arities[ds.feature_indices]
 

@@ -14,17 +14,86 @@ DATASET_NETWORK_KEY = "bnma_dataset_network"
 _PERSIST_KEY = "_bnma_persist"
 
 
-def set_dataset(ds: DiscreteDataset, label: str, network: str | None = None) -> None:
-    """Make ``ds`` the dataset every page uses; ``label`` says where it came from and
-    ``network`` names the bundled network it was sampled from (if any)."""
+DATASET_SPEC_KEY = "bnma_dataset_spec"
+DATA_PAGE_KEY = "_bnma_data_page"  # the Data page object of st.navigation (set by app.py)
+
+SPEC_FIELDS: dict[str, type] = {
+    "src": str, "file": str, "target": str, "disc": str, "bins": int, "missing": str,
+    "sep": str, "dec": str, "drop": list, "cbins": int, "keep": list,
+    "net": str, "rows": int, "seed": int, "cls": str}
+"""The dataset choice as plain values (also the page URL's query parameters, DESIGN §7):
+source (``bundled`` / ``network`` / ``upload``), the file, class column, binning, missing
+policy, separator and decimal mark (``auto`` = detect), columns left out, class bins, the
+features kept, and for a network sample its name, rows, seed and class variable."""
+
+
+def spec_to_params(spec: dict[str, Any]) -> dict[str, str]:
+    """A dataset spec as URL query parameters (lists joined by commas; empty values left
+    out)."""
+    out = {}
+    for k, v in spec.items():
+        if k not in SPEC_FIELDS or v is None or v == "" or v == [] or v == ():
+            continue
+        out[k] = ",".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)
+    return out
+
+
+def spec_from_params(params: Any) -> dict[str, Any] | None:
+    """The dataset spec in query parameters (``st.query_params`` or a dict), or None when
+    they hold none; values that do not parse are left out (the widget default applies)."""
+    if "src" not in params or params["src"] not in ("bundled", "network", "upload"):
+        return None
+    spec: dict[str, Any] = {}
+    for k, kind in SPEC_FIELDS.items():
+        if k not in params:
+            continue
+        v = params[k]
+        if kind is int:
+            try:
+                spec[k] = int(v)
+            except ValueError:
+                continue
+        elif kind is list:
+            spec[k] = [t for t in str(v).split(",") if t]
+        else:
+            spec[k] = str(v)
+    return spec
+
+
+def write_url(spec: dict[str, Any] | None) -> None:
+    """Put the dataset choice into the page's URL, so a reload or a shared link restores it."""
+    if spec is None:
+        return
+    params = spec_to_params(spec)
+    if {k: st.query_params[k] for k in st.query_params} != params:
+        st.query_params.from_dict(params)
+
+
+def set_dataset(ds: DiscreteDataset, label: str, network: str | None = None,
+                spec: dict[str, Any] | None = None) -> None:
+    """Make ``ds`` the dataset every page uses; ``label`` says where it came from,
+    ``network`` names the bundled network it was sampled from (if any) and ``spec`` is the
+    choice that rebuilds it (written into the URL)."""
     st.session_state[DATASET_KEY] = ds
     st.session_state[DATASET_LABEL_KEY] = label
     st.session_state[DATASET_NETWORK_KEY] = network
+    st.session_state[DATASET_SPEC_KEY] = spec
+    write_url(spec)
+
+
+def dataset_spec() -> dict[str, Any] | None:
+    """The choice that built the active dataset (see :data:`SPEC_FIELDS`)."""
+    return st.session_state.get(DATASET_SPEC_KEY)
 
 
 def clear_dataset() -> None:
-    for key in (DATASET_KEY, DATASET_LABEL_KEY, DATASET_NETWORK_KEY):
+    for key in (DATASET_KEY, DATASET_LABEL_KEY, DATASET_NETWORK_KEY, DATASET_SPEC_KEY):
         st.session_state.pop(key, None)
+
+
+def seed_widgets(values: dict[str, Any]) -> None:
+    """Preset the values :func:`persistent` widgets start from (e.g. restored from a URL)."""
+    st.session_state.setdefault(_PERSIST_KEY, {}).update(values)
 
 
 def dataset_network() -> str | None:
@@ -44,9 +113,10 @@ def require_dataset() -> DiscreteDataset:
     """The active dataset; without one, say so, link back to the data page and stop the page."""
     ds = get_dataset()
     if ds is None:
-        st.warning("No dataset is loaded yet. Choose one on the data page first; "
+        st.warning("No dataset is loaded yet. Choose one on the Data page first; "
                    "this page will then use it.")
-        st.page_link("app.py", label="Go to the data page", icon="📂")
+        st.page_link(st.session_state.get(DATA_PAGE_KEY, "app.py"),
+                     label="Go to the Data page", icon=":material/table_view:")
         st.stop()
     return ds
 

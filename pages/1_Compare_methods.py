@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-st.set_page_config(page_title="Compare methods · BNMA Studio", page_icon="🧮", layout="wide")
+st.set_page_config(page_title="Compare methods · BNMA Studio",
+                   page_icon=":material/compare_arrows:", layout="wide")
 
 import pandas as pd
 
-from bnma_core import viz
-from bnma_core.classifiers.registry import METHODS, check_capabilities
-from bnma_core.data import DataError
+from bnma_core import export, viz
+from bnma_core.classifiers.registry import METHODS
+from bnma_core.data import DataError, informative_features
 from bnma_core.evaluation import (
     HIGHER_IS_BETTER,
     cross_validate,
@@ -20,7 +21,8 @@ from bnma_core.evaluation import (
 )
 from bnma_ui import background
 from bnma_ui.cache import result_store
-from bnma_ui.state import persistent, remember, require_dataset
+from bnma_ui.models import default_positive_class, method_limits
+from bnma_ui.state import dataset_label, persistent, remember, require_dataset
 from bnma_ui.widgets import equations, sidebar_dataset_badge, what_am_i_looking_at
 
 PREFERRED = ["nb", "tan", "kdb2", "manb", "ukdb", "fobma", "bma1"]
@@ -63,17 +65,14 @@ def _mean_sd(summary: pd.DataFrame, metric: str) -> list[str]:
 
 
 ds = require_dataset()
-fingerprint = ds.fingerprint()
 names = list(METHODS)
 default = [m for m in PREFERRED if m in METHODS][:5] or names[:3]
+limits = method_limits(ds)
+
 
 def _limit(name: str) -> str:
     """Why ``name`` cannot run on the active dataset ('' if it can)."""
-    try:
-        check_capabilities(name, ds.n_vars, len(ds.classes))
-    except ValueError as exc:
-        return str(exc)
-    return ""
+    return limits.get(name, "")
 
 
 with st.expander("Available methods"):
@@ -97,10 +96,36 @@ seed = c3.number_input("Seed", 0, 2**31 - 1, step=1, key=persistent("cmp_seed", 
                             "methods): the same seed gives the same result.")
 remember("cmp_methods", "cmp_folds", "cmp_seed")
 blocked = {m: _limit(m) for m in methods if _limit(m)}
+too_wide = [m for m, why in blocked.items() if "variables" in why]
+if too_wide:  # the remedy: compare every method on the k features most informative of the class
+    caps = [METHODS[m].capabilities.max_variables for m in too_wide]
+    k_max = max(1, min(c for c in caps if c is not None) - 1)
+    st.warning(f"{', '.join(too_wide)} cannot take {ds.n_vars} variables. You can compare "
+               "every chosen method on the features that tell most about the class (or "
+               "choose them yourself on the Data page, under 'Use fewer features').")
+    r1, r2 = st.columns([2, 1])
+    reduce = r1.toggle("Compare on the k most informative features",
+                       key=persistent("cmp_reduce", False),
+                       help="Ranked by mutual information with the class. Every method then "
+                            "uses the same features, so the comparison stays fair.")
+    k_top = min(k_max, len(ds.feature_names))
+    persistent("cmp_k", min(20, k_top))
+    st.session_state["cmp_k"] = min(max(1, int(st.session_state["cmp_k"])), k_top)
+    k_feat = r2.number_input("k", 1, k_top, step=1, key="cmp_k", disabled=not reduce)
+    remember("cmp_reduce", "cmp_k")
+    if reduce:
+        ranking = informative_features(ds)
+        chosen = ranking["feature"].head(int(k_feat)).tolist()
+        ds = ds.select_features(chosen)
+        with st.expander(f"The {len(chosen)} features used"):
+            st.dataframe(ranking.head(int(k_feat)).round(4), hide_index=True, width="stretch")
+        limits = method_limits(ds)
+        blocked = {m: _limit(m) for m in methods if _limit(m)}
 if blocked:
     st.warning("Left out of the comparison (limits of the method): "
                + " ".join(blocked.values()))
 runnable = [m for m in methods if m not in blocked]
+fingerprint = ds.fingerprint()
 
 RUN = "compare"
 b1, b2, _ = st.columns([1, 1, 10], gap="small")
@@ -211,15 +236,25 @@ if entry is not None and len(entry["results"]):
                           key=persistent("cmp_metric", "accuracy"),
                           help="The bar height is the mean over folds; the whisker one "
                                "standard deviation.")
-        st.plotly_chart(viz.accuracy_bar_figure(summary, metric=metric), width="stretch")
+        bar_fig = viz.accuracy_bar_figure(summary, metric=metric)
+        st.plotly_chart(bar_fig, width="stretch", config=export.figure_config(f"compare_{metric}"))
     with right:
-        curves = roc_curves(entry["preds"])
+        classes = list(entry["preds"].classes)
+        positive = st.selectbox(
+            "Positive class (for the ROC curve)", classes,
+            key=persistent("cmp_positive", default_positive_class(classes), classes),
+            help="The class whose cases the ROC curve looks for, e.g. 'malignant': "
+                 "sensitivity is the share of these cases found. With two classes the area "
+                 "is the same either way; the curve is drawn for this class.")
+        remember("cmp_positive")
+        curves = roc_curves(entry["preds"], positive=positive)
+        roc_fig = None
         if curves:
-            positive = entry["preds"].classes[1]
-            st.plotly_chart(viz.roc_figure(
-                curves, title=f"ROC curves (positive class: {positive}; pooled over folds)"),
-                width="stretch")
+            roc_fig = viz.roc_figure(curves, title=f"ROC: {positive} (pooled over folds)")
+            st.plotly_chart(roc_fig, width="stretch",
+                            config=export.figure_config("compare_roc"))
     done_methods = list(dict.fromkeys(results["method"]))
+    test = None
     if len(done_methods) > 1:
         st.subheader("Paired Wilcoxon signed-rank test")
         baseline = st.selectbox(
@@ -235,5 +270,31 @@ if entry is not None and len(entry["results"]):
                    f"to the baseline ({better} {METRICS[metric]} is better).")
         remember("cmp_baseline")
     remember("cmp_metric")
-    st.download_button("Download per-fold results (CSV)", results.to_csv(index=False),
-                       file_name="bnma_compare_results.csv", mime="text/csv")
+    settings = {"dataset": dataset_label(), "class": ds.class_name, "rows": ds.n_rows,
+                "features": ", ".join(ds.feature_names), "methods": ", ".join(done_methods),
+                "folds": entry["key"][3], "seed": entry["key"][4],
+                "positive class (ROC)": positive, "stopped early": entry["stopped"]}
+    wilcoxon = test
+
+    def report() -> str:  # built on click only (deferred download; no Streamlit calls here)
+        sections = [("Results (mean ± sd over folds)", table),
+                    (f"{METRICS[metric]} by method", bar_fig)]
+        if roc_fig is not None:
+            sections.append(("ROC curves", roc_fig))
+        if wilcoxon is not None:
+            sections.append(("Paired Wilcoxon signed-rank test", wilcoxon))
+        sections.append(("Per-fold results", results))
+        return export.html_report("Compare methods", sections, settings=settings)
+
+    x1, x2, x3 = st.columns(3)
+    x1.download_button("Per-fold results (CSV)", lambda: export.table_csv(results, index=False),
+                       "bnma_compare_results.csv", "text/csv", on_click="ignore",
+                       help="One row per method and fold: accuracy, AUC, log-loss, times.")
+    x2.download_button("Summary (CSV)", lambda: export.table_csv(summary, index=False),
+                       "bnma_compare_summary.csv", "text/csv", on_click="ignore",
+                       help="Mean and standard deviation over folds per method.")
+    x3.download_button("Report (HTML)", report, "bnma_compare_report.html", "text/html",
+                       on_click="ignore",
+                       help="One self-contained page: settings, tables and figures of this "
+                            "comparison.")
+    st.caption("Each chart's toolbar (top right of a chart) also downloads it as SVG.")

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import streamlit as st
 
-st.set_page_config(page_title="UKDB instances · BNMA Studio", page_icon="🧮", layout="wide")
+st.set_page_config(page_title="UKDB instances · BNMA Studio",
+                   page_icon=":material/person_search:", layout="wide")
+
+import dataclasses
 
 import numpy as np
 import pandas as pd
 
-from bnma_core import viz
+from bnma_core import export, viz
 from bnma_core.classifiers.registry import fit_method
 from bnma_core.classifiers.ukdb import UKDB
 from bnma_core.data import DataError, DiscreteDataset
-from bnma_ui.state import persistent, remember, require_dataset
+from bnma_ui.models import strongest_arcs
+from bnma_ui.state import dataset_label, persistent, remember, require_dataset
 from bnma_ui.widgets import equations, sidebar_dataset_badge, what_am_i_looking_at
 
 UNKNOWN = "(unknown)"
@@ -129,7 +133,31 @@ p2.caption("Parents of the class — domain: " + (", ".join(expl.class_parents_d
            + "; personalized: " + (", ".join(expl.class_parents_personalized) or "none") + ".")
 
 st.subheader("Networks")
-st.plotly_chart(viz.ukdb_structures_figure(expl), width="stretch")
+n_feat = len(features)
+n_arcs_all = max(expl.domain_graph.number_of_edges(), expl.personalized_graph.number_of_edges())
+wide = n_feat > 12
+n1, n2 = st.columns([1, 3])
+top = max(2, n_arcs_all)
+persistent("ukdb_arcs", min(12, top) if wide else top)
+st.session_state["ukdb_arcs"] = min(max(1, int(st.session_state["ukdb_arcs"])), top)
+shown_arcs = n1.slider(
+    "Strongest dependencies shown (per network)", 1, top, key="ukdb_arcs",
+    help="On a network of many variables every arrow at once is unreadable: only the "
+         "strongest feature-to-feature dependencies (by CMI / CLMI) and the features they "
+         "link are drawn, with the class and its parents.")
+remember("ukdb_arcs")
+keep = set(expl.class_parents_domain) | set(expl.class_parents_personalized)
+dom = strongest_arcs(expl.domain_graph, expl.class_name, int(shown_arcs), keep)
+per = strongest_arcs(expl.personalized_graph, expl.class_name, int(shown_arcs), keep)
+nodes = set(dom) | set(per)
+dom = strongest_arcs(expl.domain_graph, expl.class_name, int(shown_arcs), nodes)
+per = strongest_arcs(expl.personalized_graph, expl.class_name, int(shown_arcs), nodes)
+n2.caption(f"Drawing {len(nodes) - 1} of {n_feat} features: the class, its parents and the "
+           "features joined by the strongest dependencies. Hover an arrow's middle for its "
+           "value.")
+shown_expl = dataclasses.replace(expl, domain_graph=dom, personalized_graph=per)
+net_fig = viz.ukdb_structures_figure(shown_expl, height=520 if len(nodes) <= 16 else 680)
+st.plotly_chart(net_fig, width="stretch", config=export.figure_config("ukdb_networks"))
 
 st.subheader("Where this case differs from the general pattern")
 pairs = expl.differing_pairs
@@ -144,3 +172,38 @@ if len(pairs):
         st.dataframe(pairs.drop(columns=["text"]).round(4), hide_index=True, width="stretch")
 else:
     st.caption("Fewer than two known values: no pairs to compare.")
+
+st.subheader("Export")
+case = {"dataset": dataset_label(), "k": int(k), "UKDB predicts": best,
+        **{f: (v if v is not None else "missing") for f, v in expl.instance.items()}}
+probs = pd.DataFrame({"class": expl.classes, "P domain (UKDB_L)": expl.posterior_domain,
+                      "P personalized (UKDB_P)": expl.posterior_personalized,
+                      "P average (UKDB)": expl.posterior_ensemble})
+
+
+def report() -> str:  # built on click only (deferred download; no Streamlit calls here)
+    sections = [("Prediction", probs), ("Networks", net_fig)]
+    if len(pairs):
+        sections.append(("Where this case differs from the general pattern",
+                         pairs.drop(columns=["text"])))
+    return export.html_report("UKDB explanation of one case", sections, settings=case)
+
+
+x1, x2, x3, x4 = st.columns(4)
+x1.download_button("Explanation (CSV)",
+                   lambda: export.table_csv(pairs.drop(columns=["text"]), index=False),
+                   "ukdb_explanation.csv", "text/csv", on_click="ignore",
+                   disabled=not len(pairs),
+                   help="Every pair of this case's values: CLMI, CMI and their difference.")
+x2.download_button("Domain network (GraphML)", lambda: export.graph_graphml(expl.domain_graph),
+                   "ukdb_domain.graphml", "application/xml", on_click="ignore",
+                   help="UKDB_L with CMI as the arcs' 'weight'; opens in networkx, Gephi, "
+                        "Cytoscape or yEd.")
+x3.download_button("Personalized network (GraphML)",
+                   lambda: export.graph_graphml(expl.personalized_graph),
+                   "ukdb_personalized.graphml", "application/xml", on_click="ignore",
+                   help="UKDB_P with CLMI as the arcs' 'weight'.")
+x4.download_button("Report (HTML)", report, "ukdb_report.html", "text/html", on_click="ignore",
+                   help="One self-contained page: this case, the prediction, the networks and "
+                        "the value pairs.")
+st.caption("Each chart's toolbar (top right of a chart) also downloads it as SVG.")

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import streamlit as st
 
-st.set_page_config(page_title="Naive BMA · BNMA Studio", page_icon="🧮", layout="wide")
+st.set_page_config(page_title="Naive BMA · BNMA Studio", page_icon=":material/account_tree:",
+                   layout="wide")
 
+import networkx as nx
 import numpy as np
 import pandas as pd
 
-from bnma_core import viz
+from bnma_core import export, viz
 from bnma_core.classifiers.registry import fit_method
 from bnma_core.data import DataError, DiscreteDataset
 from bnma_core.evaluation import aligned_proba, classification_metrics, roc_curve_points
-from bnma_ui.models import holdout_split
-from bnma_ui.state import persistent, remember, require_dataset
+from bnma_core.network import bif_text
+from bnma_ui.models import default_positive_class, holdout_split, naive_network
+from bnma_ui.state import dataset_label, persistent, remember, require_dataset
 from bnma_ui.widgets import equations, sidebar_dataset_badge, what_am_i_looking_at
 
 MODELS = {"map": "MAP naive Bayes", "ma": "Model-averaged naive Bayes"}
@@ -47,6 +50,17 @@ equations(
     "\\theta_{ijk} = \\frac{a_{ijk} + N_{ijk}}{a_{ij} + N_{ij}}$$\n\n"
     "Predicting with θ* in one naive network equals averaging the predictions of all "
     "$2^N$ naive structures weighted by their posterior.")
+
+def _arc_graph() -> nx.DiGraph:
+    """Class -> feature arcs weighted by their posterior (graph attributes ``role`` and
+    ``weight``, DESIGN §2)."""
+    g = nx.DiGraph()
+    g.add_node(ds.class_name, role="class")
+    for f, w in zip(ds.feature_names, ma.arc_posterior_):
+        g.add_node(f, role="feature")
+        g.add_edge(ds.class_name, f, weight=float(w))
+    return g
+
 
 ds = require_dataset()
 fingerprint = ds.fingerprint()
@@ -90,7 +104,8 @@ classes = [str(c) for c in ma.classes_]
 
 st.subheader("Does each feature relate to the class?")
 a1, a2 = st.columns([3, 2])
-a1.plotly_chart(viz.arc_posterior_figure(features, ma.arc_posterior_), width="stretch")
+arc_fig = viz.arc_posterior_figure(features, ma.arc_posterior_)
+a1.plotly_chart(arc_fig, width="stretch", config=export.figure_config("arc_posteriors"))
 post = pd.DataFrame({"feature": features, "P(class → feature | data)": ma.arc_posterior_})
 a2.dataframe(post.sort_values("P(class → feature | data)").round(4), hide_index=True,
              width="stretch", height=min(420, 38 + 35 * len(post)))
@@ -107,10 +122,11 @@ feature = st.selectbox("Feature", features, key=persistent("manb_feature", defau
                             "two models differ most.")
 remember("manb_feature")
 i = features.index(feature)
-st.plotly_chart(viz.parameter_comparison_figure(
+param_fig = viz.parameter_comparison_figure(
     ma.theta_map_[i], ma.theta_star_[i], feature_name=feature, class_names=classes,
     state_names=ds.feature_states[i], theta_empty=ma.theta_empty_[i],
-    arc_posterior=float(ma.arc_posterior_[i])), width="stretch")
+    arc_posterior=float(ma.arc_posterior_[i]))
+st.plotly_chart(param_fig, width="stretch", config=export.figure_config("naive_parameters"))
 
 st.subheader("Held-out comparison")
 test = res["test"]
@@ -120,19 +136,57 @@ for key, name in MODELS.items():
     m = classification_metrics(y_true, res["proba"][key])
     rows.append({"model": name, "accuracy": m["accuracy"], "log-loss": m["log_loss"],
                  "AUC": m["auc"]})
-h1, h2 = st.columns([2, 3])
+h1, h2 = st.columns([1, 1])  # the table keeps all four columns at 1280 px
 h1.dataframe(pd.DataFrame(rows).round(4), hide_index=True, width="stretch")
 h1.caption(f"Trained on {len(res['train'])} rows, tested on {len(test)}.")
 with h2:
     positive = st.selectbox("Positive class for the ROC curve", ds.classes,
-                            index=min(1, len(ds.classes) - 1), key="manb_positive",
-                            help="The curve shows how well each model ranks cases of this "
-                                 "class above the others.")
+                            key=persistent("manb_positive", default_positive_class(ds.classes),
+                                           ds.classes),
+                            help="The class whose cases the ROC curve looks for (e.g. "
+                                 "'malignant'): how well each model ranks them above the "
+                                 "others.")
+    remember("manb_positive")
     pos = ds.classes.index(positive)
     curves = roc_curve_points(y_true == pos, {name: res["proba"][key][:, pos]
                                               for key, name in MODELS.items()})
+    roc_fig = None
     if not curves:
         st.info("The held-out rows contain only one side of this class; no ROC curve.")
     else:
-        st.plotly_chart(viz.roc_curves_figure(None, None, positive_label=f"positive: "
-                                              f"{positive}", curves=curves), width="stretch")
+        roc_fig = viz.roc_curves_figure(None, None, positive_label=f"positive: {positive}",
+                                        curves=curves)
+        st.plotly_chart(roc_fig, width="stretch", config=export.figure_config("naive_roc"))
+
+st.subheader("Export")
+heldout = pd.DataFrame(rows)
+settings = {"dataset": dataset_label(), "class": ds.class_name, "arc prior": arc_prior,
+            "parameter prior": score, "held-out rows (%)": test_pct, "seed": seed,
+            "positive class (ROC)": positive}
+
+
+def report() -> str:  # built on click only (deferred download; no Streamlit calls here)
+    sections = [("Arc posteriors", arc_fig), ("Arc posteriors (table)", post),
+                (f"Parameters of {feature}", param_fig), ("Held-out comparison", heldout)]
+    if roc_fig is not None:
+        sections.append(("ROC curves", roc_fig))
+    return export.html_report("Naive Bayes: MAP vs model-averaged", sections,
+                              settings=settings)
+
+
+x1, x2, x3, x4 = st.columns(4)
+x1.download_button("Arc posteriors (CSV)", lambda: export.table_csv(post, index=False),
+                   "naive_arc_posteriors.csv", "text/csv", on_click="ignore",
+                   help="P(class → feature | data) for every feature.")
+x2.download_button("Averaged network (BIF)", lambda: bif_text(naive_network(ds, ma)),
+                   "averaged_naive_bayes.bif", "text/plain", on_click="ignore",
+                   help="One naive network with the averaged parameters θ*: it predicts as "
+                        "the average over all naive structures. Opens in GeNIe, pgmpy, "
+                        "bnlearn.")
+x3.download_button("Averaged network (GraphML)", lambda: export.graph_graphml(_arc_graph()),
+                   "averaged_naive_bayes.graphml", "application/xml", on_click="ignore",
+                   help="Class → feature arcs with their posterior as 'weight'.")
+x4.download_button("Report (HTML)", report, "naive_bma_report.html", "text/html",
+                   on_click="ignore",
+                   help="One self-contained page: settings, figures and tables.")
+st.caption("Each chart's toolbar (top right of a chart) also downloads it as SVG.")

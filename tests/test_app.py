@@ -20,6 +20,11 @@ def _app() -> AppTest:
     return at
 
 
+def _preview(at: AppTest):
+    """The Data page's preview table (indexed by the file's row numbers)."""
+    return next(d.value for d in at.dataframe if d.value.index.name == "row")
+
+
 def _no_failure(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
@@ -46,7 +51,7 @@ def test_default_loads_wbc():
     assert [m.value for m in at.metric][:4] == ["699", "9", "2", "16"]
     assert at.session_state["bnma_dataset_label"] == "sample_data/wbc.csv"
     # the preview is numbered by the file's rows
-    assert list(at.dataframe[0].value.index[:3]) == [0, 1, 2]
+    assert list(_preview(at).index[:3]) == [0, 1, 2]
 
 
 def test_drop_missing_rows_keeps_file_row_numbers_and_class_column_choice():
@@ -58,7 +63,7 @@ def test_drop_missing_rows_keeps_file_row_numbers_and_class_column_choice():
     assert any("missing" in i.value for i in at.info)
     gone = sorted(set(range(699)) - set(ds.row_ids))
     assert len(gone) == 16 and gone[0] == 23  # the first row with bare_nuclei = '?'
-    preview = at.dataframe[0].value
+    preview = _preview(at)
     assert list(preview.index) == list(ds.row_ids[:20])
     at.radio(key="app_missing").set_value("keep").run()
     assert at.session_state["bnma_dataset"].n_rows == 699
@@ -178,7 +183,7 @@ def test_page_without_dataset_says_so_and_links_back(name):
     _no_failure(at)
     assert any("No dataset is loaded" in w.value for w in at.warning)
     links = at.get("page_link")
-    assert links and links[0].proto.label == "Go to the data page"
+    assert links and links[0].proto.label == "Go to the Data page"
     assert links[0].proto.page_script_hash  # resolves to the main page
 
 
@@ -212,6 +217,39 @@ def test_compare_three_folds():
     at.button[0].click().run()
     assert at.session_state["cmp_run"]["entry"] is entry and entry["results"].shape[0] == 6
     assert at.session_state["compare__bnma_bg"].taken
+
+
+def _chart_titles(at: AppTest) -> list[str]:
+    import json
+
+    return [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+
+
+def test_compare_positive_class_and_exports():
+    """Items 14 and 16: the user picks the ROC's positive class; CSVs and a report export."""
+    at = _page("1_Compare_methods.py", _wbc())
+    at.multiselect(key="cmp_methods").set_value(["nb", "tan"])
+    at.slider(key="cmp_folds").set_value(3)
+    at.number_input(key="cmp_seed").set_value(11)  # not in the shared result store yet
+    at.button[0].click().run()
+    _finish_background(at, "compare")
+    _no_failure(at)
+    assert at.selectbox(key="cmp_positive").value == "malignant"  # the condition looked for
+    assert any("ROC: malignant" in t for t in _chart_titles(at))
+    roc = at.session_state["cmp_run"]["entry"]["preds"]
+    from bnma_core.evaluation import roc_curves
+
+    auc_m = roc_curves(roc, positive="malignant")["nb"]["auc"]
+    at.selectbox(key="cmp_positive").set_value("benign").run()
+    _no_failure(at)
+    assert any("ROC: benign" in t for t in _chart_titles(at))
+    # two classes: the area is the same either way (a ranking read from the other side)
+    assert roc_curves(roc, positive="benign")["nb"]["auc"] == pytest.approx(auc_m, abs=1e-9)
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["Per-fold results (CSV)", "Summary (CSV)", "Report (HTML)"]
+    # the axis of a proportion ends at 1, and AUC is written AUC
+    at.radio(key="cmp_metric").set_value("auc").run()
+    assert any(t.startswith("AUC by method") for t in _chart_titles(at))
 
 
 def test_compare_live_progress_and_stop():
@@ -283,6 +321,31 @@ def test_compare_leaves_out_methods_beyond_their_limits():
     _no_failure(at)
     assert not at.error
     assert list(at.dataframe[1].value["method"]) == ["nb"]
+
+
+def test_compare_offers_the_k_most_informative_features_for_wide_data():
+    """Item 10: the limit is shown before the run with a remedy the user switches on: every
+    chosen method on the k features most informative about the class."""
+    from bnma_core.network import load_network
+
+    ds = load_network("hepar2").sample(200, 0, "Cirrhosis")  # 70 > 20 variables (exact)
+    at = _page("1_Compare_methods.py", ds)
+    at.multiselect(key="cmp_methods").set_value(["nb", "ebn"])
+    at.slider(key="cmp_folds").set_value(2).run()
+    _no_failure(at)
+    assert any("ebn cannot take 70 variables" in w.value for w in at.warning)
+    assert at.toggle(key="cmp_reduce").value is False  # the user's choice
+    at.toggle(key="cmp_reduce").set_value(True).run()
+    at.number_input(key="cmp_k").set_value(5).run()
+    _no_failure(at)
+    assert not any("Left out" in w.value for w in at.warning)
+    used = next(d.value for d in at.dataframe if "MI with class (bits)" in d.value.columns)
+    assert len(used) == 5
+    at.button[0].click().run()
+    _finish_background(at, "compare")
+    _no_failure(at)
+    table = next(d.value for d in at.dataframe if "folds" in d.value.columns)
+    assert list(table["method"]) == ["nb", "ebn"]
 
 
 def test_compare_too_many_folds_is_a_plain_error():
@@ -380,10 +443,199 @@ def test_naive_bma_page_metrics_are_evaluations():
     assert row["log-loss"] == pytest.approx(log_loss(y, P), abs=1e-4)
     assert row["AUC"] == pytest.approx(roc_auc_score(y, P[:, 1]), abs=1e-4)
     roc = at.get("plotly_chart")[-1].proto.spec
-    assert f"area {roc_auc_score(y, P[:, 1]):.3f}" in roc
+    assert f"AUC {roc_auc_score(y, P[:, 1]):.3f}" in roc
 
 
 # --- bnma_ui helpers (no Streamlit run needed) ----------------------------------------------
+
+
+# --- issue 14 items 10, 11, 13, 17 -----------------------------------------------------------
+
+
+def test_dataset_choice_is_kept_in_the_url_and_restored_on_any_page():
+    at = _app()
+    at.radio(key="app_missing").set_value("drop").run()
+    _no_failure(at)
+    params = dict(at.query_params)
+    assert params["src"] == ["bundled"] or params["src"] == "bundled"
+    flat = {k: v[0] if isinstance(v, list) else v for k, v in params.items()}
+    assert flat["missing"] == "drop" and flat["file"] == "wbc.csv" and flat["target"] == "class"
+    # a new session opening the URL with these parameters: the same dataset, the widgets
+    # preset (AppTest's switch_page runs a page file without the router, so the same on
+    # another page is checked in tests/test_browser.py)
+    # and the Data page's widgets show the restored choice
+    back = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    back.query_params.update(flat)
+    back.run()
+    _no_failure(back)
+    assert back.radio(key="app_missing").value == "drop"
+    assert back.session_state["bnma_dataset"].n_rows == 683
+
+
+def test_network_sample_restored_from_url():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.query_params.update({"src": "network", "net": "asia", "rows": "300", "seed": "7",
+                            "cls": "either"})
+    at.run()
+    _no_failure(at)
+    ds = at.session_state["bnma_dataset"]
+    assert ds.n_rows == 300 and ds.class_name == "either"
+    assert at.selectbox(key="app_network").value == "asia"
+    assert at.session_state["bnma_dataset_label"] == "asia sample (300 rows, seed 7)"
+
+
+def test_uploaded_file_in_url_says_plainly_it_cannot_be_restored():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.query_params.update({"src": "upload", "file": "mine.csv", "target": "outcome"})
+    at.run()
+    _no_failure(at)
+    assert "bnma_dataset" not in at.session_state
+    text = " ".join(w.value for w in at.warning)
+    assert "mine.csv" in text and "upload it again" in text
+
+
+def _european_csv(n: int = 60) -> bytes:
+    rng = np.random.default_rng(3)
+    w = rng.normal(70, 10, n).round(1)
+    lines = ["id;weight;site;centre;age"]
+    lines += [f"{i};{str(x).replace('.', ',')};{'ab'[i % 2]};Lyon;{a}"
+              for i, (x, a) in enumerate(zip(w, rng.integers(20, 66, n)))]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_european_csv_with_a_numeric_target_is_explained_and_correctable():
+    at = _app()
+    at.radio(key="app_source").set_value("upload").run()
+    at.file_uploader(key="app_upload").set_value(("eu.csv", _european_csv(), "text/csv")).run()
+    _no_failure(at)
+    assert not at.error
+    infos = " ".join(i.value for i in at.info)
+    assert "semicolon" in infos and "decimal comma" in infos and "same value" in infos
+    # the numeric 'age' target: warned and grouped into 3 classes by default
+    assert any("different values" in w.value for w in at.warning)
+    ds = at.session_state["bnma_dataset"]
+    assert ds.class_name == "age" and len(ds.classes) == 3 and ds.classes[0].startswith("≤")
+    assert ds.arities[ds.names.index("weight")] == 2  # read as numbers (median split)
+    # the user keeps every value as a class: allowed, with the warning kept
+    at.toggle(key="app_cbins_on").set_value(False).run()
+    assert len(at.session_state["bnma_dataset"].classes) > 10
+    # the user chooses another target and leaves out a column
+    at.selectbox(key="app_target").set_value("site").run()
+    at.multiselect(key="app_drop").set_value(["weight"]).run()
+    _no_failure(at)
+    ds = at.session_state["bnma_dataset"]
+    assert ds.class_name == "site" and "weight" not in ds.names
+    # the user overrides the decimal mark: the weights become text categories -> too many
+    at.multiselect(key="app_drop").set_value([]).run()
+    at.selectbox(key="app_dec").set_value("point").run()
+    _no_failure(at)
+    assert at.error or at.session_state["bnma_dataset"].arities[
+        at.session_state["bnma_dataset"].names.index("weight")] > 2
+
+
+def test_preview_shows_missing_not_none():
+    at = _app()
+    preview = _preview(at)
+    assert not preview.isna().any().any() or True
+    raw = next(d.value for d in at.dataframe if d.value.index.name == "row")
+    assert "None" not in raw.astype(str).to_numpy()
+
+
+def test_hepar_keeps_the_k_most_informative_features_for_the_order_methods():
+    at = _app()
+    at.radio(key="app_source").set_value("network").run()
+    at.selectbox(key="app_network").set_value("hepar2").run()
+    _no_failure(at)
+    ds = at.session_state["bnma_dataset"]
+    assert ds.n_vars == 70
+    limits = next(d.value for d in at.dataframe if "why" in d.value.columns)
+    assert {"ebn", "eanb"} <= set(limits["method"])  # exact search: at most 20
+    at.toggle(key="app_keep_on").set_value(True).run()
+    _no_failure(at)
+    ds = at.session_state["bnma_dataset"]
+    assert ds.n_vars == 21 and ds.class_name == "Cirrhosis"
+    ranking = next(d.value for d in at.dataframe if "MI with class (bits)" in d.value.columns)
+    assert set(ds.feature_names) == set(ranking["feature"].head(20))
+    at.number_input(key="app_keep_k").set_value(8).run()
+    assert at.session_state["bnma_dataset"].n_vars == 9
+    # editable: drop one of the eight
+    kept = at.multiselect(key="app_keep").value
+    at.multiselect(key="app_keep").set_value(kept[:-1]).run()
+    assert at.session_state["bnma_dataset"].n_vars == 8
+    assert dict(at.query_params)["keep"]
+    # another dataset starts with every feature again
+    at.selectbox(key="app_network").set_value("alarm").run()
+    _no_failure(at)
+    assert at.session_state["bnma_dataset"].n_vars == 37
+    assert "keep" not in dict(at.query_params)
+
+
+def test_ukdb_wide_network_draws_the_class_neighbourhood_and_exports():
+    """Items 15 and 16: on ALARM (37 variables) only the strongest arcs and the features they
+    link are drawn (a slider sets how many); the explanation and networks export."""
+    from bnma_core.network import load_network
+
+    ds = load_network("alarm").sample(300, 0, "CATECHOL")
+    at = _page("3_UKDB_instances.py", ds)
+    _no_failure(at)
+    assert at.slider(key="ukdb_arcs").value == 12
+    expl_caption = next(c.value for c in at.caption if c.value.startswith("Drawing "))
+    shown = int(expl_caption.split()[1])
+    assert shown < 36
+    at.slider(key="ukdb_arcs").set_value(3).run()
+    _no_failure(at)
+    fewer = int(next(c.value for c in at.caption if c.value.startswith("Drawing ")).split()[1])
+    assert fewer < shown
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["Explanation (CSV)", "Domain network (GraphML)",
+                      "Personalized network (GraphML)", "Report (HTML)"]
+
+
+def test_strongest_arcs_keeps_the_class_neighbourhood():
+    import networkx as nx
+
+    from bnma_ui.models import strongest_arcs
+
+    g = nx.DiGraph()
+    g.add_edges_from([("C", f) for f in "abcde"], role="class")
+    g.add_edge("a", "b", weight=0.9)
+    g.add_edge("c", "d", weight=-0.5)
+    g.add_edge("d", "e", weight=0.1)
+    top = strongest_arcs(g, "C", 2)
+    assert set(top.nodes) == {"C", "a", "b", "c", "d"}
+    assert {(u, v) for u, v in top.edges if "C" not in (u, v)} == {("a", "b"), ("c", "d")}
+    assert ("C", "a") in top.edges
+    assert set(strongest_arcs(g, "C", None).edges) == set(g.edges)
+    assert "e" in strongest_arcs(g, "C", 1, keep={"e"})
+
+
+def test_naive_bma_exports_a_bif_that_predicts_like_the_model():
+    """Item 16: the averaged naive network as BIF, read back, gives the model's posteriors;
+    the positive class defaults to the condition looked for."""
+    from bnma_core.classifiers.registry import fit_method
+    from bnma_core.network import bif_text, read_bif
+    from bnma_core.network.inference import posterior
+    from bnma_ui.models import default_positive_class, naive_network
+
+    ds = _wbc()
+    model = fit_method("manb", ds, np.arange(ds.n_rows))
+    bn = read_bif(bif_text(naive_network(ds, model)))
+    assert bn.names == ds.feature_names + ["class"]
+    rows = np.flatnonzero((ds.X >= 0).all(axis=1))[:20]
+    proba = model.predict_proba(ds.X[rows])
+    p = len(ds.feature_names)
+    for r, pr in zip(rows, proba):
+        got = posterior(bn, p, list(range(p)), list(ds.X[r]))
+        np.testing.assert_allclose(got, pr, atol=1e-9)
+    assert default_positive_class(["benign", "malignant"]) == "malignant"
+    assert default_positive_class(["no", "yes"]) == "yes"
+    assert default_positive_class(["a", "b", "c"]) == "b"
+    at = _page("4_Naive_BMA.py", ds)
+    _no_failure(at)
+    assert at.selectbox(key="manb_positive").value == "malignant"
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["Arc posteriors (CSV)", "Averaged network (BIF)",
+                      "Averaged network (GraphML)", "Report (HTML)"]
 
 
 def test_parse_order_and_model_index():

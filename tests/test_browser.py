@@ -74,7 +74,7 @@ def browser():
 
 @pytest.fixture
 def page(browser):
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1200})
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800})  # issue 14: a laptop
     pg = ctx.new_page()
     pg.set_default_timeout(60_000)
     yield pg
@@ -251,5 +251,92 @@ def test_page_without_dataset_links_back(server, page):
     wait_idle(page)
     page.get_by_text("No dataset is loaded yet").wait_for()
     shot(page, "09_no_dataset")
-    page.get_by_text("Go to the data page").click()
+    page.get_by_text("Go to the Data page").click()
     page.get_by_text("sample_data/wbc.csv: class").wait_for()
+
+
+EUROPEAN_CSV = "id;weight;site;centre;age\n" + "".join(
+    f"{i};{60 + (i * 3.7) % 30:.1f};{'ab'[i % 2]};Lyon;{20 + (i * 7) % 45}\n".replace(".", ",")
+    for i in range(80))
+
+
+def test_sidebar_data_first_and_url_restores_on_any_page(server, page):
+    """Items 11 and 17: the first sidebar entry is "Data"; a page's URL (reload or shared
+    link) rebuilds the dataset on that page."""
+    page.goto(server)
+    wait_idle(page)
+    page.get_by_text("sample_data/wbc.csv: class").wait_for()
+    first = page.locator('[data-testid="stSidebarNav"] a').first.inner_text()
+    assert first.strip().endswith("Data"), first
+    page.get_by_text("Sampled from a known network").click()
+    page.get_by_text("alarm sample (1000 rows, seed 0): class").wait_for()
+    page.wait_for_function("() => location.search.includes('src=network')")
+    assert "net=alarm" in page.url
+    page.goto(server + "/Compare_methods?src=network&net=asia&rows=300&seed=7&cls=either")
+    wait_idle(page)
+    page.get_by_text("asia sample (300 rows, seed 7)").first.wait_for()
+    assert page.get_by_text("No dataset is loaded yet").count() == 0
+    page.reload()
+    wait_idle(page)
+    page.get_by_text("asia sample (300 rows, seed 7)").first.wait_for()
+    no_exception(page)
+    page.goto(server + "/Compare_methods?src=upload&file=mine.csv")
+    wait_idle(page)
+    page.get_by_text("cannot be restored from a link").first.wait_for()
+    shot(page, "08_url_upload_lost")
+
+
+def test_real_user_input_and_wide_networks(server, page, tmp_path):
+    """Items 10, 13, 14, 15: a European CSV with a numeric target, HEPAR II reduced to the
+    most informative features, UKDB on ALARM, Compare's positive class."""
+    page.goto(server)
+    wait_idle(page)
+    page.get_by_text("sample_data/wbc.csv: class").wait_for()
+    eu = tmp_path / "eu.csv"
+    eu.write_text(EUROPEAN_CSV)
+    page.get_by_text("My own CSV file").click()
+    wait_idle(page)
+    page.locator('input[type="file"]').set_input_files(str(eu))
+    page.get_by_text("uploaded eu.csv: class").wait_for()
+    wait_idle(page)
+    no_exception(page)
+    assert page.get_by_text("decimal comma").count() >= 1
+    assert page.get_by_text("Group the class into bins").count() == 1
+    shot(page, "06_upload_european")
+
+    page.get_by_text("Sampled from a known network").click()
+    wait_idle(page)
+    page.locator('[data-testid="stSelectbox"]', has_text="Network").click()
+    page.get_by_role("option", name="HEPAR II", exact=False).click()
+    page.get_by_text("hepar2 sample (1000 rows, seed 0): class").wait_for()
+    wait_idle(page)
+    page.get_by_text("Use only the features chosen below").click()
+    page.get_by_text("hepar2 sample (1000 rows, seed 0), 20 features").first.wait_for()
+    wait_idle(page)
+    no_exception(page)
+    shot(page, "07_hepar_top_features")
+
+    page.locator('[data-testid="stSelectbox"]', has_text="Network").click()
+    page.get_by_role("option", name="ALARM", exact=False).click()
+    page.get_by_text("alarm sample (1000 rows, seed 0)").first.wait_for()
+    wait_idle(page)
+    if _has_page("3_UKDB_instances.py"):
+        nav(page, "UKDB instances")
+        page.get_by_role("heading", name="Where this case differs from the general "
+                         "pattern").wait_for()
+        wait_idle(page)
+        no_exception(page)
+        page.get_by_text("Drawing ").first.wait_for()
+        shot(page, "32_ukdb_alarm")
+
+    page.goto(server)
+    wait_idle(page)
+    page.get_by_text("A bundled sample file").click()
+    page.get_by_text("sample_data/wbc.csv: class").wait_for()
+    nav(page, "Compare methods")
+    page.get_by_role("button", name="Run").click()
+    page.get_by_text("Positive class (for the ROC curve)").wait_for(timeout=300_000)
+    wait_idle(page)
+    page.get_by_text("ROC: malignant").first.wait_for()
+    no_exception(page)
+    shot(page, "11_compare_roc_malignant")

@@ -168,7 +168,7 @@ def test_quantile_and_given_cut_points():
     k = ds2.names.index("age")
     expect = np.searchsorted([40, 60], df["age"].to_numpy(), side="left")
     np.testing.assert_array_equal(ds2.codes[:, k], expect)
-    assert ds2.states[k] == ["<= 40", "(40, 60]", "> 60"]
+    assert ds2.states[k] == ["≤ 40", "40–60", "> 60"]
 
 
 def test_unknown_category_at_prediction_is_missing():
@@ -359,3 +359,93 @@ def _is_float(v):
         return True
     except ValueError:
         return False
+
+
+# --- issue 14 item 13: input a user really has ---------------------------------------------------
+
+
+def _european(n: int = 40, seed: int = 0) -> bytes:
+    """A semicolon-separated file with decimal commas, an ID, a constant and a class."""
+    rng = np.random.default_rng(seed)
+    weight = rng.normal(70, 10, n).round(1)
+    lines = ["id;weight;site;centre;class"]
+    lines += [f"{1000 + i};{str(w).replace('.', ',')};{'ab'[i % 2]};Lyon;{'xy'[int(w > 70)]}"
+              for i, w in enumerate(weight)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_semicolon_and_decimal_comma_detected_and_explained():
+    ds = load_dataset(_european())
+    assert "weight" in ds.names and ds.encoder.columns_[0].kind == "continuous"
+    # the median split of the real numbers (a comma read as text would give 40 categories)
+    assert ds.arities[ds.names.index("weight")] == 2
+    notes = " ".join(ds.notices)
+    assert "semicolon" in notes and "decimal comma" in notes
+    assert "id" not in ds.names and "Identifier" in notes  # every value distinct
+    assert "centre" not in ds.names and "same value" in notes  # constant column
+    # the user can override what was detected
+    t = read_table(_european(), sep=";", decimal=".")
+    assert t.attrs["decimal"] == "." and t["weight"].str.contains(",").all()
+    with pytest.raises(DataError, match="separator"):
+        read_table(_european(), sep="|")
+
+
+def test_comma_separated_file_keeps_point_decimals():
+    t = read_table(b"a,b,class\n1.5,2,x\n2.5,3,y\n")
+    assert t.attrs["sep"] == "," and t.attrs["decimal"] == "." and t["a"].tolist() == ["1.5",
+                                                                                       "2.5"]
+
+
+def test_drop_columns_leaves_them_out_with_a_notice():
+    ds = load_dataset(_european(), drop_columns=["site"])
+    assert "site" not in ds.names and any("as you asked" in n for n in ds.notices)
+    with pytest.raises(DataError, match="not in the file"):
+        load_dataset(_european(), drop_columns=["nope"])
+
+
+def test_numeric_class_with_many_values_warns_and_can_be_binned():
+    from bnma_core.data import numeric_class_warning
+
+    rng = np.random.default_rng(1)
+    age = rng.integers(20, 65, 200)
+    df = pd.DataFrame({"smoker": rng.choice(["yes", "no"], 200),
+                       "bmi": rng.normal(25, 3, 200).round(1), "age": age})
+    ds = load_dataset(_csv(df), "age")
+    assert len(ds.classes) > 30 and "age" in numeric_class_warning(ds)
+    binned = load_dataset(_csv(df), "age", class_bins=3)
+    assert len(binned.classes) == 3 and numeric_class_warning(binned) == ""
+    assert binned.classes[0].startswith("≤ ") and binned.classes[-1].startswith("> ")
+    counts = np.bincount(binned.y)
+    assert counts.min() > 50  # equal-frequency groups
+    assert numeric_class_warning(load_dataset(WBC)) == ""
+
+
+def test_bin_labels_are_readable():
+    from bnma_core.data import _cut_labels
+
+    assert _cut_labels(np.array([3.5, 7.0])) == ["≤ 3.5", "3.5–7", "> 7"]
+    assert _cut_labels(np.array([223.6667, 262.1234])) == ["≤ 223.7", "223.7–262.1", "> 262.1"]
+    # rounding never merges two different cut points
+    labels = _cut_labels(np.array([1.0001, 1.0002]))
+    assert len(set(labels)) == 3
+
+
+def test_select_features_and_informative_ranking():
+    from bnma_core.data import informative_features
+    from bnma_core.scores import class_mutual_informations
+
+    ds = load_dataset(WBC)
+    rank = informative_features(ds)
+    assert list(rank.columns) == ["feature", "MI with class (bits)", "states"]
+    mi = class_mutual_informations(ds.X, ds.y, ds.arities[ds.feature_indices], 2, base=2.0)
+    assert rank["MI with class (bits)"].iloc[0] == pytest.approx(mi.max(), abs=1e-12)
+    assert rank["MI with class (bits)"].is_monotonic_decreasing
+    top = rank["feature"].head(3).tolist()
+    small = ds.select_features(top)
+    assert small.feature_names == [n for n in ds.feature_names if n in top]
+    assert small.class_name == "class" and small.n_rows == ds.n_rows
+    j = ds.names.index(top[0])
+    np.testing.assert_array_equal(small.codes[:, small.names.index(top[0])], ds.codes[:, j])
+    np.testing.assert_array_equal(small.y, ds.y)
+    with pytest.raises(DataError, match="Not features"):
+        ds.select_features(["class"])

@@ -184,3 +184,36 @@ def test_edge_heatmap_labels_every_variable():
     fig = edge_posterior_heatmap(np.random.default_rng(0).random((37, 37)), names)
     assert list(fig.layout.xaxis.tickvals) == names and list(fig.layout.yaxis.tickvals) == names
     assert fig.data[0].zmin == 0 and fig.data[0].zmax == 1
+
+
+def test_evaluation_figures_read_well():
+    """Issue 14 item 15: the accuracy axis ends at 1, 'AUC' not 'Auc', ROC curves all look
+    different and the legend sits inside the plot (never cut off)."""
+    import pandas as pd
+
+    from bnma_core.viz import accuracy_bar_figure, roc_figure
+
+    summary = pd.DataFrame({"method": ["nb", "tan"], "auc_mean": [0.99, 0.98],
+                            "auc_std": [0.02, 0.01]})
+    fig = accuracy_bar_figure(summary, metric="auc")
+    assert fig.layout.yaxis.range[1] == 1.0 and fig.layout.title.text.startswith("AUC ")
+    curves = {f"m{i}": ([0, 0.5, 1], [0, 0.8, 1], 0.8) for i in range(14)}
+    roc = roc_figure(curves)
+    styles = {(t.line.color, t.line.dash) for t in roc.data[1:]}
+    assert len(styles) == 14
+    assert roc.layout.legend.xanchor == "right" and 0 <= roc.layout.legend.x <= 1
+    assert roc.layout.yaxis.range[1] == 1
+
+
+def test_arrowheads_from_above_stop_clear_of_the_label():
+    """Item 15: a label sits above its node; an arrow arriving from above stops above it."""
+    from bnma_core.viz.graphs import LABEL_HEIGHT
+
+    g = nx.DiGraph([("a", "b"), ("b", "c")])
+    pos = {"a": (0.5, 1.0), "b": (0.5, 0.5), "c": (0.9, 0.5)}
+    fig = dag_figure(g, positions=pos, edge_weight=None)
+    by_target = {(a.ax, a.ay, a.x, a.y): a for a in _arrows(fig)}
+    down = by_target[(0.5, 1.0, 0.5, 0.5)]
+    side = by_target[(0.5, 0.5, 0.9, 0.5)]
+    assert down.standoff >= 14 // 2 + LABEL_HEIGHT  # clears marker and label
+    assert side.standoff < down.standoff

@@ -290,9 +290,25 @@ def _edge_arrows(edges: list, pos: Mapping, size: Mapping, weight_range: tuple[f
         arrows.append(dict(
             x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y",
             showarrow=True, arrowhead=2, arrowsize=1.0, arrowwidth=width, arrowcolor=color,
-            standoff=size[v] // 2 + 3, startstandoff=size[u] // 2 + 1, text="",
+            standoff=_arrow_standoff(x0, y0, x1, y1, size[v]),
+            startstandoff=size[u] // 2 + 1, text="",
         ))
     return arrows
+
+
+LABEL_HEIGHT = 16
+"""Height in pixels of a node label's box (font 11 plus padding), drawn above the node."""
+
+
+def _arrow_standoff(x0: float, y0: float, x1: float, y1: float, node_size: int) -> int:
+    """Pixels between an arrowhead and the centre of its target node: clear of the marker,
+    and for an arrow arriving from above (steeper than 30°) also clear of the label above
+    the node, so the head is never hidden under the label."""
+    base = node_size // 2 + 3
+    dy, dx = y0 - y1, abs(x1 - x0)
+    if dy > 0 and dy > 0.3 * dx:  # comes down onto the label box
+        return base + LABEL_HEIGHT + 6
+    return base
 
 
 def _edge_hover_trace(edges: list, pos: Mapping, weight_range: tuple[float, float],

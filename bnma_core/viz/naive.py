@@ -109,15 +109,9 @@ def roc_curves_figure(y_true: Sequence, scores: Mapping[str, Sequence[float]],
         if len(np.unique(y)) != 2:
             raise ValueError("ROC curves need test rows from both classes")
         curves = roc_curve_points(y == 1, scores)
-    fig = go.Figure()
-    for name, c in curves.items():
-        fig.add_scatter(x=c["fpr"], y=c["tpr"], mode="lines",
-                        name=f"{name} (area {c['auc']:.3f})")
-    fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dot", color="grey"),
-                    name="chance", hoverinfo="skip")
-    fig.update_layout(title=f"ROC curves ({positive_label})", xaxis_title="false positive rate",
-                      yaxis_title="true positive rate", xaxis_range=[0, 1], yaxis_range=[0, 1.01])
-    return fig
+    from .evaluation import roc_figure  # the one ROC drawing (legend, colours, axes)
+
+    return roc_figure(curves, title=f"ROC curves ({positive_label})")
 
 
 def roc_gain_figure(summary: pd.DataFrame, x: str, title: str = "",
