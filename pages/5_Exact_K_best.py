@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-st.set_page_config(page_title="Exact & K-best · BNMA Studio", page_icon="🏆", layout="wide")
+st.set_page_config(page_title="Exact & K-best · BNMA Studio", page_icon=":material/account_tree:",
+                   layout="wide")
 
 import networkx as nx
 import numpy as np

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-st.set_page_config(page_title="Clustering · BNMA Studio", page_icon="🧩", layout="wide")
+st.set_page_config(page_title="Clustering · BNMA Studio", page_icon=":material/bubble_chart:",
+                   layout="wide")
 
 
 import networkx as nx

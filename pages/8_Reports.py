@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-st.set_page_config(page_title="Reports · BNMA Studio", page_icon="📑", layout="wide")
+st.set_page_config(page_title="Reports · BNMA Studio", page_icon=":material/description:",
+                   layout="wide")
 
 from pathlib import Path
 
