@@ -46,7 +46,7 @@ import pandas as pd
 from sklearn.base import clone
 
 from ..data import CODE_DTYPE
-from ..factors import CHUNK_CELLS, FactorModel, class_log_posterior
+from ..factors import CHUNK_CELLS, MIN_PATTERN_ROWS, FactorModel, class_log_posterior
 from ..kernels.counting import parent_strides
 from ..scores import (
     class_mutual_informations,
@@ -65,6 +65,13 @@ __all__ = ["UKDB", "UKDBExplanation", "KDependenceStructure", "build_k_dependenc
 MODES = ("ensemble", "domain", "personalized")
 PSEUDO_WEIGHTS = ("domain", "uniform", "none")
 TIE_DECIMALS = 10
+
+POOL_CPT_CELLS = 8192
+"""UKDB_L pools rare missingness patterns into one soft-evidence elimination
+(:data:`bnma_core.factors.MIN_PATTERN_ROWS`) only while its largest CPT has at most this many
+cells; above, every pattern is its own hard-evidence elimination (pooling keeps partly observed
+attributes hidden, each with a per-row table of its family: WBC k = 3, 6990 rows, 10 % missing
+0.75 s pooled vs 0.22 s per pattern; k = 2 0.066 s vs 0.18 s). Speed only, same result."""
 
 # UKDB_L's FactorModel per fitted estimator, outside its __dict__ (sklearn's
 # check_dict_unchanged: predicting must not add attributes)
@@ -530,9 +537,12 @@ class UKDB(DiscreteBNClassifier):
         marginalised exactly by :func:`bnma_core.factors.class_log_posterior`."""
         p = X.shape[1]
         codes = np.column_stack([X, np.zeros(len(X), dtype=X.dtype)])
-        return class_log_posterior(self._factor_model(), p, codes, validate=False,
-                                   enumeration_limit=ENUMERATION_LIMIT,
-                                   chunk_cells=CHUNK_CELLS)
+        model = self._factor_model()
+        largest = max(c.size for c in model.cpts)
+        return class_log_posterior(model, p, codes, validate=False,
+                                   enumeration_limit=ENUMERATION_LIMIT, chunk_cells=CHUNK_CELLS,
+                                   min_pattern_rows=(MIN_PATTERN_ROWS
+                                                     if largest <= POOL_CPT_CELLS else 1))
 
     # --- UKDB_P -----------------------------------------------------------------------------
     def _pseudo(self, domain_post: np.ndarray) -> np.ndarray:
