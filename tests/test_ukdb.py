@@ -13,7 +13,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from bnma_core.classifiers.ukdb import UKDB, build_k_dependence_structure
+from bnma_core.classifiers.ukdb import UKDB, build_k_dependence_structure, chain_conditionals
 from bnma_core.data import load_dataset
 from bnma_core.datasets import bundled_path
 from bnma_core.scores import (
@@ -223,7 +223,7 @@ def test_missing_values_marginalized_exactly_in_domain_model():
     rows = [np.array([-1, 1, 0, 1]), np.array([1, -1, -1, 0]), np.array([-1, -1, -1, -1]),
             np.array([0, 2, -1, -1]), np.array([-1, 0, 1, -1])]
     full = np.array(list(itertools.product(*[range(a) for a in ar])))
-    joint = np.exp(model._domain_eval(full))  # log P(x, c) of every complete instance
+    joint = np.exp(_grid_eval(model, full))  # log P(x, c) of every complete instance
     assert joint.sum() == pytest.approx(1.0, abs=1e-12)  # a proper distribution
     for x in rows:
         keep = np.all([(full[:, j] == x[j]) | (x[j] < 0) for j in range(len(x))], axis=0)
@@ -231,11 +231,156 @@ def test_missing_values_marginalized_exactly_in_domain_model():
         assert np.allclose(model.predict_proba(x[None, :])[0], ref / ref.sum(), atol=1e-12)
 
 
-def test_missing_configuration_limit_is_explained():
-    X, y = _random_problem(6, n=80, arities=(3, 3, 3, 3))
-    model = UKDB(k=2, mode="domain", max_missing_configurations=2).fit(X, y)
-    with pytest.raises(ValueError, match="max_missing_configurations"):
-        model.predict(np.array([[-1, -1, -1, 0]]))
+# --- UKDB_L through bnma_core.factors == the former grid enumeration ---------------------------
+
+def _grid_tables(model):
+    """The former UKDB_L parameters, recomputed from the training codes: log P(x_p) +
+    log P(c | x_p) as a (q_p, m) table and log P(x_i | c, pi_i) with parents (C, *pi_i)."""
+    from bnma_core.kernels.counting import parent_strides
+    from bnma_core.scores import family_counts, posterior_cpt
+
+    st, data, ar, c = model.domain_structure_, model._data, model._ar, len(model.arities_)
+    cp = np.asarray(st.class_parents, dtype=np.int64)
+    cc = family_counts(data, c, cp, ar)
+    log_pxp = np.log(posterior_cpt(cc.sum(axis=1)[None, :], model.alpha)[0])
+    class_table = np.log(posterior_cpt(cc, model.alpha)) + log_pxp[:, None]
+    cpts, strides = {}, {}
+    for i, pa in st.parents.items():
+        fam = np.asarray([c, *pa], dtype=np.int64)
+        cpts[i] = np.log(posterior_cpt(family_counts(data, i, fam, ar), model.alpha))
+        strides[i] = parent_strides(fam, ar)
+    return class_table, parent_strides(cp, ar), cpts, strides
+
+
+def _grid_eval(model, rows):
+    """Former ``UKDB._domain_eval``: log P(c, observed part) for rows whose missing attributes
+    are barren except X_p, which must be complete."""
+    class_table, class_strides, cpts, strides = _grid_tables(model)
+    st = model.domain_structure_
+    n, m = rows.shape[0], model.n_classes_
+    if st.class_parents:
+        out = class_table[rows[:, st.class_parents].astype(np.int64) @ class_strides].copy()
+    else:
+        out = np.repeat(class_table, n, axis=0)
+    for i, pa in st.parents.items():
+        xi = rows[:, i]
+        present = xi >= 0
+        cfg = np.where(present[:, None], rows[:, pa], 0).astype(np.int64) @ strides[i][1:]
+        xs = np.where(present, xi, 0)
+        for c in range(m):
+            out[:, c] += np.where(present, cpts[i][cfg + c, xs], 0.0)
+    return out
+
+
+def _grid_log_scores(model, X):
+    """Former ``UKDB._domain_log_scores``: missing X_p members and ancestors of observed
+    attributes enumerated on a grid, the other missing attributes dropped (barren)."""
+    st = model.domain_structure_
+    children = {i: [j for j, pa in st.parents.items() if i in pa] for i in range(X.shape[1])}
+    out = np.empty((X.shape[0], model.n_classes_))
+    for idx, row in enumerate(X):
+        missing = {int(i) for i in np.flatnonzero(row < 0)}
+        changed = True
+        while changed:
+            changed = False
+            for v in sorted(missing):
+                if v not in st.class_parents and all(row[ch] < 0 and ch not in missing
+                                                     for ch in children[v]):
+                    missing.discard(v)
+                    changed = True
+        rel = sorted(missing)
+        sizes = [int(model._ar[v]) for v in rel]
+        grid = np.repeat(row[None, :], int(np.prod(sizes)), axis=0)
+        if rel:
+            grid[:, rel] = np.indices(sizes).reshape(len(rel), -1).T
+        out[idx] = np.logaddexp.reduce(_grid_eval(model, grid), axis=0)
+    return out
+
+
+def _normalised(lp):
+    return np.exp(lp - np.logaddexp.reduce(lp, axis=1, keepdims=True))
+
+
+def _assert_domain_equals_grid(model, Xt):
+    got = model.predict_proba(Xt)
+    ref = _normalised(_grid_log_scores(model, np.asarray(Xt, dtype=np.int64)))
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_domain_missing_values_equal_grid_on_wbc(wbc, k):
+    feats = [j for j in range(wbc.codes.shape[1]) if j != wbc.class_index]
+    codes = wbc.codes[:, feats].astype(np.int64)
+    model = UKDB(k=k, mode="domain").fit(codes, wbc.codes[:, wbc.class_index],
+                                         arities=wbc.arities[feats])
+    rng = np.random.default_rng(k)
+    rows = codes[rng.choice(len(codes), 120, replace=False)]
+    rows[rng.random(rows.shape) < 0.15] = -1
+    rows[0] = -1  # nothing observed: the class prior
+    rows[1, model.domain_structure_.class_parents] = -1  # all of X_p missing
+    assert len(model.domain_structure_.class_parents) == k
+    _assert_domain_equals_grid(model, rows)
+    _assert_domain_equals_grid(model, codes[:80])  # complete rows unchanged
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_domain_missing_values_equal_grid_on_random_data(k, seed):
+    arities = (2, 3, 2, 3, 2)
+    X, y = _random_problem(30 + seed, n=200, arities=arities, m=3, missing=0.05)
+    model = UKDB(k=k, mode="domain", alpha=0.7).fit(X, y)
+    assert len(model.domain_structure_.class_parents) == k
+    full = np.array(list(itertools.product(*[range(a) for a in arities])))
+    rng = np.random.default_rng(seed)
+    Xt = full.copy()
+    Xt[rng.random(Xt.shape) < 0.4] = -1
+    patterns = np.array(list(itertools.product([False, True], repeat=len(arities))))
+    Xt2 = np.where(patterns, -1, full[rng.integers(0, len(full), len(patterns))])
+    _assert_domain_equals_grid(model, np.vstack([Xt, Xt2]))  # every missingness pattern
+    _assert_domain_equals_grid(model, full)  # complete rows unchanged
+
+
+def test_domain_factor_model_matches_fitted_tables():
+    """The FactorModel's chain of X_p conditionals multiplies back to the smoothed joint
+    P(x_p); the class and attribute CPTs are the fitted ones; the model is cached outside
+    ``__dict__`` and rebuilt after a new fit."""
+    X, y = _random_problem(8, n=150, arities=(2, 3, 2, 3), m=2)
+    model = UKDB(k=2, mode="domain").fit(X, y)
+    before = dict(model.__dict__)
+    fm = model._factor_model()
+    assert model._factor_model() is fm and model.__dict__.keys() == before.keys()
+    cp = model.domain_structure_.class_parents
+    full = np.array(list(itertools.product(*[range(model.arities_[v]) for v in cp[::-1]])))
+    full = full[:, ::-1]  # first member fastest, the layout of _pxp
+    prod = np.ones(len(full))
+    for j, v in enumerate(cp):
+        assert list(fm.parents[v]) == cp[:j]
+        row = full[:, :j] @ fm.strides(v) if j else np.zeros(len(full), dtype=np.int64)
+        prod *= fm.cpts[v][row, full[:, j]]
+    np.testing.assert_allclose(prod, model._pxp, rtol=1e-13)
+    np.testing.assert_array_equal(fm.cpts[X.shape[1]], model._class_cpt)
+    model.fit(X[:100], y[:100])
+    assert model._factor_model() is not fm
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_chain_conditionals_multiply_back_to_the_joint(seed):
+    rng = np.random.default_rng(seed)
+    cards = rng.integers(1, 4, rng.integers(1, 4))
+    cards[-1] = 3  # not all of size 1
+    joint = rng.random(int(np.prod(cards)))
+    joint /= joint.sum()
+    chain = chain_conditionals(joint, cards)
+    for j, t in enumerate(chain):
+        assert t.shape == (int(np.prod(cards[:j])), cards[j])
+        np.testing.assert_allclose(t.sum(axis=1), 1.0, rtol=1e-13)
+    states = np.array(list(itertools.product(*[range(r) for r in cards[::-1]])))[:, ::-1]
+    prod = np.ones(len(states))
+    for j, t in enumerate(chain):
+        strides = np.cumprod(np.r_[1, cards[:j]])[:j]
+        prod *= t[states[:, :j] @ strides, states[:, j]]
+    idx = states @ np.cumprod(np.r_[1, cards[:-1]])
+    np.testing.assert_allclose(prod, joint[idx], rtol=1e-13)
 
 
 # --- data with missing values, determinism, API ------------------------------------------------
@@ -391,7 +536,7 @@ def test_graph_vocabulary_and_cpt_layout_match_the_library():
     ar = np.append(model.arities_, 2)
     for i, pa in model.domain_structure_.parents.items():
         ref = posterior_cpt(family_counts(data, i, [4] + list(pa), ar), 0.5)
-        np.testing.assert_allclose(np.exp(model._cpts[i]), ref, rtol=1e-12)
+        np.testing.assert_allclose(model._cpts[i], ref, rtol=1e-12)
 
 
 @pytest.mark.parametrize("pseudo_in_parameters", [False, True])

@@ -19,9 +19,11 @@ follows the reconstruction in DESIGN §5) is the uniform average of two k-depend
 With k = 0, X_p is empty and no attribute has an attribute parent: both networks are the naive
 Bayes classifier P(c) prod_i P(x_i | c) with the same Laplace-type estimates (tested).
 
-Missing test values are marginalized exactly in UKDB_L (missing attributes without observed
-descendants drop out; the remaining ones are summed over by enumeration), and UKDB_P never
-contains them.
+Missing test values are marginalized exactly in UKDB_L: the fitted network is a
+:class:`bnma_core.factors.FactorModel` (P(x_p) written as the chain P(x_p1) P(x_p2 | x_p1) ...
+of the one smoothed joint table, P(c | x_p), P(x_i | c, pi_i)) and
+:func:`bnma_core.factors.class_log_posterior` sums the missing values out (barren attributes
+drop out); UKDB_P never contains them.
 
 References
 ----------
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +46,7 @@ import pandas as pd
 from sklearn.base import clone
 
 from ..data import CODE_DTYPE
+from ..factors import CHUNK_CELLS, MIN_PATTERN_ROWS, FactorModel, class_log_posterior
 from ..kernels.counting import parent_strides
 from ..scores import (
     class_mutual_informations,
@@ -53,6 +57,7 @@ from ..scores import (
     pairwise_conditional_mutual_information,
     posterior_cpt,
 )
+from .augmented import ENUMERATION_LIMIT
 from .base import DiscreteBNClassifier
 
 __all__ = ["UKDB", "UKDBExplanation", "KDependenceStructure", "build_k_dependence_structure"]
@@ -60,6 +65,53 @@ __all__ = ["UKDB", "UKDBExplanation", "KDependenceStructure", "build_k_dependenc
 MODES = ("ensemble", "domain", "personalized")
 PSEUDO_WEIGHTS = ("domain", "uniform", "none")
 TIE_DECIMALS = 10
+
+POOL_CPT_CELLS = 8192
+"""UKDB_L pools rare missingness patterns into one soft-evidence elimination
+(:data:`bnma_core.factors.MIN_PATTERN_ROWS`) only while its largest CPT has at most this many
+cells; above, every pattern is its own hard-evidence elimination (pooling keeps partly observed
+attributes hidden, each with a per-row table of its family: WBC k = 3, 6990 rows, 10 % missing
+0.75 s pooled vs 0.22 s per pattern; k = 2 0.066 s vs 0.18 s). Speed only, same result."""
+
+# UKDB_L's FactorModel per fitted estimator, outside its __dict__ (sklearn's
+# check_dict_unchanged: predicting must not add attributes)
+_FACTOR_MODELS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def chain_conditionals(joint: np.ndarray, cards: Any) -> list[np.ndarray]:
+    """A joint table P(x_1, ..., x_k) as the chain P(x_1) P(x_2 | x_1) ... P(x_k | x_<k).
+
+    Parameters
+    ----------
+    joint : (q,) array
+        Probabilities of the configurations of (x_1, ..., x_k) in mixed radix with x_1
+        fastest (:func:`bnma_core.kernels.counting.parent_strides`); q = prod(cards).
+    cards : sequence of int
+        Cardinalities r_1, ..., r_k.
+
+    Returns
+    -------
+    list of ndarray
+        Entry j has shape (prod(cards[:j]), r_j): P(x_j | x_1, ..., x_{j-1}) = M_j / M_{j-1}
+        with M_j the marginal of ``joint`` over the first j variables, rows in the library's
+        CPT layout (first parent fastest). The product of the chain equals ``joint`` (up to
+        rounding) wherever the conditioning marginal is positive; a zero marginal gives a
+        uniform row (any row is then consistent with the joint).
+    """
+    cards = [int(r) for r in cards]
+    k = len(cards)
+    t = np.asarray(joint, dtype=np.float64).reshape(cards[::-1])  # axes (x_k, ..., x_1)
+    out = []
+    prev = np.ones(())
+    for j in range(k):
+        # marginal over x_1..x_{j+1}: sum out x_k..x_{j+2} (the leading axes)
+        mj = t.sum(axis=tuple(range(k - j - 1))) if j < k - 1 else t
+        with np.errstate(invalid="ignore", divide="ignore"):
+            cond = mj / prev[None]
+        cond = np.where(prev[None] > 0, cond, 1.0 / cards[j])
+        out.append(np.ascontiguousarray(cond.reshape(cards[j], -1).T))
+        prev = mj
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -251,9 +303,6 @@ class UKDB(DiscreteBNClassifier):
     min_dependence : float or None, default None
         If a number, attribute parents need (local) CMI strictly above it, so an attribute may
         get fewer than k parents; None keeps the k highest whatever their sign.
-    max_missing_configurations : int, default 1_000_000
-        Largest number of joint states of missing attributes UKDB_L enumerates to marginalize
-        them in one test row (an error explains the limit if it is exceeded).
     cv_folds : int, default 5
         Inner folds of the choice of ``k`` when ``k`` is a sequence (fewer when a class has
         fewer training rows; at least 2).
@@ -282,7 +331,6 @@ class UKDB(DiscreteBNClassifier):
     def __init__(self, k: int = 2, mode: str = "ensemble", alpha: float = 1.0, base: float = 2.0,
                  mi_smoothing: float = 1.0, pseudo_weights: str = "domain",
                  pseudo_in_parameters: bool = False, min_dependence: float | None = None,
-                 max_missing_configurations: int = 1_000_000,
                  max_table_cells: int = 2 ** 24, cv_folds: int = 5) -> None:
         self.k = k
         self.mode = mode
@@ -292,7 +340,6 @@ class UKDB(DiscreteBNClassifier):
         self.pseudo_weights = pseudo_weights
         self.pseudo_in_parameters = pseudo_in_parameters
         self.min_dependence = min_dependence
-        self.max_missing_configurations = max_missing_configurations
         self.max_table_cells = max_table_cells
         self.cv_folds = cv_folds
 
@@ -317,8 +364,6 @@ class UKDB(DiscreteBNClassifier):
         if self.pseudo_weights not in PSEUDO_WEIGHTS:
             raise ValueError(f"Unknown pseudo_weights {self.pseudo_weights!r}; choose one of "
                              f"{', '.join(PSEUDO_WEIGHTS)}.")
-        if self.max_missing_configurations < 1:
-            raise ValueError("max_missing_configurations must be at least 1.")
         if self.max_table_cells < 0:
             raise ValueError("max_table_cells must be >= 0.")
 
@@ -374,31 +419,24 @@ class UKDB(DiscreteBNClassifier):
         st = build_k_dependence_structure(self.cmi_, self.k_,
                                           min_dependence=self.min_dependence)
         self.domain_structure_ = st
-        # UKDB_L parameters. Class factor: log P(x_p) + log P(c | x_p) as a (q_p, m) table
-        # (P(x_p) only matters when an X_p value is missing and has to be summed out).
+        # UKDB_L parameters: P(c | x_p) as a (q_p, m) CPT (X_p in class_parents order, first
+        # fastest) and the joint P(x_p) (q_p,) from the same smoothed counts (it only matters
+        # when an X_p value is missing and has to be summed out)
         cp = np.asarray(st.class_parents, dtype=np.int64)
         cc = family_counts(self._data, c, cp, self._ar)
-        n_xp = cc.sum(axis=1)
-        log_pxp = np.log(posterior_cpt(n_xp[None, :], self.alpha)[0])
-        self._class_table = np.log(posterior_cpt(cc, self.alpha)) + log_pxp[:, None]
-        self._class_strides = parent_strides(cp, self._ar)
-        # attribute CPTs in the library's layout: parent list (C, *pa), class fastest
+        self._pxp = posterior_cpt(cc.sum(axis=1)[None, :], self.alpha)[0]
+        self._class_cpt = posterior_cpt(cc, self.alpha)
+        # attribute CPTs P(x_i | c, pi_i) in the library's layout: parents (C, *pa), class
+        # fastest
         self._cpts: dict[int, np.ndarray] = {}
-        self._strides: dict[int, np.ndarray] = {}
         for i, pa in st.parents.items():
             fam = np.asarray([c] + list(pa), dtype=np.int64)
-            self._cpts[i] = np.log(posterior_cpt(family_counts(self._data, i, fam, self._ar),
-                                                 self.alpha))
-            self._strides[i] = parent_strides(fam, self._ar)
+            self._cpts[i] = posterior_cpt(family_counts(self._data, i, fam, self._ar),
+                                          self.alpha)
         # UKDB_P's pseudo-counts per attribute, padded to the largest arity with zeros
         r_max = int(max(self.arities_.max(), 1))
         self._pad_alpha = np.where(np.arange(r_max)[None, :] < self.arities_[:, None],
                                    float(self.alpha), 0.0)
-        children: dict[int, list[int]] = {i: [] for i in range(p)}
-        for i, pa in st.parents.items():
-            for j in pa:
-                children[j].append(i)
-        self._children = children
         self._subset_tables: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
         if self.mode != "domain":
             self._precompute_subset_tables(p, m)
@@ -460,66 +498,51 @@ class UKDB(DiscreteBNClassifier):
             self._single[i, :t.shape[0]] = t
 
     # --- UKDB_L prediction -----------------------------------------------------------------
-    def _domain_eval(self, rows: np.ndarray) -> np.ndarray:
-        """log P(c, observed part) for rows whose missing attributes are all barren (no
-        observed descendants) except X_p, which must be complete. Shape (n, m)."""
-        st = self.domain_structure_
-        n, m = rows.shape[0], self.n_classes_
-        if st.class_parents:
-            cfg = rows[:, st.class_parents].astype(np.int64) @ self._class_strides
-            out = self._class_table[cfg].copy()
-        else:
-            out = np.repeat(self._class_table, n, axis=0)
-        for i, pa in st.parents.items():
-            xi = rows[:, i]
-            present = xi >= 0
-            if not present.any():
-                continue
-            # row of (c, pa) = c + sum_k x_pa_k stride_k (class first, stride 1)
-            cfg = np.where(present[:, None], rows[:, pa], 0).astype(np.int64) \
-                @ self._strides[i][1:]
-            table = self._cpts[i]
-            xs = np.where(present, xi, 0)
-            for c in range(m):
-                out[:, c] += np.where(present, table[cfg + c, xs], 0.0)
-        return out
+    def _factor_model(self) -> FactorModel:
+        """The fitted UKDB_L network as a :class:`~bnma_core.factors.FactorModel`.
 
-    def _relevant_missing(self, row: np.ndarray) -> list[int]:
-        """Missing attributes that must be summed out (X_p members and ancestors of observed
-        attributes); the others are barren and drop out."""
+        Variables 0..p-1 are the attributes, p the class. X_p = (x_p1, ..., x_pk)
+        (``domain_structure_.class_parents``) carry the chain P(x_p1) P(x_p2 | x_p1) ... of
+        the one smoothed joint P(x_p) (:func:`chain_conditionals`), the class P(c | x_p), every
+        other attribute P(x_i | c, pi_i) with parents (C, *pi_i). Cached outside the estimator
+        (predicting leaves ``__dict__`` unchanged) until the next fit.
+
+        References
+        ----------
+        Paper 004, classification rule (12); DESIGN §5.
+        """
+        cached = _FACTOR_MODELS.get(self)
+        if cached is not None and cached[0] is self._cpts:
+            return cached[1]
         st = self.domain_structure_
-        missing = {int(i) for i in np.flatnonzero(row < 0)}
-        cp = set(st.class_parents)
-        changed = True
-        while changed:
-            changed = False
-            for v in sorted(missing):
-                if v not in cp and all(row[ch] < 0 and ch not in missing
-                                       for ch in self._children[v]):
-                    missing.discard(v)
-                    changed = True
-        return sorted(missing)
+        p = len(self.arities_)
+        cards = self._ar
+        parents: list[list[int]] = [[] for _ in range(p + 1)]
+        cpts: list[Any] = [None] * (p + 1)
+        chain = chain_conditionals(self._pxp, cards[st.class_parents])
+        for j, v in enumerate(st.class_parents):
+            parents[v] = list(st.class_parents[:j])
+            cpts[v] = chain[j]
+        parents[p] = list(st.class_parents)
+        cpts[p] = self._class_cpt
+        for i, pa in st.parents.items():
+            parents[i] = [p, *pa]
+            cpts[i] = self._cpts[i]
+        model = FactorModel(cards, parents, cpts)
+        _FACTOR_MODELS[self] = (self._cpts, model)
+        return model
 
     def _domain_log_scores(self, X: np.ndarray) -> np.ndarray:
-        out = np.empty((X.shape[0], self.n_classes_))
-        relevant = [self._relevant_missing(r) if (r < 0).any() else [] for r in X]
-        simple = np.array([not r for r in relevant], dtype=bool)
-        if simple.any():
-            out[simple] = self._domain_eval(X[simple])
-        for idx in np.flatnonzero(~simple):
-            rel = relevant[idx]
-            sizes = [int(self._ar[v]) for v in rel]
-            n_cfg = int(np.prod(sizes, dtype=np.float64))
-            if n_cfg > self.max_missing_configurations:
-                raise ValueError(
-                    f"Row {idx} has {len(rel)} missing values with {n_cfg} joint states to sum "
-                    f"over, more than max_missing_configurations="
-                    f"{self.max_missing_configurations}; raise that limit or fill some in.")
-            grid = np.repeat(X[idx][None, :], n_cfg, axis=0)
-            grid[:, rel] = np.indices(sizes).reshape(len(rel), -1).T
-            lp = self._domain_eval(grid)
-            out[idx] = np.logaddexp.reduce(lp, axis=0)
-        return out
+        """log P_L(c, x_obs) up to a per-row constant, shape (n, m): missing attributes (-1)
+        marginalised exactly by :func:`bnma_core.factors.class_log_posterior`."""
+        p = X.shape[1]
+        codes = np.column_stack([X, np.zeros(len(X), dtype=X.dtype)])
+        model = self._factor_model()
+        largest = max(c.size for c in model.cpts)
+        return class_log_posterior(model, p, codes, validate=False,
+                                   enumeration_limit=ENUMERATION_LIMIT, chunk_cells=CHUNK_CELLS,
+                                   min_pattern_rows=(MIN_PATTERN_ROWS
+                                                     if largest <= POOL_CPT_CELLS else 1))
 
     # --- UKDB_P -----------------------------------------------------------------------------
     def _pseudo(self, domain_post: np.ndarray) -> np.ndarray:
