@@ -2,10 +2,14 @@
 
 **A model supplies its factors (log P(x_i | pa_i) tables), this module marginalises the missing
 ones.** Every factorised model in BNMA Studio — :class:`bnma_core.network.DiscreteBN`, the
-augmented naive Bayes classifiers (NB, TAN, KDB) and the later exact-BN / K-best / subbagging
-classifiers — describes itself as a :class:`FactorModel` (cardinalities, parent lists, one CPT
-per variable) and calls :func:`class_log_posterior` for a batch of rows with missing values
-(code ``-1``). (Not yet moved here: the UKDB grid and ``order_bma._expand_missing``.)
+augmented naive Bayes classifiers (NB, TAN, KDB), UKDB_L, the exact-BN / EANB classifiers
+(through ``DiscreteBN``) — describes itself as a :class:`FactorModel` (cardinalities, parent
+lists, one CPT per variable) and calls :func:`class_log_posterior` for a batch of rows with
+missing values (code ``-1``). The one exception is order-averaged BMA
+(``order_bma._expand_missing``): there each node's term is an average over all its parent sets
+among its predecessors (Hwang & Zhang eq. 9), a factor over the node and every predecessor, so
+there are no small factors to eliminate; it sums the joint completions exactly up to a stated
+size, then samples.
 
 The quantity is the evidence-restricted joint, computed by sum-product variable elimination
 (Zhang & Poole 1994; Koller & Friedman 2009, alg. 9.1):
