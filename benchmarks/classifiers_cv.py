@@ -9,15 +9,7 @@ values missing (every row its own missingness pattern: exact marginalization).
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
-
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: use this checkout's bnma_core
-    sys.path.insert(0, str(ROOT))
-
 from _bench import emit, timed
 
 from bnma_core.classifiers.kdb import KDB

@@ -14,18 +14,12 @@ is that theta* costs the same as one MAP naive Bayes (O(N_r N N_f N_c)).
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
 import numpy as np
+from _bench import emit, median, timed
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from _bench import emit, median, timed  # noqa: E402
-
-from bnma_core.classifiers.manb import MANaiveBayes  # noqa: E402
-from bnma_core.classifiers.naive_bayes import NaiveBayes  # noqa: E402
+from bnma_core.classifiers.manb import MANaiveBayes
+from bnma_core.classifiers.naive_bayes import NaiveBayes
 
 
 def main(argv: list[str] | None = None) -> int:

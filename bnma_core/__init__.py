@@ -2,6 +2,10 @@
 
 A library with no Streamlit import. Data flow (DESIGN §1): CSV -> DiscreteDataset -> score
 tables / counts -> structures -> classifiers -> evaluation -> figures.
+
+"DESIGN §n" in a docstring means section n of ``docs/DESIGN.md`` in the repository (the design
+document: architecture, data flow, formulas with their paper equations and their one home in the
+code, glossary). Bundled data: :mod:`bnma_core.datasets`.
 """
 
 from .data import DataError, DiscreteDataset, load_dataset

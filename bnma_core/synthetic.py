@@ -14,6 +14,7 @@ import networkx as nx
 import numpy as np
 
 from .data import CODE_DTYPE, DiscreteDataset, dataset_from_codes
+from .kernels.counting import parent_strides
 
 __all__ = ["RandomNetwork", "random_network"]
 
@@ -84,7 +85,7 @@ class RandomNetwork:
         pa = self.parents[node]
         bits = float(np.sum(np.log2(self.arities[pa]))) if len(pa) else 0.0
         if bits <= _MAX_INDEX_BITS:
-            strides = np.cumprod(np.concatenate(([1], self.arities[pa][:-1]))).astype(np.int64)
+            strides = parent_strides(pa, self.arities)
             idx = pa_values.astype(np.int64) @ strides if len(pa) else np.zeros(
                 len(pa_values), dtype=np.int64)
             uniq, inv = np.unique(idx, return_inverse=True)

@@ -1,4 +1,9 @@
-"""Long runs with live progress and a Stop button.
+"""Long runs with live progress and a Stop button — the old skeleton, being replaced.
+
+**Use :mod:`bnma_ui.background` for new and migrated pages** (the Order-MCMC page uses it): the
+work runs in a background thread, the script run ends at once and a fragment polls the progress,
+so a Stop click reaches the server at once, even on a loaded machine. This module remains only
+until the Compare page has moved over, then it is deleted.
 
 The work runs in a worker thread that never calls Streamlit; the script thread polls it a few
 times a second and redraws (progress bars, figures). A click on Stop (or leaving the page)

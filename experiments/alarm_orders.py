@@ -42,16 +42,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: use this checkout's bnma_core
-    sys.path.insert(0, str(ROOT))
 
 from bnma_core.classifiers.order_bma import FixedOrderBMA, OrderMCMCBMA
 from bnma_core.network import load_network
@@ -81,6 +76,94 @@ def _mask_features(codes: np.ndarray, class_index: int, pct: float,
     return out
 
 
+def _train_sample(bn, size: int, rep: int, ci: int) -> tuple[np.ndarray, int]:
+    """Training codes of one repetition (redrawn while the class has a single value) and the
+    number of redraws."""
+    seed, resampled = 100000 + 100 * size + rep, 0
+    while True:
+        tr = bn.sample_codes(size, seed=seed)
+        if len(np.unique(tr[:, ci])) > 1:
+            return tr, resampled
+        seed += 7919
+        resampled += 1
+
+
+def _accuracy(clf, p: np.ndarray, yte: np.ndarray) -> float:
+    # classes absent from training are never predicted; accuracy counts them wrong
+    return float(np.mean(clf.classes_[p.argmax(axis=1)] == yte))
+
+
+def _order_count_rows(clf, lj: np.ndarray, compared: list[int], base: dict,
+                      yte: np.ndarray) -> list[dict]:
+    """Accuracy with k of the kept orders (joint and mean-posterior combination)."""
+    rows = []
+    for k in compared:
+        rows.append({**base, "method": f"{k} order" + "s" * (k > 1),
+                     "accuracy": _accuracy(clf, clf.proba_from_log_joints(lj, k), yte)})
+    for k in compared:
+        if k > 1:
+            rows.append({**base, "method": f"{k} orders, mean posterior",
+                         "accuracy": _accuracy(clf, clf.proba_from_log_joints(
+                             lj, k, "posterior"), yte)})
+    return rows
+
+
+def _one_rep(bn, cv: str, ctx: dict, size: int, rep: int, p: dict) -> dict:
+    """Fit one training sample; rows for the three tables and, if kept, its trace."""
+    ci, feats, topo_clf, yte = ctx["ci"], ctx["feats"], ctx["topo_clf"], ctx["yte"]
+    tr, resampled = _train_sample(bn, size, rep, ci)
+    Xtr, ytr, ar = tr[:, feats], tr[:, ci], bn.arities[feats]
+    t0 = time.perf_counter()
+    clf = OrderMCMCBMA(n_iter=p["n_iter"], burn_in=p["burn_in"], n_orders=p["n_orders"],
+                       max_parents=p["max_parents"], start="reversed", start_order=topo_clf,
+                       reference_order=topo_clf, random_state=rep)
+    clf.fit(Xtr, ytr, arities=ar)
+    out = {"t_fit": time.perf_counter() - t0, "trace": None, "missing": []}
+    out["spearman"] = {"class_variable": cv, "n_train": size, "rep": rep,
+                       "spearman": float(clf.trace_["spearman"].iloc[p["burn_in"]:].mean()),
+                       "acceptance_rate": clf.acceptance_rate_, "resampled": resampled}
+    if rep == p["first_rep"] and size in (min(p["sizes"]), max(p["sizes"])):
+        out["trace"] = (clf.trace_, clf.table_.order_log_score(np.asarray(topo_clf)) * LOG2E)
+    base = {"class_variable": cv, "n_train": size, "rep": rep}
+    lj = clf.order_log_joints(ctx["Xte"])
+    acc = _order_count_rows(clf, lj, p["compared"], base, yte)
+    for name, order in (("original order", topo_clf), ("reversed order", topo_clf[::-1])):
+        fo = FixedOrderBMA(order=order, max_parents=p["max_parents"]).fit(Xtr, ytr, arities=ar)
+        acc.append({**base, "method": name,
+                    "accuracy": float(np.mean(fo.predict(ctx["Xte"]) == yte))})
+    acc.append({**base, "method": "Bayes optimal", "accuracy": ctx["optimal"]})
+    out["accuracy"] = acc
+    if size == p["missing_n_train"]:
+        clf.set_params(missing="impute")
+        for pct, codes in ctx["miss_sets"].items():
+            ljm = clf.order_log_joints(codes[:, feats])
+            mb = {**base, "missing_pct": pct}
+            out["missing"] += _order_count_rows(clf, ljm, p["compared"], mb, yte)
+            out["missing"].append({**mb, "method": "Bayes optimal",
+                                   "accuracy": ctx["optimal_missing"][pct]})
+    return out
+
+
+def _class_context(bn, cv: str, test_codes: np.ndarray, topo: list[int],
+                   missing_pcts) -> dict:
+    """Per class variable: feature indices, the topological order in classifier indices, the
+    test set (complete and with masked features) and the Bayes-optimal accuracies."""
+    n = bn.n_vars
+    ci = bn.index(cv)
+    feats = [i for i in range(n) if i != ci]
+    to_clf = {v: j for j, v in enumerate(feats)}
+    to_clf[ci] = len(feats)
+    yte = test_codes[:, ci]
+    post = bn.class_posterior(cv, test_codes)
+    miss_sets = {pct: _mask_features(test_codes, ci, pct, np.random.default_rng(pct))
+                 for pct in missing_pcts}
+    return {"ci": ci, "feats": feats, "topo_clf": [to_clf[v] for v in topo],
+            "Xte": test_codes[:, feats], "yte": yte,
+            "optimal": float(np.mean(post.argmax(axis=1) == yte)), "miss_sets": miss_sets,
+            "optimal_missing": {pct: float(np.mean(bn.class_posterior(cv, c).argmax(axis=1)
+                                                   == yte)) for pct, c in miss_sets.items()}}
+
+
 def run(sizes=SIZES, class_variables=CLASS_VARIABLES, n_reps: int = 10, n_test: int = 3000,
         n_iter: int = 60000, burn_in: int = 10000, n_orders: int = 30,
         missing_pcts=MISSING_PCTS, missing_n_train: int = 100, max_parents: int = 3,
@@ -89,96 +172,31 @@ def run(sizes=SIZES, class_variables=CLASS_VARIABLES, n_reps: int = 10, n_test: 
     """Run the experiment; returns {"spearman", "accuracy", "missing"} DataFrames and, when
     ``out_dir`` is given, writes them as CSV with the figures."""
     bn = load_network("alarm")
-    n = bn.n_vars
     topo = bn.topological_order()
     test_codes = bn.sample_codes(n_test, seed=123456)
-    compared = [k for k in N_ORDERS_COMPARED if k <= n_orders]
+    p = {"n_iter": n_iter, "burn_in": burn_in, "n_orders": n_orders, "max_parents": max_parents,
+         "first_rep": first_rep, "sizes": sizes, "missing_n_train": missing_n_train,
+         "compared": [k for k in N_ORDERS_COMPARED if k <= n_orders]}
     sp_rows, acc_rows, miss_rows, traces = [], [], [], {}
     t_start = time.perf_counter()
     for cv in class_variables:
-        ci = bn.index(cv)
-        feats = [i for i in range(n) if i != ci]
-        to_clf = {v: j for j, v in enumerate(feats)}
-        to_clf[ci] = len(feats)
-        topo_clf = [to_clf[v] for v in topo]
-        Xte, yte = test_codes[:, feats], test_codes[:, ci]
-        post = bn.class_posterior(cv, test_codes)
-        optimal = float(np.mean(post.argmax(axis=1) == yte))
-        miss_sets = {pct: _mask_features(test_codes, ci, pct, np.random.default_rng(pct))
-                     for pct in missing_pcts}
-        optimal_missing = {pct: float(np.mean(bn.class_posterior(cv, c).argmax(axis=1) == yte))
-                           for pct, c in miss_sets.items()}
+        ctx = _class_context(bn, cv, test_codes, topo, missing_pcts)
         for size in sizes:
             for rep in range(first_rep, first_rep + n_reps):
-                seed, resampled = 100000 + 100 * size + rep, 0
-                while True:
-                    tr = bn.sample_codes(size, seed=seed)
-                    if len(np.unique(tr[:, ci])) > 1:
-                        break
-                    seed += 7919
-                    resampled += 1
-                Xtr, ytr = tr[:, feats], tr[:, ci]
-                ar = bn.arities[feats]
-                t0 = time.perf_counter()
-                clf = OrderMCMCBMA(n_iter=n_iter, burn_in=burn_in, n_orders=n_orders,
-                                   max_parents=max_parents, start="reversed",
-                                   start_order=topo_clf, reference_order=topo_clf,
-                                   random_state=rep)
-                clf.fit(Xtr, ytr, arities=ar)
-                t_fit = time.perf_counter() - t0
-                tr_df = clf.trace_
-                sp_rows.append({"class_variable": cv, "n_train": size, "rep": rep,
-                                "spearman": float(tr_df["spearman"].iloc[burn_in:].mean()),
-                                "acceptance_rate": clf.acceptance_rate_,
-                                "resampled": resampled})
-                if rep == first_rep and size in (min(sizes), max(sizes)):
-                    ref = clf.table_.order_log_score(np.asarray(topo_clf)) * LOG2E
-                    traces[(cv, size)] = (tr_df, ref)
-                # classes absent from training are never predicted; accuracy counts them wrong
-                classes = clf.classes_
-                lj = clf.order_log_joints(Xte)
-                probs = {k: clf.proba_from_log_joints(lj, k) for k in compared}
-                probs_post = {k: clf.proba_from_log_joints(lj, k, "posterior")
-                              for k in compared if k > 1}
-
-                def acc(p: np.ndarray, classes=classes, yte=yte) -> float:
-                    return float(np.mean(classes[p.argmax(axis=1)] == yte))
-
-                base = {"class_variable": cv, "n_train": size, "rep": rep}
-                for k in compared:
-                    acc_rows.append({**base, "method": f"{k} order" + "s" * (k > 1),
-                                     "accuracy": acc(probs[k])})
-                for k, p in probs_post.items():
-                    acc_rows.append({**base, "method": f"{k} orders, mean posterior",
-                                     "accuracy": acc(p)})
-                for name, order in (("original order", topo_clf),
-                                    ("reversed order", topo_clf[::-1])):
-                    fo = FixedOrderBMA(order=order, max_parents=max_parents)
-                    fo.fit(Xtr, ytr, arities=ar)
-                    acc_rows.append({**base, "method": name,
-                                     "accuracy": float(np.mean(fo.predict(Xte) == yte))})
-                acc_rows.append({**base, "method": "Bayes optimal", "accuracy": optimal})
-                if size == missing_n_train:
-                    clf.set_params(missing="impute")
-                    for pct, codes in miss_sets.items():
-                        ljm = clf.order_log_joints(codes[:, feats])
-                        for k in compared:
-                            miss_rows.append({**base, "missing_pct": pct,
-                                              "method": f"{k} order" + "s" * (k > 1),
-                                              "accuracy": acc(clf.proba_from_log_joints(ljm,
-                                                                                        k))})
-                            if k > 1:
-                                pp = clf.proba_from_log_joints(ljm, k, "posterior")
-                                miss_rows.append({**base, "missing_pct": pct,
-                                                  "method": f"{k} orders, mean posterior",
-                                                  "accuracy": acc(pp)})
-                        miss_rows.append({**base, "missing_pct": pct, "method": "Bayes optimal",
-                                          "accuracy": optimal_missing[pct]})
+                out = _one_rep(bn, cv, ctx, size, rep, p)
+                sp_rows.append(out["spearman"])
+                acc_rows += out["accuracy"]
+                miss_rows += out["missing"]
+                if out["trace"] is not None:
+                    traces[(cv, size)] = out["trace"]
                 if verbose:
+                    accs = {r["method"]: r["accuracy"] for r in out["accuracy"]}
+                    last = p["compared"][-1]
                     print(f"[{time.perf_counter() - t_start:7.0f}s] {cv} n={size} rep={rep}: "
                           f"spearman {sp_rows[-1]['spearman']:.3f}, 1 order "
-                          f"{acc(probs[1]):.3f}, {compared[-1]} orders "
-                          f"{acc(probs[compared[-1]]):.3f}, fit {t_fit:.1f}s", flush=True)
+                          f"{accs['1 order']:.3f}, {last} orders "
+                          f"{accs[f'{last} order' + 's' * (last > 1)]:.3f}, "
+                          f"fit {out['t_fit']:.1f}s", flush=True)
     res = {"spearman": pd.DataFrame(sp_rows), "accuracy": pd.DataFrame(acc_rows),
            "missing": pd.DataFrame(miss_rows)}
     if out_dir is not None:

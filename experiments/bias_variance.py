@@ -1,11 +1,13 @@
 """Bias-variance decomposition of zero-one loss (Kohavi & Wolpert 1996) for NB, TAN, KDB,
 UKDB_L, UKDB_P and UKDB (paper 004's comparison), on WBC and every classification CSV in
-``../shared/data``.
+the shared data folder next to the repository (``<root>/../shared/data``, ``--shared``; not part
+of a clone: only WBC is used when it is absent).
 
 Command line (from the repository root)::
 
-    python experiments/bias_variance.py [--repeats 20] [--train-fraction 0.5] [--seed 0]
-        [--mushroom-rows 2000] [--n-jobs 1] [--out experiments/out/bias_variance]
+    .venv/bin/python experiments/bias_variance.py [--repeats 20] [--train-fraction 0.5]
+        [--seed 0] [--mushroom-rows 2000] [--n-jobs 1] [--out experiments/out/bias_variance]
+        [--shared ../shared/data]
 
 For each data set the rows are split once into a stratified half held out for testing and a
 training pool; ``--repeats`` training sets of ``--train-fraction`` of the pool are drawn without
@@ -25,7 +27,6 @@ mushroom subsample; noisy, other jobs were running); ``--repeats 5`` takes about
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
@@ -34,12 +35,7 @@ import pandas as pd
 from bnma_core.datasets import bundled_path
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-SHARED = ROOT.parent / "shared" / "data"
-if not SHARED.is_dir():  # worktrees live next to /work/shared
-    SHARED = Path("/work/shared/data")
+SHARED = ROOT.parent / "shared" / "data"  # next to the repository; not part of a clone
 
 DEFAULT_METHODS = ("nb", "tan", "kdb1", "kdb2", "ukdb_l", "ukdb_p", "ukdb1", "ukdb2")
 PAIRS = (("ukdb1", "kdb1"), ("ukdb2", "kdb2"))
@@ -133,10 +129,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--n-jobs", type=int, default=1)
     ap.add_argument("--draw-tolerance", type=float, default=0.001)
     ap.add_argument("--out", default=str(ROOT / "experiments" / "out" / "bias_variance"))
+    ap.add_argument("--shared", default=str(SHARED),
+                    help="folder of further CSV data sets (skipped when absent)")
     a = ap.parse_args(argv)
     names = a.datasets.split(",") if a.datasets else None
     tables = run(Path(a.out), a.methods.split(","), a.repeats, a.train_fraction, a.seed,
-                 a.mushroom_rows, names, a.n_jobs, a.draw_tolerance, verbose=True)
+                 a.mushroom_rows, names, a.n_jobs, a.draw_tolerance, shared=Path(a.shared),
+                 verbose=True)
     fmt = {"float_format": lambda v: f"{v:.4f}"}
     for key in ("zero_one_loss", "bias", "variance"):
         print(f"\n{key}\n" + tables[key].to_string(**fmt))

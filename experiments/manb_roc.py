@@ -47,13 +47,10 @@ from joblib import Parallel, delayed
 from scipy import stats
 from sklearn.metrics import roc_auc_score
 
-if __package__ in (None, ""):  # run as a script: make bnma_core importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bnma_core.classifiers.manb import MANaiveBayes  # noqa: E402
-from bnma_core.classifiers.naive_bayes import NaiveBayes  # noqa: E402
-from bnma_core.synthetic import random_network  # noqa: E402
-from bnma_core.viz.naive import roc_gain_figure  # noqa: E402
+from bnma_core.classifiers.manb import MANaiveBayes
+from bnma_core.classifiers.naive_bayes import NaiveBayes
+from bnma_core.synthetic import random_network
+from bnma_core.viz.naive import roc_gain_figure
 
 RECORDS = [25, 50, 100, 200, 800, 2000, 3200, 12800]
 TESTS: dict[str, dict] = {

@@ -28,23 +28,20 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from bnma_core.classifiers.ukdb import UKDB, UKDBExplanation  # noqa: E402
-from bnma_core.data import load_dataset  # noqa: E402
+from bnma_core.classifiers.ukdb import UKDB, UKDBExplanation
+from bnma_core.data import load_dataset
 from bnma_core.datasets import bundled_path
-from bnma_core.scores import (  # noqa: E402
+from bnma_core.scores import (
     conditional_mutual_information,
     joint_distribution,
 )
+
+ROOT = Path(__file__).resolve().parents[1]
 
 WBC = bundled_path("wbc.csv")
 PAPER_CMI = 0.4733

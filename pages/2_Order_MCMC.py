@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import streamlit as st
 
-st.set_page_config(page_title="Order MCMC · BNMA Studio", page_icon="🧮", layout="wide")
+st.set_page_config(page_title="Order MCMC · BNMA Studio", page_icon=":material/timeline:",
+                   layout="wide")
 
 import numpy as np
 import pandas as pd
 
-from bnma_core import viz
+from bnma_core import export, viz
 from bnma_core.classifiers.order_bma import OrderMCMCBMA
 from bnma_core.data import DataError
-from bnma_ui import cache
+from bnma_ui import background, cache
 from bnma_ui.models import (
     accuracy,
     class_series,
@@ -24,11 +25,11 @@ from bnma_ui.models import (
     relabel_frame,
     relabel_graph,
 )
-from bnma_ui.runs import run_with_stop, settle_previous_run
 from bnma_ui.state import dataset_network, persistent, remember, require_dataset
 from bnma_ui.widgets import equations, sidebar_dataset_badge, what_am_i_looking_at
 
 STATE = "mcmc_run"
+RUN = "mcmc"
 N_ORDERS_SHOWN = (1, 5, 10, 30)
 REFERENCES = {"none": "None", "network": "The true network's order", "typed": "Type an order"}
 
@@ -68,6 +69,7 @@ equations(
     "\\sum_{jk} \\ln\\Gamma(1 + N_{ijk})$. Structure prior (eq. 13, MDL reading): "
     "$\\rho(Z) \\propto 2^{-(\\log_2 n + \\log_2 \\binom{n}{|Z|})}$.")
 
+cache.start_warmup()
 ds = require_dataset()
 fingerprint = ds.fingerprint()
 network = dataset_network()
@@ -135,15 +137,17 @@ if burn_in >= n_iter:
     st.error(problem)
 
 b1, b2, _ = st.columns([1, 1, 10], gap="small")
+active = background.current(RUN)
+running = active is not None and not active.done
 run = b1.button("Run", type="primary", disabled=problem is not None,
                 help="Start the chains; the figures update while they run.")
-b2.button("Stop", help="Stop the chains; the orders kept so far are averaged.")
+stop = b2.button("Stop", disabled=not running,
+                 help="Stop the chains; the orders kept so far are averaged.")
 
 params = dict(n_iter=int(n_iter), burn_in=int(burn_in), n_orders=int(n_orders),
               max_parents=int(max_parents), prior=prior, scoring=score, n_chains=int(n_chains),
               random_state=int(seed))
 last = st.session_state.setdefault(STATE, {})  # {"entry": last finished or stopped run}
-settle_previous_run("mcmc")  # a run stopped by the click above hands over here
 key = ("mcmc", fingerprint, tuple(sorted(params.items())), int(test_pct),
        tuple(ref_names) if ref_names else None)
 
@@ -161,81 +165,92 @@ def focus_after_burn_in(fig, trace: pd.DataFrame, burn: int, extra: float | None
     return fig
 
 
-def live_figures(events: pd.DataFrame, burn: int, has_ref: bool, tag: str,
-                 trace_slot, spear_slot) -> None:
-    fig = viz.trace_figure(events, burn_in=burn, title="log2 score of the current order")
-    trace_slot.plotly_chart(focus_after_burn_in(fig, events, burn), width="stretch",
-                            key=f"trace_{tag}")
-    if has_ref and "spearman" in events and events["spearman"].notna().any():
-        spear_slot.plotly_chart(viz.rank_correlation_figure(events[events["spearman"].notna()]),
-                                width="stretch", key=f"spear_{tag}")
-
-
-def live_metrics(slot, events: pd.DataFrame, n_total: int) -> None:
-    last = events.groupby("chain").tail(1)
-    cols = slot.columns(4)
-    cols[0].metric(f"Iterations per chain (of {n_total:,})", f"{int(last['iteration'].min()):,}")
-    cols[1].metric("Acceptance rate", f"{last['acceptance_rate'].mean():.1%}")
-    cols[2].metric("Iterations per second", f"{last['iter_per_s'].sum():,.0f}")
-    sp = last["spearman"].dropna()
+def draw_live(r: background.Run) -> None:
+    """Progress of a running chain set (called from a fragment about once a second)."""
+    n_total, burn = r.meta["n_iter"], r.meta["burn_in"]
+    if not r.events:
+        st.info("Compiling the numba kernels (once after installing; cached on disk), then "
+                "building the score table..." if cache.compiling() else
+                "Building the score table and starting the chains...")
+        return
+    events = pd.DataFrame(list(r.events))
+    last_ev = events.groupby("chain").tail(1)
+    done = int(last_ev["iteration"].min())
+    st.progress(min(done / n_total, 1.0),
+                text=f"Order MCMC running: {done:,} of {n_total:,} iterations per chain "
+                     f"({r.seconds:.0f} s)")
+    note = background.busy_note(r)
+    if note:
+        st.caption(note)
+    cols = st.columns(4)
+    cols[0].metric(f"Iterations per chain (of {n_total:,})", f"{done:,}")
+    cols[1].metric("Acceptance rate", f"{last_ev['acceptance_rate'].mean():.1%}")
+    cols[2].metric("Iterations per second", f"{last_ev['iter_per_s'].sum():,.0f}")
+    sp = last_ev["spearman"].dropna()
     cols[3].metric("Spearman with reference", f"{sp.mean():.2f}" if len(sp) else "—")
+    t1, t2 = st.columns(2)
+    fig = viz.trace_figure(events, burn_in=burn, title="log2 score of the current order")
+    t1.plotly_chart(focus_after_burn_in(fig, events, burn), width="stretch",
+                    key="mcmc_live_trace")
+    if events["spearman"].notna().any():
+        t2.plotly_chart(viz.rank_correlation_figure(events[events["spearman"].notna()]),
+                        width="stretch", key="mcmc_live_spearman")
 
 
+def start_run() -> None:
+    train, test = holdout_split(ds, int(test_pct) / 100, int(seed))
+    ref_idx = model_index(ds, ref_names) if ref_names else None
+    every = int(np.clip(int(n_iter) // 150, 20, 2000))
+    X, y, arities = ds.X[train], class_series(ds, train), feature_arities(ds)
+
+    def work(r: background.Run) -> OrderMCMCBMA:
+        model = OrderMCMCBMA(**params)
+        gen = model.fit_stream(X, y, every=every, reference_order=ref_idx, arities=arities,
+                               should_stop=r.should_stop)  # checked every ~0.1 s of chains
+        try:
+            for ev in gen:
+                r.report({k: ev[k] for k in ("chain", "iteration", "log2_score",
+                                             "acceptance_rate", "spearman", "iter_per_s")})
+                if r.should_stop():
+                    break
+        finally:
+            gen.close()  # the model is built from the orders kept so far
+        return model
+
+    background.start(RUN, work, key=key,
+                     meta={"train": train, "test": test, "reference": ref_names,
+                           "n_iter": int(n_iter), "burn_in": int(burn_in)})
+
+
+if stop:
+    background.stop(RUN)
 if run and problem is None:
+    last.pop("error", None)
     store = cache.result_store()
     if key in store:
         last["entry"] = store[key]
     else:
-        train, test = holdout_split(ds, int(test_pct) / 100, int(seed))
-        model = OrderMCMCBMA(**params)
-        ref_idx = model_index(ds, ref_names) if ref_names else None
-        every = int(np.clip(int(n_iter) // 150, 20, 2000))
-        events: list[dict] = []
-        status = st.status("Running order MCMC...", expanded=True)
-        with status:
-            metrics_slot = st.empty()
-            trace_slot, spear_slot = st.empty(), st.empty()
-        drawn = {"n": 0}
+        start_run()
+        st.rerun()  # draw the page again with the run going (Stop enabled, live progress)
 
-        def work(should_stop):
-            gen = model.fit_stream(ds.X[train], class_series(ds, train), every=every,
-                                   reference_order=ref_idx, arities=feature_arities(ds))
-            try:
-                for ev in gen:
-                    events.append({k: ev[k] for k in ("chain", "iteration", "log2_score",
-                                                      "acceptance_rate", "spearman",
-                                                      "iter_per_s")})
-                    if should_stop():
-                        break
-            finally:
-                gen.close()  # the model is built from the orders kept so far
-            return model
-
-        def tick():
-            if len(events) == drawn["n"]:
-                return
-            drawn["n"] = len(events)
-            df = pd.DataFrame(list(events))
-            live_metrics(metrics_slot.container(), df, int(n_iter))
-            live_figures(df, int(burn_in), ref_idx is not None, f"live{drawn['n']}",
-                         trace_slot, spear_slot)
-
-        def finish(result, stopped):
-            if result is None or not hasattr(result, "edge_graph_"):
-                return
-            entry = {"key": key, "model": result, "train": train, "test": test,
-                     "stopped": stopped or result.iterations_done_ < int(n_iter),
-                     "reference": ref_names}
-            last["entry"] = entry  # a plain dict: no Streamlit call while stopping
-            if not entry["stopped"]:
-                store[key] = entry
-
-        try:
-            run_with_stop(work, on_tick=tick, on_finish=finish, name="mcmc", interval=0.45)
-            status.update(label="Order MCMC finished", state="complete", expanded=False)
-        except (DataError, ValueError) as exc:
-            status.update(label="Order MCMC failed", state="error")
-            st.error(str(exc))
+finished = background.current(RUN)
+finished = finished.take() if finished is not None else None
+if finished is not None:
+    model = finished.result
+    if finished.error is not None:
+        if not isinstance(finished.error, (DataError, ValueError)):
+            raise finished.error
+        last["error"] = str(finished.error)  # shown until the next Run
+    elif model is not None and hasattr(model, "edge_graph_"):
+        entry = {"key": finished.key, "model": model, "train": finished.meta["train"],
+                 "test": finished.meta["test"], "reference": finished.meta["reference"],
+                 "stopped": finished.stopped or model.iterations_done_ < finished.meta["n_iter"]}
+        last["entry"] = entry
+        if not entry["stopped"]:
+            cache.result_store()[finished.key] = entry
+background.live(RUN, draw_live, interval=1.0)
+if last.get("error"):
+    st.error(last["error"])
 
 # --- results ---------------------------------------------------------------------------------
 entry = last.get("entry")
@@ -258,6 +273,10 @@ if entry is not None:
     m[2].metric("Split R-hat", "—" if not np.isfinite(model.rhat_) else f"{model.rhat_:.3f}",
                 help="Near 1 (say < 1.1) when the chains agree after burn-in.")
     m[3].metric("Orders averaged", len(model.sampled_orders_))
+    if np.isfinite(model.rhat_) and model.rhat_ > 1.1:
+        st.warning(f"R-hat is {model.rhat_:.2f} (above 1.1): the chains have not mixed, so "
+                   "they disagree about which orders are likely. Run more iterations (or a "
+                   "longer burn-in) before trusting the averages below.")
     trace = model.trace_
     burn = entry["key"][2]
     burn = dict(burn)["burn_in"]
@@ -268,14 +287,16 @@ if entry is not None:
         ref_log2 = model.table_.order_log_score(ref_order) / np.log(2.0)
     with t1:
         fig = viz.trace_figure(trace, reference_log2=ref_log2, burn_in=burn)
-        st.plotly_chart(focus_after_burn_in(fig, trace, burn, ref_log2), width="stretch")
+        st.plotly_chart(focus_after_burn_in(fig, trace, burn, ref_log2), width="stretch",
+                        config=export.figure_config("order_mcmc_trace"))
         if ref_log2 is not None:
             st.caption("Dashed line: the score of the reference order. On a finite sample the "
                        "true network's order need not be the best-scoring one. The axis is "
                        "zoomed on the iterations after burn-in.")
     if t2 is not None:
         with t2:
-            st.plotly_chart(viz.rank_correlation_figure(trace), width="stretch")
+            st.plotly_chart(viz.rank_correlation_figure(trace), width="stretch",
+                            config=export.figure_config("order_mcmc_spearman"))
 
     st.subheader("Averaged network")
     g1, g2, g3 = st.columns([2, 1, 3])
@@ -294,7 +315,7 @@ if entry is not None:
     st.plotly_chart(viz.dag_figure(graph, class_node=ds.class_name, highlight_nodes=mb,
                                    threshold=threshold, layout=layout,
                                    weight_label="P(edge | data)", weight_range=(0.0, 1.0)),
-                    width="stretch")
+                    width="stretch", config=export.figure_config("averaged_network"))
     with st.expander("Edge posterior heatmap and Markov-blanket probabilities"):
         h1, h2 = st.columns([3, 1])
         h1.plotly_chart(viz.edge_posterior_heatmap(relabel_frame(model.edge_posterior_, mapping)),
@@ -316,7 +337,45 @@ if entry is not None:
     fig = viz.orders_accuracy_figure(acc, x="n_orders", title="Accuracy on held-out rows by "
                                                               "number of averaged orders")
     fig.update_yaxes(range=[max(0.0, float(acc["accuracy"].min()) - 0.1), 1.0])
-    a1.plotly_chart(fig, width="stretch")
+    a1.plotly_chart(fig, width="stretch", config=export.figure_config("heldout_accuracy"))
     a2.dataframe(acc[["n_orders", "accuracy"]].round(4), hide_index=True, width="stretch")
     a2.caption(f"Trained on {len(entry['train'])} rows, tested on {len(entry['test'])}. "
                "With T kept orders, n orders means every (T/n)-th one.")
+
+    st.subheader("Export")
+    edge_table = relabel_frame(model.edge_posterior_, mapping)
+    settings = {**dict(entry["key"][2]), "held-out share (%)": entry["key"][3],
+                "dataset": ds.fingerprint()[:12], "rows (train / test)":
+                f"{len(entry['train'])} / {len(entry['test'])}",
+                "iterations done per chain": model.iterations_done_,
+                "stopped early": entry["stopped"], "split R-hat": f"{model.rhat_:.3f}"}
+    trace_fig = focus_after_burn_in(viz.trace_figure(trace, reference_log2=ref_log2,
+                                                     burn_in=burn), trace, burn, ref_log2)
+    dag_fig = viz.dag_figure(graph, class_node=ds.class_name, highlight_nodes=mb,
+                             threshold=threshold, layout=layout, weight_label="P(edge | data)",
+                             weight_range=(0.0, 1.0))
+
+    def report() -> str:  # built on click only (deferred download; no Streamlit calls here)
+        return export.html_report(
+            "Order-MCMC model averaging", settings=settings,
+            sections=[("Trace", trace_fig), ("Averaged network", dag_fig),
+                      ("Markov-blanket probabilities", mb_prob.sort_values(ascending=False)),
+                      ("Edge posteriors", edge_table),
+                      ("Held-out accuracy", acc[["n_orders", "accuracy"]])])
+
+    x1, x2, x3, x4 = st.columns(4)
+    x1.download_button("Edge posteriors (CSV)", lambda: export.table_csv(edge_table),
+                       "edge_posteriors.csv", "text/csv", on_click="ignore",
+                       help="P(row variable -> column variable | data), averaged over the "
+                            "kept orders.")
+    x2.download_button("Averaged network (GraphML)", lambda: export.graph_graphml(graph),
+                       "averaged_network.graphml", "application/xml", on_click="ignore",
+                       help="Every arc with its posterior as the 'weight' attribute; opens in "
+                            "networkx, Gephi, Cytoscape or yEd.")
+    x3.download_button("Markov blanket (CSV)",
+                       lambda: export.table_csv(mb_prob.rename("P(in Markov blanket)")),
+                       "markov_blanket.csv", "text/csv", on_click="ignore")
+    x4.download_button("Report (HTML)", report, "order_mcmc_report.html", "text/html",
+                       on_click="ignore",
+                       help="One self-contained page: settings, figures and tables of this run.")
+    st.caption("Each chart's toolbar (top right of a chart) also downloads it as SVG.")

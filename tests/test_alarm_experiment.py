@@ -1,11 +1,9 @@
 """Smoke-size run of the ALARM reproduction (experiments/alarm_orders.py)."""
 
 import importlib.util
-from pathlib import Path
 
 import numpy as np
-
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
 
 
 def _module():

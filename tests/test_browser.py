@@ -7,30 +7,26 @@ look at them after a run.
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
-from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
+from bnma_ui.browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    missing_requirement,
+    nav,
+    set_number,
+    set_slider,
+    streamlit_server,
+    wait_idle,
+)
+from bnma_ui.browser import metric as _metric
+
 SHOTS = ROOT / "screenshots"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 
 pytestmark = pytest.mark.browser
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _warm_numba_cache() -> None:
@@ -54,38 +50,16 @@ def _warm_numba_cache() -> None:
 
 @pytest.fixture(scope="module")
 def server():
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is absent (apt-get install chromium); browser test skipped")
-    pytest.importorskip("playwright.sync_api", reason="playwright-python is not installed")
+    reason = missing_requirement()
+    if reason:
+        pytest.skip(f"{reason}; browser test skipped")
     _warm_numba_cache()
-    port = _free_port()
     SHOTS.mkdir(exist_ok=True)
-    log = open(SHOTS / "streamlit.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1",
-         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while True:
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                if r.read().strip() == b"ok":
-                    break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.time() > deadline:
-            proc.kill()
-            pytest.fail("streamlit did not start; see screenshots/streamlit.log")
-        time.sleep(0.3)
-    yield url
-    proc.terminate()
     try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+        with streamlit_server(SHOTS / "streamlit.log") as (url, _proc):
+            yield url
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="module")
@@ -107,24 +81,6 @@ def page(browser):
     ctx.close()
 
 
-def wait_idle(page, settle: float = 0.6, timeout: float = 90) -> None:
-    """Wait until the app has rendered and no script run is in progress."""
-    page.wait_for_selector('[data-testid="stApp"]')
-    deadline = time.time() + timeout
-    quiet_since = None
-    while time.time() < deadline:
-        running = page.locator('[data-testid="stStatusWidget"]').count() > 0
-        skeleton = page.locator('[data-testid="stSkeleton"]').count() > 0
-        if running or skeleton:
-            quiet_since = None
-        elif quiet_since is None:
-            quiet_since = time.time()
-        elif time.time() - quiet_since >= settle:
-            return
-        time.sleep(0.1)
-    raise AssertionError("the app kept running for too long")
-
-
 def no_exception(page) -> None:
     assert page.locator('[data-testid="stException"]').count() == 0, \
         page.locator('[data-testid="stException"]').first.inner_text()
@@ -143,12 +99,6 @@ def shot(page, name: str) -> None:
     page.set_viewport_size({"width": size["width"], "height": int(min(max(height, 600), 7000))})
     page.screenshot(path=str(SHOTS / f"{name}.png"))
     page.set_viewport_size(size)
-
-
-def nav(page, label: str) -> None:
-    """Click a page in the sidebar navigation (keeps the session, unlike a new URL)."""
-    page.locator('[data-testid="stSidebarNav"] a', has_text=label).first.click()
-    wait_idle(page)
 
 
 GOOD_CSV = "age,marker,smoker,outcome\n" + "".join(
@@ -200,18 +150,6 @@ def _has_page(name: str) -> bool:
     return (ROOT / "pages" / name).exists()
 
 
-def _set_number(page, label: str, value: int) -> None:
-    box = page.locator(f'input[aria-label="{label}"]')
-    box.fill(str(value))
-    box.press("Enter")
-    wait_idle(page)
-
-
-def _metric(page, label: str) -> str:
-    m = page.locator('[data-testid="stMetric"]', has_text=label).first
-    return m.locator('[data-testid="stMetricValue"]').inner_text()
-
-
 def test_pages(server, page):
     page.goto(server)
     wait_idle(page)
@@ -220,7 +158,8 @@ def test_pages(server, page):
     nav(page, "Compare methods")
     no_exception(page)
     page.get_by_role("button", name="Run").click()
-    page.get_by_role("heading", name="Paired Wilcoxon signed-rank test").wait_for(timeout=120_000)
+    page.get_by_role("heading", name="Paired Wilcoxon signed-rank test").wait_for(
+        timeout=300_000)  # generous: cross-validation on a loaded machine
     wait_idle(page)
     no_exception(page)
     assert page.locator(".js-plotly-plot").count() >= 2
@@ -255,9 +194,18 @@ def test_pages(server, page):
         shot(page, "40_naive_bma")
 
 
+def _live_iterations(page) -> str | None:
+    try:
+        return _metric(page, "Iterations per chain (of")
+    except Exception:  # not drawn yet, or redrawn while reading
+        return None
+
+
 def test_order_mcmc_live(server, page):
-    """A long run on ALARM data: the live trace appears and updates; Stop keeps the orders
-    sampled so far and shows the averaged results."""
+    """A long run on ALARM data: the live progress appears and updates while the chains run;
+    Stop lands while they still run, keeps the orders sampled so far and shows the averages.
+
+    Every wait is on a condition (generous timeouts for a loaded machine), none is a sleep."""
     if not _has_page("2_Order_MCMC.py"):
         pytest.skip("no order-MCMC page yet")
     page.goto(server)
@@ -267,31 +215,34 @@ def test_order_mcmc_live(server, page):
     wait_idle(page)
     nav(page, "Order MCMC")
     no_exception(page)
-    _set_number(page, "Iterations", 500_000)
-    _set_number(page, "Burn-in", 5_000)
+    # 4 chains x 500,000 iterations on 2 cores: ~15 s when idle, far longer than the test needs
+    set_number(page, "Iterations", 500_000)
+    set_number(page, "Burn-in", 5_000)
+    set_slider(page, "Chains", 4)
     page.get_by_role("button", name="Run").click()
     seen: list[str] = []
-    t0 = time.time()
-    while len(set(seen)) < 3 and time.time() - t0 < 90:
-        try:
-            seen.append(_metric(page, "Iterations per chain (of"))
-        except Exception:  # not drawn yet, or redrawn while reading
-            pass
-        time.sleep(0.25)
-    live = list(dict.fromkeys(seen))
-    print(f"live iteration counts seen: {live}")
-    assert len(live) >= 3, f"the live trace did not update: {live}"
-    assert page.locator('[data-testid="stStatusWidget"]').count() > 0  # still running
-    # live trace + Spearman (each redraw remounts the chart for a moment: poll)
+    deadline = time.time() + 240  # generous: the chains run at lower priority on a busy machine
+    while len(set(seen)) < 2 and time.time() < deadline:
+        value = _live_iterations(page)
+        if value is not None and value not in seen:
+            seen.append(value)
+        page.wait_for_timeout(100)  # polling interval of the condition above
+    print(f"live iteration counts seen: {seen}")
+    assert len(seen) >= 2, f"the live progress did not update: {seen}"
+    assert "500,000" not in seen[-1], "the run ended before the test could stop it"
     page.wait_for_function("document.querySelectorAll('.js-plotly-plot').length >= 2",
-                           timeout=10_000)
+                           timeout=60_000)  # live trace + Spearman
+    page.mouse.move(5, 5)  # no tooltip over the content
     page.screenshot(path=str(SHOTS / "20_mcmc_running.png"))  # viewport only: quick
+    t0 = time.time()
     page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop").click()
+    page.get_by_text("Stopped after").wait_for(timeout=240_000)
+    print(f"Stop click to 'Stopped after': {time.time() - t0:.1f} s")
     page.get_by_role("heading", name="Held-out accuracy").wait_for(timeout=240_000)
     wait_idle(page)
     no_exception(page)
     assert page.get_by_text("Stopped after").count() == 1
-    assert page.locator(".js-plotly-plot").count() >= 5
+    assert page.locator(".js-plotly-plot").count() >= 4
     shot(page, "21_mcmc_stopped")
 
 

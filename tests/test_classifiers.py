@@ -269,6 +269,78 @@ def test_registry_entries():
 # itself skips unless SCIPY_ARRAY_API is set (these estimators take discrete codes/labels, not
 # array-API tensors).
 
-@parametrize_with_checks([NaiveBayes(), TAN(), KDB()])
+@parametrize_with_checks([NaiveBayes(), TAN(), KDB(), TAN(prior="bdeu", ess=1.0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+# --- named CPT priors (the EAP prior of Sugahara et al.) -----------------------------------------
+
+def test_naive_bayes_eap_prior_matches_hand_computation():
+    # EAP: theta_ijk = (N_ijk + ess/(r_i q_i)) / (N_ij + ess/q_i); the class is parentless (q=1)
+    X = np.array([[0, 0], [0, 1], [1, 2], [1, 2], [1, 0]])
+    y = np.array([0, 0, 0, 1, 1])
+    nb = NaiveBayes(prior="bdeu", ess=1.0).fit(X, y, arities=[2, 3])
+    # class: r = 2, q = 1 -> a = 1/2: ((3 + 1/2) / 6, (2 + 1/2) / 6)
+    np.testing.assert_allclose(nb.class_prior_, [3.5 / 6, 2.5 / 6], rtol=1e-12)
+    # f0: r = 2, q = 2 -> a = 1/4; c0 counts (2, 1), c1 counts (0, 2)
+    np.testing.assert_allclose(nb.cpts_[0], [[2.25 / 3.5, 1.25 / 3.5], [0.25 / 2.5, 2.25 / 2.5]],
+                               rtol=1e-12)
+    # f1: r = 3, q = 2 -> a = 1/6; c0 counts (1, 1, 1), c1 counts (1, 0, 1)
+    a = 1 / 6
+    np.testing.assert_allclose(nb.cpts_[1], [[(1 + a) / 3.5] * 3,
+                                             [(1 + a) / 2.5, a / 2.5, (1 + a) / 2.5]],
+                               rtol=1e-12)
+    # ess scales every pseudo-count
+    nb2 = NaiveBayes(prior="bdeu", ess=4.0).fit(X, y, arities=[2, 3])
+    np.testing.assert_allclose(nb2.class_prior_, [5 / 9, 4 / 9], rtol=1e-12)
+
+
+def test_tan_eap_prior_matches_hand_computed_cpts():
+    X, y = random_data(n=120, p=4, arity=3, n_classes=2, seed=11)
+    tan = TAN(prior="bdeu", ess=1.0).fit(X, y)
+    m = 2
+    for i, pa in enumerate(tan.feature_parents_):
+        fam = [None] + pa  # class first, then the feature parents
+        q = m * int(np.prod([3 for _ in pa]))
+        a = 1.0 / (3 * q)
+        for cfg in itertools.product(range(m), *[range(3)] * len(pa)):
+            mask = y == cfg[0]
+            for v, val in zip(fam[1:], cfg[1:]):
+                mask &= X[:, v] == val
+            j = cfg[0] + m * sum(val * 3 ** k for k, val in enumerate(cfg[1:]))
+            n_jk = np.array([(X[mask, i] == k).sum() for k in range(3)], dtype=float)
+            np.testing.assert_allclose(tan.cpts_[i][j], (n_jk + a) / (n_jk.sum() + 1 / q),
+                                       rtol=1e-12)
+
+
+@pytest.mark.parametrize("cls", [NaiveBayes, TAN, KDB])
+def test_prior_none_keeps_alpha_and_named_k2_equals_alpha_1(cls):
+    X, y = random_data(n=150, p=5, seed=12, missing=0.05)
+    ref = cls().fit(X, y).predict_proba(X)
+    for kw in ({"prior": "k2"}, {"prior": "laplace"}, {"prior": 1.0}, {"prior": None}):
+        np.testing.assert_array_equal(cls(**kw).fit(X, y).predict_proba(X), ref)
+    a = cls(alpha=0.3).fit(X, y)
+    b = cls(prior=0.3).fit(X, y)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+
+
+@pytest.mark.parametrize("kw, match", [({"prior": "dirichlet"}, "Unknown CPT prior"),
+                                       ({"prior": -1.0}, "positive pseudo-count"),
+                                       ({"prior": "bdeu", "ess": 0.0}, "ess must be a positive"),
+                                       ({"prior": "bdeu", "alpha": 2.0}, "either prior")])
+def test_bad_prior_is_rejected(kw, match):
+    X, y = random_data(n=40, p=3)
+    with pytest.raises(ValueError, match=match):
+        NaiveBayes(**kw).fit(X, y)
+
+
+def test_structure_vocabulary():
+    X, y = random_data(n=100, p=4, seed=13)
+    g = TAN().fit(X, y).structure_
+    assert g.nodes["class"]["role"] == "class"
+    assert {g.nodes[v]["role"] for v in g if v != "class"} == {"feature"}
+    roles = {(a, b): d["role"] for a, b, d in g.edges(data=True)}
+    assert {r for (a, _), r in roles.items() if a == "class"} == {"class"}
+    assert {r for (a, _), r in roles.items() if a != "class"} == {"parent"}
+    assert all("weight" in d and "kind" not in d for _, _, d in g.edges(data=True))

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import ROOT
 
 from bnma_core.data import (
     DataError,
@@ -19,7 +19,6 @@ from bnma_core.data import (
 )
 from bnma_core.datasets import bundled_path
 
-ROOT = Path(__file__).resolve().parents[1]
 WBC = bundled_path("wbc.csv")
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from bnma_core.data import DiscreteDataset
 from bnma_core.network import DiscreteBN, bif_text, load_network, read_bif, write_bif
+from tests.test_factors import brute_joint as brute_joint_of_model
 
 
 @pytest.fixture(scope="module")
@@ -29,20 +30,9 @@ def hepar2() -> DiscreteBN:
 
 
 def brute_joint(bn: DiscreteBN) -> np.ndarray:
-    """The full joint distribution by enumeration, indexing CPT rows with the documented layout
-    j = sum_k x_{pa_k} * prod_{l<k} r_{pa_l} (independent of the library's inference code)."""
-    shape = tuple(int(a) for a in bn.arities)
-    joint = np.zeros(shape)
-    for x in itertools.product(*(range(a) for a in shape)):
-        p = 1.0
-        for i, pa in enumerate(bn.parents):
-            j, stride = 0, 1
-            for v in pa:
-                j += x[v] * stride
-                stride *= shape[v]
-            p *= bn.cpts[i][j, x[i]]
-        joint[x] = p
-    return joint
+    """The full joint distribution by enumeration (the oracle of tests/test_factors.py, which
+    indexes CPT rows with the documented layout independently of the library's code)."""
+    return brute_joint_of_model(bn.factor_model())
 
 
 def brute_posterior(joint: np.ndarray, target: int, evidence: dict[int, int]) -> np.ndarray:

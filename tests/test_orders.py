@@ -133,7 +133,7 @@ def test_candidate_local_masks_stay_equal_to_full_recomputation(move):
     for stop in range(2000, 20001, 2000):
         c.advance(stop)
         np.testing.assert_array_equal(c.local, candidate_local_masks(c.order, t.bytemap))
-        prefix, terms = order_terms(c.order, *t.kernel_args())
+        prefix, terms = order_terms(c.order, t.arrays())
         np.testing.assert_array_equal(c.prefix, prefix)
         np.testing.assert_array_equal(c.terms, terms)
         assert c.trace_spear[stop - 1] == pytest.approx(spearman_orders(c.order, ref))

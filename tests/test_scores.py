@@ -229,3 +229,184 @@ def test_pairwise_cmi_kernel_matches_reference(weighted, smoothing):
             if i != j:
                 p = joint_distribution(data, [i, j, 4], far, w, smoothing)
                 assert got[i, j] == pytest.approx(conditional_mutual_information(p, 2), abs=1e-12)
+
+
+# --- DirichletScore: the one home of the family log marginal likelihood -----------------------
+
+
+def _lgamma_sum(counts, a):
+    """Heckerman et al. (1995) eq. 8 written out with math.lgamma, cell by cell."""
+    total = 0.0
+    for j in range(counts.shape[0]):
+        a_j, n_j = a[j].sum(), counts[j].sum()
+        total += math.lgamma(a_j) - math.lgamma(a_j + n_j)
+        for k in range(counts.shape[1]):
+            total += math.lgamma(a[j, k] + counts[j, k]) - math.lgamma(a[j, k])
+    return total
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 6), st.integers(2, 4),
+       st.sampled_from(["k2", "bdeu", "bd", "bd-table"]), st.floats(0.1, 10.0))
+def test_dirichlet_score_equals_lgamma_sum_for_fractional_counts(seed, q, r, kind, ess):
+    rng = np.random.default_rng(seed)
+    counts = rng.random((q, r)) * rng.integers(0, 20, (q, r))  # fractional, some zero rows
+    counts[rng.random(q) < 0.3] = 0.0
+    if kind == "bd-table":
+        s = scores.DirichletScore("bd", alpha=rng.uniform(0.05, 3.0, (q, r)))
+    else:
+        s = scores.DirichletScore(kind, ess, alpha=ess if kind == "bd" else None)
+    a = s.alpha(r, q)
+    expect = {"k2": 1.0, "bdeu": ess / (r * q), "bd": ess}.get(kind)
+    if expect is not None:
+        np.testing.assert_allclose(a, expect)
+    assert s.log_ml(counts) == pytest.approx(_lgamma_sum(counts, a), abs=1e-9)
+    if kind != "bd-table":
+        assert scores.log_ml_counts(counts, kind, ess, ess) == pytest.approx(s.log_ml(counts),
+                                                                             abs=1e-12)
+
+
+def _three_var_score(s, data, w, ar, parents):
+    return sum(s.local_score(data, v, pa, ar, weights=w) for v, pa in enumerate(parents))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.floats(0.2, 5.0), st.booleans())
+def test_bdeu_equal_for_markov_equivalent_three_variable_dags(seed, ess, weighted):
+    """Chains a->b->c, c->b->a and the fork a<-b->c are Markov equivalent (no v-structure):
+    BDeu equal, with integer or fractional (weighted) counts; the collider a->b<-c is not."""
+    rng = np.random.default_rng(seed)
+    ar = rng.integers(2, 4, 3)
+    data = rng.integers(0, ar, size=(50, 3)).astype(np.int32)
+    data[rng.random(data.shape) < 0.05] = -1
+    w = rng.random(50) * 3 if weighted else None
+    data = data[(data >= 0).all(axis=1)]  # complete rows: equivalence needs the same rows
+    w = None if w is None else w[:len(data)]
+    s = scores.DirichletScore("bdeu", ess)
+    chain = _three_var_score(s, data, w, ar, [[], [0], [1]])
+    back = _three_var_score(s, data, w, ar, [[1], [2], []])
+    fork = _three_var_score(s, data, w, ar, [[1], [], [1]])
+    assert back == pytest.approx(chain, abs=1e-9)
+    assert fork == pytest.approx(chain, abs=1e-9)
+
+
+def test_dirichlet_score_object_and_wrappers_agree():
+    data, ar = _random_data(2)
+    s = scores.DirichletScore("bdeu", 2.0)
+    assert repr(s) == "DirichletScore('bdeu', ess=2)"
+    v = s.local_score(data, 0, [1, 2], ar)
+    assert v == log_marginal_likelihood(data, 0, [1, 2], ar, "bdeu", 2.0)
+    assert v == log_marginal_likelihood(data, 0, [1, 2], ar, s)
+    assert scores.dirichlet_score(s) is s
+    assert FamilyScoreCache(data, ar, s, prior="uniform")(0, [1, 2]) == pytest.approx(v)
+    np.testing.assert_array_equal(scores.dirichlet_alpha("bdeu", 3, 4, 2.0), s.alpha(3, 4))
+    counts = family_counts(data, 0, [1], ar)
+    np.testing.assert_array_equal(s.posterior_cpt(counts), posterior_cpt(counts, "bdeu", 2.0))
+
+
+def test_dirichlet_score_bad_input():
+    with pytest.raises(ValueError, match="Unknown score"):
+        scores.DirichletScore("bic")
+    with pytest.raises(ValueError, match="needs the Dirichlet hyperparameters"):
+        scores.DirichletScore("bd")
+    with pytest.raises(ValueError, match="must be positive"):
+        scores.DirichletScore("bd", alpha=[1.0, 0.0])
+    with pytest.raises(ValueError, match="do not fit"):
+        scores.DirichletScore("bd", alpha=np.ones((2, 3))).alpha(2, 2)
+    with pytest.raises(ValueError, match=r"\(q, r\) table"):
+        scores.DirichletScore("k2").log_ml(np.ones(3))
+
+
+# --- posterior-predictive CPT with a named prior -----------------------------------------------
+
+
+def test_posterior_cpt_named_priors():
+    counts = np.array([[3.0, 1.0, 0.0], [0.0, 0.0, 0.0]])  # q = 2, r = 3
+    a = 1.0 / 6  # bdeu, ess 1: 1 / (r q)
+    np.testing.assert_allclose(posterior_cpt(counts, "bdeu"),
+                               [[(3 + a) / 4.5, (1 + a) / 4.5, a / 4.5], [1 / 3] * 3])
+    np.testing.assert_allclose(posterior_cpt(counts, "bdeu", ess=6.0),
+                               [[4 / 7, 2 / 7, 1 / 7], [1 / 3] * 3])
+    k2 = posterior_cpt(counts, "k2")
+    np.testing.assert_array_equal(k2, posterior_cpt(counts, "laplace"))
+    np.testing.assert_array_equal(k2, posterior_cpt(counts, 1.0))
+    np.testing.assert_allclose(k2[0], [4 / 7, 2 / 7, 1 / 7])
+    np.testing.assert_array_equal(posterior_cpt(counts, alpha=0.5), posterior_cpt(counts, 0.5))
+    # stacks of tables and a zero pseudo-count on a padded state
+    stack = np.stack([counts, counts[::-1]])
+    np.testing.assert_allclose(posterior_cpt(stack, "bdeu")[1], posterior_cpt(counts[::-1],
+                                                                              "bdeu"))
+    padded = posterior_cpt(np.array([[2.0, 0.0]]), np.array([1.0, 0.0]))
+    np.testing.assert_array_equal(padded, [[1.0, 0.0]])
+    for bad, match in (("dirichlet", "Unknown CPT prior"), (-0.5, ">= 0"),
+                       (0.0, "no counts and no pseudo-counts"), (None, "prior must be")):
+        with pytest.raises(ValueError, match=match):
+            posterior_cpt(counts, bad)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.floats(0.1, 10.0))
+def test_posterior_cpt_rows_sum_to_one_and_match_the_formula(seed, ess):
+    rng = np.random.default_rng(seed)
+    q, r = rng.integers(1, 7), rng.integers(2, 5)
+    counts = rng.random((q, r)) * rng.integers(0, 9, (q, r))
+    cpt = posterior_cpt(counts, "bdeu", ess)
+    a = ess / (r * q)
+    np.testing.assert_allclose(cpt, (counts + a) / (counts.sum(1, keepdims=True) + ess / q),
+                               rtol=1e-12)
+    np.testing.assert_allclose(cpt.sum(axis=1), 1.0, rtol=1e-12)
+
+
+# --- configuration index ----------------------------------------------------------------------
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_config_indices_first_parent_fastest(seed):
+    from bnma_core.kernels.counting import config_indices, parent_strides
+
+    rng = np.random.default_rng(seed)
+    ar = rng.integers(1, 5, 5).astype(np.int64)
+    pa = rng.permutation(5)[: rng.integers(0, 5)].astype(np.int64)
+    data = rng.integers(0, ar, size=(30, 5)).astype(np.int32)
+    data[rng.random(data.shape) < 0.1] = -1
+    s = parent_strides(pa, ar)
+    np.testing.assert_array_equal(s, np.cumprod(np.r_[1, ar[pa][:-1]])[: len(pa)])
+    got = config_indices(data, pa, ar)
+    for row in range(30):
+        vals = data[row, pa]
+        if (vals < 0).any():
+            assert got[row] == -1
+        else:  # the reference: numpy's Fortran-order (first index fastest) ravel
+            assert got[row] == (np.ravel_multi_index(tuple(vals), tuple(ar[pa]), order="F")
+                                if len(pa) else 0)
+
+
+def test_joint_counts_and_distribution_agree():
+    data, ar = _random_data(4)
+    data[::7, 1] = -1
+    c = scores.joint_counts(data, [0, 1, 3], ar)
+    np.testing.assert_allclose(joint_distribution(data, [0, 1, 3], ar), c / c.sum())
+    assert c.sum() == (data[:, [0, 1, 3]] >= 0).all(axis=1).sum()
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.floats(0.5, 1000.0))
+def test_batched_local_measures_equal_scalar_ones_and_are_scale_free(seed, scale):
+    rng = np.random.default_rng(seed)
+    rx, ry, m = rng.integers(2, 4), rng.integers(2, 4), rng.integers(2, 4)
+    n = rng.integers(0, 6, (rx, ry, m)).astype(float)
+    p = n / n.sum() if n.sum() else n
+    n_c = n.sum(axis=(0, 1))
+    lmi = scores.local_mutual_information_counts(scale * n.sum(axis=1), scale * n_c, 2.0)
+    clmi = scores.conditional_local_mutual_information_counts(
+        n, n.sum(axis=1)[:, None, :], n.sum(axis=0)[None, :, :], n_c, 2.0)
+    if n.sum() == 0:
+        assert (lmi == 0).all() and (clmi == 0).all()
+        return
+    for a in range(rx):
+        assert lmi[a] == pytest.approx(local_mutual_information(p.sum(axis=1), a, 2.0),
+                                       abs=1e-12)
+        for b in range(ry):
+            assert clmi[a, b] == pytest.approx(
+                conditional_local_mutual_information(p, a, b, 2.0), abs=1e-12)

@@ -371,3 +371,55 @@ def test_cli_explain(capsys):
     assert main(["explain", "--data", WBC, "--row", "5000"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("bnma: error:") and "past the end" in err and "Traceback" not in err
+
+
+def test_graph_vocabulary_and_cpt_layout_match_the_library():
+    """Node ``role`` / edge ``role`` + ``weight`` as in the augmented classifiers; attribute CPTs
+    in the (q, r) layout with the class as the first (fastest) parent."""
+    from bnma_core.scores import family_counts, posterior_cpt
+
+    X, y = _random_problem(21, missing=0.05)
+    model = UKDB(k=2, alpha=0.5).fit(X, y)
+    for g in (model.structure_, model.explain(X[0]).personalized_graph):
+        assert g.nodes[model.class_name_]["role"] == "class"
+        assert {d["role"] for v, d in g.nodes(data=True) if v != model.class_name_} \
+            == {"feature"}
+        assert all("kind" not in d for _, d in g.nodes(data=True))
+        assert {d["role"] for *_, d in g.edges(data=True)} <= {"class", "class-parent",
+                                                               "joint", "parent"}
+    data = np.column_stack([X, y])
+    ar = np.append(model.arities_, 2)
+    for i, pa in model.domain_structure_.parents.items():
+        ref = posterior_cpt(family_counts(data, i, [4] + list(pa), ar), 0.5)
+        np.testing.assert_allclose(np.exp(model._cpts[i]), ref, rtol=1e-12)
+
+
+@pytest.mark.parametrize("pseudo_in_parameters", [False, True])
+def test_personalized_scores_equal_weighted_family_counts(pseudo_in_parameters):
+    """UKDB_P's factors are posterior CPT entries of the training rows plus (optionally) the
+    pseudo instances "x labelled c" with weight w_c, counted family by family."""
+    from bnma_core.kernels.counting import parent_strides
+    from bnma_core.scores import family_counts, posterior_cpt
+
+    X, y = _random_problem(23, m=3, missing=0.1)
+    model = UKDB(k=2, alpha=0.7, pseudo_in_parameters=pseudo_in_parameters).fit(X, y)
+    p, m = X.shape[1], 3
+    ar = np.append(model.arities_, m).astype(np.int64)
+    for x in X[:15]:
+        w = np.array([0.2, 0.5, 0.3])
+        st, _, _ = model.personalized_structure(x, w)
+        got = model._personalized_log_scores(x, st, w)
+        pseudo = np.column_stack([np.repeat(x[None, :], m, axis=0), np.arange(m)])
+        data = np.vstack([np.column_stack([X, y]), pseudo]).astype(np.int32)
+        wts = np.r_[np.ones(len(X)), w if pseudo_in_parameters else np.zeros(m)]
+        cp = np.array(st.class_parents, dtype=np.int64)
+        cc = family_counts(data, p, cp, ar, wts)
+        j = int(x[cp] @ parent_strides(cp, ar)) if len(cp) else 0
+        ref = np.log(posterior_cpt(cc, 0.7)[j])
+        for i, pa in st.parents.items():
+            fam = np.array([p] + list(pa), dtype=np.int64)
+            cpt = posterior_cpt(family_counts(data, i, fam, ar, wts), 0.7)
+            s = parent_strides(fam, ar)
+            base = int(x[list(pa)] @ s[1:]) if len(pa) else 0
+            ref += np.log(cpt[np.arange(m) + base, x[i]])
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)

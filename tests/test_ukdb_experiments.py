@@ -54,9 +54,24 @@ def test_smoke_runs(tmp_path):
     folds, table = ukdb_wbc.cv_table(folds=2, ks=(1,), sensitivity=False)
     assert set(table["method"]) == {"nb", "tan", "kdb1", "ukdb_l1", "ukdb_p1", "ukdb1"}
     assert (table["zero_one_loss"] < 0.2).all()
-    tables = bv.run(tmp_path, methods=("nb", "kdb1", "ukdb1"), n_repeats=2, names=["lenses"])
+
+
+@pytest.mark.slow
+def test_bias_variance_smoke_on_shared_data(tmp_path, shared_data):
+    """lenses.csv lives in the shared data folder next to the repository (skipped when absent)."""
+    kw = dict(methods=("nb", "kdb1", "ukdb1"), n_repeats=2, names=["lenses"], shared=shared_data)
+    tables = bv.run(tmp_path, **kw)
     assert (tmp_path / "bias_variance.csv").exists()
     r = tables["results"]
     assert np.allclose(r["error"], r["bias2"] + r["variance"])
-    again = bv.run(None, methods=("nb", "kdb1", "ukdb1"), n_repeats=2, names=["lenses"])
+    again = bv.run(None, **kw)
     assert np.array_equal(again["results"]["error"], r["error"])  # seeds reproduce
+
+
+def test_bias_variance_smoke_on_bundled_wbc(tmp_path):
+    """Runs in a bare clone: WBC only, one fast method."""
+    tables = bv.run(tmp_path, methods=("nb",), n_repeats=2, names=["wbc"],
+                    shared=tmp_path / "nowhere")
+    r = tables["results"]
+    assert list(r["dataset"].unique()) == ["wbc"] and (tmp_path / "bias_variance.csv").exists()
+    assert np.allclose(r["error"], r["bias2"] + r["variance"])

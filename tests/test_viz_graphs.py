@@ -174,3 +174,13 @@ def test_layout_uses_only_the_drawn_edges():
     fig = dag_figure(g, threshold=0.5)
     xs = {t: x for tr in fig.data if tr.name == "nodes" for t, x in zip(tr.text, tr.x)}
     assert xs["C"] == xs["A"] < xs["B"]
+
+
+def test_edge_heatmap_labels_every_variable():
+    """37 variables (ALARM): every one is a tick on both axes, none skipped by plotly."""
+    from bnma_core.viz.mcmc import edge_posterior_heatmap
+
+    names = [f"v{i}" for i in range(37)]
+    fig = edge_posterior_heatmap(np.random.default_rng(0).random((37, 37)), names)
+    assert list(fig.layout.xaxis.tickvals) == names and list(fig.layout.yaxis.tickvals) == names
+    assert fig.data[0].zmin == 0 and fig.data[0].zmax == 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..scores import class_mutual_informations, pairwise_conditional_mutual_information
@@ -23,6 +25,9 @@ class KDB(AugmentedNaiveBayes):
         Maximum number of feature parents per feature.
     alpha : float, default 1.0
         Dirichlet pseudo-count per CPT cell (see :class:`~bnma_core.classifiers.NaiveBayes`).
+    prior, ess : str or float, optional; float, default 1.0
+        Named CPT prior replacing ``alpha``, and the BDeu equivalent sample size (see
+        :class:`~bnma_core.classifiers.augmented.AugmentedNaiveBayes`).
 
     Attributes
     ----------
@@ -35,9 +40,12 @@ class KDB(AugmentedNaiveBayes):
     (the KDB algorithm, Fig. 1).
     """
 
-    def __init__(self, k: int = 2, alpha: float = 1.0) -> None:
+    def __init__(self, k: int = 2, alpha: float = 1.0, prior: Any = None,
+                 ess: float = 1.0) -> None:
         self.k = k
         self.alpha = alpha
+        self.prior = prior
+        self.ess = ess
 
     def _learn_parents(self, X: np.ndarray, y: np.ndarray):
         k = self.k

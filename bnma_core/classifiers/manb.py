@@ -26,8 +26,8 @@ import networkx as nx
 import numpy as np
 
 from ..data import CODE_DTYPE
-from ..kernels.counting import log_ml_uniform_alpha
 from ..kernels.manb import naive_counts, naive_counts_soft, naive_log_joint
+from ..scores import DirichletScore, posterior_cpt
 from .base import DiscreteBNClassifier
 
 __all__ = ["MANaiveBayes"]
@@ -89,7 +89,8 @@ class MANaiveBayes(DiscreteBNClassifier):
         EM iterations run (0 without unlabelled rows).
     structure_ : networkx.DiGraph
         The averaged structure: class -> feature arcs with ``weight`` (and ``posterior``) =
-        P(C -> F_i | D); nodes carry ``role`` "class" / "feature" (as in ``NaiveBayes``).
+        P(C -> F_i | D) and ``role`` = "class"; nodes carry ``role`` "class" / "feature" (as in
+        ``NaiveBayes``).
     feature_names_, class_name_ : list of str, str
         Node names used in ``structure_``.
 
@@ -198,34 +199,36 @@ class MANaiveBayes(DiscreteBNClassifier):
             if change <= self.tol:
                 break
 
-    def _family_alpha(self, r: np.ndarray, q: int) -> np.ndarray:
-        """a_ijk per feature for a family with q parent configurations."""
+    def _score(self) -> DirichletScore:
+        """The family score: BD with a_ijk = ``alpha`` (K2 for alpha = 1) or BDeu(ess)."""
         if self.scoring == "k2":
-            return np.full(r.shape, float(self.alpha))
-        return self.ess / (r * q)
+            return DirichletScore("bd", alpha=float(self.alpha))
+        return DirichletScore("bdeu", float(self.ess))
 
     def _set_parameters(self, counts: np.ndarray, class_counts: np.ndarray,
                         arities: np.ndarray, arc_prior: np.ndarray) -> None:
         """theta^∅, theta^C, marginal likelihoods, arc posteriors and theta* from (expected)
         sufficient statistics ``counts`` (n_features, r_max, n_classes)."""
         p, r_max, n_classes = counts.shape
-        r = arities.astype(np.float64)
+        score = self._score()
         valid = np.arange(r_max)[None, :] < arities[:, None]  # (p, r_max)
-        a_c = self._family_alpha(r, n_classes)  # (p,)
-        a_0 = self._family_alpha(r, 1)
+        a_c = np.array([score.cell_alpha(int(ri), n_classes) for ri in arities])  # (p,)
+        a_0 = np.array([score.cell_alpha(int(ri), 1) for ri in arities])
         counts0 = counts.sum(axis=2)  # (p, r_max): the parentless family
-        # eq. 6 for both families (zero on padded states)
-        num_c = np.where(valid[:, :, None], counts + a_c[:, None, None], 0.0)
-        theta_c = num_c / num_c.sum(axis=1, keepdims=True)
-        num_0 = np.where(valid, counts0 + a_0[:, None], 0.0)
-        theta_0 = num_0 / num_0.sum(axis=1, keepdims=True)
-        # eq. 8, one Dirichlet-multinomial per family (the shared counting kernel's formula)
+        # eq. 6 for both families, stacked over features in the (q, r) CPT layout; a zero
+        # pseudo-count on padded states keeps them at zero
+        theta_c = posterior_cpt(counts.transpose(0, 2, 1),
+                                np.where(valid, a_c[:, None], 0.0)[:, None, :]
+                                ).transpose(0, 2, 1)  # (p, r_max, n_classes)
+        theta_0 = posterior_cpt(counts0[:, None, :],
+                                np.where(valid, a_0[:, None], 0.0)[:, None, :])[:, 0, :]
+        # eq. 8, one Dirichlet-multinomial per family
         lml_c = np.empty(p)
         lml_0 = np.empty(p)
         for i in range(p):
             ri = int(arities[i])
-            lml_c[i] = log_ml_uniform_alpha(np.ascontiguousarray(counts[i, :ri, :].T), a_c[i])
-            lml_0[i] = log_ml_uniform_alpha(np.ascontiguousarray(counts0[i:i + 1, :ri]), a_0[i])
+            lml_c[i] = score.log_ml(counts[i, :ri, :].T)
+            lml_0[i] = score.log_ml(counts0[i:i + 1, :ri])
         # eq. 13 weights: local posterior of P_i = {C} versus P_i = ∅
         with np.errstate(divide="ignore"):
             lw_c = np.log(arc_prior) + lml_c
@@ -239,9 +242,8 @@ class MANaiveBayes(DiscreteBNClassifier):
         log_star = np.logaddexp(log_arc[:, None, None] + log_tc,
                                 log_none[:, None, None] + log_t0[:, :, None])
         log_star = np.where(valid[:, :, None], log_star, 0.0)
-        a_class = float(self.alpha) if self.scoring == "k2" else self.ess / n_classes
-        prior = class_counts + a_class
-        self.class_prior_ = prior / prior.sum()
+        self.class_prior_ = posterior_cpt(class_counts[None, :],
+                                          score.cell_alpha(n_classes, 1))[0]
         self._log_prior = np.log(self.class_prior_)
         self._log_theta = np.ascontiguousarray(log_star)
         self.arc_posterior_ = np.exp(log_arc)
@@ -264,5 +266,5 @@ class MANaiveBayes(DiscreteBNClassifier):
         g.add_node(cname, role="class")
         g.add_nodes_from(names, role="feature")
         for name, w in zip(names, self.arc_posterior_):
-            g.add_edge(cname, name, kind="class", weight=float(w), posterior=float(w))
+            g.add_edge(cname, name, role="class", weight=float(w), posterior=float(w))
         self.structure_ = g

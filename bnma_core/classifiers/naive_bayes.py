@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .augmented import AugmentedNaiveBayes
@@ -17,6 +19,9 @@ class NaiveBayes(AugmentedNaiveBayes):
         With ``alpha=1`` this is exactly the MAP naive Bayes of Dash & Cooper (2002), eq. 6,
         with a_ijk = 1 (and the class prior (1 + N_c) / (|C| + N)): the single-structure
         baseline their model-averaged naive classifier is compared against.
+    prior, ess : str or float, optional; float, default 1.0
+        Named CPT prior replacing ``alpha``, and the BDeu equivalent sample size (see
+        :class:`~bnma_core.classifiers.augmented.AugmentedNaiveBayes`).
 
     Notes
     -----
@@ -29,10 +34,14 @@ class NaiveBayes(AugmentedNaiveBayes):
     ----------
     Dash, D. & Cooper, G. F. (2002). Exact model averaging with naive Bayesian classifiers.
     ICML, eq. 6.
+    Sugahara, Aomi & Ueno. Bayesian network model averaging classifiers by subbagging
+    (the EAP prior, ``prior="bdeu"``).
     """
 
-    def __init__(self, alpha: float = 1.0) -> None:
+    def __init__(self, alpha: float = 1.0, prior: Any = None, ess: float = 1.0) -> None:
         self.alpha = alpha
+        self.prior = prior
+        self.ess = ess
 
     def _learn_parents(self, X: np.ndarray, y: np.ndarray):
         return [[] for _ in range(X.shape[1])], {}, None

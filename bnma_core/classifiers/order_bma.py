@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -29,10 +29,9 @@ import pandas as pd
 from scipy.special import logsumexp
 
 from ..data import CODE_DTYPE
-from ..kernels.orders import order_edge_probabilities, orders_log_joint
 from ..scores import class_mutual_informations
 from ..structure.orders import OrderMCMC
-from ..structure.score_table import SCORE_KINDS, build_score_table
+from ..structure.score_table import build_score_table
 from .base import DiscreteBNClassifier
 
 MISSING = ("marginalize", "impute")
@@ -127,9 +126,6 @@ class _OrderBMABase(DiscreteBNClassifier):
         n_rows, k = len(X), len(self.classes_)
         tab = self.table_
         out = np.full((len(orders), n_rows, k), -np.inf)
-        kind = SCORE_KINDS[self.scoring]
-        args = (tab.masks, tab.scores, tab.limits, tab.log_eps_rel, self._train_t,
-                self.variable_arities_, kind, float(self.ess))
         orders = np.ascontiguousarray(np.asarray(orders, dtype=np.int64))
         n_parts = max(min(N_THREADS, len(Xc) // 200), -(-len(Xc) // batch), 1)
         chunks = _split(0, len(Xc), n_parts)
@@ -138,8 +134,7 @@ class _OrderBMABase(DiscreteBNClassifier):
             a, b = chunk
             test_t = np.ascontiguousarray(
                 np.column_stack([Xc[a:b], np.zeros(b - a, dtype=CODE_DTYPE)]).T)
-            buf = np.empty((len(orders), b - a, k))
-            orders_log_joint(orders, *args, test_t, self.class_index_, buf)
+            buf = tab.order_log_joints(orders, self._train_t, test_t, self.class_index_)
             return buf + logw[None, a:b, None]
 
         if len(chunks) > 1:
@@ -169,8 +164,7 @@ class _OrderBMABase(DiscreteBNClassifier):
         E = np.zeros((n, n))
         mb = np.zeros(n)
         for order in self._orders_:
-            e, co = order_edge_probabilities(np.asarray(order, dtype=np.int64), tab.masks,
-                                             tab.scores, tab.limits, tab.log_eps_rel, c)
+            e, co = tab.edge_probabilities(order, c)
             E += e
             # f in MB(C) unless: f not a parent of C, C not a parent of f, no common child;
             # these involve different nodes' parent sets, independent given the order.
@@ -369,20 +363,29 @@ class OrderMCMCBMA(_OrderBMABase):
         self._finish(sampler)
 
     def fit_stream(self, X: Any, y: Any, every: int = 500, reference_order: Any = None,
-                   arities: Any = None) -> Iterator[dict]:
+                   arities: Any = None, should_stop: Callable[[], bool] | None = None
+                   ) -> Iterator[dict]:
         """Fit while yielding progress every ``every`` iterations (one event per chain):
         ``{"chain", "iteration", "n_iter", "log2_score", "acceptance_rate", "order" (names,
         class included), "spearman" (float or None), "iter_per_s", "done"}``.
-        Closing the generator early (Stop) leaves a fitted model built from the orders kept so
-        far (or, if stopped during burn-in, from each chain's current order)."""
+
+        Stopping early leaves a fitted model built from the orders kept so far (or, if stopped
+        during burn-in, from each chain's current order), either by closing the generator
+        (Stop after an event) or by ``should_stop``: a callable checked between kernel calls of
+        about 0.1 s (:data:`bnma_core.structure.orders.CHUNK_SECONDS`), also inside a long
+        ``every`` step; when it returns True the stream ends (no further event) and the model
+        is built. The chain threads are joined before the model is built, so none runs after
+        the generator has finished or been closed."""
         Xc, yc = self._prepare_fit(X, y, arities)
         sampler = self._sampler(Xc, yc, reference_order)
         names = self.variable_names_
+        stream = sampler.stream(every, should_stop)
         try:
-            for ev in sampler.stream(every):
+            for ev in stream:
                 ev["order"] = [names[i] for i in ev["order"]]
                 yield ev
         finally:
+            stream.close()  # joins the chain threads
             self._finish(sampler)
 
     def _subset(self, n: int) -> np.ndarray:

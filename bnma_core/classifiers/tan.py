@@ -24,6 +24,9 @@ class TAN(AugmentedNaiveBayes):
         Dirichlet pseudo-count per CPT cell (see :class:`~bnma_core.classifiers.NaiveBayes`).
     root : int or str, optional
         Root of the tree: a feature index or name. Default: feature 0.
+    prior, ess : str or float, optional; float, default 1.0
+        Named CPT prior replacing ``alpha``, and the BDeu equivalent sample size (see
+        :class:`~bnma_core.classifiers.augmented.AugmentedNaiveBayes`).
 
     Notes
     -----
@@ -38,9 +41,12 @@ class TAN(AugmentedNaiveBayes):
     Machine Learning 29, 131-163 (Construct-TAN, Theorem 2).
     """
 
-    def __init__(self, alpha: float = 1.0, root: Any = None) -> None:
+    def __init__(self, alpha: float = 1.0, root: Any = None, prior: Any = None,
+                 ess: float = 1.0) -> None:
         self.alpha = alpha
         self.root = root
+        self.prior = prior
+        self.ess = ess
 
     def _root_index(self, p: int) -> int:
         if self.root is None:

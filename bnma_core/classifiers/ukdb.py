@@ -41,9 +41,13 @@ import numpy as np
 import pandas as pd
 
 from ..data import CODE_DTYPE
+from ..kernels.counting import parent_strides
 from ..scores import (
     class_mutual_informations,
+    conditional_local_mutual_information_counts,
     family_counts,
+    joint_counts,
+    local_mutual_information_counts,
     pairwise_conditional_mutual_information,
     posterior_cpt,
 )
@@ -146,11 +150,12 @@ class UKDBExplanation:
     instance : dict
         Feature name -> value label (``None`` if missing).
     domain_graph, personalized_graph : networkx.DiGraph
-        Nodes: feature names and the class name (node attribute ``kind`` = "class" /
-        "feature", ``missing`` = bool). Edge attribute ``weight``: CMI (domain) resp. CLMI
-        (personalized) for attribute -> attribute edges, MI resp. LMI for edges with the class;
-        ``role`` = "class-parent" (X_p -> C), "class" (C -> X_i), "joint" (inside X_p) or
-        "parent" (X_j -> X_i).
+        Nodes: feature names and the class name (node attribute ``role`` = "class" /
+        "feature", as in every classifier's ``structure_``; ``missing`` = bool). Edge
+        attribute ``weight``: CMI (domain) resp. CLMI (personalized) for attribute ->
+        attribute edges, MI resp. LMI for edges with the class; edge ``role`` =
+        "class-parent" (X_p -> C), "class" (C -> X_i), "joint" (inside X_p) or "parent"
+        (X_j -> X_i), the last two as in the augmented classifiers.
     posterior_domain, posterior_personalized, posterior_ensemble : ndarray
         Class posteriors aligned with ``classes``.
     classes : list of str
@@ -319,13 +324,21 @@ class UKDB(DiscreteBNClassifier):
         cp = np.asarray(st.class_parents, dtype=np.int64)
         cc = family_counts(self._data, c, cp, self._ar)
         n_xp = cc.sum(axis=1)
-        log_pxp = np.log((n_xp + self.alpha) / (n_xp.sum() + self.alpha * len(n_xp)))
+        log_pxp = np.log(posterior_cpt(n_xp[None, :], self.alpha)[0])
         self._class_table = np.log(posterior_cpt(cc, self.alpha)) + log_pxp[:, None]
+        self._class_strides = parent_strides(cp, self._ar)
+        # attribute CPTs in the library's layout: parent list (C, *pa), class fastest
         self._cpts: dict[int, np.ndarray] = {}
+        self._strides: dict[int, np.ndarray] = {}
         for i, pa in st.parents.items():
-            fam = np.asarray(list(pa) + [c], dtype=np.int64)
+            fam = np.asarray([c] + list(pa), dtype=np.int64)
             self._cpts[i] = np.log(posterior_cpt(family_counts(self._data, i, fam, self._ar),
                                                  self.alpha))
+            self._strides[i] = parent_strides(fam, self._ar)
+        # UKDB_P's pseudo-counts per attribute, padded to the largest arity with zeros
+        r_max = int(max(self.arities_.max(), 1))
+        self._pad_alpha = np.where(np.arange(r_max)[None, :] < self.arities_[:, None],
+                                   float(self.alpha), 0.0)
         children: dict[int, list[int]] = {i: [] for i in range(p)}
         for i, pa in st.parents.items():
             for j in pa:
@@ -335,11 +348,7 @@ class UKDB(DiscreteBNClassifier):
 
     def _counts(self, variables: list[int]) -> np.ndarray:
         """Count table over ``variables`` (rows missing one of them skipped)."""
-        sub = self._data[:, variables]
-        ok = (sub >= 0).all(axis=1)
-        shape = tuple(int(self._ar[v]) for v in variables)
-        idx = np.ravel_multi_index(tuple(sub[ok].T), shape)
-        return np.bincount(idx, minlength=int(np.prod(shape))).astype(float).reshape(shape)
+        return joint_counts(self._data, variables, self._ar)
 
     def _fit_local_tables(self, p: int, m: int) -> None:
         """Training counts behind LMI / CLMI, laid out so that the local measures of every
@@ -374,13 +383,8 @@ class UKDB(DiscreteBNClassifier):
         observed descendants) except X_p, which must be complete. Shape (n, m)."""
         st = self.domain_structure_
         n, m = rows.shape[0], self.n_classes_
-        ar = self._ar
         if st.class_parents:
-            cfg = np.zeros(n, dtype=np.int64)
-            stride = 1
-            for v in st.class_parents:
-                cfg += rows[:, v] * stride
-                stride *= int(ar[v])
+            cfg = rows[:, st.class_parents].astype(np.int64) @ self._class_strides
             out = self._class_table[cfg].copy()
         else:
             out = np.repeat(self._class_table, n, axis=0)
@@ -389,15 +393,13 @@ class UKDB(DiscreteBNClassifier):
             present = xi >= 0
             if not present.any():
                 continue
-            cfg = np.zeros(n, dtype=np.int64)
-            stride = 1
-            for v in pa:
-                cfg += np.where(present, rows[:, v], 0) * stride
-                stride *= int(ar[v])
+            # row of (c, pa) = c + sum_k x_pa_k stride_k (class first, stride 1)
+            cfg = np.where(present[:, None], rows[:, pa], 0).astype(np.int64) \
+                @ self._strides[i][1:]
             table = self._cpts[i]
             xs = np.where(present, xi, 0)
             for c in range(m):
-                out[:, c] += np.where(present, table[cfg + c * stride, xs], 0.0)
+                out[:, c] += np.where(present, table[cfg + c, xs], 0.0)
         return out
 
     def _relevant_missing(self, row: np.ndarray) -> list[int]:
@@ -464,11 +466,14 @@ class UKDB(DiscreteBNClassifier):
 
         Notes
         -----
-        Vectorized over all attribute pairs from count tables kept at fit time; the same
-        definitions as :func:`bnma_core.scores.local_mutual_information` and
+        Gathers, for all attributes and attribute pairs at once, the counts at x's values from
+        tables kept at fit time, and evaluates them with the formulas' one home,
+        :func:`bnma_core.scores.local_mutual_information_counts` and
+        :func:`bnma_core.scores.conditional_local_mutual_information_counts` (vectorised over
+        the batch). Equal to :func:`bnma_core.scores.local_mutual_information` and
         :func:`bnma_core.scores.conditional_local_mutual_information` on
         :func:`bnma_core.scores.joint_distribution` of the training rows plus the weighted
-        pseudo rows (tested to agree to 1e-12).
+        pseudo rows (tested to 1e-12).
 
         References
         ----------
@@ -479,7 +484,6 @@ class UKDB(DiscreteBNClassifier):
         w = np.zeros(m) if pseudo is None else np.asarray(pseudo, dtype=float)
         sm = float(self.mi_smoothing)
         ar = np.asarray(self.arities_, dtype=np.int64)
-        log_base = math.log(self.base)
         obs = np.flatnonzero(x >= 0)
         lmi = np.full(p, np.nan)
         clmi = np.full((p, p), np.nan)
@@ -489,15 +493,8 @@ class UKDB(DiscreteBNClassifier):
         valid = np.arange(t.shape[1])[None, :] < ar[obs][:, None]
         t = np.where(valid[:, :, None], t, 0.0)
         t[np.arange(len(obs)), x[obs]] += w
-        n_c = t.sum(axis=1)                              # (n_obs, m)
-        n_all = n_c.sum(axis=1)
-        n_xc = t[np.arange(len(obs)), x[obs]]            # (n_obs, m)
-        n_x = n_xc.sum(axis=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            terms = (n_xc / n_x[:, None]) * np.log(n_xc * n_all[:, None]
-                                                   / (n_x[:, None] * n_c))
-            lmi[obs] = np.where(n_x > 0, np.where(n_xc > 0, terms, 0.0).sum(axis=1), 0.0) \
-                / log_base
+        lmi[obs] = local_mutual_information_counts(t[np.arange(len(obs)), x[obs]],
+                                                   t.sum(axis=1), self.base)
         # CLMI (paper eq. 14): sum_c P(c|x_i,x_j) log [P(x_i,x_j|c) / (P(x_i|c) P(x_j|c))]
         iu, ju = np.triu_indices(len(obs), 1)
         I, J = obs[iu], obs[ju]
@@ -508,11 +505,8 @@ class UKDB(DiscreteBNClassifier):
             n_xc = self._pair_rows[I, J, a] + ar[J][:, None] * sm + w
             n_yc = self._pair_cols[I, J, b] + ar[I][:, None] * sm + w
             n_c = self._pair_class[I, J] + (ar[I] * ar[J])[:, None] * sm + w
-            s_xy = n_xy.sum(axis=1)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                terms = (n_xy / s_xy[:, None]) * np.log(n_xy * n_c / (n_xc * n_yc))
-                vals = np.where(s_xy > 0, np.where(n_xy > 0, terms, 0.0).sum(axis=1), 0.0)
-            clmi[I, J] = clmi[J, I] = vals / log_base
+            vals = conditional_local_mutual_information_counts(n_xy, n_xc, n_yc, n_c, self.base)
+            clmi[I, J] = clmi[J, I] = vals
         return lmi, clmi
 
     def personalized_structure(self, x: np.ndarray, pseudo: np.ndarray
@@ -536,15 +530,26 @@ class UKDB(DiscreteBNClassifier):
         for v in st.class_parents:
             match &= X[:, v] == x[v]
         n_c = np.bincount(y[match], minlength=m) + extra
-        out = np.log((n_c + a) / (n_c.sum() + m * a))
-        for i, pa in st.parents.items():
+        out = np.log(posterior_cpt(n_c[None, :], a)[0])
+        attrs = list(st.parents)
+        if not attrs:
+            return out
+        # for every attribute, the CPT rows (one per class) at the instance's parent values:
+        # an (m, r_i) count table, padded to r_max (zero pseudo-count on padded states) and
+        # evaluated in one posterior_cpt call
+        r_max = self._pad_alpha.shape[1]
+        k = len(attrs)
+        counts = np.empty((k, m * r_max))
+        for t, i in enumerate(attrs):
             match = X[:, i] >= 0
-            for v in pa:
+            for v in st.parents[i]:
                 match &= X[:, v] == x[v]
-            n_pc = np.bincount(y[match], minlength=m) + extra
-            n_xpc = np.bincount(y[match & (X[:, i] == x[i])], minlength=m) + extra
-            out += np.log((n_xpc + a) / (n_pc + self.arities_[i] * a))
-        return out
+            counts[t] = np.bincount(y[match] * r_max + X[match, i], minlength=m * r_max)
+        counts = counts.reshape(k, m, r_max)
+        rows, xs = np.arange(k), x[attrs]
+        counts[rows, :, xs] += extra
+        theta = posterior_cpt(counts, self._pad_alpha[attrs][:, None, :])
+        return out + np.log(theta[rows, :, xs]).sum(axis=0)
 
     # --- prediction -------------------------------------------------------------------------
     def _posteriors(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
@@ -581,9 +586,9 @@ class UKDB(DiscreteBNClassifier):
         names = self._feature_names()
         cname = self.class_name_
         g = nx.DiGraph()
-        g.add_node(cname, kind="class", missing=False)
+        g.add_node(cname, role="class", missing=False)
         for i, nm in enumerate(names):
-            g.add_node(nm, kind="feature", missing=i in missing)
+            g.add_node(nm, role="feature", missing=i in missing)
         for a, v in enumerate(st.class_parents):
             g.add_edge(names[v], cname, weight=float(mi[v]), role="class-parent")
             for u in st.class_parents[:a]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import permutations
@@ -25,12 +25,15 @@ from itertools import permutations
 import numpy as np
 import pandas as pd
 
-from ..kernels.orders import candidate_local_masks, mcmc_run, order_terms
+from ..kernels.orders import ChainArrays, candidate_local_masks, mcmc_run
 from .score_table import ScoreTable
 
 MOVES = ("swap", "adjacent", "relocate", "mix")
 STARTS = ("random", "given", "reversed")
 LOG2E = 1.0 / math.log(2.0)
+THREAD_PREFIX = "order-mcmc"
+CHUNK_SECONDS = 0.1  # kernel call length between stop checks in OrderMCMC.stream
+MIN_CHUNK = 100
 
 
 def spearman_orders(order: Sequence[int], reference: Sequence[int]) -> float:
@@ -127,7 +130,7 @@ class OrderChain:
         self.order = (rng.permutation(n) if init_order is None
                       else np.array(init_order, dtype=np.int64))
         self.mi, self.mj, self.mk, self.log_u = _draw_moves(rng, n, n_iter, move)
-        self.prefix, self.terms = order_terms(self.order, *table.kernel_args())
+        self.prefix, self.terms = table.order_prefix_terms(self.order)
         # candidate regime: per-position candidate-local masks, updated incrementally
         self.local = (candidate_local_masks(self.order, table.bytemap)
                       if table.regime == "candidates" else np.zeros(n, dtype=np.int64))
@@ -149,6 +152,10 @@ class OrderChain:
         self.keep_slot[its] = np.arange(len(its))
         self.kept_iterations = its
         self.kept = np.zeros((len(its), n), dtype=np.int64)
+        self.arrays = ChainArrays(self.order, self.prefix, self.terms, self.local, self.state,
+                                  self.mi, self.mj, self.mk, self.log_u, self.trace_score,
+                                  self.trace_acc, self.keep_slot, self.kept, self.ref_pos,
+                                  self.trace_spear)
         self.t = 0
         self.seconds = 0.0  # wall time in the kernel
         self.cpu_seconds = 0.0  # CPU time of the thread in the kernel (load-independent)
@@ -157,12 +164,9 @@ class OrderChain:
         stop = min(stop, self.n_iter)
         if stop <= self.t:
             return
-        tab = self.table
         t0 = time.perf_counter()
         c0 = time.thread_time()
-        mcmc_run(self.order, self.prefix, self.terms, self.local, self.state, *tab.kernel_args(),
-                 self.mi, self.mj, self.mk, self.log_u, self.t, stop, self.trace_score,
-                 self.trace_acc, self.keep_slot, self.kept, self.ref_pos, self.trace_spear)
+        mcmc_run(self.table.arrays(), self.arrays, self.t, stop)
         self.seconds += time.perf_counter() - t0
         self.cpu_seconds += time.thread_time() - c0
         self.t = stop
@@ -253,37 +257,75 @@ class OrderMCMC:
         self.chains = [OrderChain(table, int(n_iter), int(burn_in), int(n_orders), move,
                                   np.random.default_rng(s), init, ref) for s in seeds]
 
-    def _advance_all(self, stop: int) -> None:
+    def _pool(self) -> ThreadPoolExecutor | None:
+        """Threads for the chains (None for one chain, run in the caller's thread)."""
+        if len(self.chains) == 1:
+            return None
+        return ThreadPoolExecutor(max_workers=len(self.chains),
+                                  thread_name_prefix=THREAD_PREFIX)
+
+    def _advance_all(self, stop: int, pool: ThreadPoolExecutor | None = None) -> None:
         if len(self.chains) == 1:
             self.chains[0].advance(stop)
             return
-        with ThreadPoolExecutor(max_workers=len(self.chains)) as ex:
+        if pool is not None:
+            list(pool.map(lambda c: c.advance(stop), self.chains))
+            return
+        with self._pool() as ex:
             list(ex.map(lambda c: c.advance(stop), self.chains))
 
     def run(self) -> OrderMCMCResult:
         self._advance_all(self.n_iter)
         return self.result()
 
-    def stream(self, every: int = 500) -> Iterator[dict]:
+    def _chunk(self, remaining: int) -> int:
+        """Iterations of the next kernel call when a stop may be requested: about
+        ``CHUNK_SECONDS`` of the slowest chain at its measured rate (at least
+        ``MIN_CHUNK``, 1,000 before any rate is known)."""
+        rates = [c.t / c.seconds for c in self.chains if c.seconds > 0]
+        size = int(min(rates) * CHUNK_SECONDS) if rates else 1000
+        return max(1, min(remaining, max(MIN_CHUNK, size)))
+
+    def stream(self, every: int = 500, should_stop: Callable[[], bool] | None = None
+               ) -> Iterator[dict]:
         """Advance all chains ``every`` iterations at a time, yielding one event per chain:
         chain, iteration (done so far), n_iter, log2_score, acceptance_rate, order (indices),
-        spearman (None without a reference order), iter_per_s, done."""
+        spearman (None without a reference order), iter_per_s, done.
+
+        ``should_stop`` (optional, called between kernel calls of about ``CHUNK_SECONDS``
+        each, so also inside a long ``every`` step) ends the stream early when it returns
+        True; the chains then hold the iterations done so far (see :meth:`result`). The chain
+        threads live for the stream and are joined when it ends or is closed, so none is left
+        running afterwards. Chunking does not change the chains (moves are drawn in advance).
+        """
         every = max(1, int(every))
-        t = 0
-        while t < self.n_iter:
-            t = min(t + every, self.n_iter)
-            self._advance_all(t)
-            for k, c in enumerate(self.chains):
-                yield {
-                    "chain": k, "iteration": c.t, "n_iter": self.n_iter,
-                    "log2_score": c.log_score * LOG2E,
-                    "acceptance_rate": c.acceptance_rate,
-                    "order": c.order.copy(),
-                    "spearman": (float(c.trace_spear[c.t - 1]) if self.reference is not None
-                                 else None),
-                    "iter_per_s": c.t / c.seconds if c.seconds > 0 else float("nan"),
-                    "done": c.t >= self.n_iter,
-                }
+        pool = self._pool()
+        try:
+            t = min(c.t for c in self.chains)
+            while t < self.n_iter:
+                target = min(t + every, self.n_iter)
+                while t < target:
+                    if should_stop is not None and should_stop():
+                        return
+                    t += self._chunk(target - t)
+                    self._advance_all(t, pool)
+                yield from self._events()
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True)
+
+    def _events(self) -> Iterator[dict]:
+        for k, c in enumerate(self.chains):
+            yield {
+                "chain": k, "iteration": c.t, "n_iter": self.n_iter,
+                "log2_score": c.log_score * LOG2E,
+                "acceptance_rate": c.acceptance_rate,
+                "order": c.order.copy(),
+                "spearman": (float(c.trace_spear[c.t - 1]) if self.reference is not None
+                             else None),
+                "iter_per_s": c.t / c.seconds if c.seconds > 0 else float("nan"),
+                "done": c.t >= self.n_iter,
+            }
 
     def result(self) -> OrderMCMCResult:
         """Kept orders so far (if no order was kept yet, e.g. stopped during burn-in, the

@@ -18,6 +18,21 @@ best *compatible* set (score M) and stops below M + log(eps / m) (m = sets per n
 it drops is below ``eps`` times the kept mass and every node term is low by at most
 log(1 + eps) <= eps (``prune_eps=0`` keeps everything). Because the empty set is always
 compatible, sets below S(∅) + log(eps / m) are never scanned (``limits``).
+
+Missing values (-1): each family is counted on the n rows complete on it (available-case
+counts), and each of the N - n rows it lacks is credited with the average fitted log predictive
+probability of the rows it has: S = log ML_n + (N - n) / n * sum_jk N_jk log theta_jk (the
+node-average marginal likelihood, after the node-average likelihood of Balov 2013 and Bodewes &
+Scutari 2021; :func:`bnma_core.kernels.orders.node_average_log_ml`). Scored raw, the families
+would be marginal likelihoods of different numbers of rows, which are not comparable: each row
+lost adds roughly its (negative) log predictive probability back, so parent sets containing an
+incomplete variable were favoured for that alone (on WBC, 16 missing ``bare_nuclei`` values
+made it the class's parent with posterior 1.0 where the complete rows give 0.03; issue 14).
+Completed this way every node term speaks for all N rows, so the two orientations of an arc
+keep the balance they have on complete data, while the complexity cost stays that of the
+observed rows; the score is unchanged on complete data and keeps the per-node additive form the
+order sums need. EM (structural EM) would be the likelihood-exact alternative but needs a whole
+network at every step, which order MCMC does not have. See :func:`node_average_log_ml`.
 """
 
 from __future__ import annotations
@@ -29,14 +44,21 @@ import numpy as np
 
 from ..data import CODE_DTYPE, DataError
 from ..kernels.orders import (
+    TableArrays,
     build_candidate_table,
     build_full_table,
     candidate_bytemap,
+    joint_family_fit,
     node_log_sum,
+    order_edge_probabilities,
     order_terms,
+    orders_log_joint,
     sort_table,
 )
-from ..scores import _check_prior, log_structure_prior
+from ..kernels.orders import (
+    node_average_log_ml as _node_average,
+)
+from ..scores import _check_prior, family_counts, log_ml_counts, log_structure_prior
 
 SCORE_KINDS = {"k2": 0, "bdeu": 1}
 DEFAULT_MAX_BYTES = 2_000_000_000
@@ -86,11 +108,20 @@ class ScoreTable:
     band_anchor: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     bytemap: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 0), dtype=np.int32))
 
-    def kernel_args(self) -> tuple:
-        """The arrays the order kernels take, in their order (masks .. bytemap)."""
-        return (self.masks, self.scores, self.exps, self.bid, self.band_first,
-                self.band_anchor, self.limits, self.log_eps_rel, self.regime_code,
+    _arrays: TableArrays | None = field(default=None, init=False, repr=False, compare=False)
+
+    def arrays(self) -> TableArrays:
+        """The table as the order kernels take it: one typed namedtuple (built once)."""
+        if self._arrays is None:
+            self._arrays = TableArrays(
+                self.masks, self.scores, self.exps, self.bid, self.band_first,
+                self.band_anchor, self.limits, float(self.log_eps_rel), self.regime_code,
                 self.logsum, self.bytemap)
+        return self._arrays
+
+    def kernel_args(self) -> TableArrays:
+        """Alias of :meth:`arrays` (kept for callers of the former 11-tuple)."""
+        return self.arrays()
 
     @property
     def n_vars(self) -> int:
@@ -99,6 +130,10 @@ class ScoreTable:
     @property
     def n_sets(self) -> int:
         return self.masks.shape[1]
+
+    @property
+    def score_kind(self) -> int:
+        return SCORE_KINDS[self.score]
 
     @property
     def regime_code(self) -> int:
@@ -121,8 +156,47 @@ class ScoreTable:
     def order_terms(self, order: np.ndarray) -> np.ndarray:
         """Node terms of ``order`` (per position), natural log."""
         order = np.asarray(order, dtype=np.int64)
-        _, terms = order_terms(order, *self.kernel_args())
+        _, terms = order_terms(order, self.arrays())
         return terms
+
+    def order_prefix_terms(self, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Predecessor bitmasks (uint64) and node terms of ``order``, per position."""
+        return order_terms(np.ascontiguousarray(order, dtype=np.int64), self.arrays())
+
+    def order_log_joints(self, orders: np.ndarray, train_t: np.ndarray, test_t: np.ndarray,
+                         class_index: int, out: np.ndarray | None = None) -> np.ndarray:
+        """log P(c, x | D, ≺_t) by Hwang & Zhang eq. 9 for every order t (rows of ``orders``),
+        complete test row x and class c.
+
+        Parameters
+        ----------
+        orders : (T, n) int array
+        train_t : (n, n_train) int32
+            The training codes this table was built from, transposed (-1 = missing).
+        test_t : (n, n_test) int32
+            Complete test rows, transposed; the class row is ignored.
+        class_index : int
+        out : (T, n_test, n_classes) float array, optional
+
+        Returns
+        -------
+        (T, n_test, n_classes) float array
+        """
+        orders = np.ascontiguousarray(orders, dtype=np.int64)
+        k = int(self.arities[class_index])
+        if out is None:
+            out = np.empty((orders.shape[0], test_t.shape[1], k))
+        orders_log_joint(self.arrays(), orders, train_t, self.arities, self.score_kind,
+                         float(self.ess), test_t, int(class_index), out)
+        return out
+
+    def edge_probabilities(self, order: np.ndarray, class_index: int
+                           ) -> tuple[np.ndarray, np.ndarray]:
+        """Given an order: ``edge[y, x] = P(y -> x | D, ≺)`` and ``co[x, f] = P({C, f} ⊆ Pa(x)
+        | D, ≺)`` for the class C (DESIGN §4), both (n, n)."""
+        return order_edge_probabilities(self.arrays(),
+                                        np.ascontiguousarray(order, dtype=np.int64),
+                                        int(class_index))
 
     def order_log_score(self, order: np.ndarray) -> float:
         """log P(≺, D) up to a constant = sum_i log sum_{Z ⊆ pred(i)} exp S(X_i; Z), natural log
@@ -177,6 +251,26 @@ def estimate_table_bytes(n_vars: int, n_rows: int, arities: np.ndarray, max_pare
                + n_vars * ((n_vars + 7) // 8) * 256 * 4 + max_cells * 8)
 
 
+def node_average_log_ml(codes: np.ndarray, child: int, parents, arities: np.ndarray,
+                        score: str = "k2", ess: float = 1.0) -> float:
+    """Node-average log marginal likelihood of one family, as the score tables use it:
+    log ML_n + (N - n) / n * sum_jk N_jk log theta_jk, with n the rows complete on the family,
+    N all rows and theta_jk = (N_jk + a_ijk) / (N_ij + a_ij) (see the module docstring;
+    Balov 2013, Bodewes & Scutari 2021 eq. 4, Heckerman et al. 1995 eq. 8). Equal to the log
+    marginal likelihood on complete data. For users and tests; the tables compute it inside
+    :mod:`bnma_core.kernels.orders` with the same functions.
+    """
+    codes = np.asarray(codes)
+    counts = family_counts(codes, child, parents, arities)
+    q, r = counts.shape
+    if score not in SCORE_KINDS:
+        raise ValueError(f"Unknown score {score!r} for score tables; choose 'k2' or 'bdeu'.")
+    a = 1.0 if score == "k2" else ess / (q * r)
+    ml = log_ml_counts(counts, score, ess)
+    fit = joint_family_fit(np.ascontiguousarray(counts.ravel()), q * r, 1, r, a)
+    return float(_node_average(ml, fit, codes.shape[0], int(counts.sum())))
+
+
 def _log_priors(n: int, max_parents: int, prior: str) -> np.ndarray:
     return np.array([log_structure_prior(n, k, prior) for k in range(max_parents + 1)])
 
@@ -212,7 +306,9 @@ def build_score_table(codes: np.ndarray, arities: np.ndarray, max_parents: int =
     Parameters
     ----------
     codes : (n_rows, n_vars) int array
-        State codes, -1 = missing (a family's counts skip rows missing one of its variables).
+        State codes, -1 = missing (a family's counts skip rows missing one of its variables and
+        the rows it lacks are credited with its average fitted log-likelihood per row, see the
+        module docstring).
     arities : (n_vars,) int array
     max_parents : int
         Maximum in-degree l (the paper uses 3).
@@ -242,55 +338,52 @@ def build_score_table(codes: np.ndarray, arities: np.ndarray, max_parents: int =
     l_eff = min(int(max_parents), n - 1)
     if prune_eps < 0 or not math.isfinite(prune_eps):
         raise ValueError("prune_eps must be a finite number >= 0.")
-    if candidates is not None:
-        if isinstance(candidates, (int, np.integer)):
-            if not 1 <= candidates <= MAX_CANDIDATES:
-                raise ValueError(f"The number of candidate parents must be 1..{MAX_CANDIDATES}.")
-            k = min(int(candidates), n - 1)
-            cand = None
-        else:
-            cand = np.asarray(candidates, dtype=np.int64)
-            if cand.ndim != 2 or cand.shape[0] != n or cand.shape[1] > MAX_CANDIDATES:
-                raise ValueError(f"candidates must be an (n_vars, K) array with K <= "
-                                 f"{MAX_CANDIDATES}.")
-            for i in range(n):
-                if (len(set(cand[i].tolist())) != cand.shape[1] or i in cand[i]
-                        or (cand[i] < 0).any() or (cand[i] >= n).any()):
-                    raise ValueError(f"Candidate parents of node {i} must be distinct other "
-                                     "variables.")
-            k = cand.shape[1]
-        need = estimate_table_bytes(n, n_rows, arities, l_eff, k)
-    else:
-        need = estimate_table_bytes(n, n_rows, arities, l_eff)
+    k, cand = _resolve_candidates(candidates, n)
+    need = estimate_table_bytes(n, n_rows, arities, l_eff, k)
     if need > max_bytes:
         raise ValueError(
             f"The score table would need about {need / 1e9:.2f} GB (limit "
             f"{max_bytes / 1e9:.2f} GB): lower max_parents, use fewer variables or the "
             "candidate-restricted regime.")
     log_prior = _log_priors(n, l_eff, prior)
-    top = np.sort(arities)[::-1][: l_eff + 1]
-    max_cells = int(np.prod(top))
+    max_cells = int(np.prod(np.sort(arities)[::-1][: l_eff + 1]))
     kind = SCORE_KINDS[score]
-    if candidates is None:
+    if k is None:
         m = n_parent_sets(n - 1, l_eff)
         masks, scores = build_full_table(data_t, arities, l_eff, log_prior, kind, float(ess),
                                          m, max_cells)
-        cand_arr = np.zeros((n, 0), dtype=np.int64)
+        cand = np.zeros((n, 0), dtype=np.int64)
         logsum = np.zeros((n, 0))
+        bytemap = np.zeros((n, 0, 0), dtype=np.int32)
     else:
         if cand is None:
             cand = select_candidates(codes, arities, k, score, prior, ess)
-        k = cand.shape[1]
-        m = n_parent_sets(k, l_eff)
+        m = n_parent_sets(cand.shape[1], l_eff)
         masks, scores, logsum = build_candidate_table(data_t, arities, cand, l_eff, log_prior,
-                                                      kind, float(ess), m, max_cells)
-        cand_arr = cand
+                                                      kind, float(ess), m)
+        bytemap = candidate_bytemap(cand, n)
     log_eps_rel = math.log(prune_eps / m) if prune_eps > 0 else -math.inf
     masks, scores, limits, exps, bid, band_first, band_anchor = sort_table(masks, scores,
                                                                             log_eps_rel)
-    bytemap = (candidate_bytemap(cand_arr, n) if candidates is not None
-               else np.zeros((n, 0, 0), dtype=np.int32))
     return ScoreTable(masks, scores, limits, arities, l_eff, score, prior, float(ess),
-                      float(prune_eps), log_eps_rel,
-                      "full" if candidates is None else "candidates", cand_arr, logsum,
-                      exps, bid, band_first, band_anchor, bytemap)
+                      float(prune_eps), log_eps_rel, "full" if k is None else "candidates",
+                      cand, logsum, exps, bid, band_first, band_anchor, bytemap)
+
+
+def _resolve_candidates(candidates: int | np.ndarray | None, n: int
+                        ) -> tuple[int | None, np.ndarray | None]:
+    """(K, explicit candidate array or None to select them); (None, None) = full regime."""
+    if candidates is None:
+        return None, None
+    if isinstance(candidates, (int, np.integer)):
+        if not 1 <= candidates <= MAX_CANDIDATES:
+            raise ValueError(f"The number of candidate parents must be 1..{MAX_CANDIDATES}.")
+        return min(int(candidates), n - 1), None
+    cand = np.asarray(candidates, dtype=np.int64)
+    if cand.ndim != 2 or cand.shape[0] != n or cand.shape[1] > MAX_CANDIDATES:
+        raise ValueError(f"candidates must be an (n_vars, K) array with K <= {MAX_CANDIDATES}.")
+    for i in range(n):
+        if (len(set(cand[i].tolist())) != cand.shape[1] or i in cand[i]
+                or (cand[i] < 0).any() or (cand[i] >= n).any()):
+            raise ValueError(f"Candidate parents of node {i} must be distinct other variables.")
+    return cand.shape[1], cand

@@ -196,11 +196,64 @@ def dag_figure(graph: nx.DiGraph, class_node: Hashable | None = None,
         ``edges`` (hover markers at edge midpoints, carrying the colour bar). Annotations: one
         arrow per drawn edge (``showarrow=True``) and one label per node.
     """
+    edges = _drawn_edges(graph, edge_weight, threshold)
+    pos = _positions(graph, edges, positions, layout, class_node)
+    highlight = set(highlight_nodes)
+    weights = np.array([w for _, _, w in edges], dtype=float)
+    if weight_range is None:
+        top = max(1.0, float(weights.max())) if weights.size else 1.0
+        weight_range = (0.0, top)
+    weighted = edge_weight is not None and any(
+        edge_weight in d for _, _, d in graph.edges(data=True))
+    size = {n: 14 for n in graph.nodes}
+    size.update({n: 16 for n in highlight if n in size})
+    has_class = class_node is not None and class_node in graph
+    if has_class:
+        size[class_node] = 20
+
+    fig = go.Figure()
+    annotations = _edge_arrows(edges, pos, size, weight_range, weighted,
+                               {tuple(e) for e in highlight_edges})
+    fig.add_trace(_edge_hover_trace(edges, pos, weight_range, weighted, weight_label,
+                                    {tuple(e) for e in highlight_edges},
+                                    fig_height(pos, height)))
+    ordinary = [n for n in graph.nodes if n != class_node and n not in highlight]
+    marked = [n for n in graph.nodes if n != class_node and n in highlight]
+    groups = [(ordinary, "nodes", NODE_COLOR, "circle", 14),
+              (marked, "highlighted", HIGHLIGHT_COLOR, "circle", 16)]
+    if has_class:
+        groups.append(([class_node], "class", CLASS_COLOR, "diamond", size[class_node]))
+    for nodes, name, color, symbol, node_size in groups:
+        if nodes:
+            fig.add_trace(_node_trace(graph, pos, nodes, name, color, symbol, node_size))
+            annotations += _node_labels(pos, nodes, node_size)
+    fig.update_layout(
+        title=title, annotations=annotations, hovermode="closest",
+        height=fig_height(pos, height),
+        margin=dict(l=20, r=20, t=60 if title else 30, b=20),
+        showlegend=bool(marked) or has_class,
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
+        plot_bgcolor="white",
+        xaxis=dict(visible=False, range=[-0.1, 1.1]),
+        yaxis=dict(visible=False, range=[-0.06, 1.1]),
+    )
+    return fig
+
+
+def _drawn_edges(graph: nx.DiGraph, edge_weight: str | None, threshold: float
+                 ) -> list[tuple[Hashable, Hashable, float]]:
+    """(u, v, weight) of the edges whose weight reaches ``threshold``."""
     edges = []
     for u, v, data in graph.edges(data=True):
         w = _edge_weight(data, edge_weight)
         if w >= threshold:
             edges.append((u, v, w))
+    return edges
+
+
+def _positions(graph: nx.DiGraph, edges: list, positions: Mapping | None, layout: str,
+               class_node: Hashable | None) -> dict:
+    """Given positions, or a layout of the drawn edges; every node must have one."""
     if positions is None:
         shown = nx.DiGraph()
         shown.add_nodes_from(graph.nodes)
@@ -211,43 +264,45 @@ def dag_figure(graph: nx.DiGraph, class_node: Hashable | None = None,
     missing = [n for n in graph.nodes if n not in pos]
     if missing:
         raise ValueError(f"No position given for node(s): {', '.join(map(str, missing[:5]))}")
-    highlight = set(highlight_nodes)
-    hi_edges = {tuple(e) for e in highlight_edges}
-    weights = np.array([w for _, _, w in edges], dtype=float)
-    if weight_range is None:
-        top = max(1.0, float(weights.max())) if weights.size else 1.0
-        weight_range = (0.0, top)
+    return pos
+
+
+def _scaled(w: float, weight_range: tuple[float, float]) -> float:
+    """Weight mapped to [0, 1] within ``weight_range`` (clipped)."""
     wlo, whi = weight_range
     wspan = whi - wlo if whi > wlo else 1.0
+    return float(np.clip((w - wlo) / wspan, 0.0, 1.0))
 
-    def scaled(w: float) -> float:
-        return float(np.clip((w - wlo) / wspan, 0.0, 1.0))
 
-    weighted = edge_weight is not None and any(
-        edge_weight in d for _, _, d in graph.edges(data=True))
-
-    size = {n: 14 for n in graph.nodes}
-    size.update({n: 16 for n in highlight if n in size})
-    if class_node is not None and class_node in graph:
-        size[class_node] = 20
-
-    fig = go.Figure()
-    annotations = []
-    mid_x, mid_y, mid_text, mid_w = [], [], [], []
+def _edge_arrows(edges: list, pos: Mapping, size: Mapping, weight_range: tuple[float, float],
+                 weighted: bool, hi_edges: set) -> list[dict]:
+    """One arrow annotation per drawn edge, width and colour by weight, clear of the nodes."""
+    arrows = []
     for u, v, w in edges:
         (x0, y0), (x1, y1) = pos[u], pos[v]
-        s = scaled(w)
+        s = _scaled(w, weight_range)
         if (u, v) in hi_edges:
             color, width = HIGHLIGHT_EDGE_COLOR, 1.5 + 3.0 * s
         elif weighted:
             color, width = sample_colorscale(EDGE_COLORSCALE, [0.35 + 0.65 * s])[0], 0.8 + 3.2 * s
         else:
             color, width = "#636363", 1.4
-        annotations.append(dict(
+        arrows.append(dict(
             x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y",
             showarrow=True, arrowhead=2, arrowsize=1.0, arrowwidth=width, arrowcolor=color,
             standoff=size[v] // 2 + 3, startstandoff=size[u] // 2 + 1, text="",
         ))
+    return arrows
+
+
+def _edge_hover_trace(edges: list, pos: Mapping, weight_range: tuple[float, float],
+                      weighted: bool, weight_label: str, hi_edges: set,
+                      height: int) -> go.Scatter:
+    """Invisible markers at the edge midpoints: hover text, and the colour bar when
+    weighted."""
+    mid_x, mid_y, mid_text, mid_w = [], [], [], []
+    for u, v, w in edges:
+        (x0, y0), (x1, y1) = pos[u], pos[v]
         mid_x.append((x0 + x1) / 2)
         mid_y.append((y0 + y1) / 2)
         txt = f"{u} → {v}"
@@ -257,58 +312,41 @@ def dag_figure(graph: nx.DiGraph, class_node: Hashable | None = None,
             txt += "<br>(highlighted)"
         mid_text.append(txt)
         mid_w.append(w)
-
     marker = dict(size=6, opacity=0.0, color=mid_w if weighted else "#636363")
     if weighted:
+        wlo, whi = weight_range
         ts = np.linspace(0, 1, 6)
         scale = [[t, c] for t, c in zip(ts, sample_colorscale(EDGE_COLORSCALE,
                                                               list(0.35 + 0.65 * ts)))]
         marker.update(colorscale=scale, cmin=wlo, cmax=whi, showscale=True,
                       colorbar=dict(title=dict(text=weight_label, side="right"), thickness=12,
-                                    len=min(1.0, 260 / max(fig_height(pos, height), 1)),
+                                    len=min(1.0, 260 / max(height, 1)),
                                     y=1.0, yanchor="top"))
-    fig.add_trace(go.Scatter(x=mid_x, y=mid_y, mode="markers", name="edges", marker=marker,
-                             hovertext=mid_text, hoverinfo="text", showlegend=False))
+    return go.Scatter(x=mid_x, y=mid_y, mode="markers", name="edges", marker=marker,
+                      hovertext=mid_text, hoverinfo="text", showlegend=False)
 
-    def node_trace(nodes: list, name: str, color: str, symbol: str, size: int) -> None:
-        if not nodes:
-            return
-        hover = []
-        for n in nodes:
-            parents = ", ".join(map(str, graph.predecessors(n))) or "none"
-            hover.append(f"<b>{n}</b><br>parents: {parents}")
-        fig.add_trace(go.Scatter(
-            x=[pos[n][0] for n in nodes], y=[pos[n][1] for n in nodes],
-            mode="markers", name=name, text=[str(n) for n in nodes],
-            marker=dict(size=size, color=color, symbol=symbol,
-                        line=dict(width=1.5, color="#333333")),
-            hovertext=hover, hoverinfo="text",
-        ))
-        for n in nodes:  # labels on a light background stay readable over arrows
-            annotations.append(dict(
-                x=pos[n][0], y=pos[n][1], xref="x", yref="y", text=str(n), showarrow=False,
-                yshift=size // 2 + 8, font=dict(size=11, color="#222222"),
-                bgcolor="rgba(255,255,255,0.65)", borderpad=1,
-            ))
 
-    ordinary = [n for n in graph.nodes if n != class_node and n not in highlight]
-    marked = [n for n in graph.nodes if n != class_node and n in highlight]
-    node_trace(ordinary, "nodes", NODE_COLOR, "circle", 14)
-    node_trace(marked, "highlighted", HIGHLIGHT_COLOR, "circle", 16)
-    if class_node is not None and class_node in graph:
-        node_trace([class_node], "class", CLASS_COLOR, "diamond", size[class_node])
-
-    fig.update_layout(
-        title=title, annotations=annotations, hovermode="closest",
-        height=fig_height(pos, height),
-        margin=dict(l=20, r=20, t=60 if title else 30, b=20),
-        showlegend=bool(marked) or (class_node is not None and class_node in graph),
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
-        plot_bgcolor="white",
-        xaxis=dict(visible=False, range=[-0.1, 1.1]),
-        yaxis=dict(visible=False, range=[-0.06, 1.1]),
+def _node_trace(graph: nx.DiGraph, pos: Mapping, nodes: list, name: str, color: str,
+                symbol: str, size: int) -> go.Scatter:
+    """Markers of one group of nodes, with their parents in the hover text."""
+    hover = []
+    for n in nodes:
+        parents = ", ".join(map(str, graph.predecessors(n))) or "none"
+        hover.append(f"<b>{n}</b><br>parents: {parents}")
+    return go.Scatter(
+        x=[pos[n][0] for n in nodes], y=[pos[n][1] for n in nodes],
+        mode="markers", name=name, text=[str(n) for n in nodes],
+        marker=dict(size=size, color=color, symbol=symbol,
+                    line=dict(width=1.5, color="#333333")),
+        hovertext=hover, hoverinfo="text",
     )
-    return fig
+
+
+def _node_labels(pos: Mapping, nodes: list, size: int) -> list[dict]:
+    """Labels above the nodes on a light background (readable over arrows)."""
+    return [dict(x=pos[n][0], y=pos[n][1], xref="x", yref="y", text=str(n), showarrow=False,
+                 yshift=size // 2 + 8, font=dict(size=11, color="#222222"),
+                 bgcolor="rgba(255,255,255,0.65)", borderpad=1) for n in nodes]
 
 
 def class_balance_figure(classes: Sequence[str], counts: Sequence[int],
@@ -392,10 +430,14 @@ def heatmap_figure(matrix: np.ndarray, row_names: Sequence[str], col_names: Sequ
                     texttemplate="%{text}", textfont=dict(size=10))
     fig = go.Figure(heat)
     longest = max((len(c) for c in cols), default=1)
+    n = max(len(rows), len(cols))
+    font = dict(size=11 if n <= 30 else 9 if n <= 60 else 7)  # every label shown, none skipped
     fig.update_layout(
         title=title, height=int(np.clip(120 + 26 * len(rows) + 6.5 * longest, 320, 1400)),
         margin=dict(l=20, r=20, t=50 if title else 20, b=20), plot_bgcolor="white",
-        xaxis=dict(title=col_title, tickangle=-45, type="category"),
-        yaxis=dict(title=row_title, autorange="reversed", type="category"),
+        xaxis=dict(title=col_title, tickangle=-45, type="category", tickmode="array",
+                   tickvals=cols, ticktext=cols, tickfont=font),
+        yaxis=dict(title=row_title, autorange="reversed", type="category", tickmode="array",
+                   tickvals=rows, ticktext=rows, tickfont=font),
     )
     return fig

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 __all__ = ["trace_figure", "rank_correlation_figure", "edge_posterior_heatmap",
            "orders_accuracy_figure"]
 
-_MAX_POINTS = 4000
+_MAX_POINTS = 1500  # per chain: SVG lines stay quick to redraw
 
 
 def _thin(df: pd.DataFrame) -> pd.DataFrame:
@@ -34,7 +34,7 @@ def trace_figure(trace_df: pd.DataFrame, reference_log2: float | None = None,
     fig = go.Figure()
     for chain, d in trace_df.groupby("chain", sort=True):
         d = _thin(d)
-        fig.add_trace(go.Scattergl(x=d["iteration"], y=d["log2_score"], mode="lines",
+        fig.add_trace(go.Scatter(x=d["iteration"], y=d["log2_score"], mode="lines",
                                    name=f"chain {chain}"))
     if reference_log2 is not None:
         fig.add_hline(y=reference_log2, line_dash="dash", annotation_text="reference order")
@@ -65,7 +65,7 @@ def rank_correlation_figure(df: pd.DataFrame, title: str | None = None) -> go.Fi
     else:
         for chain, d in df.groupby("chain") if "chain" in df.columns else [(0, df)]:
             d = _thin(d)
-            fig.add_trace(go.Scattergl(x=d["iteration"], y=d["spearman"], mode="lines",
+            fig.add_trace(go.Scatter(x=d["iteration"], y=d["spearman"], mode="lines",
                                        name=f"chain {chain}"))
         fig.update_layout(xaxis_title="iteration")
         title = title or "Spearman correlation with the reference order"
@@ -77,18 +77,19 @@ def rank_correlation_figure(df: pd.DataFrame, title: str | None = None) -> go.Fi
 def edge_posterior_heatmap(edge_posterior: pd.DataFrame | np.ndarray,
                            names: Sequence[str] | None = None,
                            title: str = "Edge posterior P(parent -> child | data)") -> go.Figure:
-    """Heatmap of edge posterior probabilities (rows = parents, columns = children)."""
+    """Heatmap of edge posterior probabilities (rows = parents, columns = children), every
+    variable labelled (:func:`bnma_core.viz.graphs.heatmap_figure`)."""
+    from .graphs import heatmap_figure
+
     if isinstance(edge_posterior, pd.DataFrame):
         names = list(edge_posterior.index) if names is None else list(names)
         z = edge_posterior.to_numpy()
     else:
         z = np.asarray(edge_posterior)
         names = [str(i) for i in range(z.shape[0])] if names is None else list(names)
-    fig = go.Figure(go.Heatmap(z=z, x=names, y=names, zmin=0, zmax=1, colorscale="Blues",
-                               hovertemplate="%{y} -> %{x}: %{z:.3f}<extra></extra>"))
-    fig.update_layout(title=title, xaxis_title="child", yaxis_title="parent",
-                      yaxis_autorange="reversed", template="plotly_white")
-    return fig
+    return heatmap_figure(z, names, names, title, zmin=0.0, zmax=1.0,
+                          value_label="P(edge | data)", row_title="parent", col_title="child",
+                          annotate=False)
 
 
 def orders_accuracy_figure(df: pd.DataFrame, x: str | None = None,

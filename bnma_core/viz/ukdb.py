@@ -31,7 +31,7 @@ def ukdb_layout(graph: nx.DiGraph, class_node: str) -> dict[str, tuple[float, fl
 
 def _max_weight(graph: nx.DiGraph, class_node: str) -> float:
     ws = [abs(d.get("weight", 0.0)) for a, b, d in graph.edges(data=True)
-          if class_node not in (a, b)]
+          if d.get("role", "parent") in ("parent", "joint") and class_node not in (a, b)]
     return max(ws, default=0.0)
 
 
@@ -43,7 +43,9 @@ def _draw(fig: go.Figure, graph: nx.DiGraph, other: nx.DiGraph, pos: dict, class
     for a, b, d in graph.edges(data=True):
         x0, y0 = pos[a]
         x1, y1 = pos[b]
-        attr_edge = class_node not in (a, b)
+        # edge vocabulary (every classifier's graphs): role "class" / "class-parent" touch the
+        # class; "parent" / "joint" join two attributes
+        attr_edge = d.get("role", "parent") in ("parent", "joint") and class_node not in (a, b)
         differs = not (other.has_edge(a, b) or other.has_edge(b, a))
         color = (_ONLY if differs else _SAME) if attr_edge else _CLASS_EDGE
         width = 1 + 4 * abs(d.get("weight", 0.0)) / scale if attr_edge else 1

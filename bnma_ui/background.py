@@ -1,0 +1,216 @@
+"""Long runs in a background thread, shown live by a polling fragment, stopped within a second.
+
+The one skeleton every page uses for "configure -> run with progress and Stop -> show":
+
+1. On *Run*, the page calls :func:`start` with a ``work(ctx)`` function. The work runs in a
+   daemon thread that never calls Streamlit; it reports progress with ``ctx.report(event)`` and
+   polls ``ctx.should_stop()`` between short chunks of work (a few thousand MCMC iterations, one
+   cross-validation fold), then returns its (possibly partial) result.
+2. The script run ends at once, so the browser stays responsive: a click on *Stop* reaches the
+   server immediately, also when many sessions share two cores. While the work runs,
+   :func:`live` draws the progress from a fragment re-run every ``interval`` seconds (only the
+   fragment is redrawn, charts keep their keys and update in place).
+3. When the work ends the fragment triggers one full rerun; the page then takes the result with
+   :meth:`Run.take` and shows it. *Stop* calls :func:`stop`, which signals the work and waits
+   (briefly) for its partial result.
+
+A run nobody watches any more (the tab was closed, or the user left the page) stops itself after
+``ORPHAN_SECONDS`` without a heartbeat from its fragment, so no thread is left running behind a
+closed session.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import streamlit as st
+
+ORPHAN_SECONDS = 60.0  # stop a run whose page has not polled it for this long
+WORKER_NICENESS = 5  # background work leaves CPU to the server and browser (~1/3 share)
+_SUFFIX = "__bnma_bg"
+_ACTIVE: weakref.WeakSet[Run] = weakref.WeakSet()  # every live run of this server
+_ACTIVE_LOCK = threading.Lock()
+
+
+@dataclass(eq=False)
+class Run:
+    """One background run: progress events, result or error, and the stop signal.
+
+    Attributes
+    ----------
+    name : str
+        Kind of run (one per page), e.g. ``"mcmc"``.
+    key : Any
+        What the run computes (dataset fingerprint + parameters), to match results to settings.
+    events : list
+        Progress events reported by the work, in order (appended by the worker thread).
+    result, error : Any
+        The work's return value, or the exception it raised.
+    stopped : bool
+        True once a stop was requested (by the user or because nobody watched the run).
+    """
+
+    name: str
+    key: Any = None
+    meta: dict = field(default_factory=dict)
+    events: list = field(default_factory=list)
+    result: Any = None
+    error: BaseException | None = None
+    stopped: bool = False
+    started: float = field(default_factory=time.time)
+    ended: float | None = None
+    heartbeat: float = field(default_factory=time.time)
+    taken: bool = False
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    # -- used by the worker ---------------------------------------------------------------
+    def should_stop(self) -> bool:
+        """True once the user pressed Stop, or no page has polled the run for a minute."""
+        if not self._stop.is_set() and time.time() - self.heartbeat > ORPHAN_SECONDS:
+            self.stopped = True
+            self._stop.set()
+        return self._stop.is_set()
+
+    def report(self, event: Any) -> None:
+        """Append one progress event (worker thread; list.append is atomic)."""
+        self.events.append(event)
+
+    # -- used by the page ---------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    @property
+    def done(self) -> bool:
+        return self.ended is not None
+
+    @property
+    def seconds(self) -> float:
+        return (self.ended or time.time()) - self.started
+
+    def request_stop(self) -> None:
+        self.stopped = True
+        self._stop.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the work has returned; True if it has."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+        return self.done
+
+    def take(self) -> Run | None:
+        """This run once it is done and not yet taken (then marked taken), else None: the page
+        turns a finished run into its result exactly once."""
+        if self.done and not self.taken:
+            self.taken = True
+            return self
+        return None
+
+
+def lower_priority() -> None:
+    """Give this thread (and the threads it starts, which inherit it) a lower CPU priority, so
+    that on a busy machine the server keeps answering clicks (Stop) and page switches while the
+    numba kernels compute. Linux schedules threads individually; elsewhere this does nothing."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WORKER_NICENESS)
+    except (AttributeError, OSError):  # not Linux, or not permitted: run at normal priority
+        pass
+
+
+def _target(run: Run, work: Callable[[Run], Any]) -> None:
+    lower_priority()
+    try:
+        run.result = work(run)
+    except BaseException as exc:  # handed to the page
+        run.error = exc
+    finally:
+        run.ended = time.time()
+        with _ACTIVE_LOCK:
+            _ACTIVE.discard(run)
+
+
+def start(name: str, work: Callable[[Run], Any], key: Any = None,
+          meta: dict | None = None) -> Run:
+    """Start ``work(run)`` in a background thread as this session's run ``name``.
+
+    A previous run of the same name in this session is asked to stop first (its result is
+    discarded). ``meta`` is kept with the run for the page (e.g. the train/test split).
+    ``work`` receives the :class:`Run`: it calls ``run.report(event)`` for progress,
+    checks ``run.should_stop()`` between chunks of at most about a second, and returns its
+    result (a partial one once stopped).
+    """
+    previous = current(name)
+    if previous is not None and previous.running:
+        previous.request_stop()
+        previous.taken = True
+    run = Run(name=name, key=key, meta=dict(meta or {}))
+    run._thread = threading.Thread(target=_target, args=(run, work), name=f"bnma-{name}",
+                                   daemon=True)
+    st.session_state[name + _SUFFIX] = run
+    with _ACTIVE_LOCK:
+        _ACTIVE.add(run)
+    run._thread.start()
+    return run
+
+
+def current(name: str) -> Run | None:
+    """This session's latest run ``name`` (running, or done and maybe not yet taken)."""
+    return st.session_state.get(name + _SUFFIX)
+
+
+def stop(name: str, timeout: float = 30.0) -> Run | None:
+    """Ask this session's run ``name`` to stop and wait (at most ``timeout`` seconds) for its
+    partial result. Returns the run (done unless the timeout passed), or None if there was
+    none."""
+    run = current(name)
+    if run is None:
+        return None
+    if not run.done:
+        run.request_stop()
+        with st.spinner("Stopping and keeping what was computed so far..."):
+            run.wait(timeout)
+    return run
+
+
+def active_runs() -> int:
+    """Number of runs going on in this server (all sessions): to tell a waiting user that the
+    machine is shared."""
+    with _ACTIVE_LOCK:
+        return sum(1 for r in _ACTIVE if not r.done)
+
+
+def live(name: str, draw: Callable[[Run], None], interval: float = 1.0) -> None:
+    """Show run ``name`` while it goes on: ``draw(run)`` is called from a fragment re-run every
+    ``interval`` seconds (Streamlit calls allowed there); when the run has ended, one full rerun
+    of the page follows so that the page can show the result."""
+    run = current(name)
+    if run is None or run.taken:
+        return
+
+    @st.fragment(run_every=interval)
+    def _poll() -> None:
+        r = current(name)
+        if r is None or r.taken:
+            return
+        r.heartbeat = time.time()
+        if r.done:
+            st.rerun()  # whole page: it takes the result
+        draw(r)
+
+    _poll()
+
+
+def busy_note(run: Run) -> str | None:
+    """A sentence for a waiting user when other runs share the machine, else None."""
+    n = active_runs()
+    if n <= 1:
+        return None
+    return (f"The server is busy: {n} runs are going on at once, so this one advances more "
+            "slowly. Its progress is shown below; Stop keeps what it has so far.")

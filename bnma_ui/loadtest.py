@@ -1,0 +1,153 @@
+"""A class at once: N browser sessions run order MCMC on one server while an observer switches
+pages (issue 14, "A class at once").
+
+Measures, per run: completion of every session's run, Stop latency (click to "Stopped after")
+of one session, page-switch latency of an observer (p50 / p95), the server's RSS before the
+runs (every session open, the pages' modules imported), at peak and after every session has
+closed. Used by ``benchmarks/load_test.py`` (N = 2..8) and, with N = 2, by
+``tests/test_load.py``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    nav,
+    rss_mb,
+    set_number,
+    streamlit_server,
+    wait_idle,
+)
+
+STOPPED_RUN_ITERATIONS = 500_000
+PAGE_HEADINGS = {"Compare methods": "Compare methods",
+                 "Order MCMC": "Order MCMC: averaging over node orders"}
+
+
+@dataclass
+class LoadResult:
+    n_sessions: int
+    iterations: int
+    completed: int = 0
+    run_seconds: list[float] = field(default_factory=list)
+    stop_latency_s: float = float("nan")
+    switch_p50_s: float = float("nan")
+    switch_p95_s: float = float("nan")
+    switches: int = 0
+    rss_start_mb: float = float("nan")
+    rss_peak_mb: float = float("nan")
+    rss_end_mb: float = float("nan")
+    errors: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _open_session(browser, url: str):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = ctx.new_page()
+    page.set_default_timeout(120_000)
+    page.goto(url)
+    wait_idle(page, timeout=180)
+    return ctx, page
+
+
+def _state(page) -> str:
+    if page.get_by_text("Stopped after").count():
+        return "stopped"
+    if page.get_by_role("heading", name="Held-out accuracy").count():
+        return "done"
+    if page.locator('[data-testid="stException"]').count():
+        return "error"
+    return "running"
+
+
+def _switch(page, label: str) -> float:
+    t0 = time.perf_counter()
+    page.locator('[data-testid="stSidebarNav"] a', has_text=label).first.click()
+    page.get_by_role("heading", name=PAGE_HEADINGS[label]).first.wait_for(timeout=120_000)
+    return time.perf_counter() - t0
+
+
+def _settled_rss(pid: int, timeout: float = 90.0) -> float:
+    """RSS once it stops falling (two readings 3 s apart within 5 MB), at most ``timeout``."""
+    deadline = time.time() + timeout
+    last = rss_mb(pid)
+    while time.time() < deadline:
+        time.sleep(3.0)  # sampling interval of a slowly settling quantity
+        now = rss_mb(pid)
+        if abs(now - last) < 5:
+            return now
+        last = now
+    return last
+
+
+def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = None,
+             timeout: float = 600.0) -> LoadResult:
+    """Serve the app, open ``n_sessions`` sessions that each start an order-MCMC run on WBC
+    (session 0 stops its run once progress shows), and an observer that switches pages while
+    the runs go on."""
+    from playwright.sync_api import sync_playwright
+
+    res = LoadResult(n_sessions, iterations)
+    log_dir = Path(log_dir or Path.cwd() / "benchmarks" / "out")
+    with streamlit_server(log_dir / f"load_{n_sessions}.log") as (url, proc), \
+            sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        sessions = [_open_session(browser, url) for _ in range(n_sessions)]
+        observer = _open_session(browser, url)
+        for i, (_, page) in enumerate(sessions):
+            nav(page, "Order MCMC")
+            # session 0 runs long enough to be stopped; the others run to the end
+            set_number(page, "Iterations", STOPPED_RUN_ITERATIONS if i == 0 else iterations)
+        nav(observer[1], "Compare methods")
+        res.rss_start_mb = rss_mb(proc.pid)  # every page imported, before any run
+        started = []
+        for _, page in sessions:
+            page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Run").click()
+            started.append(time.perf_counter())
+        ended: dict[int, float] = {}
+        stop_clicked = None
+        switches: list[float] = []
+        peak = res.rss_start_mb
+        deadline = time.time() + timeout
+        target = "Order MCMC"
+        while len(ended) < n_sessions and time.time() < deadline:
+            peak = max(peak, rss_mb(proc.pid))
+            for i, (_, page) in enumerate(sessions):
+                if i in ended:
+                    continue
+                state = _state(page)
+                if i == 0 and stop_clicked is None and state == "running" and \
+                        page.get_by_text("Iterations per chain (of").count():
+                    stop_clicked = time.perf_counter()
+                    page.get_by_test_id("stMainBlockContainer").get_by_role(
+                        "button", name="Stop").click()
+                    page.get_by_text("Stopped after").wait_for(timeout=120_000)
+                    res.stop_latency_s = time.perf_counter() - stop_clicked
+                    state = "stopped"
+                if state != "running":
+                    ended[i] = time.perf_counter()
+                    if state == "error":
+                        res.errors.append(f"session {i}: exception shown")
+            switches.append(_switch(observer[1], target))
+            target = "Compare methods" if target == "Order MCMC" else "Order MCMC"
+        res.completed = len(ended)
+        res.run_seconds = [round(ended[i] - started[i], 2) for i in sorted(ended)]
+        if switches:
+            res.switches = len(switches)
+            res.switch_p50_s = float(np.percentile(switches, 50))
+            res.switch_p95_s = float(np.percentile(switches, 95))
+        res.rss_peak_mb = peak
+        for ctx, _ in [*sessions, observer]:
+            ctx.close()
+        browser.close()
+        res.rss_end_mb = _settled_rss(proc.pid)
+    return res

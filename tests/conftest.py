@@ -1,0 +1,110 @@
+"""Shared fixtures: the repository root, the bundled data and networks, small hand-made networks,
+and the optional shared data sets (skipped cleanly when absent).
+
+No test depends on the working directory: paths come from :data:`ROOT` (or the ``root``
+fixture) and bundled files from :func:`bnma_core.datasets.bundled_path`. ``ROOT`` is the one
+module-level constant for tests that need the root outside a fixture (``from conftest import
+ROOT``, e.g. to parametrize over the pages).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+"""The repository root (the folder holding ``pyproject.toml``, ``app.py`` and ``pages/``)."""
+
+SHARED_DATA = ROOT.parent / "shared" / "data"
+"""Larger data sets kept next to the repository (``<root>/../shared/data``); not part of a clone:
+tests that read them use the ``shared_data`` fixture, which skips when the folder is absent."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _subprocesses_import_this_checkout():
+    """Child Pythons (``python -m bnma_core``, ``streamlit run``) import this checkout's
+    ``bnma_core``, whatever the working directory and whichever checkout a shared venv's editable
+    install points to — as pytest's ``pythonpath = ["."]`` does for the tests themselves."""
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([old] if old else []))
+    yield
+    if old is None:
+        os.environ.pop("PYTHONPATH", None)
+    else:
+        os.environ["PYTHONPATH"] = old
+
+
+@pytest.fixture(scope="session")
+def root() -> Path:
+    """The repository root."""
+    return ROOT
+
+
+@pytest.fixture(scope="session")
+def wbc_path() -> Path:
+    """Path of the bundled Wisconsin breast-cancer CSV (inside the installed package)."""
+    from bnma_core.datasets import bundled_path
+
+    return bundled_path("wbc.csv")
+
+
+@pytest.fixture(scope="session")
+def wbc(wbc_path):
+    """The bundled WBC data loaded with the library's defaults (a ``DiscreteDataset``).
+
+    Session-scoped: treat it as read-only (``ds.subset(rows)`` gives a copy)."""
+    from bnma_core.data import load_dataset
+
+    return load_dataset(wbc_path)
+
+
+@pytest.fixture(scope="session")
+def alarm():
+    """The bundled ALARM network (37 nodes), read once per session; do not modify it."""
+    from bnma_core.network import load_network
+
+    return load_network("alarm")
+
+
+def _small_networks() -> dict:
+    from bnma_core.network import DiscreteBN, load_network
+
+    def bn(name, names, parents, cpts, arity=2):
+        states = [[f"s{k}" for k in range(arity)] for _ in names]
+        return DiscreteBN(names, states, parents, [np.asarray(c, float) for c in cpts],
+                          name=name)
+
+    return {
+        # A -> B -> C
+        "chain": bn("chain", ["A", "B", "C"], [[], ["A"], ["B"]],
+                    [[[0.6, 0.4]], [[0.9, 0.1], [0.2, 0.8]], [[0.7, 0.3], [0.1, 0.9]]]),
+        # A -> C <- B (rows of C: first parent A varies fastest)
+        "collider": bn("collider", ["A", "B", "C"], [[], [], ["A", "B"]],
+                       [[[0.5, 0.5]], [[0.3, 0.7]],
+                        [[0.9, 0.1], [0.4, 0.6], [0.5, 0.5], [0.05, 0.95]]]),
+        # class C -> F1, F2, F3 (naive Bayes shape)
+        "naive": bn("naive", ["C", "F1", "F2", "F3"], [[], ["C"], ["C"], ["C"]],
+                    [[[0.4, 0.6]], [[0.8, 0.2], [0.3, 0.7]], [[0.6, 0.4], [0.1, 0.9]],
+                     [[0.5, 0.5], [0.25, 0.75]]]),
+        "asia": load_network("asia"),
+    }
+
+
+@pytest.fixture(scope="session")
+def small_networks() -> dict:
+    """Small networks for oracle tests (brute-force enumeration is cheap on all of them):
+    ``chain`` (A -> B -> C), ``collider`` (A -> C <- B), ``naive`` (C -> F1, F2, F3), all
+    binary, and the bundled ``asia`` (8 nodes). Read-only."""
+    return _small_networks()
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """``<root>/../shared/data`` (larger data sets next to the repository); skips the test
+    when the folder is absent, as in a fresh clone."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"shared data folder {SHARED_DATA} is absent (not part of a clone)")
+    return SHARED_DATA
