@@ -124,7 +124,7 @@ register(MethodSpec(
     "Exact augmented naive Bayes: the class points to every feature and the features' own "
     "network is the best-scoring one (BDeu, exhaustive; at most 20 features).", {"ess": 1.0}))
 
-# --- bnma_core.classifiers.kbest / ensembles / acll_tan (subbagging paper, issue 12) ----
+# --- bnma_core.classifiers.kbest / ensembles / acll_tan / brai (subbagging paper, issue 12) ----
 # Sugahara, Aomi & Ueno, "Bayesian network model averaging classifiers by subbagging": the
 # proposed method, KBestEC100 and the Table 1 baselines with the paper's EAP parameters.
 register(MethodSpec(
@@ -162,3 +162,8 @@ register(MethodSpec(
     "banmix", "bnma_core.classifiers.ensembles:BANMix",
     "bAN_mix: boosting that starts from naive Bayes and adds the next strongest feature link "
     "each round (Jing, Pavlović & Rehg 2008).", {}))
+register(MethodSpec(
+    "brai", "bnma_core.classifiers.brai:BRAI",
+    "B-RAI: averages 100 networks sampled from a tree of bootstrapped independence tests "
+    "(Rohekar et al. 2018; simplified reconstruction, see the class docstring).",
+    {"n_structures": 100, "s": 3, "alpha": 0.05}, randomized=True))
