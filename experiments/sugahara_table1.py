@@ -5,7 +5,7 @@ Command line (from the repository root; ``PYTHONPATH=.`` in a worktree)::
 
     python experiments/sugahara_table1.py [--datasets lenses,iris] [--methods nb,proposed]
         [--folds 10] [--seed 0] [--no-apses] [--data ../shared/data/sugahara]
-        [--out experiments/out/sugahara_table1]
+        [--out experiments/out/sugahara_table1] [--anchors]
 
 Protocol (paper §5, spec §5): rows with any missing value removed before cross-validation;
 continuous columns (listed per file in ``../shared/data/sugahara/README.md``) split into two
@@ -17,7 +17,9 @@ Outputs in ``--out``: ``folds.csv`` (one line per data set × method × fold: co
 seconds, class parents, APSES; appended as each job ends, so an interrupted run resumes where
 it stopped), ``table1.csv`` and ``table1.md`` (ours vs the paper, difference, binomial SE,
 "within 2 SE", averages, Wilcoxon p-values raw and Hommel-adjusted, runtime, the paper's central
-claims). Progress: a tqdm bar over the jobs.
+claims). Progress: a tqdm bar over the jobs. ``--anchors``: the same methods on the Weka folds of
+``../shared/anchors`` -> ``anchor_folds.csv``, ``anchors.csv`` (beside the best Weka / pyAgrum
+anchor).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 DATA_DIR = SHARED / "data" / "sugahara"
 PAPER_TABLE = SHARED / "specs" / "subbagging-table1.csv"
+ANCHORS = SHARED / "anchors"
 
 # Table 1 column -> (registry name, parameter overrides). Paper settings are the registry's.
 METHODS: dict[str, tuple[str, dict]] = {
@@ -296,6 +299,63 @@ def claims(acc: pd.DataFrame, sizes: pd.Series) -> list[str]:
     return out
 
 
+# ------------------------------------------------------------------------------------ anchors
+def run_anchors(methods: Sequence[str], out: Path, anchors: Path = ANCHORS, seed: int = 0,
+                progress: bool = True) -> pd.DataFrame:
+    """The methods on the Weka folds of ``../shared/anchors`` (all-nominal data, fixed folds),
+    mean of the 10 fold accuracies beside the best Weka / pyAgrum anchor and Weka's
+    BayesNet HC-P3 (the best single anchor overall). Resumable like :func:`run`
+    (``anchor_folds.csv``); writes ``anchors.csv``."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "anchor_folds.csv"
+    done = pd.read_csv(path) if path.exists() else pd.DataFrame(
+        columns=["dataset", "method", "fold", "accuracy", "seconds", "error"])
+    have = {(str(d), str(m), int(f)) for d, m, f in done[["dataset", "method", "fold"]].values}
+    names = sorted(p.stem for p in (anchors / "data").glob("*.csv"))
+    jobs = [(d, m, k) for d in names for m in methods for k in range(10)
+            if (d, m, k) not in have]
+    cache: dict = {}
+    for d, m, k in tqdm(jobs, disable=not progress, desc="anchors", unit="job"):
+        if d not in cache:
+            df = pd.read_csv(anchors / "data" / f"{d}.csv", dtype=str, keep_default_na=False)
+            fold = np.loadtxt(anchors / "folds" / f"{d}.weka.txt", dtype=int)
+            y = df.pop(df.columns[-1]).to_numpy()      # class is the last column
+            cache = {d: (df, y, fold)}
+        df, y, fold = cache[d]
+        X, ar = encode_fold(df, [], np.ones(len(y), bool))
+        tr, te = fold != k, fold == k
+        reg, over = METHODS[m]
+        t0 = time.perf_counter()
+        err, acc = "", np.nan
+        try:
+            est = make_classifier(reg, random_state=seed + k, **over).fit(X[tr], y[tr],
+                                                                       arities=ar)
+            acc = float((est.predict(X[te]) == y[te]).mean())
+        except DataError as e:
+            err = str(e).replace("\n", " ")
+        rec = {"dataset": d, "method": m, "fold": k, "accuracy": acc,
+               "seconds": time.perf_counter() - t0, "error": err}
+        pd.DataFrame([rec]).to_csv(path, mode="a", header=not path.exists(), index=False)
+    folds = pd.read_csv(path)
+    ours = folds.groupby(["dataset", "method"])["accuracy"].agg(["mean", "std"]).unstack()
+    res = pd.read_csv(anchors / "results.csv")
+    rows = []
+    for d in names:
+        r = res[res["dataset"] == d].dropna(subset=["acc_mean"])
+        best = r.loc[r["acc_mean"].idxmax()]
+        hc = r[(r["tool"].str.startswith("weka")) & (r["method"] == "BayesNet-HC-P3")]
+        rec = {"dataset": d, "best_anchor": f"{best['tool']} {best['method']}",
+               "best_anchor_acc": float(best["acc_mean"]),
+               "weka_hc_p3": float(hc["acc_mean"].iloc[0]) if len(hc) else np.nan}
+        for m in methods:
+            rec[m] = ours["mean"].loc[d].get(m, np.nan)
+            rec[f"{m}_se"] = ours["std"].loc[d].get(m, np.nan) / math.sqrt(10)
+        rows.append(rec)
+    table = pd.DataFrame(rows)
+    table.to_csv(out / "anchors.csv", index=False)
+    return table
+
+
 def _fmt(v: object) -> str:
     if isinstance(v, float):
         return "" if np.isnan(v) else f"{v:.4f}"
@@ -363,6 +423,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--no-apses", action="store_true")
     ap.add_argument("--data", type=Path, default=DATA_DIR)
     ap.add_argument("--out", type=Path, default=ROOT / "experiments" / "out" / "sugahara_table1")
+    ap.add_argument("--anchors", action="store_true",
+                    help="run the methods on the Weka folds of ../shared/anchors instead")
     a = ap.parse_args(argv)
     wanted = [s for s in a.datasets.split(",") if s]
     ds = [d for d in DATASETS if not wanted or d.name in wanted]
@@ -370,6 +432,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     bad = [m for m in methods if m not in METHODS]
     if bad:
         ap.error(f"unknown methods {bad}; choose from {', '.join(METHODS)}")
+    if a.anchors:
+        print(run_anchors(methods, a.out, seed=a.seed).to_string(index=False))
+        return
     t0 = time.perf_counter()
     folds = run(ds, methods, a.out, a.folds, a.seed, not a.no_apses, a.data)
     s = write_outputs(folds, a.out, methods)
