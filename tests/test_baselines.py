@@ -165,3 +165,18 @@ def test_brai_recovers_the_chain_skeleton_and_averages_uniformly():
         assert frozenset((1, 3)) not in skel                    # x1 ⊥ y | x0 always found
         exact += w * (skel == {frozenset((0, 3)), frozenset((0, 1))})
     assert exact >= 0.5   # spurious x2 edges only from the tests' 5 % false positives
+
+
+@pytest.mark.parametrize("name", ["nb_eap", "tan_eap"])
+def test_eap_naive_bayes_and_tan_cpts_by_hand(name):
+    X, y = _data(p=4, seed=7)
+    clf = make_classifier(name).fit(X, y)
+    data = np.column_stack([X, y])
+    ar = np.append(clf.arities_, 2)
+    for i, pa in enumerate(clf.feature_parents_):
+        N = family_counts(data, i, [4] + pa, ar)
+        q, r = N.shape
+        np.testing.assert_allclose(clf.cpts_[i], (N + 1 / (r * q)) / (N.sum(1, keepdims=True)
+                                                                   + 1 / q), atol=1e-12)
+    Nc = np.bincount(y, minlength=2)
+    np.testing.assert_allclose(clf.class_prior_, (Nc + 0.5) / (len(y) + 1), atol=1e-12)
