@@ -7,6 +7,8 @@ Conventions
   P ⊆ V∖{v} drops bit v: ``compress(P, v) = (P & (2^v - 1)) | ((P >> (v + 1)) << v)``; it keeps
   the subset order, so clearing one bit of a compressed index removes that variable.
 * Local scores ``ls[v, compress(P, v)]`` (natural log, -inf = forbidden parent set).
+* The four entry kernels release the GIL (``nogil=True``), so a dashboard thread keeps
+  redrawing while a search runs in a worker thread.
 * K-best lists are sorted by decreasing score; equal scores are broken by the smaller parent
   mask (parent-set lists) or the smaller (sink, index, index) triple (network lists), so every
   run on the same data gives the same lists (deterministic tie-breaking).
@@ -93,7 +95,7 @@ def _terms_direct(cnt: np.ndarray, n_ids: int, score_kind: int, a: float,
     return tot
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def subset_log_terms(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarray,
                      max_size: int, score_kind: int, ess: float,
                      r_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -251,7 +253,7 @@ def compress_mask(mask: np.int64, v: int) -> np.int64:
     return low | ((mask >> (v + 1)) << v)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def local_score_table(A: np.ndarray, G: np.ndarray, r_index: np.ndarray, m: int,
                       forced: np.int64, score_kind: int, max_parents: int) -> np.ndarray:
     """Local scores ``ls[v, compress(P, v)]`` of the DP variables 0..m-1 (bits 0..m-1 of the
@@ -275,7 +277,7 @@ def local_score_table(A: np.ndarray, G: np.ndarray, r_index: np.ndarray, m: int,
     return ls
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def kbest_parent_sets(ls: np.ndarray, K: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The K best parent sets of every variable v inside every candidate set W ⊆ V∖{v}
     (Silander & Myllymäki 2006 for K = 1; Tian, He & Ram 2010): the list of W merges W itself
@@ -412,7 +414,7 @@ def _reconstruct(W: np.int64, idx: int, nsink: np.ndarray, ni: np.ndarray, nj: n
         U = sub
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def kbest_networks(bs: np.ndarray, bm: np.ndarray, bl: np.ndarray, K: int, ec_mode: bool,
                    ecode: np.ndarray, vcode: np.ndarray):
     """K best DAGs (``ec_mode`` False; Tian, He & Ram 2010) or K best Markov equivalence
