@@ -301,7 +301,7 @@ def claims(acc: pd.DataFrame, sizes: pd.Series) -> list[str]:
 
 # ------------------------------------------------------------------------------------ anchors
 def run_anchors(methods: Sequence[str], out: Path, anchors: Path = ANCHORS, seed: int = 0,
-                progress: bool = True) -> pd.DataFrame:
+                progress: bool = True, datasets: Sequence[str] = ()) -> pd.DataFrame:
     """The methods on the Weka folds of ``../shared/anchors`` (all-nominal data, fixed folds),
     mean of the 10 fold accuracies beside the best Weka / pyAgrum anchor and Weka's
     BayesNet HC-P3 (the best single anchor overall). Resumable like :func:`run`
@@ -312,7 +312,8 @@ def run_anchors(methods: Sequence[str], out: Path, anchors: Path = ANCHORS, seed
         columns=["dataset", "method", "fold", "accuracy", "seconds", "error"])
     have = {(str(d), str(m), int(f)) for d, m, f in done[["dataset", "method", "fold"]].values}
     names = sorted(p.stem for p in (anchors / "data").glob("*.csv"))
-    jobs = [(d, m, k) for d in names for m in methods for k in range(10)
+    run_names = [d for d in names if not datasets or d in datasets]
+    jobs = [(d, m, k) for d in run_names for m in methods for k in range(10)
             if (d, m, k) not in have]
     cache: dict = {}
     for d, m, k in tqdm(jobs, disable=not progress, desc="anchors", unit="job"):
@@ -340,7 +341,7 @@ def run_anchors(methods: Sequence[str], out: Path, anchors: Path = ANCHORS, seed
     ours = folds.groupby(["dataset", "method"])["accuracy"].agg(["mean", "std"]).unstack()
     res = pd.read_csv(anchors / "results.csv")
     rows = []
-    for d in names:
+    for d in sorted(set(folds["dataset"])):
         r = res[res["dataset"] == d].dropna(subset=["acc_mean"])
         best = r.loc[r["acc_mean"].idxmax()]
         hc = r[(r["tool"].str.startswith("weka")) & (r["method"] == "BayesNet-HC-P3")]
@@ -433,7 +434,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if bad:
         ap.error(f"unknown methods {bad}; choose from {', '.join(METHODS)}")
     if a.anchors:
-        print(run_anchors(methods, a.out, seed=a.seed).to_string(index=False))
+        print(run_anchors(methods, a.out, seed=a.seed, datasets=wanted).to_string(index=False))
         return
     t0 = time.perf_counter()
     folds = run(ds, methods, a.out, a.folds, a.seed, not a.no_apses, a.data)
