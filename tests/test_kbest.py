@@ -182,3 +182,14 @@ def test_bad_input_and_limits_give_plain_messages():
         SubbaggingKBest(k=3, limits=ExactLimits(max_vars_k10=2)).fit(X, y)
     with pytest.raises(DataError, match="No training row is complete"):
         KBestEC(k=2).fit(np.full((4, 2), np.nan), [0, 1, 0, 1])
+
+
+def test_uniform_weighting_averages_the_classes_equally(tiny):
+    D, ar, ranked = tiny
+    clf = KBestEC(k=7, weighting="uniform").fit(D[:, :3], D[:, 3], arities=ar[:3])
+    np.testing.assert_allclose(clf.weights_, np.full(7, 1 / 7))
+    rows = np.array([[0, 1, 1, 0], [1, -1, 0, 0]])
+    expect = np.mean([[_eap_posterior(D, ar, t[1], x) for x in rows] for t in ranked[:7]], axis=0)
+    np.testing.assert_allclose(clf.predict_proba(rows[:, :3]), expect, atol=1e-9)
+    with pytest.raises(ValueError, match="weighting must be"):
+        SubbaggingKBest(weighting="x").fit(D[:, :3], D[:, 3])

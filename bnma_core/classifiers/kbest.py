@@ -52,6 +52,16 @@ def _check_ess(ess: Any) -> float:
     return a
 
 
+def _weights(structures: Sequence[ScoredStructure], weighting: str) -> np.ndarray:
+    """Weights of the K structures: their posterior normalised within the list (the paper's
+    definition) or uniform 1/K (a diagnostic: see ``experiments/sugahara.md``)."""
+    if weighting == "posterior":
+        return posterior_weights(structures)
+    if weighting == "uniform":
+        return np.full(len(structures), 1.0 / len(structures))
+    raise ValueError(f"weighting must be 'posterior' or 'uniform' (got {weighting!r}).")
+
+
 class _ExactStructureClassifier(DiscreteBNClassifier):
     """Shared plumbing of the classifiers built on exact / K-best structures: the complete
     training table (features then the class), networks with EAP parameters, and exact class
@@ -112,6 +122,10 @@ class KBestEC(_ExactStructureClassifier):
     limits : ExactLimits or None
         Size / memory thresholds (default: at most 18 variables for K > 10, 20 for K <= 10,
         12 GB); larger problems are refused with a :class:`ResourceLimitError`.
+    weighting : {"posterior", "uniform"}, default "posterior"
+        w_k as above (the paper's definition) or 1/K ("uniform", a diagnostic option: on
+        small data BDeu puts almost all weight on the best class, see
+        ``experiments/sugahara.md``).
 
     Attributes
     ----------
@@ -134,20 +148,24 @@ class KBestEC(_ExactStructureClassifier):
     """
 
     def __init__(self, k: int = 100, ess: float = 1.0, max_parents: int | None = None,
-                 limits: ExactLimits | None = None) -> None:
+                 limits: ExactLimits | None = None, weighting: str = "posterior") -> None:
         self.k = k
         self.ess = ess
         self.max_parents = max_parents
         self.limits = limits
+        self.weighting = weighting
 
     def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
         k = _check_positive_int("k", self.k)
         ess = _check_ess(self.ess)
+        if self.weighting not in ("posterior", "uniform"):
+            raise ValueError("weighting must be 'posterior' or 'uniform' "
+                             f"(got {self.weighting!r}).")
         data, ar = self._training_table(X, y)
         self.structures_ = k_best(data, ar, k, classes=True, score="bdeu", ess=ess,
                                   max_parents=self.max_parents, class_index=self.class_index_,
                                   limits=self.limits)
-        self.weights_ = posterior_weights(self.structures_)
+        self.weights_ = _weights(self.structures_, self.weighting)
         self.networks_ = [self._network(s, data, ar) for s in self.structures_]
 
     def _predict_log_proba_codes(self, X: np.ndarray) -> np.ndarray:
@@ -205,6 +223,8 @@ class SubbaggingKBest(_ExactStructureClassifier):
     max_parents : int or None, default None
     limits : ExactLimits or None
         As :class:`KBestEC`; checked once before the first subsample.
+    weighting : {"posterior", "uniform"}, default "posterior"
+        w_tk as above or 1/K (as :class:`KBestEC`).
     random_state : int, Generator or None
         Seed of the subsample draws (resolved in ``fit``; same seed, same model).
 
@@ -230,7 +250,8 @@ class SubbaggingKBest(_ExactStructureClassifier):
 
     def __init__(self, n_subsamples: int = 10, subsample: float = 0.9, k: int = 10,
                  ess: float = 1.0, refit_on_full: bool = False, max_parents: int | None = None,
-                 limits: ExactLimits | None = None, random_state: Any = None) -> None:
+                 limits: ExactLimits | None = None, weighting: str = "posterior",
+                 random_state: Any = None) -> None:
         self.n_subsamples = n_subsamples
         self.subsample = subsample
         self.k = k
@@ -238,6 +259,7 @@ class SubbaggingKBest(_ExactStructureClassifier):
         self.refit_on_full = refit_on_full
         self.max_parents = max_parents
         self.limits = limits
+        self.weighting = weighting
         self.random_state = random_state
 
     def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
@@ -247,6 +269,9 @@ class SubbaggingKBest(_ExactStructureClassifier):
         frac = float(self.subsample)
         if not (0.0 < frac <= 1.0):
             raise ValueError(f"subsample must be in (0, 1] (got {self.subsample!r}).")
+        if self.weighting not in ("posterior", "uniform"):
+            raise ValueError("weighting must be 'posterior' or 'uniform' "
+                             f"(got {self.weighting!r}).")
         data, ar = self._training_table(X, y)
         n = len(data)
         m = subsample_size(n, frac)
@@ -260,7 +285,7 @@ class SubbaggingKBest(_ExactStructureClassifier):
             structs = k_best(Dt, ar, k, classes=True, score="bdeu", ess=ess,
                              max_parents=self.max_parents, class_index=self.class_index_,
                              limits=self.limits)
-            self.subsamples_.append(Subsample(rows, structs, posterior_weights(structs)))
+            self.subsamples_.append(Subsample(rows, structs, _weights(structs, self.weighting)))
             src = data if self.refit_on_full else Dt
             self.networks_.append([self._network(s, src, ar) for s in structs])
 
