@@ -67,6 +67,10 @@ METHODS: dict[str, tuple[str, dict]] = {
     "kbestec100": ("kbest", {}),
     "proposed": ("subbkb", {}),
 }
+PAPER_METHODS = list(METHODS)
+# diagnostics (not columns of the paper): uniform weights over the K classes
+METHODS.update({"kbestec100_uniform": ("kbest", {"weighting": "uniform"}),
+                "proposed_uniform": ("subbkb", {"weighting": "uniform"})})
 APSES_METHODS = ("kbestec100", "proposed")
 PARENT_METHODS = ("ebn", "proposed")
 
@@ -418,7 +422,8 @@ def write_outputs(folds: pd.DataFrame, out: Path, methods: Sequence[str]) -> dic
 def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--datasets", default="", help="comma-separated paper names (default all)")
-    ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--methods", default=",".join(PAPER_METHODS),
+                    help="Table 1 columns; diagnostics: kbestec100_uniform, proposed_uniform")
     ap.add_argument("--folds", type=int, default=10)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-apses", action="store_true")

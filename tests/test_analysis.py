@@ -131,7 +131,7 @@ def test_table1_experiment_smoke_and_resume(tmp_path):
     if not (t1.DATA_DIR / "lenses.csv").exists():
         pytest.skip("shared Sugahara data absent")
     ds = [d for d in t1.DATASETS if d.name in ("lenses", "mtx6", "iris")]
-    methods = list(t1.METHODS)
+    methods = list(t1.PAPER_METHODS)
     folds = t1.run(ds, methods, tmp_path, folds=2, seed=0, progress=False, log=lambda s: None)
     assert len(folds) == 3 * len(methods) * 2
     assert (folds["error"].fillna("") == "").all()
