@@ -34,7 +34,7 @@ def test_one_round_bagging_and_boosting_equal_the_base_ebn():
     Xt = _with_missing(X)
     ref = ExactBN().fit(X, y).predict_proba(Xt)
     bag = BaggingEBN(n_estimators=1, max_samples=1.0, bootstrap=False).fit(X, y)
-    ada = AdaBoostEBN(n_estimators=1).fit(X, y)
+    ada = AdaBoostEBN(n_estimators=1, voting="soft").fit(X, y)
     np.testing.assert_allclose(bag.predict_proba(Xt), ref, atol=1e-12)
     np.testing.assert_allclose(ada.predict_proba(Xt), ref, atol=1e-12)
     hard = AdaBoostEBN(n_estimators=1, voting="hard").fit(X, y)
@@ -64,7 +64,9 @@ def test_boosting_reweights_with_samme():
 def test_banmix_round_zero_is_eap_naive_bayes_and_structures_are_forests():
     X, y = _data(p=5)
     Xt = _with_missing(X)
-    one = BANMix(max_rounds=1).fit(X, y)
+    one = BANMix(max_rounds=1, voting="soft").fit(X, y)
+    np.testing.assert_array_equal(BANMix(max_rounds=1).fit(X, y).predict(Xt),
+                                  NaiveBayes(prior="bdeu", ess=1.0).fit(X, y).predict(Xt))
     nb = NaiveBayes(prior="bdeu", ess=1.0).fit(X, y)
     np.testing.assert_allclose(one.predict_proba(Xt), nb.predict_proba(Xt), atol=1e-12)
     full = BANMix().fit(X, y)
