@@ -4,7 +4,7 @@ One JSON line per N: completion, Stop latency, observer page-switch latency p50 
 RSS at start, peak and after every session closed (issue 14, "A class at once"). Needs Debian's
 chromium and playwright (dev requirements). Usage:
 
-    .venv/bin/python benchmarks/load_test.py [N ...]      # default: 2 4 8
+    PYTHONPATH=. .venv/bin/python benchmarks/load_test.py [N ...]   # default: 2 4 8 (as make bench)
 """
 
 from __future__ import annotations

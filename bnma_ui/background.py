@@ -214,3 +214,29 @@ def busy_note(run: Run) -> str | None:
         return None
     return (f"The server is busy: {n} runs are going on at once, so this one advances more "
             "slowly. Its progress is shown below; Stop keeps what it has so far.")
+
+
+def finished(name: str, state: dict, expected: tuple[type[BaseException], ...] = (ValueError,)
+             ) -> Run | None:
+    """This session's run ``name`` if it has just ended successfully (taken once), else None.
+
+    A run that ended with an ``expected`` error (bad input: ``ValueError``, hence
+    ``DataError``) leaves its message in ``state["error"]`` for :func:`show_error` and returns
+    None; any other error is raised (a bug, shown as one). ``state`` is the page's dict in
+    ``st.session_state``; :func:`start_fresh` clears the message when a new run starts."""
+    run = current(name)
+    run = run.take() if run is not None else None
+    if run is None:
+        return None
+    if run.error is not None:
+        if not isinstance(run.error, expected):
+            raise run.error
+        state["error"] = str(run.error)
+        return None
+    return run
+
+
+def show_error(state: dict) -> None:
+    """The last run's bad-input message, shown until the next run starts."""
+    if state.get("error"):
+        st.error(state["error"])

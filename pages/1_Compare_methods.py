@@ -11,7 +11,7 @@ import pandas as pd
 
 from bnma_core import export, viz
 from bnma_core.classifiers.registry import METHODS
-from bnma_core.data import DataError, informative_features
+from bnma_core.data import informative_features
 from bnma_core.evaluation import (
     HIGHER_IS_BETTER,
     cross_validate,
@@ -177,25 +177,18 @@ if run:
         start_run()
         st.rerun()  # draw the page again with the run going (Stop enabled, live progress)
 
-finished = background.current(RUN)
-finished = finished.take() if finished is not None else None
-if finished is not None:
-    if finished.error is not None:
-        if not isinstance(finished.error, (DataError, ValueError)):
-            raise finished.error
-        last["error"] = str(finished.error)  # shown until the next run
-    elif finished.result is not None:
-        results, preds = finished.result
-        total = finished.meta["total"]
-        entry = {"key": finished.key, "results": results, "preds": preds, "total": total,
-                 "stopped": finished.stopped or len(results) < total}
-        last["entry"] = entry
-        if not entry["stopped"]:
-            result_store()[finished.key] = entry
-        elif not len(results):
-            st.warning("Stopped before the first fit finished: no results to show.")
-if last.get("error"):
-    st.error(last["error"])
+finished = background.finished(RUN, last)
+if finished is not None and finished.result is not None:
+    results, preds = finished.result
+    total = finished.meta["total"]
+    entry = {"key": finished.key, "results": results, "preds": preds, "total": total,
+             "stopped": finished.stopped or len(results) < total}
+    last["entry"] = entry
+    if not entry["stopped"]:
+        result_store()[finished.key] = entry
+    elif not len(results):
+        st.warning("Stopped before the first fit finished: no results to show.")
+background.show_error(last)
 background.live(RUN, draw_live, interval=1.0)
 
 entry = last.get("entry")

@@ -12,7 +12,6 @@ import pandas as pd
 
 from bnma_core import export, viz
 from bnma_core.classifiers.order_bma import OrderMCMCBMA
-from bnma_core.data import DataError
 from bnma_ui import background, cache
 from bnma_ui.models import (
     accuracy,
@@ -237,24 +236,17 @@ if run and problem is None:
         start_run()
         st.rerun()  # draw the page again with the run going (Stop enabled, live progress)
 
-finished = background.current(RUN)
-finished = finished.take() if finished is not None else None
-if finished is not None:
-    model = finished.result
-    if finished.error is not None:
-        if not isinstance(finished.error, (DataError, ValueError)):
-            raise finished.error
-        last["error"] = str(finished.error)  # shown until the next Run
-    elif model is not None and hasattr(model, "edge_graph_"):
-        entry = {"key": finished.key, "model": model, "train": finished.meta["train"],
-                 "test": finished.meta["test"], "reference": finished.meta["reference"],
-                 "stopped": finished.stopped or model.iterations_done_ < finished.meta["n_iter"]}
-        last["entry"] = entry
-        if not entry["stopped"]:
-            cache.result_store()[finished.key] = entry
+finished = background.finished(RUN, last)
+model = finished.result if finished is not None else None
+if model is not None and hasattr(model, "edge_graph_"):
+    entry = {"key": finished.key, "model": model, "train": finished.meta["train"],
+             "test": finished.meta["test"], "reference": finished.meta["reference"],
+             "stopped": finished.stopped or model.iterations_done_ < finished.meta["n_iter"]}
+    last["entry"] = entry
+    if not entry["stopped"]:
+        cache.result_store()[finished.key] = entry
 background.live(RUN, draw_live, interval=1.0)
-if last.get("error"):
-    st.error(last["error"])
+background.show_error(last)
 
 # --- results ---------------------------------------------------------------------------------
 entry = last.get("entry")

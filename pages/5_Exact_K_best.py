@@ -12,7 +12,6 @@ import networkx as nx
 import numpy as np
 import plotly.graph_objects as go
 
-from bnma_core.data import DataError
 from bnma_core.structure.exact import (
     STAGES,
     ResourceLimitError,
@@ -145,19 +144,12 @@ if run and problem is None:
     background.start(RUN, work, key=key)
     st.rerun()  # draw the page again with the run going (Stop enabled, live progress)
 
-finished = background.current(RUN)
-finished = finished.take() if finished is not None else None
+finished = background.finished(RUN, last)
 if finished is not None:
-    if finished.error is not None:
-        if not isinstance(finished.error, (DataError, ValueError)):
-            raise finished.error
-        last["error"] = str(finished.error)
-    else:
-        last["entry"] = {"key": finished.key, "result": finished.result,
-                         "stopped": finished.stopped or finished.result is None}
+    last["entry"] = {"key": finished.key, "result": finished.result,
+                     "stopped": finished.stopped or finished.result is None}
 background.live(RUN, draw_live, interval=1.0)
-if last.get("error"):
-    st.error(last["error"])
+background.show_error(last)
 
 entry = last.get("entry")
 if entry is not None and entry["key"][0] != fingerprint:

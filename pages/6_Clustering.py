@@ -15,7 +15,6 @@ from sklearn.metrics import adjusted_rand_score
 
 from bnma_core import viz
 from bnma_core.clustering import make_clusterer
-from bnma_core.data import DataError
 from bnma_ui import background, cache
 from bnma_ui.state import persistent, remember, require_dataset
 from bnma_ui.widgets import equations, sidebar_dataset_badge, what_am_i_looking_at
@@ -163,22 +162,15 @@ if run:
                          meta={"data": data_for_fit(), "ks": list(ks), "n_init": int(n_init)})
         st.rerun()  # draw the page again with the run going (Stop enabled, live progress)
 
-finished = background.current(RUN)
-finished = finished.take() if finished is not None else None
-if finished is not None:
-    if finished.error is not None:
-        if not isinstance(finished.error, (DataError, ValueError)):
-            raise finished.error
-        last["error"] = str(finished.error)
-    elif finished.result:
+finished = background.finished(RUN, last)
+if finished is not None and finished.result:
         entry = {"key": finished.key, "fits": finished.result, "stopped": finished.stopped,
                  "names": finished.meta["data"][2]}
         last["entry"] = entry
         if not finished.stopped:
             cache.result_store()[finished.key] = entry
 background.live(RUN, draw_live, interval=1.0)
-if last.get("error"):
-    st.error(last["error"])
+background.show_error(last)
 
 # --- results ---------------------------------------------------------------------------------
 entry = last.get("entry")
