@@ -111,6 +111,7 @@ def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = N
     """Serve the app, open ``n_sessions`` sessions that each start an order-MCMC run on WBC
     (session 0 stops its run once progress shows), and an observer that switches pages while
     the runs go on."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import sync_playwright
 
     res = LoadResult(n_sessions, iterations)
@@ -152,13 +153,14 @@ def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = N
                     stop_clicked = time.perf_counter()
                     button = page.get_by_test_id("stMainBlockContainer").get_by_role(
                         "button", name="Stop")
-                    if button.is_enabled():
-                        button.click(timeout=60_000)
+                    try:
+                        button.click(timeout=30_000)
                         page.get_by_text("Stopped after").wait_for(timeout=120_000)
                         res.stop_latency_s = time.perf_counter() - stop_clicked
                         state = "stopped"
-                    else:  # the run ended between the two looks: nothing to stop
-                        res.errors.append("session 0 finished before Stop could be clicked")
+                    except PlaywrightTimeout:  # the run ended before the click: say so
+                        res.errors.append("session 0's run ended before Stop could be "
+                                          f"clicked (page state: {_state(page)})")
                         state = _state(page)
                 if state != "running":
                     ended[i] = time.perf_counter()
