@@ -106,6 +106,16 @@ GOOD_CSV = "age,marker,smoker,outcome\n" + "".join(
     f"{['sick', 'well'][((i * 7.3) % 35 > 17) ^ (i % 3 == 2)]}\n" for i in range(80))
 
 
+def _upload(page, path) -> None:
+    """Choose "My own CSV file", upload ``path`` and wait until the app has read it."""
+    page.get_by_text("My own CSV file").click()
+    wait_idle(page)
+    page.locator('input[type="file"]').set_input_files(str(path))
+    page.get_by_text(f"uploaded {path.name}: class").wait_for()
+    wait_idle(page)
+    no_exception(page)
+
+
 def test_data_page_and_upload(server, page, tmp_path):
     t0 = time.time()
     page.goto(server)
@@ -128,12 +138,7 @@ def test_data_page_and_upload(server, page, tmp_path):
 
     good = tmp_path / "trial.csv"
     good.write_text(GOOD_CSV)
-    page.get_by_text("My own CSV file").click()
-    wait_idle(page)
-    page.locator('input[type="file"]').set_input_files(str(good))
-    page.get_by_text("uploaded trial.csv: class").wait_for()
-    wait_idle(page)
-    no_exception(page)
+    _upload(page, good)
     shot(page, "04_upload_good")
 
     bad = tmp_path / "bad.csv"
@@ -294,12 +299,7 @@ def test_real_user_input_and_wide_networks(server, page, tmp_path):
     page.get_by_text("sample_data/wbc.csv: class").wait_for()
     eu = tmp_path / "eu.csv"
     eu.write_text(EUROPEAN_CSV)
-    page.get_by_text("My own CSV file").click()
-    wait_idle(page)
-    page.locator('input[type="file"]').set_input_files(str(eu))
-    page.get_by_text("uploaded eu.csv: class").wait_for()
-    wait_idle(page)
-    no_exception(page)
+    _upload(page, eu)
     assert page.get_by_text("decimal comma").count() >= 1
     assert page.get_by_text("Group the class into bins").count() == 1
     shot(page, "06_upload_european")

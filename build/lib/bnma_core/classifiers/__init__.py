@@ -1,0 +1,1 @@
+"""scikit-learn estimators for Bayesian network classifiers (DESIGN §6)."""

@@ -1,0 +1,265 @@
+"""Shared input handling for every BNMA classifier (scikit-learn conventions, DESIGN §6).
+
+Inputs accepted by ``fit`` / ``predict`` / ``predict_proba``:
+
+* an integer array of state codes (``0 .. r-1``; negative values mean *missing*), e.g.
+  ``DiscreteDataset.X``; arities are ``max + 1`` over the training rows unless ``fit`` is given
+  ``arities=``. At prediction a code ``>= arity`` (a state never seen in training) is treated as
+  missing and marginalized;
+* a pandas DataFrame (labels, numbers or both) or a float array: coded by a
+  :class:`~bnma_core.data.DiscreteEncoder` fitted on the training rows (categorical values kept,
+  continuous columns split at the training median). ``NaN`` / ``None`` are missing;
+* a :class:`~bnma_core.data.DiscreteDataset` through :meth:`DiscreteBNClassifier.fit_dataset`
+  (what :func:`bnma_core.classifiers.registry.fit_method` calls): the dataset's codes, arities,
+  variable names, state labels and class labels, no re-encoding.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import DataConversionWarning
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted
+
+from ..data import CODE_DTYPE, DataError, DiscreteEncoder
+
+
+def _check_array(X: Any) -> np.ndarray:
+    """A 2-D array of a supported dtype (ValueError otherwise)."""
+    Xa = np.asarray(X)
+    if Xa.dtype.kind == "c":
+        raise ValueError("Complex data not supported.")
+    if Xa.dtype.kind not in "iufbOUS":
+        raise ValueError(f"Unsupported input dtype {Xa.dtype}")
+    if Xa.ndim != 2:
+        raise ValueError(f"Expected 2D array, got {Xa.ndim}D array instead. Reshape your data.")
+    return Xa
+
+
+def _is_code_array(X: Any) -> bool:
+    if isinstance(X, pd.DataFrame):
+        return False
+    arr = np.asarray(X)
+    if arr.dtype.kind in "iu":
+        return True
+    if arr.dtype.kind == "f":
+        finite = arr[np.isfinite(arr)]
+        return bool(np.all(np.mod(finite, 1) == 0)) and arr.size > 0 and not np.isinf(arr).any()
+    return False
+
+
+class DiscreteBNClassifier(ClassifierMixin, BaseEstimator):
+    """Base class: converts inputs to codes, stores ``classes_``; subclasses implement
+    ``_fit_codes(X, y)`` and ``_predict_log_proba_codes(X)`` on int32 code arrays
+    (``X``: (n, p) with -1 = missing; ``y``: (n,) in ``0..n_classes-1``)."""
+
+    # --- input conversion ------------------------------------------------------------------
+    def _prepare_fit(self, X: Any, y: Any, arities: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """Validate ``X`` / ``y``; set ``classes_``, ``arities_``, ``feature_states_``,
+        ``input_encoder_``, ``n_features_in_``; return (int32 codes, int32 class codes)."""
+        y_arr = self._check_y(y)
+        if sp.issparse(X):
+            raise TypeError("Sparse data was passed, but dense data is required; "
+                            "convert it with X.toarray().")
+        Xdf = None
+        if isinstance(X, pd.DataFrame):
+            self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
+            Xdf = X.reset_index(drop=True)
+            Xdf.columns = list(self.feature_names_in_)
+        else:
+            X = _check_array(X)
+        n = len(X)
+        if n != len(y_arr):
+            raise ValueError(f"X has {n} rows but y has {len(y_arr)} labels")
+        if n == 0:
+            raise ValueError("0 sample(s) (shape=(0, ...)) while a minimum of 1 is required.")
+        if X.shape[1] == 0:
+            raise ValueError(f"0 feature(s) (shape=({n}, 0)) while a minimum of 1 is required.")
+        self.classes_, y_codes = np.unique(y_arr, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise DataError("The class has a single value (1 class); at least two classes "
+                            "are needed.")
+        if Xdf is None and _is_code_array(X):
+            codes = self._codes_from_array(X, arities)
+        else:
+            codes = self._codes_from_frame(X if Xdf is None else Xdf)
+        self.n_features_in_ = codes.shape[1]
+        return np.ascontiguousarray(codes, dtype=CODE_DTYPE), y_codes.astype(CODE_DTYPE)
+
+    def _check_y(self, y: Any) -> np.ndarray:
+        """``y`` as a 1-D array of categorical labels without missing values (its Series name
+        kept for the class node)."""
+        if y is None:
+            raise ValueError("requires y to be passed, but the target y is None")
+        name = getattr(y, "name", None)
+        self._y_name = None if name is None else str(name)
+        y_arr = np.asarray(y)
+        if y_arr.ndim != 1:
+            if y_arr.ndim == 2 and y_arr.shape[1] == 1:
+                warnings.warn("A column-vector y was passed when a 1d array was expected.",
+                              DataConversionWarning, stacklevel=4)
+                y_arr = y_arr.ravel()
+            else:
+                raise ValueError("y must be one-dimensional")
+        if y_arr.dtype.kind == "f" and type_of_target(y_arr) == "continuous":
+            raise ValueError("Unknown label type: continuous. The class must be categorical.")
+        if pd.isna(pd.Series(y_arr, dtype=object)).any():
+            raise ValueError("y contains missing values; remove those rows first.")
+        return y_arr
+
+    def _codes_from_array(self, X: np.ndarray, arities: Any) -> np.ndarray:
+        """State codes given directly (NaN / negative = missing); arities given or inferred."""
+        if hasattr(self, "feature_names_in_"):  # from an earlier fit on a DataFrame
+            del self.feature_names_in_
+        Xa = np.asarray(X, dtype=float)
+        codes = np.where(np.isnan(Xa), -1, Xa).astype(np.int64)
+        codes[codes < 0] = -1
+        self.input_encoder_ = None
+        inferred = np.maximum(codes.max(axis=0) + 1, 1)
+        if arities is not None:
+            arities = np.asarray(arities, dtype=np.int64)
+            if arities.shape != inferred.shape or (arities < inferred).any():
+                raise ValueError("arities must cover every code in X")
+            self.arities_ = arities
+        else:
+            self.arities_ = inferred.astype(np.int64)
+        self.feature_states_ = [[str(s) for s in range(a)] for a in self.arities_]
+        return codes
+
+    def _codes_from_frame(self, X: Any) -> np.ndarray:
+        """Labels / numbers coded by the one encoder (:class:`~bnma_core.data.DiscreteEncoder`)
+        fitted on these training rows."""
+        if isinstance(X, pd.DataFrame):
+            Xdf = X
+        else:
+            Xdf = pd.DataFrame(np.asarray(X, dtype=object))
+            Xdf.columns = [f"x{j}" for j in range(Xdf.shape[1])]
+        self.input_encoder_ = DiscreteEncoder().fit(Xdf)
+        self.arities_ = self.input_encoder_.arities
+        self.feature_states_ = self.input_encoder_.states
+        return self.input_encoder_.transform(Xdf)
+
+    def _prepare_predict(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "classes_")
+        if sp.issparse(X):
+            raise TypeError("Sparse data was passed, but dense data is required; "
+                            "convert it with X.toarray().")
+        if self.input_encoder_ is not None:
+            if isinstance(X, pd.DataFrame):
+                Xdf = X.reset_index(drop=True)
+                Xdf.columns = [str(c) for c in Xdf.columns]
+                if hasattr(self, "feature_names_in_"):
+                    missing = [c for c in self.feature_names_in_ if c not in Xdf.columns]
+                    if missing:
+                        raise DataError("Columns missing from the data: " + ", ".join(missing))
+                    Xdf = Xdf[list(self.feature_names_in_)]
+                else:
+                    Xdf = Xdf.copy()
+                    Xdf.columns = [f"x{j}" for j in range(Xdf.shape[1])]
+            else:
+                Xa = np.asarray(X, dtype=object)
+                if Xa.ndim != 2:
+                    raise ValueError("Expected 2D array. Reshape your data.")
+                Xdf = pd.DataFrame(Xa, columns=[f"x{j}" for j in range(Xa.shape[1])])
+            if Xdf.shape[1] != self.n_features_in_:
+                raise ValueError(f"X has {Xdf.shape[1]} features, but {type(self).__name__} "
+                                 f"is expecting {self.n_features_in_} features as input.")
+            return self.input_encoder_.transform(Xdf)
+        Xa = np.asarray(X.to_numpy() if isinstance(X, pd.DataFrame) else X)
+        if Xa.ndim != 2:
+            raise ValueError("Expected 2D array. Reshape your data.")
+        if Xa.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {Xa.shape[1]} features, but {type(self).__name__} "
+                             f"is expecting {self.n_features_in_} features as input.")
+        Xf = np.asarray(Xa, dtype=float)
+        codes = np.where(np.isnan(Xf), -1, Xf).astype(np.int64)
+        codes[(codes < 0) | (codes >= self.arities_[None, :])] = -1
+        return np.ascontiguousarray(codes, dtype=CODE_DTYPE)
+
+    def _variable_names(self) -> tuple[list[str], str]:
+        """Feature names (``feature_names_in_`` or ``x0, x1, ...``) and a distinct class-node
+        name (the label Series' name, else ``"class"``), for structures and explanations."""
+        p = self.n_features_in_
+        fin = getattr(self, "feature_names_in_", None)
+        names = [str(s) for s in fin] if fin is not None and len(fin) == p else [
+            f"x{j}" for j in range(p)]
+        cname = getattr(self, "_y_name", None) or "class"
+        while cname in names:
+            cname += "_"
+        return names, cname
+
+    # --- public API ------------------------------------------------------------------------
+    def fit(self, X: Any, y: Any, arities: Any = None) -> DiscreteBNClassifier:
+        """Fit on feature codes/labels ``X`` and class labels ``y``.
+
+        ``arities`` (optional) gives the number of states of each feature when ``X`` is a
+        code array, so that states absent from these rows still get parameters.
+        """
+        Xc, yc = self._prepare_fit(X, y, arities)
+        self._fit_codes(Xc, yc)
+        return self
+
+    def fit_dataset(self, dataset: Any, rows: Any = None) -> DiscreteBNClassifier:
+        """Fit on rows of a :class:`~bnma_core.data.DiscreteDataset` without re-encoding.
+
+        The model learns from ``dataset.X[rows]`` with the dataset's arities (states absent
+        from these rows keep their code), names its variables after the dataset
+        (``feature_names_in_``, the class node after ``dataset.class_name``), keeps the
+        dataset's state labels (``feature_states_``) and has the dataset's class labels as
+        ``classes_`` (those present in ``rows``, in the dataset's class order). Predict with
+        feature codes (``dataset.X``).
+
+        Parameters
+        ----------
+        dataset : DiscreteDataset
+        rows : array of int or bool, optional
+            Training rows (default all). All are used, incomplete ones included; which rows
+            a method may learn from is decided by
+            :func:`bnma_core.classifiers.registry.fit_method`.
+        """
+        idx = np.arange(dataset.n_rows) if rows is None else np.asarray(rows)
+        if idx.dtype == bool:
+            idx = np.flatnonzero(idx)
+        y = pd.Series(dataset.y[idx], name=dataset.class_name)
+        Xc, yc = self._prepare_fit(np.ascontiguousarray(dataset.X[idx]), y,
+                                   dataset.arities[dataset.feature_indices])
+        # class codes -> labels (code order = the dataset's class order; no string sorting)
+        self.classes_ = np.asarray(dataset.classes, dtype=object)[self.classes_]
+        self.feature_names_in_ = np.asarray(dataset.feature_names, dtype=object)
+        self.feature_states_ = [list(s) for s in dataset.feature_states]
+        self._fit_codes(Xc, yc)
+        return self
+
+    def predict_log_proba(self, X: Any) -> np.ndarray:
+        """Log class posteriors, shape (n_rows, n_classes), columns ordered as ``classes_``."""
+        lp = self._predict_log_proba_codes(self._prepare_predict(X))
+        return lp - np.logaddexp.reduce(lp, axis=1, keepdims=True)
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class posteriors, shape (n_rows, n_classes), columns ordered as ``classes_``."""
+        return np.exp(self.predict_log_proba(X))
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Most probable class of each row."""
+        lp = self.predict_log_proba(X)
+        return self.classes_[np.argmax(lp, axis=1)]
+
+    # --- to implement ----------------------------------------------------------------------
+    def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def _predict_log_proba_codes(self, X: np.ndarray) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
+        return tags

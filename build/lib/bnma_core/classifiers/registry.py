@@ -1,0 +1,418 @@
+"""One registry of classification methods (DESIGN §6).
+
+Each entry maps a short name (``nb``, ``tan``, ``bma10``, ...) to a factory given as
+``"module:Class"`` (imported lazily, so importing the registry is cheap), the factory's default
+arguments, a one-line plain-language description, and the method's declared
+:class:`Capabilities` (what it does with missing values, how many variables it takes, what it
+exposes). The CLI, the Compare page, cross-validation and the experiments all read this table:
+a method appears everywhere by being registered once here, and :func:`fit_method` is the one
+function that builds a registered method on a :class:`~bnma_core.data.DiscreteDataset`.
+
+Missing-value vocabulary (DESIGN glossary; the same words in code, UI and CLI):
+
+* dataset rows, ``missing=``: ``"keep"`` (rows with a missing value stay, coded ``-1``) or
+  ``"drop"`` (such rows are removed);
+* learning, :attr:`Capabilities.fit_missing`: ``"available"`` (each count uses the rows where
+  its variables are observed: available-case counts), ``"em"`` (expected counts by EM), or
+  ``"drop"`` (the method cannot learn from incomplete rows: they are left out of its training
+  rows, and cross-validation reports how many);
+* prediction, :attr:`Capabilities.predict_missing`: ``"marginalize"`` (missing values are
+  summed out of the model) or ``"impute"`` (filled in before predicting).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+FIT_MISSING = ("available", "em", "drop")
+PREDICT_MISSING = ("marginalize", "impute")
+EXPOSES = ("dag", "edge_posteriors", "instance_structures")
+MISSING_ROWS = ("keep", "drop")
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a method declares it can do (read by cross-validation, the CLI and the pages).
+
+    Attributes
+    ----------
+    fit_missing : {"available", "em", "drop"}
+        How training rows with a missing feature value are used: available-case counts per
+        family, EM expected counts, or not at all (``"drop"``: such rows are left out of this
+        method's training rows). Default ``"drop"``: a method that declares nothing is not
+        trusted with incomplete rows.
+    predict_missing : {"marginalize", "impute"}
+        How a missing value in a row to classify is handled.
+    max_variables : int or None
+        Largest number of variables, class included, the method accepts (None: no limit).
+    multiclass : bool
+        Whether more than two classes are supported.
+    exposes : tuple of str
+        What a fitted model offers besides predictions: ``"dag"`` (one network,
+        ``structure_``), ``"edge_posteriors"`` (posterior probability of each arc),
+        ``"instance_structures"`` (a network per classified row).
+    """
+
+    fit_missing: str = "drop"
+    predict_missing: str = "marginalize"
+    max_variables: int | None = None
+    multiclass: bool = True
+    exposes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.fit_missing not in FIT_MISSING:
+            raise ValueError(f"fit_missing must be one of {FIT_MISSING}")
+        if self.predict_missing not in PREDICT_MISSING:
+            raise ValueError(f"predict_missing must be one of {PREDICT_MISSING}")
+        unknown = set(self.exposes) - set(EXPOSES)
+        if unknown:
+            raise ValueError(f"unknown exposes entries {sorted(unknown)}; use {EXPOSES}")
+
+    @property
+    def learns_from_incomplete_rows(self) -> bool:
+        return self.fit_missing != "drop"
+
+    def describe(self) -> str:
+        """One plain-language line, e.g. for the Compare page's method table."""
+        fit = {"available": "learns from incomplete rows (available cases)",
+               "em": "learns from incomplete rows (EM)",
+               "drop": "leaves incomplete rows out of training"}[self.fit_missing]
+        pred = {"marginalize": "sums missing values out when predicting",
+                "impute": "fills missing values in when predicting"}[self.predict_missing]
+        lim = "" if self.max_variables is None else f"; at most {self.max_variables} variables"
+        return f"{fit}; {pred}{lim}"
+
+
+DEFAULT_CAPABILITIES = Capabilities()
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    name: str
+    factory: str  # "bnma_core.classifiers.module:ClassName"
+    description: str
+    defaults: dict[str, Any] = field(default_factory=dict)
+    randomized: bool = False  # takes random_state
+    capabilities: Capabilities = DEFAULT_CAPABILITIES
+    test_params: dict[str, Any] = field(default_factory=dict)
+    """Overrides giving a small, fast model (scikit-learn contract tests)."""
+
+    def factory_class(self) -> type:
+        module, _, cls = self.factory.partition(":")
+        return getattr(importlib.import_module(module), cls)
+
+    def make(self, **overrides: Any):
+        params = {**self.defaults, **overrides}
+        if not self.randomized:
+            params.pop("random_state", None)
+        return self.factory_class()(**params)
+
+
+METHODS: dict[str, MethodSpec] = {}
+
+
+def register(spec: MethodSpec) -> MethodSpec:
+    METHODS[spec.name] = spec
+    return spec
+
+
+def available_methods() -> list[str]:
+    return list(METHODS)
+
+
+def get_spec(name: str) -> MethodSpec:
+    """The registered :class:`MethodSpec` of ``name`` (ValueError naming the choices)."""
+    try:
+        return METHODS[name]
+    except KeyError:
+        raise ValueError(
+            f"Unknown method {name!r}; available: {', '.join(METHODS)}") from None
+
+
+def make_classifier(name: str, **overrides: Any):
+    """A new, unfitted estimator for the method ``name`` (``overrides`` replace defaults)."""
+    return get_spec(name).make(**overrides)
+
+
+def describe(name: str) -> str:
+    return METHODS[name].description
+
+
+def capabilities(method: Any) -> Capabilities:
+    """Declared capabilities of a registry name or of an estimator.
+
+    An estimator of a registered class gets that class's declaration (all entries of one class
+    declare the same missing-value handling); any other estimator is trusted with incomplete
+    training rows only if it says so with a true ``handles_missing_in_fit`` attribute.
+    """
+    if isinstance(method, str):
+        return get_spec(method).capabilities
+    for spec in METHODS.values():
+        module, _, cls = spec.factory.partition(":")
+        if type(method).__name__ == cls and type(method).__module__ == module:
+            return spec.capabilities
+    if getattr(method, "handles_missing_in_fit", False):
+        return Capabilities(fit_missing="available")
+    return DEFAULT_CAPABILITIES
+
+
+def check_capabilities(method: Any, n_variables: int, n_classes: int,
+                       label: str | None = None) -> None:
+    """ValueError in plain words if ``method`` cannot take data of this shape (``label``
+    names it in the message; default the registry name or the class name)."""
+    caps = capabilities(method)
+    if label is None:
+        label = method if isinstance(method, str) else type(method).__name__
+    if caps.max_variables is not None and n_variables > caps.max_variables:
+        raise ValueError(
+            f"{label} takes at most {caps.max_variables} variables (class included); this "
+            f"dataset has {n_variables}. Select fewer features first.")
+    if not caps.multiclass and n_classes > 2:
+        raise ValueError(f"{label} handles two classes only; this class has {n_classes}.")
+
+
+def training_rows(method: Any, X: np.ndarray) -> np.ndarray:
+    """Indices of the rows of feature codes ``X`` that ``method`` learns from: all of them if
+    it learns from incomplete rows (declared ``fit_missing``), else the complete ones."""
+    X = np.asarray(X)
+    if capabilities(method).learns_from_incomplete_rows:
+        return np.arange(len(X))
+    return np.flatnonzero(~(X < 0).any(axis=1))
+
+
+def fit_method(method: Any, dataset: Any, rows: Any = None, **params: Any):
+    """Build a registered method (or clone an estimator) and fit it on a dataset.
+
+    The one path from a :class:`~bnma_core.data.DiscreteDataset` to a fitted model, used by
+    the CLI, the pages, cross-validation and the experiments: the model is fitted on the
+    dataset's codes with the dataset's arities (every state keeps its code, also states absent
+    from ``rows``), its variables carry the dataset's names and states, and its ``classes_``
+    are the dataset's class labels.
+
+    Parameters
+    ----------
+    method : str or estimator
+        A registry name (``params`` override its defaults, e.g. ``random_state``) or an
+        unfitted estimator (cloned; ``params`` are set on the clone).
+    dataset : DiscreteDataset
+    rows : array of int or bool, optional
+        Training rows (default all). Rows with a missing feature value are left out when the
+        method declares ``fit_missing="drop"``; ``model.n_train_rows_`` says how many rows it
+        learned from.
+
+    Returns
+    -------
+    The fitted estimator.
+
+    Raises
+    ------
+    ValueError
+        Unknown method, or data the method cannot take (too many variables, multiclass).
+    """
+    from sklearn.base import clone
+
+    if isinstance(method, str):
+        spec = get_spec(method)
+        est = spec.make(**params)
+    else:
+        est = clone(method)
+        if params:
+            est.set_params(**params)
+    n_rows = dataset.n_rows
+    idx = np.arange(n_rows) if rows is None else np.asarray(rows)
+    if idx.dtype == bool:
+        idx = np.flatnonzero(idx)
+    check_capabilities(method if isinstance(method, str) else est, dataset.n_vars,
+                       len(dataset.classes))
+    X = dataset.X[idx]
+    keep = training_rows(method if isinstance(method, str) else est, X)
+    idx = idx[keep]
+    labels = np.asarray(dataset.classes, dtype=object)[dataset.y[idx]]
+    if hasattr(est, "fit_dataset"):
+        est.fit_dataset(dataset, idx)
+    elif "arities" in inspect.signature(est.fit).parameters:
+        est.fit(np.ascontiguousarray(dataset.X[idx]), labels,
+                arities=dataset.arities[dataset.feature_indices])
+    else:
+        est.fit(np.ascontiguousarray(dataset.X[idx]), labels)
+    try:
+        est.n_train_rows_ = int(len(idx))
+    except AttributeError:  # pragma: no cover - estimators with __slots__
+        pass
+    return est
+
+
+build = fit_method
+"""Alias of :func:`fit_method`."""
+
+
+# --- registrations (one block per module; keep alphabetical by module) ------------------------
+# Capabilities are declared from what each class does (read the modules):
+# * augmented NB family (nb, tan, kdb): counts are taken family by family on the rows where the
+#   family is observed; missing test values are eliminated exactly from the factors.
+# * manb: a missing feature in a labelled row is a missing leaf; its counts are the observed
+#   ones (exact, Dash & Cooper section 5); EM only runs over rows without a class.
+# * order methods: the score table counts available cases per family; missing test values are
+#   marginalized (exactly up to max_missing_states joint states, then Monte Carlo); no variable
+#   limit: beyond 64 variables (or when the full table would not fit) each node's parents come
+#   from its 16 best candidates, and memory is checked before the table is built.
+# * ukdb: MI / CMI and CPTs from available cases; UKDB_L marginalizes missing test values,
+#   UKDB_P leaves them out of the personalized network.
+
+_AUGMENTED = Capabilities(fit_missing="available", predict_missing="marginalize",
+                          exposes=("dag",))
+
+# bnma_core.classifiers.manb
+register(MethodSpec(
+    "manb", "bnma_core.classifiers.manb:MANaiveBayes",
+    "Model-averaged naive Bayes: averages all 2^N choices of which features to use, exactly, "
+    "at the cost of one naive Bayes (Dash & Cooper 2002).",
+    {"alpha": 1.0, "scoring": "k2", "arc_prior": 0.5},
+    capabilities=Capabilities(fit_missing="available", predict_missing="marginalize",
+                              exposes=("dag", "edge_posteriors"))))
+
+# bnma_core.classifiers.naive_bayes / tan / kdb
+register(MethodSpec("nb", "bnma_core.classifiers.naive_bayes:NaiveBayes",
+                    "Naive Bayes: every feature depends only on the class.", {"alpha": 1.0},
+                    capabilities=_AUGMENTED))
+register(MethodSpec("tan", "bnma_core.classifiers.tan:TAN",
+                    "Tree-augmented naive Bayes: features also form a tree of strongest "
+                    "dependencies (Friedman et al. 1997).", {"alpha": 1.0},
+                    capabilities=_AUGMENTED))
+register(MethodSpec("kdb1", "bnma_core.classifiers.kdb:KDB",
+                    "k-dependence Bayes with k = 1: each feature may depend on one other "
+                    "feature (Sahami 1996).", {"k": 1, "alpha": 1.0}, capabilities=_AUGMENTED))
+register(MethodSpec("kdb2", "bnma_core.classifiers.kdb:KDB",
+                    "k-dependence Bayes with k = 2: each feature may depend on two other "
+                    "features (Sahami 1996).", {"k": 2, "alpha": 1.0}, capabilities=_AUGMENTED))
+register(MethodSpec("kdb", "bnma_core.classifiers.kdb:KDB",
+                    "k-dependence Bayes (k = 2; same as kdb2).", {"k": 2, "alpha": 1.0},
+                    capabilities=_AUGMENTED))
+
+# bnma_core.classifiers.order_bma (Hwang & Zhang 2005) ---------------------------------------
+_ORDERS = Capabilities(fit_missing="available", predict_missing="marginalize",
+                       max_variables=None, exposes=("edge_posteriors",))
+_MCMC_CLI = {"n_iter": 10000, "burn_in": 2000, "max_parents": 3}
+register(MethodSpec(
+    "fobma", "bnma_core.classifiers.order_bma:FixedOrderBMA",
+    "BMA over all networks (up to 3 parents per node) consistent with one node order: the class "
+    "first, then features by decreasing mutual information with the class (a heuristic order).",
+    {"max_parents": 3}, capabilities=_ORDERS, test_params={"max_parents": 1}))
+for _k in (1, 10, 30):
+    register(MethodSpec(
+        f"bma{_k}", "bnma_core.classifiers.order_bma:OrderMCMCBMA",
+        f"BMA of Bayesian network classifiers over {_k} node order{'s' if _k > 1 else ''} "
+        "sampled by order MCMC (Hwang & Zhang 2005); for speed 10,000 iterations with burn-in "
+        "2,000 instead of the paper's 60,000 / 10,000.",
+        {**_MCMC_CLI, "n_orders": _k}, randomized=True, capabilities=_ORDERS,
+        test_params={"n_iter": 60, "burn_in": 10, "n_orders": min(_k, 2), "max_parents": 1}))
+del _k
+
+# ukdb
+_UKDB = dict(fit_missing="available", predict_missing="marginalize")
+register(MethodSpec("ukdb", "bnma_core.classifiers.ukdb:UKDB",
+                    "UKDB (k = 2): average of a network learned from all patients (domain "
+                    "knowledge) and one built for each new patient (personalized knowledge)",
+                    {"k": 2, "mode": "ensemble"},
+                    capabilities=Capabilities(**_UKDB, exposes=("dag", "instance_structures"))))
+register(MethodSpec("ukdb1", "bnma_core.classifiers.ukdb:UKDB",
+                    "UKDB with k = 1: each attribute depends on the class and at most one "
+                    "other attribute", {"k": 1, "mode": "ensemble"},
+                    capabilities=Capabilities(**_UKDB, exposes=("dag", "instance_structures"))))
+register(MethodSpec("ukdb2", "bnma_core.classifiers.ukdb:UKDB",
+                    "UKDB with k = 2 (same as ukdb)", {"k": 2, "mode": "ensemble"},
+                    capabilities=Capabilities(**_UKDB, exposes=("dag", "instance_structures"))))
+register(MethodSpec("ukdb_l", "bnma_core.classifiers.ukdb:UKDB",
+                    "UKDB_L (k = 2): one network of the strongest dependences in the training "
+                    "data (domain knowledge)", {"k": 2, "mode": "domain"},
+                    capabilities=Capabilities(**_UKDB, exposes=("dag",))))
+register(MethodSpec("ukdb_p", "bnma_core.classifiers.ukdb:UKDB",
+                    "UKDB_P (k = 2): a network built for each patient from the dependences "
+                    "between that patient's own values (personalized knowledge)",
+                    {"k": 2, "mode": "personalized"},
+                    capabilities=Capabilities(**_UKDB, exposes=("instance_structures",))))
+
+# --- bnma_core.classifiers.exact (exact / K-best structure learning, issue 11) ----------------
+# Exact learning refuses incomplete training rows (the classifiers drop them and count them in
+# n_rows_dropped_); test values are marginalised by DiscreteBN.class_posterior.
+_EXACT = Capabilities(fit_missing="drop", predict_missing="marginalize", max_variables=20,
+                      exposes=("dag",))
+register(MethodSpec(
+    "ebn", "bnma_core.classifiers.exact:ExactBN",
+    "Exact Bayesian network: the globally best-scoring network over the features and the class "
+    "(BDeu, found exhaustively; at most 20 variables).", {"ess": 1.0}, capabilities=_EXACT))
+register(MethodSpec(
+    "eanb", "bnma_core.classifiers.exact:ExactANB",
+    "Exact augmented naive Bayes: the class points to every feature and the features' own "
+    "network is the best-scoring one (BDeu, exhaustive; at most 20 features).", {"ess": 1.0},
+    capabilities=_EXACT))
+
+# --- bnma_core.classifiers.aode and UKDB with k chosen by inner CV (issue 16) -----------------
+register(MethodSpec(
+    "aode", "bnma_core.classifiers.aode:AODE",
+    "Averaged one-dependence estimators: averages the networks in which each feature in turn is "
+    "the parent of all others (Webb et al. 2005; the AODE users know from Weka).",
+    {"frequency_limit": 1, "alpha": 1.0},
+    capabilities=Capabilities(fit_missing="available", predict_missing="marginalize",
+                              exposes=())))
+register(MethodSpec(
+    "ukdb_cv", "bnma_core.classifiers.ukdb:UKDB",
+    "UKDB with k (1 or 2) chosen on the training rows by 5-fold cross-validation: the UKDB "
+    "setting that was at least as accurate as KDB over the 16 data sets of issue 16.",
+    {"k": (1, 2), "mode": "ensemble"},
+    capabilities=Capabilities(**_UKDB, exposes=("dag", "instance_structures"))))
+del _UKDB
+
+# --- bnma_core.classifiers.kbest / ensembles / acll_tan / brai (subbagging paper, issue 12) ----
+# Sugahara, Aomi & Ueno, "Bayesian network model averaging classifiers by subbagging": the
+# proposed method, KBestEC100 and the Table 1 baselines with the paper's EAP parameters.
+# Exact-search methods refuse incomplete training rows (dropped, counted) and the limits of
+# issue 11 (18 variables for K > 10, else 20); aCLL-TAN, bAN_mix and B-RAI declare nothing, so
+# cross-validation gives them complete rows only and says how many were dropped.
+_KBEST18 = Capabilities(fit_missing="drop", predict_missing="marginalize", max_variables=18)
+register(MethodSpec(
+    "kbest", "bnma_core.classifiers.kbest:KBestEC",
+    "K-best model averaging: averages the predictions of the 100 best-scoring network classes "
+    "(BDeu), weighted by their posterior (Chen & Tian 2014); at most 18 variables.",
+    {"k": 100, "ess": 1.0}, capabilities=_KBEST18))
+register(MethodSpec(
+    "subbkb", "bnma_core.classifiers.kbest:SubbaggingKBest",
+    "Subbagging K-best: the 10 best network classes on each of 10 subsamples of 90% of the "
+    "rows, all averaged (Sugahara, Aomi & Ueno); at most 20 variables.",
+    {"n_subsamples": 10, "subsample": 0.9, "k": 10, "ess": 1.0}, randomized=True,
+    capabilities=_EXACT))
+register(MethodSpec(
+    "nb_eap", "bnma_core.classifiers.naive_bayes:NaiveBayes",
+    "Naive Bayes with the EAP parameters of the subbagging paper (BDeu pseudo-counts, α = 1).",
+    {"prior": "bdeu", "ess": 1.0}, capabilities=_AUGMENTED))
+register(MethodSpec(
+    "tan_eap", "bnma_core.classifiers.tan:TAN",
+    "Tree-augmented naive Bayes with the EAP parameters of the subbagging paper (BDeu, α = 1).",
+    {"prior": "bdeu", "ess": 1.0}, capabilities=_AUGMENTED))
+register(MethodSpec(
+    "acll_tan", "bnma_core.classifiers.acll_tan:ACLLTAN",
+    "aCLL-TAN: the feature tree that best approximates the conditional log-likelihood "
+    "(Carvalho et al. 2013), EAP parameters.", {"beta": 0.5, "n_prime": 0.5}))
+register(MethodSpec(
+    "bagging_ebn", "bnma_core.classifiers.ensembles:BaggingEBN",
+    "Bagging of 10 exact networks, each learned on a bootstrap sample of 90% of the rows; "
+    "predictions averaged. At most 20 variables.",
+    {"n_estimators": 10, "max_samples": 0.9}, randomized=True, capabilities=_EXACT))
+register(MethodSpec(
+    "adaboost_ebn", "bnma_core.classifiers.ensembles:AdaBoostEBN",
+    "AdaBoost of 10 exact networks (weighted rows, SAMME weights). At most 20 variables.",
+    {"n_estimators": 10}, capabilities=_EXACT))
+register(MethodSpec(
+    "banmix", "bnma_core.classifiers.ensembles:BANMix",
+    "bAN_mix: boosting that starts from naive Bayes and adds the next strongest feature link "
+    "each round (Jing, Pavlović & Rehg 2008).", {}))
+register(MethodSpec(
+    "brai", "bnma_core.classifiers.brai:BRAI",
+    "B-RAI: averages 100 networks sampled from a tree of bootstrapped independence tests "
+    "(Rohekar et al. 2018; simplified reconstruction, see the class docstring).",
+    {"n_structures": 100, "s": 3, "alpha": 0.05}, randomized=True))

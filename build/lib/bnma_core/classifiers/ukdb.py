@@ -1,0 +1,779 @@
+"""Unrestricted k-dependence Bayesian classifier (UKDB): domain and personalized knowledge.
+
+UKDB (the paper in ``papers/004``; its formulas were lost in extraction, so the construction
+follows the reconstruction in DESIGN §5) is the uniform average of two k-dependence networks:
+
+* **UKDB_L** (domain knowledge), learned once from the training data. Attributes are ranked by
+  SCMI_i = sum_{j != i} I(X_i; X_j | C). The first k attributes form X_p, the *parents of the
+  class* (Markov-blanket view); every other attribute X_i takes C plus at most k parents among
+  the attributes ranked before it, those with the highest I(X_i; X_j | C). Classification:
+  P(c | x) ∝ P(c | x_p) prod_{i not in p} P(x_i | c, pi_i).
+* **UKDB_P** (personalized knowledge), built for each test instance x by the same construction
+  with the local measures at x's values: LMI I(x_i; C) and CLMI I(x_i; x_j | C) (see
+  :func:`bnma_core.scores.local_mutual_information`,
+  :func:`bnma_core.scores.conditional_local_mutual_information`), estimated from the training
+  data plus one pseudo instance per class (x labelled c, weighted by the UKDB_L posterior
+  P_L(c | x)). Attributes missing in x are left out of the ranking and of the network.
+* **UKDB**: P(c | x) = (P_L(c | x) + P_P(c | x)) / 2.
+
+With k = 0, X_p is empty and no attribute has an attribute parent: both networks are the naive
+Bayes classifier P(c) prod_i P(x_i | c) with the same Laplace-type estimates (tested).
+
+Missing test values are marginalized exactly in UKDB_L: the fitted network is a
+:class:`bnma_core.factors.FactorModel` (P(x_p) written as the chain P(x_p1) P(x_p2 | x_p1) ...
+of the one smoothed joint table, P(c | x_p), P(x_i | c, pi_i)) and
+:func:`bnma_core.factors.class_log_posterior` sums the missing values out (barren attributes
+drop out); UKDB_P never contains them.
+
+References
+----------
+Paper 004 (UKDB; WBC case study), eq. for MI / CMI (1), (5), LMI / CLMI (14), classification
+rule (12), ensemble (last equation of section 3); DESIGN.md §5.
+Sahami, M. (1996). Learning limited dependence Bayesian classifiers. KDD (KDB).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+
+from ..data import CODE_DTYPE
+from ..factors import CHUNK_CELLS, MIN_PATTERN_ROWS, FactorModel, class_log_posterior
+from ..kernels.counting import parent_strides
+from ..scores import (
+    class_mutual_informations,
+    conditional_local_mutual_information_counts,
+    family_counts,
+    joint_counts,
+    local_mutual_information_counts,
+    pairwise_conditional_mutual_information,
+    posterior_cpt,
+)
+from .augmented import ENUMERATION_LIMIT
+from .base import DiscreteBNClassifier
+
+__all__ = ["UKDB", "UKDBExplanation", "KDependenceStructure", "build_k_dependence_structure"]
+
+MODES = ("ensemble", "domain", "personalized")
+PSEUDO_WEIGHTS = ("domain", "uniform", "none")
+TIE_DECIMALS = 10
+
+POOL_CPT_CELLS = 8192
+"""UKDB_L pools rare missingness patterns into one soft-evidence elimination
+(:data:`bnma_core.factors.MIN_PATTERN_ROWS`) only while its largest CPT has at most this many
+cells; above, every pattern is its own hard-evidence elimination (pooling keeps partly observed
+attributes hidden, each with a per-row table of its family: WBC k = 3, 6990 rows, 10 % missing
+0.75 s pooled vs 0.22 s per pattern; k = 2 0.066 s vs 0.18 s). Speed only, same result."""
+
+# UKDB_L's FactorModel per fitted estimator, outside its __dict__ (sklearn's
+# check_dict_unchanged: predicting must not add attributes)
+_FACTOR_MODELS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def chain_conditionals(joint: np.ndarray, cards: Any) -> list[np.ndarray]:
+    """A joint table P(x_1, ..., x_k) as the chain P(x_1) P(x_2 | x_1) ... P(x_k | x_<k).
+
+    Parameters
+    ----------
+    joint : (q,) array
+        Probabilities of the configurations of (x_1, ..., x_k) in mixed radix with x_1
+        fastest (:func:`bnma_core.kernels.counting.parent_strides`); q = prod(cards).
+    cards : sequence of int
+        Cardinalities r_1, ..., r_k.
+
+    Returns
+    -------
+    list of ndarray
+        Entry j has shape (prod(cards[:j]), r_j): P(x_j | x_1, ..., x_{j-1}) = M_j / M_{j-1}
+        with M_j the marginal of ``joint`` over the first j variables, rows in the library's
+        CPT layout (first parent fastest). The product of the chain equals ``joint`` (up to
+        rounding) wherever the conditioning marginal is positive; a zero marginal gives a
+        uniform row (any row is then consistent with the joint).
+    """
+    cards = [int(r) for r in cards]
+    k = len(cards)
+    t = np.asarray(joint, dtype=np.float64).reshape(cards[::-1])  # axes (x_k, ..., x_1)
+    out = []
+    prev = np.ones(())
+    for j in range(k):
+        # marginal over x_1..x_{j+1}: sum out x_k..x_{j+2} (the leading axes)
+        mj = t.sum(axis=tuple(range(k - j - 1))) if j < k - 1 else t
+        with np.errstate(invalid="ignore", divide="ignore"):
+            cond = mj / prev[None]
+        cond = np.where(prev[None] > 0, cond, 1.0 / cards[j])
+        out.append(np.ascontiguousarray(cond.reshape(cards[j], -1).T))
+        prev = mj
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Structure construction (shared by UKDB_L and UKDB_P)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class KDependenceStructure:
+    """One UKDB network over feature indices.
+
+    Attributes
+    ----------
+    order : list of int
+        Attributes ranked by decreasing sum of (local) conditional mutual information.
+    class_parents : list of int
+        X_p, the first k attributes of ``order``: the parents of the class.
+    parents : dict int -> list of int
+        Attribute parents (besides C) of every attribute not in X_p, most dependent first.
+    sums : ndarray
+        SCMI (or SCLMI) of every attribute (NaN for attributes left out).
+    """
+
+    order: list[int]
+    class_parents: list[int]
+    parents: dict[int, list[int]]
+    sums: np.ndarray
+
+
+def build_k_dependence_structure(dependence: np.ndarray, k: int,
+                                 candidates: list[int] | None = None,
+                                 min_dependence: float | None = None) -> KDependenceStructure:
+    """UKDB construction from a symmetric matrix of (local) conditional dependences.
+
+    Parameters
+    ----------
+    dependence : (p, p) array
+        I(X_i; X_j | C) (UKDB_L) or I(x_i; x_j | C) (UKDB_P); the diagonal is ignored.
+    k : int
+        Size of X_p and maximum number of attribute parents.
+    candidates : list of int, optional
+        Attributes taking part (default all); others are left out (missing values in UKDB_P).
+    min_dependence : float, optional
+        If given, an attribute parent must have dependence strictly above this value (so an
+        attribute may get fewer than k parents); default: the k highest, whatever their value.
+
+    Returns
+    -------
+    KDependenceStructure
+        Ties in the ranking and in the parent choice (values equal to ``TIE_DECIMALS``
+        decimals) are broken by the lower attribute index.
+
+    References
+    ----------
+    Paper 004, section 3 (SCMI ranking, X_p, at most k parents); DESIGN §5.
+    """
+    p = dependence.shape[0]
+    cand = list(range(p)) if candidates is None else [int(i) for i in candidates]
+    sums = np.full(p, np.nan)
+    for i in cand:
+        sums[i] = sum(dependence[i, j] for j in cand if j != i)
+    # rank on values rounded to TIE_DECIMALS so that ties in exact arithmetic stay ties
+    # whatever the floating-point summation order, and fall to the lower index
+    dependence = np.round(dependence, TIE_DECIMALS)
+    key = np.round(sums, TIE_DECIMALS)
+    order = sorted(cand, key=lambda i: (-key[i], i))
+    class_parents = order[:k]
+    parents: dict[int, list[int]] = {}
+    for pos in range(len(class_parents), len(order)):
+        i = order[pos]
+        before = order[:pos]
+        if min_dependence is not None:
+            before = [j for j in before if dependence[i, j] > min_dependence]
+        ranked = sorted(before, key=lambda j: (-dependence[i, j], j))
+        parents[i] = ranked[:k]
+    return KDependenceStructure(order, class_parents, parents, sums)
+
+
+# --------------------------------------------------------------------------------------------
+# Explanation
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class UKDBExplanation:
+    """Everything the UKDB page shows for one test instance.
+
+    Attributes
+    ----------
+    instance : dict
+        Feature name -> value label (``None`` if missing).
+    domain_graph, personalized_graph : networkx.DiGraph
+        Nodes: feature names and the class name (node attribute ``role`` = "class" /
+        "feature", as in every classifier's ``structure_``; ``missing`` = bool). Edge
+        attribute ``weight``: CMI (domain) resp. CLMI (personalized) for attribute ->
+        attribute edges, MI resp. LMI for edges with the class; edge ``role`` =
+        "class-parent" (X_p -> C), "class" (C -> X_i), "joint" (inside X_p) or "parent"
+        (X_j -> X_i), the last two as in the augmented classifiers.
+    posterior_domain, posterior_personalized, posterior_ensemble : ndarray
+        Class posteriors aligned with ``classes``.
+    classes : list of str
+    class_name : str
+    differing_pairs : DataFrame
+        One row per pair of observed attribute values: feature_a, value_a, feature_b, value_b,
+        clmi, cmi, difference (= clmi - cmi), text; sorted by |difference|, largest first.
+        ``clmi`` is the value UKDB_P ranks with (training data plus the pseudo instances),
+        ``cmi`` the training-data value UKDB_L uses.
+    class_parents_domain, class_parents_personalized : list of str
+    base : float
+        Log base of every information value (2 = bits).
+    """
+
+    instance: dict[str, str | None]
+    domain_graph: nx.DiGraph
+    personalized_graph: nx.DiGraph
+    posterior_domain: np.ndarray
+    posterior_personalized: np.ndarray
+    posterior_ensemble: np.ndarray
+    classes: list[str]
+    class_name: str
+    differing_pairs: pd.DataFrame
+    class_parents_domain: list[str]
+    class_parents_personalized: list[str]
+    base: float
+
+    def summary(self, n_pairs: int = 5) -> str:
+        """Plain-text report (used by ``bnma explain``)."""
+        unit = "bits" if self.base == 2 else ("nats" if self.base == math.e else
+                                               f"log base {self.base:g}")
+        lines = ["Instance: " + ", ".join(f"{k} = {'?' if v is None else v}"
+                                          for k, v in self.instance.items())]
+        for label, post in (("domain (UKDB_L)", self.posterior_domain),
+                            ("personalized (UKDB_P)", self.posterior_personalized),
+                            ("ensemble (UKDB)", self.posterior_ensemble)):
+            lines.append(f"P({self.class_name} | x), {label}: " + ", ".join(
+                f"{c} {p:.3f}" for c, p in zip(self.classes, post)))
+        for label, g, cp in (("Domain", self.domain_graph, self.class_parents_domain),
+                             ("Personalized", self.personalized_graph,
+                              self.class_parents_personalized)):
+            lines.append(f"{label} network: parents of {self.class_name}: "
+                         f"{', '.join(cp) if cp else '(none)'}")
+            for a, b, d in g.edges(data=True):
+                if d["role"] == "parent":
+                    lines.append(f"  {a} -> {b}  ({d['weight']:.4f} {unit})")
+        lines.append(f"Attribute-value pairs whose local dependence differs most from the "
+                     f"overall one ({unit}):")
+        lines += ["  " + t for t in self.differing_pairs["text"].head(n_pairs)]
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# Classifier
+# --------------------------------------------------------------------------------------------
+
+
+class UKDB(DiscreteBNClassifier):
+    """Unrestricted k-dependence Bayesian classifier (domain, personalized or both).
+
+    Parameters
+    ----------
+    k : int or sequence of int, default 2
+        Number of class parents X_p and maximum number of attribute parents per attribute.
+        k = 0 gives naive Bayes. A sequence of candidates (e.g. ``(1, 2)``) is resolved at fit
+        by a stratified ``cv_folds``-fold cross-validation on the training rows only (highest
+        accuracy; ties to the smaller k; the smallest k when a class has a single training
+        row); the choice is ``k_``, the inner accuracies ``k_scores_``.
+    mode : {"ensemble", "domain", "personalized"}, default "ensemble"
+        "domain" = UKDB_L, "personalized" = UKDB_P, "ensemble" = their uniform average.
+    alpha : float, default 1.0
+        Dirichlet pseudo-count of every CPT cell: P(x_i | c, pi) = (N + alpha) /
+        (N_pi,c + r_i alpha); the same for P(c | x_p) (alpha = 1: Laplace correction, which
+        the paper names as the remedy for poorly estimated probabilities).
+    base : float, default 2.0
+        Log base of MI / CMI / LMI / CLMI. Rankings do not depend on it; 2 (bits) is the unit of
+        the paper's WBC value 0.4733 (DESIGN §5's default e would report 0.3288 nats).
+    mi_smoothing : float, default 1.0
+        Pseudo-count added to every cell of the joint tables the information measures are
+        computed from: by default the same Laplace prior as the parameters (``alpha`` = 1), so
+        a rare value pair is not dominated by the pseudo instance in UKDB_P's CLMI (issue 16:
+        10-fold accuracy of UKDB k = 2 on 9 shared data sets 0.826 -> 0.834, on the 7 anchors
+        0.782 -> 0.795; ``docs/accuracy.md``). 0 = maximum likelihood, which reproduces the
+        paper's WBC value 0.4733 best (``experiments/ukdb_wbc.py``).
+    pseudo_weights : {"domain", "uniform", "none"}, default "domain"
+        Weight of the pseudo instance "x labelled c" in UKDB_P: the UKDB_L posterior
+        P_L(c | x) (DESIGN §5), 1/m, or no pseudo instances.
+    pseudo_in_parameters : bool, default False
+        Whether UKDB_P's CPT entries also count the pseudo instances (the paper adds them to
+        estimate the dependence measures; by default the parameters use training data only).
+    min_dependence : float or None, default None
+        If a number, attribute parents need (local) CMI strictly above it, so an attribute may
+        get fewer than k parents; None keeps the k highest whatever their sign.
+    cv_folds : int, default 5
+        Inner folds of the choice of ``k`` when ``k`` is a sequence (fewer when a class has
+        fewer training rows; at least 2).
+    max_table_cells : int, default 2**24
+        Budget (float cells) for UKDB_P's count tables n(x_S, c) over every attribute subset S
+        of size <= k + 1, built once at fit so that a prediction costs the same whatever the
+        number of training rows. If all tables together would exceed it, each table is built
+        on its first use and kept (the first predictions then pay one pass over the training
+        rows per new subset).
+
+    Attributes
+    ----------
+    mi_ : (p,) array, I(X_i; C).
+    cmi_ : (p, p) array, I(X_i; X_j | C).
+    domain_structure_ : KDependenceStructure
+    structure_ : networkx.DiGraph, the UKDB_L network (edge weights CMI / MI).
+
+    References
+    ----------
+    Paper 004 (UKDB), section 3 and Algorithms 1-2; DESIGN.md §5.
+    """
+
+    #: training rows with missing values are used family by family (available cases)
+    handles_missing_in_fit = True
+
+    def __init__(self, k: int = 2, mode: str = "ensemble", alpha: float = 1.0, base: float = 2.0,
+                 mi_smoothing: float = 1.0, pseudo_weights: str = "domain",
+                 pseudo_in_parameters: bool = False, min_dependence: float | None = None,
+                 max_table_cells: int = 2 ** 24, cv_folds: int = 5) -> None:
+        self.k = k
+        self.mode = mode
+        self.alpha = alpha
+        self.base = base
+        self.mi_smoothing = mi_smoothing
+        self.pseudo_weights = pseudo_weights
+        self.pseudo_in_parameters = pseudo_in_parameters
+        self.min_dependence = min_dependence
+        self.max_table_cells = max_table_cells
+        self.cv_folds = cv_folds
+
+    # --- parameter checks ----------------------------------------------------------------------
+    def _check_params(self) -> None:
+        ks = self._k_candidates()
+        if not ks or any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0
+                         for k in ks):
+            raise ValueError(f"k must be a whole number >= 0 or a non-empty sequence of them "
+                             f"(got {self.k!r}).")
+        if isinstance(self.cv_folds, bool) or not isinstance(self.cv_folds, (int, np.integer)) \
+                or self.cv_folds < 2:
+            raise ValueError(f"cv_folds must be a whole number >= 2 (got {self.cv_folds!r}).")
+        if self.mode not in MODES:
+            raise ValueError(f"Unknown mode {self.mode!r}; choose one of {', '.join(MODES)}.")
+        if not (self.alpha > 0 and math.isfinite(self.alpha)):
+            raise ValueError(f"alpha must be a positive number (got {self.alpha!r}).")
+        if not (self.base > 0 and self.base != 1 and math.isfinite(self.base)):
+            raise ValueError(f"The log base must be positive and not 1 (got {self.base!r}).")
+        if not (self.mi_smoothing >= 0 and math.isfinite(self.mi_smoothing)):
+            raise ValueError("mi_smoothing must be >= 0.")
+        if self.pseudo_weights not in PSEUDO_WEIGHTS:
+            raise ValueError(f"Unknown pseudo_weights {self.pseudo_weights!r}; choose one of "
+                             f"{', '.join(PSEUDO_WEIGHTS)}.")
+        if self.max_table_cells < 0:
+            raise ValueError("max_table_cells must be >= 0.")
+
+    def _k_candidates(self) -> list:
+        if isinstance(self.k, (list, tuple, np.ndarray)):
+            return list(self.k)
+        return [self.k]
+
+    def _choose_k(self, X: np.ndarray, y: np.ndarray) -> int:
+        """k_ from the candidates by inner stratified CV on the training rows (issue 16:
+        hyper-parameters chosen on training folds only)."""
+        ks = sorted({int(k) for k in self._k_candidates()})
+        self.k_scores_ = {}
+        if len(ks) == 1:
+            return ks[0]
+        from sklearn.model_selection import StratifiedKFold
+
+        n_splits = int(min(self.cv_folds, max(2, np.bincount(y).min())))
+        if np.bincount(y).min() < 2:
+            return ks[0]
+        splits = list(StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=0)
+                      .split(X, y))
+        for k in ks:
+            hits = 0
+            for tr, te in splits:
+                inner = clone(self).set_params(k=k).fit(X[tr], y[tr], arities=self.arities_)
+                hits += int(np.sum(inner.predict(X[te]) == y[te]))
+            self.k_scores_[k] = hits / len(y)
+        return max(ks, key=lambda k: (self.k_scores_[k], -k))
+
+    def fit(self, X: Any, y: Any, arities: Any = None) -> UKDB:
+        """Fit UKDB_L and keep the statistics UKDB_P needs (see
+        :meth:`DiscreteBNClassifier.fit`). The class node is named after ``y.name`` if ``y``
+        is a pandas Series, else "class"."""
+        return super().fit(X, y, arities)
+
+    # --- training ------------------------------------------------------------------------------
+    def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
+        self._check_params()
+        self.k_ = self._choose_k(X, y)
+        self.class_name_ = self._variable_names()[1]
+        p = X.shape[1]
+        m = len(self.classes_)
+        self.n_classes_ = m
+        self._data = np.ascontiguousarray(np.column_stack([X, y]), dtype=CODE_DTYPE)
+        self._ar = np.append(np.asarray(self.arities_, dtype=np.int64), m)
+        c = p
+        self._fit_local_tables(p, m)
+        self.mi_ = class_mutual_informations(X, y, self.arities_, m, None, self.mi_smoothing,
+                                             self.base)
+        self.cmi_ = pairwise_conditional_mutual_information(X, y, self.arities_, m, None,
+                                                            self.mi_smoothing, self.base)
+        st = build_k_dependence_structure(self.cmi_, self.k_,
+                                          min_dependence=self.min_dependence)
+        self.domain_structure_ = st
+        # UKDB_L parameters: P(c | x_p) as a (q_p, m) CPT (X_p in class_parents order, first
+        # fastest) and the joint P(x_p) (q_p,) from the same smoothed counts (it only matters
+        # when an X_p value is missing and has to be summed out)
+        cp = np.asarray(st.class_parents, dtype=np.int64)
+        cc = family_counts(self._data, c, cp, self._ar)
+        self._pxp = posterior_cpt(cc.sum(axis=1)[None, :], self.alpha)[0]
+        self._class_cpt = posterior_cpt(cc, self.alpha)
+        # attribute CPTs P(x_i | c, pi_i) in the library's layout: parents (C, *pa), class
+        # fastest
+        self._cpts: dict[int, np.ndarray] = {}
+        for i, pa in st.parents.items():
+            fam = np.asarray([c] + list(pa), dtype=np.int64)
+            self._cpts[i] = posterior_cpt(family_counts(self._data, i, fam, self._ar),
+                                          self.alpha)
+        # UKDB_P's pseudo-counts per attribute, padded to the largest arity with zeros
+        r_max = int(max(self.arities_.max(), 1))
+        self._pad_alpha = np.where(np.arange(r_max)[None, :] < self.arities_[:, None],
+                                   float(self.alpha), 0.0)
+        self._subset_tables: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
+        if self.mode != "domain":
+            self._precompute_subset_tables(p, m)
+        self.structure_ = self._graph(st, self.mi_, self.cmi_, set())
+
+    def _precompute_subset_tables(self, p: int, m: int) -> None:
+        """Build n(x_S, c) for every attribute subset S with |S| <= k + 1 (the families UKDB_P
+        can use: X_p with C, and an attribute with its at most k parents) if they fit in
+        ``max_table_cells``; else they are built on first use (:meth:`_subset_table`)."""
+        size = min(self.k_ + 1, p)
+        rmax = float(max(int(self.arities_.max()), 1))
+        bound = sum(math.comb(p, s) * rmax ** s for s in range(size + 1)) * m
+        if bound > self.max_table_cells:
+            return
+        for s_ in range(size + 1):
+            for subset in itertools.combinations(range(p), s_):
+                self._subset_table(subset)
+
+    def _subset_table(self, subset: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """(q_S, m) training counts n(x_S, c) of a sorted attribute subset S (rows missing a
+        member skipped; configuration index with the first member fastest) and its strides."""
+        hit = self._subset_tables.get(subset)
+        if hit is None:
+            vs = np.asarray(subset, dtype=np.int64)
+            hit = (family_counts(self._data, self._data.shape[1] - 1, vs, self._ar),
+                   parent_strides(vs, self._ar))
+            self._subset_tables[subset] = hit
+        return hit
+
+    def _counts(self, variables: list[int]) -> np.ndarray:
+        """Count table over ``variables`` (rows missing one of them skipped)."""
+        return joint_counts(self._data, variables, self._ar)
+
+    def _fit_local_tables(self, p: int, m: int) -> None:
+        """Training counts behind LMI / CLMI, laid out so that the local measures of every
+        attribute pair at one instance's values are a few vectorized lookups:
+        ``_pair_flat`` holds each (x_i, x_j, c) table of a pair i < j at ``_pair_off[i, j]``;
+        row / column / class sums per pair and the (x_i, c) tables are padded arrays."""
+        c = p
+        rmax = int(max(self.arities_.max(), 1))
+        self._pair_off = np.zeros((p, p), dtype=np.int64)
+        self._pair_rows = np.zeros((p, p, rmax, m))   # n(x_i = a, c) among the pair's rows
+        self._pair_cols = np.zeros((p, p, rmax, m))   # n(x_j = b, c)
+        self._pair_class = np.zeros((p, p, m))        # n(c)
+        flat, off = [], 0
+        for i in range(p):
+            for j in range(i + 1, p):
+                t = self._counts([i, j, c])
+                self._pair_off[i, j] = off
+                flat.append(t.ravel())
+                off += t.size
+                self._pair_rows[i, j, :t.shape[0]] = t.sum(axis=1)
+                self._pair_cols[i, j, :t.shape[1]] = t.sum(axis=0)
+                self._pair_class[i, j] = t.sum(axis=(0, 1))
+        self._pair_flat = np.concatenate(flat) if flat else np.zeros(0)
+        self._single = np.zeros((p, rmax, m))
+        for i in range(p):
+            t = self._counts([i, c])
+            self._single[i, :t.shape[0]] = t
+
+    # --- UKDB_L prediction -----------------------------------------------------------------
+    def _factor_model(self) -> FactorModel:
+        """The fitted UKDB_L network as a :class:`~bnma_core.factors.FactorModel`.
+
+        Variables 0..p-1 are the attributes, p the class. X_p = (x_p1, ..., x_pk)
+        (``domain_structure_.class_parents``) carry the chain P(x_p1) P(x_p2 | x_p1) ... of
+        the one smoothed joint P(x_p) (:func:`chain_conditionals`), the class P(c | x_p), every
+        other attribute P(x_i | c, pi_i) with parents (C, *pi_i). Cached outside the estimator
+        (predicting leaves ``__dict__`` unchanged) until the next fit.
+
+        References
+        ----------
+        Paper 004, classification rule (12); DESIGN §5.
+        """
+        cached = _FACTOR_MODELS.get(self)
+        if cached is not None and cached[0] is self._cpts:
+            return cached[1]
+        st = self.domain_structure_
+        p = len(self.arities_)
+        cards = self._ar
+        parents: list[list[int]] = [[] for _ in range(p + 1)]
+        cpts: list[Any] = [None] * (p + 1)
+        chain = chain_conditionals(self._pxp, cards[st.class_parents])
+        for j, v in enumerate(st.class_parents):
+            parents[v] = list(st.class_parents[:j])
+            cpts[v] = chain[j]
+        parents[p] = list(st.class_parents)
+        cpts[p] = self._class_cpt
+        for i, pa in st.parents.items():
+            parents[i] = [p, *pa]
+            cpts[i] = self._cpts[i]
+        model = FactorModel(cards, parents, cpts)
+        _FACTOR_MODELS[self] = (self._cpts, model)
+        return model
+
+    def _domain_log_scores(self, X: np.ndarray) -> np.ndarray:
+        """log P_L(c, x_obs) up to a per-row constant, shape (n, m): missing attributes (-1)
+        marginalised exactly by :func:`bnma_core.factors.class_log_posterior`."""
+        p = X.shape[1]
+        codes = np.column_stack([X, np.zeros(len(X), dtype=X.dtype)])
+        model = self._factor_model()
+        largest = max(c.size for c in model.cpts)
+        return class_log_posterior(model, p, codes, validate=False,
+                                   enumeration_limit=ENUMERATION_LIMIT, chunk_cells=CHUNK_CELLS,
+                                   min_pattern_rows=(MIN_PATTERN_ROWS
+                                                     if largest <= POOL_CPT_CELLS else 1))
+
+    # --- UKDB_P -----------------------------------------------------------------------------
+    def _pseudo(self, domain_post: np.ndarray) -> np.ndarray:
+        m = self.n_classes_
+        if self.pseudo_weights == "domain":
+            return np.asarray(domain_post, dtype=float)
+        if self.pseudo_weights == "uniform":
+            return np.full(m, 1.0 / m)
+        return np.zeros(m)
+
+    def local_information(self, x: np.ndarray, pseudo: np.ndarray | None = None
+                          ) -> tuple[np.ndarray, np.ndarray]:
+        """LMI I(x_i; C) and CLMI I(x_i; x_j | C) at the values of one instance.
+
+        Parameters
+        ----------
+        x : (p,) int array of codes (-1 = missing)
+        pseudo : (m,) array, optional
+            Weight of the pseudo instance "x labelled c" added to the training counts
+            (default none).
+
+        Returns
+        -------
+        lmi : (p,) array (NaN where x_i is missing)
+        clmi : (p, p) symmetric array (NaN where a value is missing; zero diagonal)
+
+        Notes
+        -----
+        Gathers, for all attributes and attribute pairs at once, the counts at x's values from
+        tables kept at fit time, and evaluates them with the formulas' one home,
+        :func:`bnma_core.scores.local_mutual_information_counts` and
+        :func:`bnma_core.scores.conditional_local_mutual_information_counts` (vectorised over
+        the batch). Equal to :func:`bnma_core.scores.local_mutual_information` and
+        :func:`bnma_core.scores.conditional_local_mutual_information` on
+        :func:`bnma_core.scores.joint_distribution` of the training rows plus the weighted
+        pseudo rows (tested to 1e-12).
+
+        References
+        ----------
+        Paper 004 eq. (14); DESIGN §5.
+        """
+        x = np.asarray(x, dtype=np.int64)
+        p, m = len(x), self.n_classes_
+        w = np.zeros(m) if pseudo is None else np.asarray(pseudo, dtype=float)
+        sm = float(self.mi_smoothing)
+        ar = np.asarray(self.arities_, dtype=np.int64)
+        obs = np.flatnonzero(x >= 0)
+        lmi = np.full(p, np.nan)
+        clmi = np.full((p, p), np.nan)
+        clmi[obs, obs] = 0.0
+        # LMI (paper eq. 14): sum_c P(c|x_i) log [P(x_i, c) / (P(x_i) P(c))]
+        t = self._single[obs] + sm                       # (n_obs, rmax, m)
+        valid = np.arange(t.shape[1])[None, :] < ar[obs][:, None]
+        t = np.where(valid[:, :, None], t, 0.0)
+        t[np.arange(len(obs)), x[obs]] += w
+        lmi[obs] = local_mutual_information_counts(t[np.arange(len(obs)), x[obs]],
+                                                   t.sum(axis=1), self.base)
+        # CLMI (paper eq. 14): sum_c P(c|x_i,x_j) log [P(x_i,x_j|c) / (P(x_i|c) P(x_j|c))]
+        iu, ju = np.triu_indices(len(obs), 1)
+        I, J = obs[iu], obs[ju]
+        if len(I):
+            a, b = x[I], x[J]
+            cells = (self._pair_off[I, J] + (a * ar[J] + b) * m)[:, None] + np.arange(m)
+            n_xy = self._pair_flat[cells] + sm + w                          # (pairs, m)
+            n_xc = self._pair_rows[I, J, a] + ar[J][:, None] * sm + w
+            n_yc = self._pair_cols[I, J, b] + ar[I][:, None] * sm + w
+            n_c = self._pair_class[I, J] + (ar[I] * ar[J])[:, None] * sm + w
+            vals = conditional_local_mutual_information_counts(n_xy, n_xc, n_yc, n_c, self.base)
+            clmi[I, J] = clmi[J, I] = vals
+        return lmi, clmi
+
+    def personalized_structure(self, x: np.ndarray, pseudo: np.ndarray
+                               ) -> tuple[KDependenceStructure, np.ndarray, np.ndarray]:
+        """UKDB_P network for one instance (codes ``x``) with pseudo weights ``pseudo``;
+        returns (structure, lmi, clmi)."""
+        lmi, clmi = self.local_information(x, pseudo)
+        obs = [int(i) for i in np.flatnonzero(np.asarray(x) >= 0)]
+        st = build_k_dependence_structure(np.nan_to_num(clmi), self.k_, candidates=obs,
+                                          min_dependence=self.min_dependence)
+        return st, lmi, clmi
+
+    def _personalized_log_scores(self, x: np.ndarray, st: KDependenceStructure,
+                                 pseudo: np.ndarray) -> np.ndarray:
+        """log P(c | x_p) + sum_i log P(x_i | c, pi_i) at the instance's values.
+
+        The CPT rows needed are read from the count tables n(x_S, c) built at fit
+        (:meth:`_subset_table`), so the cost does not depend on the number of training rows;
+        equal to counting the matching training rows directly (tested to 1e-12)."""
+        m = self.n_classes_
+        extra = pseudo if self.pseudo_in_parameters else np.zeros(m)
+        cp = tuple(sorted(st.class_parents))
+        table, strides = self._subset_table(cp)
+        j = int(x[list(cp)].astype(np.int64) @ strides) if cp else 0
+        n_c = table[j] + extra
+        out = np.log(posterior_cpt(n_c[None, :], self.alpha)[0])
+        attrs = list(st.parents)
+        if not attrs:
+            return out
+        # for every attribute, the CPT rows (one per class) at the instance's parent values:
+        # an (m, r_i) count table, padded to r_max (zero pseudo-count on padded states) and
+        # evaluated in one posterior_cpt call
+        r_max = self._pad_alpha.shape[1]
+        k = len(attrs)
+        counts = np.zeros((k, m, r_max))
+        for t, i in enumerate(attrs):
+            subset = tuple(sorted([i, *st.parents[i]]))
+            table, strides = self._subset_table(subset)
+            pos = subset.index(i)
+            base = sum(int(x[v]) * int(strides[a]) for a, v in enumerate(subset) if a != pos)
+            r_i = int(self.arities_[i])
+            counts[t, :, :r_i] = table[base + np.arange(r_i) * strides[pos]].T
+        rows, xs = np.arange(k), x[attrs]
+        counts[rows, :, xs] += extra
+        theta = posterior_cpt(counts, self._pad_alpha[attrs][:, None, :])
+        return out + np.log(theta[rows, :, xs]).sum(axis=0)
+
+    # --- prediction -------------------------------------------------------------------------
+    def _posteriors(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """Normalised domain posteriors and (unless mode == "domain") personalized ones."""
+        ld = self._domain_log_scores(X)
+        pd_ = np.exp(ld - np.logaddexp.reduce(ld, axis=1, keepdims=True))
+        if self.mode == "domain":
+            return pd_, None
+        pp = np.empty_like(pd_)
+        for r in range(X.shape[0]):
+            w = self._pseudo(pd_[r])
+            st, _, _ = self.personalized_structure(X[r], w)
+            lp = self._personalized_log_scores(X[r], st, w)
+            pp[r] = np.exp(lp - np.logaddexp.reduce(lp))
+        return pd_, pp
+
+    def _predict_log_proba_codes(self, X: np.ndarray) -> np.ndarray:
+        pd_, pp = self._posteriors(X)
+        if self.mode == "domain":
+            post = pd_
+        elif self.mode == "personalized":
+            post = pp
+        else:
+            post = 0.5 * (pd_ + pp)
+        with np.errstate(divide="ignore"):
+            return np.log(post)
+
+    # --- explanation ------------------------------------------------------------------------
+    def _feature_names(self) -> list[str]:
+        return self._variable_names()[0]
+
+    def _graph(self, st: KDependenceStructure, mi: np.ndarray, dep: np.ndarray,
+               missing: set[int]) -> nx.DiGraph:
+        names = self._feature_names()
+        cname = self.class_name_
+        g = nx.DiGraph()
+        g.add_node(cname, role="class", missing=False)
+        for i, nm in enumerate(names):
+            g.add_node(nm, role="feature", missing=i in missing)
+        for a, v in enumerate(st.class_parents):
+            g.add_edge(names[v], cname, weight=float(mi[v]), role="class-parent")
+            for u in st.class_parents[:a]:
+                g.add_edge(names[u], names[v], weight=float(dep[u, v]), role="joint")
+        for i, pa in st.parents.items():
+            g.add_edge(cname, names[i], weight=float(mi[i]), role="class")
+            for v in pa:
+                g.add_edge(names[v], names[i], weight=float(dep[v, i]), role="parent")
+        return g
+
+    def _codes_for_one(self, x: Any) -> np.ndarray:
+        if isinstance(x, pd.Series):
+            x = x.to_frame().T
+        if isinstance(x, pd.DataFrame):
+            if len(x) != 1:
+                raise ValueError(f"explain() takes one instance; got {len(x)} rows.")
+            return self._prepare_predict(x)[0]
+        arr = np.asarray(x)
+        if arr.ndim == 2 and arr.shape[0] == 1:
+            arr = arr[0]
+        if arr.ndim != 1:
+            raise ValueError("explain() takes one instance: a 1-row DataFrame or a 1-D code "
+                             "array.")
+        if arr.shape[0] != self.n_features_in_:
+            raise ValueError(f"The instance has {arr.shape[0]} values but the model was "
+                             f"trained on {self.n_features_in_} features.")
+        f = np.asarray(pd.to_numeric(pd.Series(arr, dtype=object), errors="coerce"),
+                       dtype=float)
+        codes = np.where(np.isnan(f), -1, f).astype(np.int64)
+        codes[(codes < 0) | (codes >= self.arities_)] = -1
+        return codes.astype(CODE_DTYPE)
+
+    def explain(self, x: Any) -> UKDBExplanation:
+        """Both networks, the three posteriors and the most locally-different pairs for ONE
+        instance (a 1-row DataFrame in the training columns, or a 1-D array of codes; missing
+        values allowed)."""
+        codes = self._codes_for_one(x)
+        row = codes[None, :]
+        ld = self._domain_log_scores(row)[0]
+        post_d = np.exp(ld - np.logaddexp.reduce(ld))
+        w = self._pseudo(post_d)
+        st, lmi, clmi = self.personalized_structure(codes, w)
+        lp = self._personalized_log_scores(codes, st, w)
+        post_p = np.exp(lp - np.logaddexp.reduce(lp))
+        names = self._feature_names()
+        states = self.feature_states_
+        missing = {int(i) for i in np.flatnonzero(codes < 0)}
+        obs = [i for i in range(len(codes)) if i not in missing]
+        recs = []
+        for a, i in enumerate(obs):
+            for j in obs[a + 1:]:
+                vi, vj = states[i][codes[i]], states[j][codes[j]]
+                recs.append(dict(feature_a=names[i], value_a=vi, feature_b=names[j],
+                                 value_b=vj, clmi=float(clmi[i, j]), cmi=float(self.cmi_[i, j]),
+                                 difference=float(clmi[i, j] - self.cmi_[i, j]),
+                                 text=(f"{names[i].replace('_', ' ')} = {vi} and "
+                                       f"{names[j].replace('_', ' ')} = {vj}: CLMI "
+                                       f"{clmi[i, j]:.4f} here, CMI {self.cmi_[i, j]:.4f} "
+                                       "overall")))
+        cols = ["feature_a", "value_a", "feature_b", "value_b", "clmi", "cmi", "difference",
+                "text"]
+        pairs = pd.DataFrame(recs, columns=cols)
+        if len(pairs):
+            pairs = pairs.iloc[np.argsort(-pairs["difference"].abs().to_numpy(),
+                                          kind="stable")].reset_index(drop=True)
+        return UKDBExplanation(
+            instance={names[i]: (None if codes[i] < 0 else states[i][codes[i]])
+                      for i in range(len(codes))},
+            domain_graph=self._graph(self.domain_structure_, self.mi_, self.cmi_, missing),
+            personalized_graph=self._graph(st, lmi, clmi, missing),
+            posterior_domain=post_d,
+            posterior_personalized=post_p,
+            posterior_ensemble=0.5 * (post_d + post_p),
+            classes=[str(c) for c in self.classes_],
+            class_name=self.class_name_,
+            differing_pairs=pairs,
+            class_parents_domain=[names[v] for v in self.domain_structure_.class_parents],
+            class_parents_personalized=[names[v] for v in st.class_parents],
+            base=float(self.base),
+        )

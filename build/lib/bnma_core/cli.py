@@ -1,0 +1,309 @@
+"""Command line: ``bnma`` / ``python -m bnma_core``.
+
+Sub-commands::
+
+    bnma cv --data FILE|wbc [--target COL] --methods nb,tan,kdb --folds 10 --seed 1
+            [--missing keep|drop] [--discretization median|quantile] [--n-bins 3]
+            [--n-jobs 1] [--out results.csv]
+    bnma methods
+    bnma sample --network alarm --rows 1000 --seed 0 --out alarm.csv
+    bnma explain --data FILE|wbc --row N [--target COL] [--missing keep|drop] [--k 2]
+            [--pairs 5]
+
+``--data`` takes a CSV path or the name of a bundled dataset (``wbc``). ``--missing`` is the
+dataset-level policy for rows with a missing value, with the dashboard's default: ``keep``
+(the methods learn from available cases and marginalize at prediction) or ``drop``. Row
+numbers always refer to the file (0 = first data row after the header).
+
+Bad input (unreadable data, unknown method, bad numbers) prints one line ``bnma: error: ...``
+on stderr and exits with status 2; never a traceback. Output piped into a reader that closes
+early (``bnma methods | head -1``) ends quietly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from .data import MISSING_POLICIES, DataError
+
+EXIT_USAGE = 2
+
+
+class CLIError(Exception):
+    """A user error reported as one line with exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, no usage dump
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _positive_int(minimum: int):
+    def convert(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum} (got {value})")
+        return value
+    return convert
+
+
+def _n_jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value == 0 or value < -1:
+        raise argparse.ArgumentTypeError("use a positive number of workers, or -1 for all cores")
+    return value
+
+
+def resolve_data(text: str) -> str:
+    """A CSV path as given, or the path of the bundled dataset named ``text`` (``wbc`` or
+    ``wbc.csv``) when no such file exists."""
+    from .datasets import bundled_csv_files, bundled_path
+
+    if Path(text).exists():
+        return text
+    bundled = bundled_csv_files()
+    for name in (text, f"{text}.csv"):
+        if name in bundled:
+            return str(bundled_path(name))
+    raise CLIError(f"File not found: {text} (bundled datasets: "
+                   + ", ".join(n[:-4] for n in bundled) + ")")
+
+
+def _add_data_arguments(p: argparse.ArgumentParser, help_data: str) -> None:
+    p.add_argument("--data", required=True, help=help_data)
+    p.add_argument("--target", default=None, help="name of the class column")
+    p.add_argument("--missing", choices=list(MISSING_POLICIES), default="keep",
+                   help="rows with a missing value: keep them (default, as the dashboard; "
+                        "methods learn from available cases and marginalize at prediction) "
+                        "or drop them")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="bnma", description="BNMA Studio: Bayesian network classifiers and "
+                     "Bayesian model averaging from the command line.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    from .reproduce import cli as reproduce_cli
+
+    reproduce_cli.add_parser(sub)  # bnma reproduce PAPER (issue 17)
+
+    cv = sub.add_parser("cv", help="stratified k-fold cross-validation of several methods",
+                        description="Cross-validate methods on a CSV file; prints a summary "
+                        "table (accuracy mean ± sd over folds, AUC, log loss, fit time).")
+    _add_data_arguments(cv, "CSV file or bundled dataset name (wbc); class column: --target, "
+                        "else a column named class/target/label/diagnosis, else the last")
+    cv.add_argument("--methods", default="nb,tan,kdb",
+                    help="comma-separated method names (see `bnma methods`)")
+    cv.add_argument("--folds", type=_positive_int(2), default=10)
+    cv.add_argument("--seed", type=_positive_int(0), default=1)
+    cv.add_argument("--discretization", choices=["median", "quantile"], default="median",
+                    help="how continuous columns are binned (fitted on each training fold)")
+    cv.add_argument("--n-bins", type=_positive_int(2), default=3,
+                    help="bins for --discretization quantile")
+    cv.add_argument("--n-jobs", type=_n_jobs, default=1, help="parallel workers (joblib)")
+    cv.add_argument("--out", default=None, help="write the per-fold results to this CSV")
+    cv.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    sub.add_parser("methods", help="list the available methods",
+                   description="List the registered classification methods.")
+
+    sm = sub.add_parser("sample", help="sample rows from a bundled Bayesian network",
+                        description="Forward-sample a bundled network (e.g. alarm) to CSV.")
+    sm.add_argument("--network", default="alarm", help="bundled network name or a .bif file")
+    sm.add_argument("--rows", type=_positive_int(1), default=1000)
+    sm.add_argument("--seed", type=_positive_int(0), default=0)
+    sm.add_argument("--out", required=True, help="output CSV file")
+    _add_explain_parser(sub)
+    return parser
+
+
+# --- commands ------------------------------------------------------------------------------------
+
+def _check_methods(text: str) -> list[str]:
+    from .classifiers.registry import available_methods
+
+    names = [m.strip() for m in text.split(",") if m.strip()]
+    if not names:
+        raise CLIError("no methods given; e.g. --methods nb,tan,kdb")
+    unknown = [m for m in names if m not in available_methods()]
+    if unknown:
+        raise CLIError(f"unknown method(s) {', '.join(unknown)}; available: "
+                       + ", ".join(available_methods()))
+    return list(dict.fromkeys(names))
+
+
+def format_summary(summary) -> str:
+    """Plain-text table of :func:`bnma_core.evaluation.summarize` output."""
+    head = f"{'method':<10} {'folds':>5} {'accuracy':>17} {'AUC':>7} {'log loss':>9} " \
+           f"{'fit s/fold':>10}"
+    lines = [head, "-" * len(head)]
+    for r in summary.itertuples(index=False):
+        acc = f"{r.accuracy_mean:.4f} ± {r.accuracy_std:.4f}"
+        lines.append(f"{r.method:<10} {r.folds:>5} {acc:>17} {r.auc_mean:>7.4f} "
+                     f"{r.log_loss_mean:>9.4f} {r.fit_time_s_mean:>10.4f}")
+    return "\n".join(lines)
+
+
+def _cmd_cv(args: argparse.Namespace) -> int:
+    from .evaluation import cross_validate, summarize
+
+    methods = _check_methods(args.methods)
+    bar = None
+    if not args.no_progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(methods) * args.folds, file=sys.stderr, delay=1.0,
+                   unit="fold", desc="cross-validation", leave=False)
+
+    def progress(done: int, total: int, method: str, fold: int) -> None:
+        if bar is not None:
+            bar.set_postfix_str(f"{method} fold {fold + 1}", refresh=False)
+            bar.update(1)
+
+    t0 = time.perf_counter()
+    try:
+        results = cross_validate(resolve_data(args.data), methods, folds=args.folds,
+                                 seed=args.seed, target=args.target,
+                                 discretization=args.discretization, n_bins=args.n_bins,
+                                 n_jobs=args.n_jobs, progress=progress, missing=args.missing)
+    finally:
+        if bar is not None:
+            bar.close()
+    wall = time.perf_counter() - t0
+    print(format_summary(summarize(results)))
+    n_rows = int(results["n_test"].sum()) // max(1, len(methods))
+    print(f"\n{args.folds}-fold stratified CV, seed {args.seed}, {n_rows} "
+          f"rows (missing values: {args.missing}); wall time {wall:.1f} s")
+    dropped = results.groupby("method", sort=False)["n_train_dropped"].sum()
+    for method, n in dropped.items():
+        if n:
+            print(f"{method} cannot learn from rows with missing values: "
+                  f"{int(n) // args.folds} incomplete training rows per fold left out")
+    if args.out:
+        try:
+            results.to_csv(args.out, index=False)
+        except OSError as exc:
+            raise CLIError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+        print(f"per-fold results written to {args.out}")
+    return 0
+
+
+def _cmd_methods(args: argparse.Namespace) -> int:
+    from .classifiers.registry import METHODS
+
+    width = max(len(n) for n in METHODS) if METHODS else 4
+    for name, spec in METHODS.items():
+        print(f"{name:<{width}}  {spec.description}")
+    return 0
+
+
+def _cmd_sample(args: argparse.Namespace) -> int:
+    try:
+        from .network import load_network
+    except ImportError:
+        raise CLIError("network support (bnma_core.network) is not installed") from None
+    net = load_network(args.network)
+    frame = net.sample_frame(args.rows, args.seed)
+    try:
+        frame.to_csv(args.out, index=False)
+    except OSError as exc:
+        raise CLIError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    print(f"{len(frame)} rows x {frame.shape[1]} columns sampled from {args.network} "
+          f"(seed {args.seed}) -> {args.out}")
+    return 0
+
+
+# --- explain (UKDB per-instance explanation; owned by the ukdb module) -------------------------
+
+def _add_explain_parser(sub) -> None:
+    ex = sub.add_parser("explain", help="UKDB explanation of one row (domain vs personalized)",
+                        description="Train UKDB on every other row of the file and explain the "
+                        "chosen row: class posteriors of UKDB_L, UKDB_P and their average, both "
+                        "networks, and the attribute-value pairs whose local dependence (CLMI) "
+                        "differs most from the overall one (CMI).")
+    _add_data_arguments(ex, "CSV file or bundled dataset name (wbc)")
+    ex.add_argument("--row", type=_positive_int(0), required=True,
+                    help="row of the file to explain (0 = first data row after the header)")
+    ex.add_argument("--k", type=_positive_int(0), default=2, help="UKDB's k (default 2)")
+    ex.add_argument("--pairs", type=_positive_int(1), default=5,
+                    help="how many differing attribute-value pairs to list")
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from .classifiers.registry import fit_method
+    from .data import load_dataset
+
+    ds = load_dataset(resolve_data(args.data), args.target, missing=args.missing)
+    last = int(ds.row_ids[-1])
+    if args.row > last:
+        raise CLIError(f"--row {args.row} is past the end of the data (the last row is {last}; "
+                       "the first is 0)")
+    try:
+        pos = ds.position_of_row(args.row)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    train = np.delete(np.arange(ds.n_rows), pos)
+    model = fit_method("ukdb", ds, train, k=args.k)
+    expl = model.explain(ds.X[pos])
+    print(f"Row {args.row} of {args.data} ({ds.class_name} = {ds.classes[ds.y[pos]]}); UKDB "
+          f"(k = {args.k}) trained on the other {len(train)} rows")
+    print(expl.summary(n_pairs=args.pairs))
+    return 0
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from .reproduce import cli as reproduce_cli
+
+    return reproduce_cli.run(args)
+
+
+COMMANDS = {"cv": _cmd_cv, "methods": _cmd_methods, "sample": _cmd_sample,
+            "explain": _cmd_explain, "reproduce": _cmd_reproduce}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``bnma``; returns the exit status (0 ok, 2 bad input)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        status = COMMANDS[args.command](args)
+        sys.stdout.flush()  # a closed reader shows up here, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        _silence_stdout()
+        return 0
+    except (CLIError, DataError, ValueError, FileNotFoundError, KeyError) as exc:
+        msg = " ".join(str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)
+                       .split())
+        print(f"bnma: error: {msg}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("bnma: interrupted", file=sys.stderr)
+        return 130
+
+
+def _silence_stdout() -> None:
+    """The reader of stdout went away (``bnma ... | head``): point stdout at /dev/null so
+    that Python's final flush does not raise again (Python docs, "Note on SIGPIPE")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # pragma: no cover - no real stdout
+        pass
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,633 @@
+"""Evaluation: stratified cross-validation, metrics, significance tests, bias-variance.
+
+Every function takes the data either as a :class:`~bnma_core.data.DiscreteDataset` or as
+something :func:`~bnma_core.data.prepare_frame` reads (path, bytes, DataFrame). When the raw
+values are available, the discretization of continuous columns is refitted on the training
+rows of each split only, so test rows never influence the cut points. The vocabulary of
+categorical states, and whether a column is continuous at all, come from the whole file: they
+carry no label information.
+
+Methods are given as registry names (``["nb", "tan"]``, see
+:mod:`bnma_core.classifiers.registry`) or as a dict ``{name: unfitted estimator}``.
+(method × fold) jobs run through joblib, so another joblib backend (e.g. Dask) can run them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import StratifiedKFold, train_test_split
+
+from .data import (
+    MISSING_POLICIES,
+    DataError,
+    DiscreteDataset,
+    check_discretization,
+    load_dataset,
+)
+
+RESULT_COLUMNS = ["method", "fold", "accuracy", "log_loss", "auc", "fit_time_s",
+                  "predict_time_s", "n_train", "n_test", "n_train_dropped"]
+"""Columns of :func:`cross_validate`'s result. ``n_train`` is the number of training rows the
+method learned from; ``n_train_dropped`` the training rows with a missing value it could not use
+(non-zero only for a method declaring ``fit_missing="drop"``)."""
+
+METRICS = ("accuracy", "log_loss", "auc")
+HIGHER_IS_BETTER = {"accuracy": True, "auc": True, "log_loss": False, "fit_time_s": False,
+                    "predict_time_s": False}
+"""Direction of each metric: Wilcoxon wins and losses count a method *better* than the
+baseline (higher accuracy / AUC, lower log-loss / time)."""
+
+_EPS = 1e-15
+
+
+# --------------------------------------------------------------------------------------------
+# Data and methods
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Source:
+    """One data set and how to encode any train/test split of it.
+
+    Categorical columns keep the codes of the whole file (state names carry no label
+    information); continuous columns have their cut points refitted on each training split by
+    the dataset's own encoder (:meth:`~bnma_core.data.DiscreteEncoder.refit`). Whether a column
+    is continuous is decided once on the whole file, like its states.
+    """
+
+    ds: DiscreteDataset
+
+    @property
+    def y(self) -> np.ndarray:
+        return self.ds.y
+
+    @property
+    def classes(self) -> list[str]:
+        return self.ds.classes
+
+    @property
+    def n_rows(self) -> int:
+        return self.ds.n_rows
+
+    def split(self, train: np.ndarray, test: np.ndarray
+              ) -> tuple[DiscreteDataset, DiscreteDataset]:
+        """(training dataset, test dataset) for the row positions ``train`` / ``test``."""
+        ds = self.ds
+        enc = ds.encoder
+        cont = [] if enc is None or ds.raw is None else [
+            c for c in enc.columns_ if c.kind == "continuous"]
+        codes, arities, states = ds.codes, ds.arities, ds.states
+        if cont:
+            enc = enc.refit(ds.raw.iloc[train].reset_index(drop=True))
+            codes, arities = ds.codes.copy(), ds.arities.copy()
+            states = [list(s) for s in ds.states]
+            for c in enc.columns_:
+                if c.kind != "continuous":
+                    continue
+                j = ds.names.index(c.name)
+                codes[:, j] = c.encode(ds.raw[c.name])
+                arities[j], states[j] = len(c.states), list(c.states)
+
+        def part(rows: np.ndarray) -> DiscreteDataset:  # no raw copy: folds are for fitting
+            return DiscreteDataset(codes[rows], arities, ds.names, states, ds.class_index,
+                                   encoder=enc, row_ids=ds.row_ids[rows])
+
+        return part(train), part(test)
+
+
+def _source(data: Any, target: str | None, discretization: str, n_bins: int,
+            missing: str = "keep") -> _Source:
+    """The data as a :class:`DiscreteDataset` read by :func:`~bnma_core.data.load_dataset`
+    (the one path from a table to codes), rows with a missing value kept or dropped."""
+    if missing not in MISSING_POLICIES:
+        raise DataError(f"Unknown missing-value policy {missing!r}; use 'keep' or 'drop'.")
+    if isinstance(data, DiscreteDataset):
+        return _Source(data.complete_rows() if missing == "drop" else data)
+    check_discretization(discretization, n_bins)
+    return _Source(load_dataset(data, target, discretization=discretization, n_bins=n_bins,
+                                missing=missing))
+
+
+def _estimators(methods: Any, seed: int, method_params: Mapping[str, Mapping[str, Any]] | None
+                ) -> dict[str, Any]:
+    from .classifiers.registry import make_classifier
+
+    method_params = dict(method_params or {})
+    if isinstance(methods, str):
+        methods = [m.strip() for m in methods.split(",") if m.strip()]
+    if isinstance(methods, Mapping):
+        out = dict(methods)
+    else:
+        out = {}
+        for name in methods:
+            overrides = {"random_state": seed, **dict(method_params.get(name, {}))}
+            out[name] = make_classifier(name, **overrides)
+    if not out:
+        raise ValueError("No methods given; name at least one method (e.g. nb).")
+    return out
+
+
+def _check_methods_fit(ests: Mapping[str, Any], ds: DiscreteDataset) -> None:
+    """Refuse, before any fit, methods whose declared limits the data exceed."""
+    from .classifiers.registry import check_capabilities
+
+    problems = []
+    for name, est in ests.items():
+        try:
+            check_capabilities(est, ds.n_vars, len(ds.classes), label=name)
+        except ValueError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise ValueError(" ".join(problems))
+
+
+# --------------------------------------------------------------------------------------------
+# Metrics
+# --------------------------------------------------------------------------------------------
+
+
+def aligned_proba(est: Any, X: np.ndarray, classes: Sequence[str]) -> np.ndarray:
+    """``est.predict_proba(X)`` with one column per class of the dataset, in code order
+    (classes unseen in training get probability 0).
+
+    Parameters
+    ----------
+    est : fitted estimator whose ``classes_`` are class labels (as
+        :func:`~bnma_core.classifiers.registry.fit_method` gives)
+    X : feature codes
+    classes : the dataset's class labels (``DiscreteDataset.classes``)
+    """
+    P = np.asarray(est.predict_proba(X), dtype=float)
+    index = {str(c): k for k, c in enumerate(classes)}
+    out = np.zeros((P.shape[0], len(classes)))
+    out[:, [index[str(c)] for c in est.classes_]] = P
+    return out
+
+
+def classification_metrics(y: np.ndarray, P: np.ndarray) -> dict[str, float]:
+    """Accuracy, log-loss and AUC of class probabilities.
+
+    Parameters
+    ----------
+    y : (n,) int array of true class codes
+    P : (n, n_classes) array, column k = P(class code k | row)
+
+    Returns
+    -------
+    dict with ``accuracy`` (share of rows whose most probable class is the true one),
+    ``log_loss`` (mean of -ln P(true class), probabilities clipped at 1e-15) and ``auc``
+    (binary ROC AUC of column 1; with more classes the macro one-vs-rest mean over the
+    classes present; NaN when only one class is present).
+    """
+    y = np.asarray(y, dtype=np.int64)
+    P = np.asarray(P, dtype=float)
+    n_classes = P.shape[1]
+    pred = np.argmax(P, axis=1)
+    acc = float(np.mean(pred == y))
+    p_true = np.clip(P[np.arange(len(y)), y], _EPS, 1.0)
+    ll = float(-np.mean(np.log(p_true)))
+    present = np.unique(y)
+    if len(present) < 2:
+        auc = float("nan")
+    elif n_classes == 2:
+        auc = float(roc_auc_score(y, P[:, 1]))
+    else:
+        aucs = [roc_auc_score(y == c, P[:, c]) for c in present]
+        auc = float(np.mean(aucs))
+    return {"accuracy": acc, "log_loss": ll, "auc": auc}
+
+
+_metrics = classification_metrics  # the name used before
+
+
+def _run_job(name: str, est: Any, fold: int, train: DiscreteDataset, test: DiscreteDataset
+             ) -> dict[str, Any]:
+    from .classifiers.registry import fit_method
+
+    t0 = time.perf_counter()
+    model = fit_method(est, train)
+    t1 = time.perf_counter()
+    P = aligned_proba(model, test.X, test.classes)
+    t2 = time.perf_counter()
+    used = int(model.n_train_rows_)
+    return {"method": name, "fold": fold, **classification_metrics(test.y, P),
+            "fit_time_s": t1 - t0, "predict_time_s": t2 - t1, "n_train": used,
+            "n_test": test.n_rows, "n_train_dropped": train.n_rows - used, "_proba": P}
+
+
+# --------------------------------------------------------------------------------------------
+# Cross-validation
+# --------------------------------------------------------------------------------------------
+
+
+def cross_validate(data: Any, methods: Sequence[str] | Mapping[str, Any], folds: int = 10,
+                   seed: int = 1, target: str | None = None, discretization: str = "median",
+                   n_bins: int = 3, n_jobs: int = 1,
+                   progress: Callable[[int, int, str, int], None] | None = None,
+                   should_stop: Callable[[], bool] | None = None,
+                   method_params: Mapping[str, Mapping[str, Any]] | None = None,
+                   return_proba: bool = False, missing: str = "keep"
+                   ) -> pd.DataFrame | tuple[pd.DataFrame, CVPredictions]:
+    """Stratified k-fold cross-validation of several methods on one data set.
+
+    Parameters
+    ----------
+    data : DiscreteDataset, path, bytes or DataFrame
+        A dataset with ``raw`` values and an ``encoder`` has its discretization refitted on each
+        training fold with the encoder's own settings (``discretization`` / ``n_bins`` are then
+        ignored); a dataset without raw values is used as coded. Anything else is read with
+        :func:`~bnma_core.data.prepare_frame` (``target`` chooses the class column) and
+        discretized per fold with ``discretization`` / ``n_bins``.
+    methods : list of registry names, comma-separated string, or dict name -> estimator
+    folds : int
+        Number of stratified folds (``StratifiedKFold(shuffle=True, random_state=seed)``).
+    seed : int
+        Seed of the fold split; also passed as ``random_state`` to randomized registry methods.
+    n_jobs : int
+        joblib workers for the (method × fold) jobs.
+    progress : callable, optional
+        ``progress(done, total, method, fold)`` after each finished job.
+    should_stop : callable, optional
+        Checked before each job is started; when it returns True the results so far are
+        returned.
+    method_params : dict, optional
+        ``{name: {param: value}}`` overrides for registry methods.
+    return_proba : bool
+        Also return the out-of-fold probabilities (:class:`CVPredictions`, e.g. for
+        :func:`roc_curves`): the result is then ``(results, predictions)``.
+    missing : {"keep", "drop"}
+        Rows with a missing feature value: ``"keep"`` (default, as the CLI and the dashboard)
+        or ``"drop"`` them before the folds are made (every method then trains and is tested
+        on complete rows only).
+
+    Returns
+    -------
+    DataFrame
+        One row per (method, fold): method, fold, accuracy, log_loss (natural log, probabilities
+        clipped at 1e-15), auc (binary ROC AUC; macro one-vs-rest over the classes present in the
+        test fold for more than two classes; NaN if the fold has one class), fit_time_s,
+        predict_time_s, n_train (training rows the method learned from), n_test,
+        n_train_dropped (training rows with a missing value the method could not use).
+
+    Notes
+    -----
+    Every method gets the same folds and the same training rows, incomplete ones included:
+    each model is built by :func:`bnma_core.classifiers.registry.fit_method`, which reads the
+    method's declared capabilities. Methods that learn from incomplete rows (available-case
+    counts or EM; every registered method) use them all; a method declaring
+    ``fit_missing="drop"`` (e.g. an estimator from elsewhere) learns from the complete rows
+    only, and ``n_train`` / ``n_train_dropped`` say so. Test folds keep every row (the models
+    marginalize missing values).
+
+    Raises
+    ------
+    DataError
+        Too few rows for the number of folds (a fold smaller than the number of classes).
+    ValueError
+        Unknown method, bad ``folds``, or a method whose declared limits (number of variables,
+        two classes only) the data exceed (raised before any fit).
+    """
+    src = _source(data, target, discretization, n_bins, missing)
+    ests = _estimators(methods, seed, method_params)
+    _check_methods_fit(ests, src.ds)
+    folds = _check_folds(folds, src)
+    skf = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
+    n_classes = len(src.classes)
+    splits = []
+    for f, (tr, te) in enumerate(skf.split(np.zeros(src.n_rows), src.y)):
+        train, test = src.split(tr, te)
+        splits.append((f, train, test, te))
+
+    def jobs():
+        for name, est in ests.items():
+            for f, train, test, _ in splits:
+                if should_stop is not None and should_stop():
+                    return
+                yield delayed(_run_job)(name, est, f, train, test)
+
+    total = len(ests) * folds
+    rows = []
+    proba = {}
+    for res in Parallel(n_jobs=n_jobs, return_as="generator")(jobs()):
+        P = res.pop("_proba")
+        if return_proba:
+            out = proba.setdefault(res["method"], np.full((src.n_rows, n_classes), np.nan))
+            out[splits[res["fold"]][3]] = P
+        rows.append(res)
+        if progress is not None:
+            progress(len(rows), total, res["method"], res["fold"])
+    results = pd.DataFrame(rows, columns=RESULT_COLUMNS)
+    if return_proba:
+        return results, CVPredictions(src.y.copy(), list(src.classes), proba)
+    return results
+
+
+@dataclass
+class CVPredictions:
+    """Out-of-fold class probabilities of a cross-validation run.
+
+    Attributes
+    ----------
+    y : (n_rows,) int array of true class codes
+    classes : list of str, the class labels (code order)
+    proba : dict method -> (n_rows, n_classes) array; rows of folds not run (stopped early)
+        are NaN
+    """
+
+    y: np.ndarray
+    classes: list[str]
+    proba: dict[str, np.ndarray]
+
+
+def roc_curves(predictions: CVPredictions, positive: str | int | None = None
+               ) -> dict[str, dict[str, Any]]:
+    """ROC curve of each method from out-of-fold probabilities (input of
+    :func:`bnma_core.viz.roc_figure`).
+
+    Parameters
+    ----------
+    predictions : CVPredictions
+        From ``cross_validate(..., return_proba=True)``.
+    positive : str or int, optional
+        The positive class (label or code); default the second class (one-vs-rest when there
+        are more than two classes).
+
+    Returns
+    -------
+    dict method -> {"fpr", "tpr", "auc"} (pooled over folds)
+    """
+    if positive is None:
+        pos = 1
+    elif isinstance(positive, str):
+        if positive not in predictions.classes:
+            raise ValueError(f"{positive!r} is not a class; classes are "
+                             + ", ".join(predictions.classes) + ".")
+        pos = predictions.classes.index(positive)
+    else:
+        pos = int(positive)
+    out = {}
+    for name, P in predictions.proba.items():
+        ok = ~np.isnan(P).any(axis=1)
+        out.update(roc_curve_points(predictions.y[ok] == pos, {name: P[ok, pos]}))
+    return out
+
+
+def roc_curve_points(truth: Any, scores: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """ROC curve and area of several score vectors on the same rows.
+
+    Parameters
+    ----------
+    truth : (n,) booleans or 0/1, True = positive class
+    scores : dict name -> (n,) scores (e.g. predicted probability of the positive class)
+
+    Returns
+    -------
+    dict name -> {"fpr", "tpr", "auc"}; empty when ``truth`` holds one class only.
+    """
+    from sklearn.metrics import roc_curve
+
+    truth = np.asarray(truth).astype(bool)
+    if truth.all() or not truth.any():
+        return {}
+    out = {}
+    for name, sc in scores.items():
+        sc = np.asarray(sc, dtype=float)
+        fpr, tpr, _ = roc_curve(truth, sc)
+        out[name] = {"fpr": fpr, "tpr": tpr, "auc": float(roc_auc_score(truth, sc))}
+    return out
+
+
+def _check_folds(folds: Any, src: _Source) -> int:
+    if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)) or folds < 2:
+        raise ValueError(f"The number of folds must be a whole number of at least 2 "
+                         f"(got {folds!r}).")
+    n_classes = len(np.unique(src.y))
+    if src.n_rows // folds < n_classes:
+        raise DataError(
+            f"{folds} folds of {src.n_rows} rows give test folds of {src.n_rows // folds} "
+            f"row(s), fewer than the {n_classes} classes. Use fewer folds.")
+    counts = np.bincount(src.y[src.y >= 0])
+    counts = counts[counts > 0]
+    if counts.min() < 2:
+        raise DataError("A class has a single row; every class needs at least two rows "
+                        "for cross-validation.")
+    return int(folds)
+
+
+# --------------------------------------------------------------------------------------------
+# Summaries and tests
+# --------------------------------------------------------------------------------------------
+
+
+SUMMARY_COLUMNS = ["method", "folds", "accuracy_mean", "accuracy_std", "auc_mean", "auc_std",
+                   "log_loss_mean", "log_loss_std", "fit_time_s_mean", "fit_time_s_total",
+                   "n_train_mean", "n_train_dropped_mean"]
+
+
+def summarize(results: pd.DataFrame) -> pd.DataFrame:
+    """Per method (in order of appearance): folds; mean and standard deviation over folds
+    (ddof 1) of accuracy, AUC and log-loss; fit_time_s mean (per fold) and total; the mean
+    number of training rows the method learned from (``n_train_mean``) and of incomplete
+    training rows it could not use (``n_train_dropped_mean``)."""
+    if results.empty:
+        return pd.DataFrame(columns=SUMMARY_COLUMNS)
+    g = results.groupby("method", sort=False)
+    cols = {"folds": g["fold"].count()}
+    for m in METRICS:
+        cols[f"{m}_mean"] = g[m].mean()
+        cols[f"{m}_std"] = g[m].std(ddof=1)
+    cols["fit_time_s_mean"] = g["fit_time_s"].mean()
+    cols["fit_time_s_total"] = g["fit_time_s"].sum()
+    cols["n_train_mean"] = g["n_train"].mean()
+    cols["n_train_dropped_mean"] = (g["n_train_dropped"].mean()
+                                    if "n_train_dropped" in results else 0.0)
+    out = pd.DataFrame(cols).reset_index()
+    return out[SUMMARY_COLUMNS]
+
+
+def wilcoxon_against(results: pd.DataFrame, baseline: str, metric: str = "accuracy"
+                     ) -> pd.DataFrame:
+    """Paired Wilcoxon signed-rank test of every method against ``baseline``.
+
+    Pairs are matched on the fold (and on ``dataset`` when that column exists, so results of
+    several data sets can be pooled). Zero differences are dropped ("wilcox" zero method);
+    when all differences are zero the p-value is 1.
+
+    Returns
+    -------
+    DataFrame
+        One row per other method: method, baseline, metric, n_pairs, mean_diff (method minus
+        baseline), wins / ties / losses (folds where the method is better than, equal to or
+        worse than the baseline: higher accuracy or AUC, *lower* log-loss or time, see
+        :data:`HIGHER_IS_BETTER`), statistic, p_value (two-sided).
+    """
+    from scipy.stats import wilcoxon
+
+    if metric not in results.columns:
+        raise ValueError(f"Unknown metric {metric!r}; choose one of "
+                         + ", ".join(c for c in results.columns if c not in ("method",)) + ".")
+    methods = list(dict.fromkeys(results["method"]))
+    if baseline not in methods:
+        raise ValueError(f"Baseline {baseline!r} is not among the methods: {', '.join(methods)}.")
+    keys = ["dataset", "fold"] if "dataset" in results.columns else ["fold"]
+    base = results[results["method"] == baseline].set_index(keys)[metric]
+    rows = []
+    for m in methods:
+        if m == baseline:
+            continue
+        other = results[results["method"] == m].set_index(keys)[metric]
+        pair = pd.concat([other, base], axis=1, join="inner").dropna()
+        d = (pair.iloc[:, 0] - pair.iloc[:, 1]).to_numpy()
+        better = d if HIGHER_IS_BETTER.get(metric, True) else -d
+        nz = d[d != 0]
+        if nz.size == 0:
+            stat, pval = 0.0, 1.0
+        else:
+            r = wilcoxon(nz, zero_method="wilcox")
+            stat, pval = float(r.statistic), float(r.pvalue)
+        rows.append({"method": m, "baseline": baseline, "metric": metric, "n_pairs": len(d),
+                     "mean_diff": float(d.mean()) if len(d) else float("nan"),
+                     "wins": int((better > 0).sum()), "ties": int((d == 0).sum()),
+                     "losses": int((better < 0).sum()), "statistic": stat, "p_value": pval})
+    return pd.DataFrame(rows, columns=["method", "baseline", "metric", "n_pairs", "mean_diff",
+                                       "wins", "ties", "losses", "statistic", "p_value"])
+
+
+# --------------------------------------------------------------------------------------------
+# Bias-variance decomposition
+# --------------------------------------------------------------------------------------------
+
+
+def zero_one_decomposition(predictions: np.ndarray, y: np.ndarray, n_classes: int
+                           ) -> dict[str, np.ndarray]:
+    """Kohavi & Wolpert (1996) zero-one loss terms per test point, noise taken as zero.
+
+    Parameters
+    ----------
+    predictions : (n_repeats, n_test) int array of predicted class codes
+    y : (n_test,) true class codes
+    n_classes : int
+
+    Returns
+    -------
+    dict of (n_test,) arrays ``error``, ``bias2``, ``variance`` with, for P_H(y|x) the share of
+    training sets predicting y at x and P_F(y|x) = [y = true class] (no noise, sigma² = 0):
+    bias² = 1/2 sum_y (P_F(y|x) - P_H(y|x))², variance = 1/2 (1 - sum_y P_H(y|x)²)
+    (Kohavi & Wolpert 1996 definitions, with plug-in estimates of P_H), and
+    error = 1 - P_H(true|x) = bias² + variance exactly.
+    """
+    predictions = np.asarray(predictions, dtype=np.int64)
+    T = predictions.shape[0]
+    ph = np.zeros((predictions.shape[1], n_classes))
+    for c in range(n_classes):
+        ph[:, c] = (predictions == c).sum(axis=0) / T
+    pf = np.zeros_like(ph)
+    pf[np.arange(len(y)), y] = 1.0
+    bias2 = 0.5 * ((pf - ph) ** 2).sum(axis=1)
+    variance = 0.5 * (1.0 - (ph ** 2).sum(axis=1))
+    error = 1.0 - ph[np.arange(len(y)), y]
+    return {"error": error, "bias2": bias2, "variance": variance}
+
+
+def bias_variance(methods: Sequence[str] | Mapping[str, Any], data: Any, n_repeats: int = 10,
+                  train_fraction: float = 0.5, seed: int = 0, *, test_fraction: float = 0.5,
+                  target: str | None = None, discretization: str = "median", n_bins: int = 3,
+                  method_params: Mapping[str, Mapping[str, Any]] | None = None,
+                  n_jobs: int = 1, per_point: bool = False, missing: str = "keep"
+                  ) -> pd.DataFrame:
+    """Zero-one loss bias-variance decomposition of Kohavi & Wolpert (1996).
+
+    The rows are split once (stratified, ``seed``) into a held-out test set
+    (``test_fraction``) and a training pool. Each of ``n_repeats`` training sets is drawn
+    uniformly *without replacement* from the pool, ``train_fraction`` of its size (K&W use
+    training sets of half the pool). Each method is trained on every training set and
+    predicts the test set; :func:`zero_one_decomposition` gives bias², variance and the error
+    per test point, averaged over the test set. Noise is assumed zero (a single label per
+    point cannot reveal it; any real noise is absorbed into bias²), so
+    error = bias² + variance. Discretization is refitted on each training set.
+
+    Parameters
+    ----------
+    methods : list of registry names or dict name -> estimator
+    data : DiscreteDataset, path, bytes or DataFrame (see :func:`cross_validate`)
+    n_repeats : int
+        Number of training sets (more gives steadier variance estimates).
+    train_fraction : float
+        Size of each training set as a fraction of the pool (0 < f < 1).
+    seed : int
+        Seed of the test split and of the training-set draws (and ``random_state`` of
+        randomized methods).
+    per_point : bool
+        Return one row per (method, test point) instead of one row per method.
+    missing : {"keep", "drop"}
+        Rows with a missing feature value (see :func:`cross_validate`).
+
+    Returns
+    -------
+    DataFrame
+        Per method: method, error, bias2, variance, noise (0), n_train, n_test, n_repeats.
+
+    References
+    ----------
+    Kohavi, R. & Wolpert, D. H. (1996). Bias plus variance decomposition for zero-one loss
+    functions. ICML, 275-283.
+    """
+    if isinstance(n_repeats, bool) or not isinstance(n_repeats, (int, np.integer)) \
+            or n_repeats < 2:
+        raise ValueError(f"n_repeats must be a whole number of at least 2 (got {n_repeats!r}).")
+    for nm, v in (("train_fraction", train_fraction), ("test_fraction", test_fraction)):
+        if not 0 < float(v) < 1:
+            raise ValueError(f"{nm} must be strictly between 0 and 1 (got {v!r}).")
+    src = _source(data, target, discretization, n_bins, missing)
+    ests = _estimators(methods, seed, method_params)
+    _check_methods_fit(ests, src.ds)
+    idx = np.arange(src.n_rows)
+    try:
+        pool, test = train_test_split(idx, test_size=test_fraction, random_state=seed,
+                                      stratify=src.y)
+    except ValueError as exc:
+        raise DataError(f"Too few rows to hold out a stratified test set: {exc}") from None
+    rng = np.random.default_rng(seed)
+    m = max(2, int(round(train_fraction * len(pool))))
+    from .classifiers.registry import fit_method
+
+    n_classes = len(src.classes)
+    yte = src.y[test]
+    draws = []
+    for _ in range(n_repeats):
+        tr = np.sort(rng.choice(pool, size=m, replace=False))
+        draws.append(src.split(tr, test))
+
+    def job(name, est, train, test_ds):
+        P = aligned_proba(fit_method(est, train), test_ds.X, test_ds.classes)
+        return name, np.argmax(P, axis=1)
+
+    out = Parallel(n_jobs=n_jobs)(delayed(job)(name, est, *d)
+                                  for name, est in ests.items() for d in draws)
+    rows = []
+    for name in ests:
+        preds = np.array([p for nm, p in out if nm == name])
+        terms = zero_one_decomposition(preds, yte, n_classes)
+        if per_point:
+            rows.append(pd.DataFrame({"method": name, "row": test, **terms, "noise": 0.0}))
+        else:
+            rows.append(pd.DataFrame([{
+                "method": name, "error": float(terms["error"].mean()),
+                "bias2": float(terms["bias2"].mean()),
+                "variance": float(terms["variance"].mean()), "noise": 0.0,
+                "n_train": m, "n_test": len(test), "n_repeats": int(n_repeats)}]))
+    return pd.concat(rows, ignore_index=True)
+
+
+__all__ = ["cross_validate", "CVPredictions", "roc_curves", "roc_curve_points", "summarize",
+           "wilcoxon_against", "bias_variance", "zero_one_decomposition",
+           "classification_metrics", "aligned_proba", "RESULT_COLUMNS", "SUMMARY_COLUMNS",
+           "HIGHER_IS_BETTER"]

@@ -1,0 +1,96 @@
+"""The terms BNMA Studio uses, in plain language with their formulas (one home: the dashboard's
+Glossary page shows them; ``docs/DESIGN.md`` gives the full notation)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Term:
+    name: str
+    plain: str
+    formula: str = ""
+
+
+TERMS: tuple[Term, ...] = (
+    Term("Bayesian network",
+         "A picture of which variables depend directly on which: an arrow from A to B says B's "
+         "chances depend on A. Together with a table of probabilities for each variable given "
+         "its parents, it describes how all variables vary together.",
+         r"$P(x_1, \dots, x_n) = \prod_i P(x_i \mid \mathrm{pa}_i)$"),
+    Term("Structure (DAG)",
+         "The arrows of a Bayesian network, without the numbers. They may not form a cycle "
+         "(a directed acyclic graph, DAG)."),
+    Term("Model averaging (BMA)",
+         "Instead of trusting one structure, predict with many, each weighted by how well it "
+         "explains the data. This is more honest when the data cannot single out one "
+         "structure, which is the usual case with few rows.",
+         r"$P(c \mid x, D) = \sum_G P(c \mid x, G, D)\, P(G \mid D)$"),
+    Term("Node order",
+         "A ranking of the variables in which every arrow points from an earlier to a later "
+         "variable. Fixing an order makes averaging over all structures consistent with it "
+         "exact and cheap (Dash & Cooper 2004); order MCMC samples orders "
+         "(Hwang & Zhang 2005).",
+         r"$P(G \mid D, \prec) \propto \prod_i \rho(\mathrm{pa}_i)\, "
+         r"ML(x_i \mid \mathrm{pa}_i)$ with $\mathrm{pa}_i \subseteq "
+         r"\mathrm{pred}_\prec(i)$"),
+    Term("Order MCMC",
+         "A random walk over orders: propose swapping two variables, accept the swap with a "
+         "probability that favours orders explaining the data better. After a burn-in, the "
+         "orders visited are samples from their posterior.",
+         r"accept with $\min\{1,\; P(\prec' \mid D) / P(\prec \mid D)\}$"),
+    Term("Burn-in",
+         "The first steps of a chain, thrown away while it climbs from its random start to "
+         "plausible orders."),
+    Term("R-hat (split R-hat)",
+         "Compares the chains (and the two halves of each): near 1 when they agree. Above 1.1 "
+         "the chains have not mixed: run them longer before trusting averages.",
+         r"$\hat R = \sqrt{\big(\tfrac{L-1}{L} W + \tfrac{B}{L}\big) / W}$, $W$ within-, "
+         r"$B$ between-chain variance (Gelman et al., BDA3 §11.4)"),
+    Term("Spearman rank correlation",
+         "How similar two orders are: 1 identical, 0 unrelated, -1 reversed.",
+         r"$\rho = 1 - \frac{6 \sum_v d_v^2}{n (n^2 - 1)}$, $d_v$ the difference of "
+         r"positions of variable $v$"),
+    Term("Edge posterior",
+         "The probability that an arrow is in the true structure, given the data: the share "
+         "of the averaged structures' weight that contains it.",
+         r"$P(Y \to X \mid D) = \sum_{G \ni Y \to X} P(G \mid D)$"),
+    Term("Markov blanket",
+         "The class's parents, children and the children's other parents: the variables "
+         "that matter for predicting the class once they are known."),
+    Term("Equivalence class (CPDAG)",
+         "Structures that no data can tell apart: same connections (skeleton) and same "
+         "'colliders' A -> C <- B. A CPDAG draws the class with undirected lines where the "
+         "direction is not determined by the data.",
+         "Two DAGs are Markov equivalent iff they share skeleton and v-structures "
+         "(Verma & Pearl 1990); CPDAG by Chickering's / Meek's rules."),
+    Term("Marginal likelihood (K2, BDeu)",
+         "How probable the data are under a structure, averaging over all its probability "
+         "tables. K2 gives every table entry a prior count of 1; BDeu spreads one "
+         "'equivalent sample' over each table.",
+         r"$\log ML = \sum_j \big[\ln\Gamma(\alpha_{ij}) - \ln\Gamma(\alpha_{ij} + N_{ij})"
+         r"\big] + \sum_{jk} \big[\ln\Gamma(\alpha_{ijk} + N_{ijk}) - "
+         r"\ln\Gamma(\alpha_{ijk})\big]$; K2: $\alpha_{ijk} = 1$; BDeu: "
+         r"$\alpha_{ijk} = \alpha / (r_i q_i)$"),
+    Term("Mutual information (MI, CMI)",
+         "How much knowing one variable tells about another (MI), or about another once the "
+         "class is known (conditional MI, CMI). Used to choose the dependencies of TAN, KDB "
+         "and UKDB.",
+         r"$I(X; Y \mid C) = \sum_{x,y,c} P(x,y,c) \log \frac{P(x,y \mid c)}"
+         r"{P(x \mid c) P(y \mid c)}$"),
+    Term("Local MI (LMI, CLMI)",
+         "The part of the (conditional) mutual information that one observed value "
+         "contributes: UKDB_P builds a network for each patient from these.",
+         r"$I(x; C) = \sum_c P(x, c) \log \frac{P(x, c)}{P(x) P(c)}$, summed over $x$ it "
+         r"gives $I(X; C)$"),
+    Term("Missing value",
+         "A cell with no value. BNMA Studio treats it as unknown, never as a state: methods "
+         "learn from the values present (available-case counts or EM) and, when predicting, "
+         "average over what the missing value could have been (marginalisation). Stored as "
+         "code -1."),
+    Term("Held-out accuracy, AUC, log-loss",
+         "Accuracy: the share of held-out cases classified correctly. AUC: the chance that a "
+         "random positive case gets a higher score than a random negative one. Log-loss: how "
+         "surprised the model is by the true classes (lower is better)."),
+)

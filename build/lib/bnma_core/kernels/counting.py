@@ -1,0 +1,145 @@
+"""Contingency counting, configuration indices and Dirichlet-multinomial marginal likelihoods
+(numba).
+
+Configuration index (the one home of this formula; DESIGN §3): a parent list (pa_1, ..., pa_m)
+with arities (r_1, ..., r_m) has q = prod_k r_k configurations; the configuration of values
+(x_1, ..., x_m) is j = sum_k x_k s_k with strides s_1 = 1, s_k = s_{k-1} r_{k-1}: mixed radix
+with the *first* parent varying fastest. :func:`parent_strides` computes the strides (callable
+from Python and from other numba kernels, where LLVM inlines it); :func:`config_index` is one
+row, :func:`config_indices` all rows. CPT rows (``posterior_cpt``, ``DiscreteBN.cpts``) follow
+this layout.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def parent_strides(parents: np.ndarray, arities: np.ndarray) -> np.ndarray:
+    """Mixed-radix strides: configuration j = sum_k x_{pa_k} * stride_k (first parent fastest).
+
+    Parameters
+    ----------
+    parents : int64 array (m,)
+        Parent indices into ``arities``, in CPT order.
+    arities : int64 array
+        States of every variable.
+    """
+    s = np.empty(parents.shape[0], dtype=np.int64)
+    acc = 1
+    for k in range(parents.shape[0]):
+        s[k] = acc
+        acc *= arities[parents[k]]
+    return s
+
+
+@njit(cache=True)
+def _n_configs(parents: np.ndarray, arities: np.ndarray) -> int:
+    q = 1
+    for k in range(parents.shape[0]):
+        q *= arities[parents[k]]
+    return q
+
+
+@njit(cache=True)
+def config_index(data: np.ndarray, row: int, parents: np.ndarray, strides: np.ndarray) -> int:
+    """Parent configuration j of one row, or -1 if a parent is missing."""
+    j = 0
+    for k in range(parents.shape[0]):
+        v = data[row, parents[k]]
+        if v < 0:
+            return -1
+        j += v * strides[k]
+    return j
+
+
+@njit(cache=True)
+def config_indices(data: np.ndarray, parents: np.ndarray, arities: np.ndarray) -> np.ndarray:
+    """Parent configuration j of every row of ``data`` (int64, -1 where a parent is missing):
+    :func:`config_index` over all rows."""
+    strides = parent_strides(parents, arities)
+    out = np.empty(data.shape[0], dtype=np.int64)
+    for row in range(data.shape[0]):
+        out[row] = config_index(data, row, parents, strides)
+    return out
+
+
+@njit(cache=True)
+def count_family(data: np.ndarray, child: int, parents: np.ndarray,
+                 arities: np.ndarray) -> np.ndarray:
+    """Counts N_ijk as a (q_i, r_i) float array; rows with a missing value (-1) in the child or
+    a parent are skipped."""
+    strides = parent_strides(parents, arities)
+    counts = np.zeros((_n_configs(parents, arities), arities[child]), dtype=np.float64)
+    for row in range(data.shape[0]):
+        x = data[row, child]
+        if x >= 0:
+            j = config_index(data, row, parents, strides)
+            if j >= 0:
+                counts[j, x] += 1.0
+    return counts
+
+
+@njit(cache=True)
+def count_family_weighted(data: np.ndarray, weights: np.ndarray, child: int, parents: np.ndarray,
+                          arities: np.ndarray) -> np.ndarray:
+    """Like :func:`count_family` with a weight per row (pseudo instances, EM statistics).
+
+    Kept as a second loop rather than one kernel with an "unweighted" flag: the merged kernel
+    measured 5 % slower (CPU time, 20,000 rows, 3 parents) for both uses."""
+    strides = parent_strides(parents, arities)
+    counts = np.zeros((_n_configs(parents, arities), arities[child]), dtype=np.float64)
+    for row in range(data.shape[0]):
+        x = data[row, child]
+        if x >= 0:
+            j = config_index(data, row, parents, strides)
+            if j >= 0:
+                counts[j, x] += weights[row]
+    return counts
+
+
+@njit(cache=True)
+def log_ml_from_counts(counts: np.ndarray, alpha: np.ndarray) -> float:
+    """Dirichlet-multinomial log marginal likelihood of one family (Cooper & Herskovits 1992;
+    Heckerman et al. 1995, eq. 8; DESIGN §3):
+    sum_j [lgamma(a_ij) - lgamma(a_ij + N_ij)] + sum_jk [lgamma(a_ijk + N_ijk) - lgamma(a_ijk)].
+    ``alpha`` has the shape of ``counts``."""
+    total = 0.0
+    q, r = counts.shape
+    for j in range(q):
+        a_j = 0.0
+        n_j = 0.0
+        for k in range(r):
+            a = alpha[j, k]
+            c = counts[j, k]
+            a_j += a
+            n_j += c
+            if c != 0.0:
+                total += math.lgamma(a + c) - math.lgamma(a)
+        if n_j != 0.0:
+            total += math.lgamma(a_j) - math.lgamma(a_j + n_j)
+    return total
+
+
+@njit(cache=True)
+def log_ml_uniform_alpha(counts: np.ndarray, a: float) -> float:
+    """:func:`log_ml_from_counts` with every a_ijk = a (K2: a = 1; BDeu: a = ess / (r q))."""
+    total = 0.0
+    q, r = counts.shape
+    la = math.lgamma(a)
+    a_j = a * r
+    la_j = math.lgamma(a_j)
+    for j in range(q):
+        n_j = 0.0
+        for k in range(r):
+            c = counts[j, k]
+            n_j += c
+            if c != 0.0:
+                total += math.lgamma(a + c) - la
+        if n_j != 0.0:
+            total += la_j - math.lgamma(a_j + n_j)
+    return total

@@ -1,0 +1,237 @@
+"""Run a paper's grid of independent cells on Dask distributed (issue 17).
+
+The runner submits one task per cell that is not yet in the :class:`ResultStore` (``client.map``
+of :func:`run_cell`), gathers them with ``as_completed`` and stores each as it finishes. Dask
+does the scheduling, work stealing and the retries after a lost worker (the scheduler
+reschedules the tasks of a dead worker; ``allowed-failures`` bounds it): nothing home-made.
+``workers=0`` runs the cells in this process (for debugging and the determinism test).
+
+By default a ``LocalCluster(processes=True)`` is started with ``workers`` single-threaded
+worker processes; ``scheduler="tcp://host:port"`` uses an existing cluster (same code path;
+the cluster's workers need this package installed).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import os
+import socket
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .papers import load_paper
+from .store import ResultStore, code_version, key_id, machine
+
+__all__ = ["run_cell", "run_grid", "write_report", "RunSummary"]
+
+
+def run_cell(paper: str, key: dict) -> dict[str, Any]:
+    """Compute one cell (in a worker): the stored row without the run id."""
+    mod = load_paper(paper)
+    t0 = time.perf_counter()
+    result = mod.cell(dict(key))
+    return {"key_id": key_id(key), "paper": paper, "key": key, "result": result,
+            "seconds": time.perf_counter() - t0,
+            "worker": f"{socket.gethostname()}:{os.getpid()}",
+            "code_version": code_version(), "machine": machine()}
+
+
+@dataclass
+class RunSummary:
+    """What one call of :func:`run_grid` did."""
+
+    run_id: str
+    paper: str
+    n_cells: int
+    n_skipped: int
+    n_computed: int = 0
+    stopped: bool = False
+    wall_seconds: float = 0.0
+    workers: int | str = 0
+    failures: list[str] = field(default_factory=list)
+    record: dict = field(default_factory=dict)
+
+
+def run_grid(paper: str, out: str | Path, quick: bool = False, workers: int = 2,
+             scheduler: str | None = None, fresh: bool = False,
+             progress: bool | Callable[[int, int, dict], None] = False,
+             should_stop: Callable[[], bool] | None = None,
+             keys: list[dict] | None = None) -> RunSummary:
+    """Run every missing cell of ``paper``'s grid and store it.
+
+    Parameters
+    ----------
+    paper : str
+        A name of :data:`bnma_core.reproduce.papers.PAPERS`.
+    out : path
+        Store root.
+    quick : bool
+        The paper's smoke-size grid.
+    workers : int
+        Worker processes of the local cluster (0 = run in this process); ignored with
+        ``scheduler``.
+    scheduler : str, optional
+        Address of an existing Dask scheduler (``tcp://host:port``).
+    fresh : bool
+        Remove the stored cells first and recompute everything.
+    progress : bool or callable
+        True: a terminal progress bar (tqdm); a callable gets ``(done, total, row)`` after each
+        stored cell.
+    should_stop : callable, optional
+        Polled between cells; when it returns True the pending tasks are cancelled (finished
+        cells stay stored).
+    keys : list of dict, optional
+        Cells to run instead of ``grid(quick)`` (tests, benchmarks).
+    """
+    mod = load_paper(paper)
+    if workers < 0:
+        raise ValueError(f"workers must be >= 0 (got {workers})")
+    store = ResultStore(out, paper)
+    if fresh:
+        store.clear()
+    keys = list(mod.grid(quick)) if keys is None else list(keys)
+    done = store.done_ids()
+    todo = [k for k in keys if key_id(k) not in done]
+    run_id = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
+    summary = RunSummary(run_id, paper, len(keys), len(keys) - len(todo),
+                         workers=scheduler or workers)
+    record = {"run_id": run_id, "paper": paper, "quick": quick, "workers": scheduler or workers,
+              "started": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+              "n_cells": len(keys), "n_skipped": summary.n_skipped, "n_computed": 0,
+              "status": "running", "code_version": code_version(), "machine": machine()}
+    store.write_run(record)
+    bar = None
+    if progress is True:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(keys), initial=summary.n_skipped, desc=paper, unit="cell")
+    t0 = time.perf_counter()
+    failures: list[str] = []
+
+    def stored(row: dict) -> None:
+        row["run_id"] = run_id
+        store.append(row)
+        summary.n_computed += 1
+        if bar is not None:
+            bar.update(1)
+        elif callable(progress):
+            progress(summary.n_skipped + summary.n_computed, len(keys), row)
+
+    try:
+        if todo and scheduler is None and workers == 0:
+            for k in todo:
+                if should_stop is not None and should_stop():
+                    summary.stopped = True
+                    break
+                try:
+                    row = run_cell(paper, k)
+                except Exception as e:  # noqa: BLE001 - reported, the other cells go on
+                    failures.append(f"{type(e).__name__}: {e}")
+                    continue
+                stored(row)
+        elif todo:
+            summary.stopped = _run_dask(paper, todo, workers, scheduler, stored, should_stop,
+                                        failures)
+    finally:
+        if bar is not None:
+            bar.close()
+        summary.wall_seconds = time.perf_counter() - t0
+        summary.failures = failures
+        record.update(n_computed=summary.n_computed, wall_seconds=summary.wall_seconds,
+                      n_failed=len(failures), failures=failures[:20],
+                      finished=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+                      status="stopped" if summary.stopped else (
+                          "complete" if summary.n_computed == len(todo) else "failed"))
+        store.write_run(record)
+        summary.record = record
+    return summary
+
+
+def _collect(fut, stored: Callable[[dict], None], failures: list[str]) -> None:
+    try:
+        row = fut.result()
+    except Exception as e:  # noqa: BLE001 - a failing cell is reported, the others go on
+        failures.append(f"{type(e).__name__}: {e}")
+        return
+    stored(row)
+
+
+def _run_dask(paper: str, todo: list[dict], workers: int, scheduler: str | None,
+              stored: Callable[[dict], None], should_stop: Callable[[], bool] | None,
+              failures: list[str]) -> bool:
+    from dask.distributed import Client, LocalCluster, as_completed, wait
+
+    cluster = None
+    if scheduler is None:
+        cluster = LocalCluster(n_workers=max(workers, 1), threads_per_worker=1, processes=True,
+                               dashboard_address=":0", silence_logs=logging.CRITICAL)
+        client = Client(cluster)
+    else:
+        try:
+            client = Client(scheduler, timeout=15)
+        except (OSError, TimeoutError) as e:
+            raise ConnectionError(f"cannot reach the Dask scheduler at {scheduler} ({e})") from e
+    stopped = False
+    try:
+        futures = client.map(run_cell, [paper] * len(todo), todo, pure=False)
+        if should_stop is None:
+            for fut in as_completed(futures):
+                _collect(fut, stored, failures)
+        else:  # wake up at least every half second to look at the stop signal
+            pending = set(futures)
+            while pending:
+                if should_stop():
+                    stopped = True
+                    client.cancel(list(pending))
+                    break
+                try:
+                    done = wait(list(pending), timeout=0.5, return_when="FIRST_COMPLETED").done
+                except TimeoutError:
+                    continue
+                for fut in done:
+                    pending.discard(fut)
+                    _collect(fut, stored, failures)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    return stopped
+
+
+def write_report(paper: str, out: str | Path, quick: bool = False,
+                 summary: RunSummary | None = None, keys: list[dict] | None = None) -> Path:
+    """Build the paper's HTML report from the stored cells of its grid and write it
+    (atomically) to ``<out>/<paper>/report.html`` (and a copy named after the grid,
+    ``report_quick.html`` / ``report_full.html``). Raises ``ValueError`` while cells of the grid
+    are missing."""
+    from .store import _atomic_write_bytes
+
+    mod = load_paper(paper)
+    store = ResultStore(out, paper)
+    keys = list(mod.grid(quick)) if keys is None else keys
+    ids = {key_id(k) for k in keys}
+    cells = store.cells(ids)
+    if len(cells) < len(ids):
+        raise ValueError(f"{paper}: {len(ids) - len(cells)} of {len(ids)} cells are not "
+                         "finished yet; run the grid to the end first")
+    meta: dict[str, Any] = {"config": mod.config(quick), "paper": paper,
+                            "grid": "quick" if quick else "full", "cells": len(ids),
+                            "cell time, sum (s)": round(float(cells["seconds"].sum()), 1),
+                            "cell time, max (s)": round(float(cells["seconds"].max()), 2),
+                            "code version(s)": ", ".join(sorted(cells["code_version"].unique())),
+                            "machine(s)": ", ".join(sorted(cells["machine"].unique())),
+                            "runs": ", ".join(sorted(cells["run_id"].unique()))}
+    if summary is not None:
+        meta.update({"last run": summary.run_id, "last run wall time (s)":
+                     round(summary.wall_seconds, 1), "workers": summary.workers,
+                     "cells computed / reused": f"{summary.n_computed} / {summary.n_skipped}"})
+    html = mod.report(cells, meta)
+    data = html.encode("utf-8")
+    _atomic_write_bytes(store.report_path, data)
+    _atomic_write_bytes(store.dir / f"report_{'quick' if quick else 'full'}.html", data)
+    return store.report_path

@@ -1,0 +1,12 @@
+"""plotly figure builders: plain functions returning ``plotly.graph_objects.Figure``.
+
+Split by topic so each part of the library owns its figures; everything is re-exported here,
+so callers write ``from bnma_core import viz; viz.dag_figure(...)``.
+"""
+
+from .clustering import *  # noqa: F401,F403
+from .evaluation import *  # noqa: F401,F403
+from .graphs import *  # noqa: F401,F403
+from .mcmc import *  # noqa: F401,F403
+from .naive import *  # noqa: F401,F403
+from .ukdb import *  # noqa: F401,F403
