@@ -411,14 +411,19 @@ def show_subbagging(entry: dict, key: tuple) -> None:
         model, title="Weights of each subsample's classes (best class at the bottom)")
     st.plotly_chart(weights_fig, width="stretch", config=export.figure_config(
         "subbagging_weights"))
-    p1, p2 = st.columns([1, 3])
+    summary = viz_kbest.subsample_summary(model)
+    with st.expander("All subsamples: rows, classes found, weight of the best class"):
+        st.dataframe(summary, hide_index=True, width="stretch",
+                     column_config={"top weight": st.column_config.NumberColumn(format="%.3f"),
+                                    "best log score": st.column_config.NumberColumn(
+                                        format="%.2f")})
+    p1, _ = st.columns([1, 3])
     t = p1.selectbox("Subsample", list(range(done)), format_func=lambda i: f"{i + 1} of "
                      f"{done}", key="subb_show_t",
                      help="The classes found on this subsample, best first.")
-    summary = viz_kbest.subsample_summary(model)
-    p1.dataframe(summary.round(3), hide_index=True, width="stretch", height=240)
     classes_tab = viz_kbest.subsample_classes(model, int(t))
-    p2.dataframe(classes_tab, hide_index=True, width="stretch", height=240,
+    st.dataframe(classes_tab, hide_index=True, width="stretch",
+                 height=min(38 + 35 * len(classes_tab), 400),
                  column_config={
                      "weight": st.column_config.ProgressColumn(
                          "weight", min_value=0.0, max_value=1.0, format="%.3f",
@@ -429,7 +434,9 @@ def show_subbagging(entry: dict, key: tuple) -> None:
                          help="A → B: every network of the class has this arrow; A — B: "
                               "the class holds networks with either direction."),
                      "Markov blanket": st.column_config.TextColumn(
-                         f"Markov blanket of {cname}")})
+                         f"Markov blanket of {cname}", width="medium",
+                         help="Parents, children and the children's other parents of the "
+                              "class: the variables its prediction depends on.")})
     sub = model.subsamples_[int(t)]
     r1, r2 = st.columns([1, 3])
     rank = r1.selectbox("Draw class", list(range(len(sub.structures))),
@@ -481,6 +488,10 @@ def show_subbagging(entry: dict, key: tuple) -> None:
                           step=1, key=persistent("subb_row", first),
                           help="A case of the active dataset, numbered as in the file and the "
                                "Data page's preview (0 = first row after the header).")
+    q1.button("Most disputed row", key="subb_row_spread",
+              on_click=_most_variable_row, args=(model, data),
+              help="The row where the subsamples' predictions disagree most (largest range "
+                   "of a class probability across subsamples).")
     remember("subb_row")
     try:
         pos = data.position_of_row(int(row))
@@ -505,14 +516,18 @@ def show_subbagging(entry: dict, key: tuple) -> None:
             per, labels, avg, truth=truth,
             title=f"Row {int(row)}: P(class) averaged over {done} subsamples × their K "
                   "classes")
-        f1, f2 = st.columns([2, 1])
+        f1, f2 = st.columns([3, 2])
         f1.plotly_chart(prediction_fig, width="stretch",
                         config=export.figure_config("subbagging_prediction"))
         pred_table = pd.DataFrame({
             "class": labels, "averaged P": avg, "min over subsamples": per.min(axis=0),
             "max over subsamples": per.max(axis=0),
             "sd over subsamples": per.std(axis=0, ddof=1) if done > 1 else 0.0})
-        f2.dataframe(pred_table.round(4), hide_index=True, width="stretch")
+        f2.dataframe(pred_table, hide_index=True, width="stretch", column_config={
+            c: st.column_config.NumberColumn(c.replace(" over subsamples", ""), format="%.4f",
+                                             help=f"{c} (one value per subsample)")
+            for c in pred_table.columns[2:]} | {
+            "averaged P": st.column_config.NumberColumn(format="%.4f")})
         f2.caption(
             f"Predicted: **{labels[int(np.argmax(avg))]}**"
             + (f" (recorded: {truth})" if truth is not None else "") + ". Each grey point "
@@ -562,6 +577,15 @@ def show_subbagging(entry: dict, key: tuple) -> None:
                        help="One self-contained page: settings, figures and tables of this "
                             "run.")
     st.caption("Each chart's toolbar (top right of a chart) also downloads it as SVG.")
+
+
+def _most_variable_row(model, data) -> None:
+    """Set the row input to the file row whose class posterior varies most across the
+    subsamples (largest max - min over subsamples of any class's probability)."""
+    per = model.subsample_posteriors(data.X)  # (T, n, C)
+    spread = (per.max(axis=0) - per.min(axis=0)).max(axis=1)
+    st.session_state["subb_row"] = int(data.row_ids[int(np.argmax(spread))])
+    remember("subb_row")
 
 
 def _subsamples_with_row(model, data, pos: int) -> int | None:

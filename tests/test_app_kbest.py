@@ -118,6 +118,11 @@ def test_subbagging_view_shows_the_three_views_computed_from_the_model():
     np.testing.assert_allclose(pred["min over subsamples"], per.min(axis=0), atol=1e-4)
     text = " ".join(c.value for c in at.caption)
     assert "summed out exactly: a" in text and "no subsample learned from it" in text
+    at.button(key="subb_row_spread").click().run()
+    _no_failure(at)
+    per_all = model.subsample_posteriors(ds.X)
+    widest = np.argmax((per_all.max(axis=0) - per_all.min(axis=0)).max(axis=1))
+    assert at.number_input(key="subb_row").value == ds.row_ids[widest]
     at.number_input(key="subb_row").set_value(0).run()  # removed while loading
     assert any("not in this dataset" in i.value for i in at.info)
     # 4. exports

@@ -137,7 +137,7 @@ def test_subsample_classes_and_summary(fitted):
             children = [v for v in range(4) if 3 in pa[v]]
             mb = set(pa[3]) | set(children) | {p for c in children for p in pa[c]}
             mb.discard(3)
-            shown = set() if row[5] == "(empty)" else set(row[5].split(", "))
+            shown = set() if row[4] == "(empty)" else set(row[4].split(", "))
             assert shown == {NAMES[i] for i in mb}
     summ = subsample_summary(model)
     assert list(summ["subsample"]) == [1, 2] and list(summ["rows"]) == [32, 32]
@@ -159,7 +159,8 @@ def test_posterior_figure_shows_every_subsample_and_the_average(fitted):
     np.testing.assert_allclose(np.asarray(box.y, float), per.T.ravel())
     assert list(box.x) == [c for c in classes for _ in range(2)]
     np.testing.assert_allclose(mean.y, avg)
-    assert any("recorded class" in (tr.name or "") for tr in fig.data)
+    assert list(fig.layout.xaxis.ticktext) == [f"<b>{classes[0]}</b><br>(recorded class)",
+                                               *classes[1:]]
 
 
 def test_bad_input_is_a_plain_error(fitted):

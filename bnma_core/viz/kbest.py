@@ -76,9 +76,9 @@ def subsample_classes(model: Any, t: int, names: Sequence[str] | None = None) ->
     """The K equivalence classes of subsample ``t`` (0-based), best first.
 
     Columns: ``rank`` (1 = best), ``weight`` (w_tk, the class's posterior normalised within
-    the subsample's K), ``log score`` (log P(D_t | G_tk), BDeu), ``edges`` (the CPDAG:
-    compelled arcs "A → B", undirected edges "A — B"), ``Markov blanket`` (of the class
-    variable; the same for every member of the class) and ``n edges``.
+    the subsample's K), ``log score`` (log P(D_t | G_tk), BDeu), ``Markov blanket`` (of the
+    class variable; the same for every member of the class), ``n edges`` and ``edges`` (the
+    CPDAG: compelled arcs "A → B", undirected edges "A — B").
     """
     _check_fitted(model)
     T = len(model.subsamples_)
@@ -91,11 +91,11 @@ def subsample_classes(model: Any, t: int, names: Sequence[str] | None = None) ->
     for r, (s, w, net) in enumerate(zip(sub.structures, sub.weights, model.networks_[t])):
         edges = _edges(s)
         rows.append({"rank": r + 1, "weight": float(w), "log score": float(s.log_score),
-                     "edges": ", ".join(_label(nm[u], nm[v], d) for u, v, d in edges) or
-                     "(none)",
                      "Markov blanket": ", ".join(nm[i] for i in net.markov_blanket(c)) or
                      "(empty)",
-                     "n edges": len(edges)})
+                     "n edges": len(edges),
+                     "edges": ", ".join(_label(nm[u], nm[v], d) for u, v, d in edges) or
+                     "(none)"})
     return pd.DataFrame(rows)
 
 
@@ -223,13 +223,13 @@ def subsample_posterior_figure(posteriors: np.ndarray, classes: Sequence[str],
         The averaged posterior (the model's ``predict_proba``); default the mean of
         ``posteriors`` over subsamples.
     truth : str, optional
-        The case's recorded class, named in the legend.
+        The case's recorded class, marked on the class axis.
     title : str, optional
 
     Returns
     -------
-    plotly Figure: one box with all points per class (the T subsample values) and the
-    average as a red diamond.
+    plotly Figure: one box per class with its T subsample values as points beside it, and
+    the average as a red diamond on the box.
     """
     P = np.asarray(posteriors, dtype=float)
     if P.ndim != 2 or P.shape[1] != len(classes):
@@ -239,7 +239,7 @@ def subsample_posterior_figure(posteriors: np.ndarray, classes: Sequence[str],
     fig = go.Figure()
     xs = np.repeat(np.asarray(cls, dtype=object), P.shape[0])
     ts = np.tile(np.arange(1, P.shape[0] + 1), len(cls))
-    fig.add_trace(go.Box(x=xs, y=P.T.ravel(), boxpoints="all", jitter=0.4, pointpos=0,
+    fig.add_trace(go.Box(x=xs, y=P.T.ravel(), boxpoints="all", jitter=0.5, pointpos=-1.6,
                          name=f"one subsample (T = {P.shape[0]})", marker=dict(size=7),
                          line=dict(color="#7f7f7f"), fillcolor="rgba(127,127,127,0.15)",
                          customdata=ts,
@@ -249,16 +249,16 @@ def subsample_posterior_figure(posteriors: np.ndarray, classes: Sequence[str],
                              marker=dict(symbol="diamond", size=15, color="#d62728",
                                          line=dict(color="white", width=1)),
                              text=[f"{v:.3f}" for v in avg], textposition="middle right",
-                             textfont=dict(size=13, color="#d62728"),
+                             textfont=dict(size=13, color="#d62728"), cliponaxis=False,
                              hovertemplate="%{x}: average %{y:.3f}<extra></extra>"))
-    if truth is not None:
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", marker=dict(opacity=0),
-                                 name=f"recorded class: {truth}"))
-    fig.update_layout(title=title, template="plotly_white", height=380,
+    ticks = [f"<b>{c}</b><br>(recorded class)" if truth is not None and c == str(truth) else c
+             for c in cls]
+    fig.update_layout(title=title, template="plotly_white", height=420,
                       yaxis=dict(title="P(class | this row)", range=[-0.03, 1.03]),
-                      xaxis=dict(title="class", type="category"),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
-                      margin=dict(l=60, r=20, t=70 if title else 50, b=50))
+                      xaxis=dict(type="category", tickfont=dict(size=13), tickmode="array",
+                                 tickvals=cls, ticktext=ticks),
+                      legend=dict(orientation="h", yanchor="top", y=-0.16, x=0),
+                      margin=dict(l=60, r=20, t=50 if title else 20, b=90))
     return fig
 
 
