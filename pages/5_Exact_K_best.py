@@ -28,7 +28,7 @@ from bnma_core.structure.exact import (
 )
 from bnma_core.viz import kbest as viz_kbest
 from bnma_core.viz.graphs import dag_figure, heatmap_figure
-from bnma_ui import background
+from bnma_ui import background, cache
 from bnma_ui.state import persistent, remember, require_dataset
 from bnma_ui.widgets import equations, sidebar_dataset_badge, what_am_i_looking_at
 
@@ -358,10 +358,14 @@ def subbagging_view() -> None:
 
     if stop:
         background.stop(SUB_RUN)
+    store = cache.result_store()  # same data and settings: the same (seeded) result
     if run and problem is None:
         last.pop("error", None)
-        background.start(SUB_RUN, work, key=key, meta={"data": sel})
-        st.rerun()
+        if ("subbag", key) in store:
+            last["entry"] = store[("subbag", key)]
+        else:
+            background.start(SUB_RUN, work, key=key, meta={"data": sel})
+            st.rerun()
 
     finished = background.finished(SUB_RUN, last)
     if finished is not None:
@@ -369,6 +373,8 @@ def subbagging_view() -> None:
                          "data": finished.meta["data"], "n_subsamples": finished.key[4],
                          "stopped": finished.stopped or finished.result is None
                          or finished.result.stopped_}
+        if not last["entry"]["stopped"]:
+            store[("subbag", finished.key)] = last["entry"]
     background.live(SUB_RUN, draw_live, interval=1.0)
     background.show_error(last)
 

@@ -128,6 +128,12 @@ def test_subbagging_view_shows_the_three_views_computed_from_the_model():
     # 4. exports
     labels = [b.label for b in at.get("download_button")]
     assert {"Edge stability (CSV)", "Report (HTML)"} <= set(labels)
+    # the same data and settings again: the finished result is reused, no new run starts
+    before = at.session_state["subbag__bnma_bg"]
+    at.button(key="subb_run_btn").click().run()
+    _no_failure(at)
+    assert at.session_state["subbag__bnma_bg"] is before
+    assert at.session_state["subbag_run"]["entry"]["model"] is model
     # the K-best view still works beside it
     at.radio(key="exact_view").set_value("kbest").run()
     _no_failure(at)
@@ -197,3 +203,22 @@ def test_no_feature_chosen_is_a_plain_message():
     _no_failure(at)
     assert at.error and "at least one feature" in at.error[0].value
     assert at.button(key="subb_run_btn").disabled
+
+
+def test_stop_before_the_first_subsample_finished_says_there_is_no_result():
+    from bnma_core.network import load_network
+
+    ds = load_network("alarm").sample(300, seed=0, class_variable="CATECHOL")
+    at = _page(ds)
+    at.multiselect(key="exact_vars").set_value([ds.class_name, *ds.feature_names[:16]])
+    at.number_input(key="subb_T").set_value(3).run()  # seconds per subsample at 17 variables
+    _no_failure(at)
+    at.button(key="subb_run_btn").click().run()
+    run = at.session_state["subbag__bnma_bg"]
+    assert not any(e["stage"] == "done" for e in run.events), "a subsample finished already"
+    at.button(key="subb_stop_btn").click().run()
+    _no_failure(at)
+    assert run.done and run.result is None
+    assert not any(t.name == "bnma-subbag" and t.is_alive() for t in threading.enumerate())
+    assert any("before the first subsample was finished" in w.value for w in at.warning)
+    assert not at.subheader  # no views without a result
