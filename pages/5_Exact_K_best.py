@@ -1,5 +1,11 @@
 """Exact & K-best structures: the best Bayesian networks of a small dataset, found exhaustively,
-and the K best Markov equivalence classes with their posterior weights."""
+and the K best Markov equivalence classes with their posterior weights (DESIGN §4).
+
+Two views: "Exact & K-best" (the K best classes of the complete rows) and "Subbagging"
+(:class:`bnma_core.classifiers.kbest.SubbaggingKBest`, Sugahara, Aomi & Ueno: the K best classes
+of each of T subsamples; per-subsample classes, edge stability across subsamples and the
+averaged prediction of one row, figures from :mod:`bnma_core.viz.kbest`). Both run through
+:mod:`bnma_ui.background` and check the exact search's limits before a run."""
 
 from __future__ import annotations
 
