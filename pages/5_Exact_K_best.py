@@ -103,7 +103,7 @@ default = [ds.class_name] + [n for n in names if n != ds.class_name][:9]
 
 view = st.radio("View", ["kbest", "subbagging"], horizontal=True,
                 key=persistent("exact_view", "kbest"),
-                format_func={"kbest": "Exact & K-best (all rows)",
+                format_func={"kbest": "Exact & K-best (one search on the complete rows)",
                              "subbagging": "Subbagging (K best on each of T subsamples)"}.get,
                 help="Subbagging (Sugahara, Aomi & Ueno) repeats the K-best search on T "
                      "subsamples of the rows drawn without replacement and averages all "
