@@ -193,3 +193,36 @@ def test_uniform_weighting_averages_the_classes_equally(tiny):
     np.testing.assert_allclose(clf.predict_proba(rows[:, :3]), expect, atol=1e-9)
     with pytest.raises(ValueError, match="weighting must be"):
         SubbaggingKBest(weighting="x").fit(D[:, :3], D[:, 3])
+
+
+def test_progress_hook_reports_each_subsample_and_a_stop_keeps_the_finished_ones(tiny):
+    """The dashboard's hook: one event per stage of every subsample; True after subsample t
+    keeps subsamples 0..t, equal to the same seed's first t + 1 subsamples of a full fit."""
+    from bnma_core.structure.exact import STAGES, Stopped
+
+    D, ar, _ = tiny
+    X, y = D[:, :3], D[:, 3]
+    events = []
+    full = SubbaggingKBest(n_subsamples=3, k=4, random_state=2).fit(
+        X, y, progress=lambda ev: events.append(ev) and False)
+    assert not full.stopped_ and len(full.subsamples_) == 3
+    assert [(e["subsample"], e["stage"]) for e in events] == [
+        (t, s) for t in range(3) for s in (*STAGES, "done")]
+    assert events[-1]["fraction"] == 1.0
+    assert all(a["fraction"] <= b["fraction"] for a, b in zip(events, events[1:]))
+
+    part = SubbaggingKBest(n_subsamples=3, k=4, random_state=2).fit(
+        X, y, progress=lambda ev: ev["subsample"] == 1 and ev["stage"] == "done")
+    assert part.stopped_ and len(part.subsamples_) == 2
+    for a, b in zip(part.subsamples_, full.subsamples_):
+        np.testing.assert_array_equal(a.rows, b.rows)
+        np.testing.assert_array_equal(a.weights, b.weights)
+    expect = full.subsample_posteriors(X)[:2].mean(axis=0)
+    np.testing.assert_allclose(part.predict_proba(X), expect, atol=1e-12)
+
+    mid = SubbaggingKBest(n_subsamples=3, k=4, random_state=2).fit(
+        X, y, progress=lambda ev: ev["subsample"] == 2 and ev["stage"] == STAGES[1])
+    assert mid.stopped_ and len(mid.subsamples_) == 2  # the unfinished third one is dropped
+    with pytest.raises(Stopped, match="first subsample"):
+        SubbaggingKBest(n_subsamples=3, k=4).fit(X, y, progress=lambda ev: True)
+    assert not hasattr(mid, "_progress") or mid._progress is None

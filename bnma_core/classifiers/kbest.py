@@ -22,7 +22,7 @@ are refused before any work with a :class:`~bnma_core.structure.exact.ResourceLi
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +30,14 @@ import numpy as np
 
 from ..data import DataError
 from ..network import DiscreteBN
-from ..structure.exact import ExactLimits, ScoredStructure, check_limits, k_best, posterior_weights
+from ..structure.exact import (
+    ExactLimits,
+    ScoredStructure,
+    Stopped,
+    check_limits,
+    k_best,
+    posterior_weights,
+)
 from .base import DiscreteBNClassifier
 
 __all__ = ["KBestEC", "Subsample", "SubbaggingKBest"]
@@ -236,6 +243,9 @@ class SubbaggingKBest(_ExactStructureClassifier):
         ``networks_[t][k]``: G_tk with its parameters.
     class_index_, n_rows_dropped_ : int
         As :class:`KBestEC`.
+    stopped_ : bool
+        True when a ``progress`` callback of :meth:`fit` / :meth:`fit_dataset` stopped the
+        fit early: the model then averages the ``len(subsamples_)`` < T subsamples finished.
 
     Notes
     -----
@@ -262,7 +272,34 @@ class SubbaggingKBest(_ExactStructureClassifier):
         self.weighting = weighting
         self.random_state = random_state
 
+    def fit(self, X: Any, y: Any, arities: Any = None,
+            progress: Callable[[dict], bool] | None = None) -> SubbaggingKBest:
+        """Fit on feature codes/labels ``X`` and class labels ``y`` (see the base class).
+
+        ``progress`` (optional) is called with an event dict ``{"subsample": t (0-based),
+        "n_subsamples": T, "stage": one of :data:`~bnma_core.structure.exact.STAGES` or
+        "done", "fraction": overall fraction done in [0, 1]}`` before each stage of each
+        subsample's K-best search and after each subsample. Returning True stops the fit
+        there: the finished subsamples are kept (``stopped_`` = True) and the model averages
+        them; stopped before the first one finished, :class:`Stopped` is raised."""
+        self._progress = progress
+        try:
+            return super().fit(X, y, arities)
+        finally:
+            self._progress = None
+
+    def fit_dataset(self, dataset: Any, rows: Any = None,
+                    progress: Callable[[dict], bool] | None = None) -> SubbaggingKBest:
+        """:meth:`DiscreteBNClassifier.fit_dataset` with the ``progress`` hook of
+        :meth:`fit`."""
+        self._progress = progress
+        try:
+            return super().fit_dataset(dataset, rows)
+        finally:
+            self._progress = None
+
     def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
+        progress = getattr(self, "_progress", None)
         T = _check_positive_int("n_subsamples", self.n_subsamples)
         k = _check_positive_int("k", self.k)
         ess = _check_ess(self.ess)
@@ -279,15 +316,37 @@ class SubbaggingKBest(_ExactStructureClassifier):
         rng = np.random.default_rng(self.random_state)
         self.subsamples_ = []
         self.networks_ = []
-        for _ in range(T):
+        self.stopped_ = False
+        for t in range(T):
+            asked = [False]  # the callback's last answer (its answer to "done" ends the loop)
+
+            def tick(stage: str, fraction: float, t: int = t, asked: list = asked) -> bool:
+                asked[0] = bool(progress({"subsample": t, "n_subsamples": T, "stage": stage,
+                                          "fraction": (t + float(fraction)) / T}))
+                return asked[0]
+
             rows = np.sort(rng.choice(n, size=m, replace=False))
             Dt = np.ascontiguousarray(data[rows])
-            structs = k_best(Dt, ar, k, classes=True, score="bdeu", ess=ess,
-                             max_parents=self.max_parents, class_index=self.class_index_,
-                             limits=self.limits)
-            self.subsamples_.append(Subsample(rows, structs, _weights(structs, self.weighting)))
-            src = data if self.refit_on_full else Dt
-            self.networks_.append([self._network(s, src, ar) for s in structs])
+            try:
+                structs = k_best(Dt, ar, k, classes=True, score="bdeu", ess=ess,
+                                 max_parents=self.max_parents, class_index=self.class_index_,
+                                 limits=self.limits,
+                                 progress=None if progress is None else tick)
+            except Stopped:
+                if not self.subsamples_:
+                    raise Stopped("Stopped before the first subsample was finished.") from None
+                self.stopped_ = True
+                return
+            self._add_subsample(rows, structs, data, Dt, ar)
+            if asked[0] and t + 1 < T:  # stop asked at the end of this subsample
+                self.stopped_ = True
+                return
+
+    def _add_subsample(self, rows: np.ndarray, structs: list[ScoredStructure],
+                       data: np.ndarray, Dt: np.ndarray, ar: np.ndarray) -> None:
+        self.subsamples_.append(Subsample(rows, structs, _weights(structs, self.weighting)))
+        src = data if self.refit_on_full else Dt
+        self.networks_.append([self._network(s, src, ar) for s in structs])
 
     def _predict_log_proba_codes(self, X: np.ndarray) -> np.ndarray:
         return self._log(np.mean(self.subsample_posteriors(X, codes=True), axis=0))
