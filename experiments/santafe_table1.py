@@ -102,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{count} networks per cell; report: {path}\n")
     print(santafe.wdl_markdown(santafe.table1(df)))
     print()
+    print(santafe.wdl_markdown(santafe.table1(df, pooled=True)))
+    print()
     print(santafe.frame_markdown(santafe.method_summary(df)))
     ps = santafe.peer_summary(df)
     if len(ps):

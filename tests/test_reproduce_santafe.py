@@ -103,6 +103,12 @@ def test_smoke_grid_resumes_and_reports(tmp_path):
     expected = 1.0 if not (d != 0).any() else stats.wilcoxon(
         m["accuracy_x"], m["accuracy_y"], zero_method="wilcox").pvalue
     assert row["p_value"] == pytest.approx(expected)
+    pooled = santafe.table1(df, pooled=True)
+    assert len(pooled) == 3 * len(santafe.QUICK["orders"])
+    per = t1.groupby(["comparison", "order"])[["ematan_wins", "draws", "ematan_losses"]].sum()
+    got = pooled.set_index(["comparison", "order"])[per.columns].sort_index()
+    pd.testing.assert_frame_equal(got, per.sort_index(), check_dtype=False)
+    assert (pooled["n_networks"] == 3 * 2).all()
     path = write_report("santafe", tmp_path, quick=True, keys=keys)
     html = path.read_text()
     for text in ("Table 1 side by side", "Claims", "EMA-TAN vs EM-TAN", "collapsed",
