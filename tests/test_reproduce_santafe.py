@@ -27,7 +27,8 @@ def test_registered_and_grid_shape():
     full = santafe.grid(False)
     assert {k["n"] for k in full} == {2, 4, 8, 10, 12, 14}
     assert {k["N"] for k in full} == {40, 80, 160, 320, 640}
-    assert {k["starts"] for k in full} == {100}
+    assert {k["starts"] for k in full} == {santafe.FULL["starts"]}
+    assert len({k["network"] for k in full}) == santafe.FULL["networks"]
     with pytest.raises(ValueError, match="unknown santafe setting"):
         santafe.grid(True, nets=3)
 
