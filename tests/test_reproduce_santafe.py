@@ -155,6 +155,19 @@ def test_verdict_rule():
     assert santafe._verdict(t(5, 0, 6, 0.8))[0] == NOT_REPRODUCED  # behind in every cell
     two = pd.concat([t(6, 0, 5, 0.8), t(5, 0, 6, 0.8)], ignore_index=True)
     assert santafe._verdict(two)[0] == NOT_CHECKABLE
+    # few networks per cell: the verdict rests on every data set pooled
+    few = t(2, 0, 1, 0.9)
+
+    def pooled(w, d, l, p):
+        return pd.Series({"n_networks": w + d + l, "ematan_wins": w, "draws": d,
+                          "ematan_losses": l, "p_value": p, "mean_acc_ematan": 0.8,
+                          "mean_acc_other": 0.7}, dtype=object)
+
+    assert santafe._verdict(few, pooled(60, 10, 20, 0.001))[0] == REPRODUCED
+    assert santafe._verdict(few, pooled(20, 10, 60, 0.001))[0] == NOT_REPRODUCED
+    assert santafe._verdict(few, pooled(30, 30, 30, 1.0))[0] == NOT_REPRODUCED
+    assert santafe._verdict(few, pooled(35, 20, 30, 0.5))[0] == NOT_CHECKABLE
+    assert "pooled over all 90 data sets" in santafe._verdict(few, pooled(30, 30, 30, 1.0))[1]
 
 
 def test_wilcoxon_p_all_ties_and_scipy():
