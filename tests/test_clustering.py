@@ -448,39 +448,6 @@ def test_random_tan_generator():
     assert X.shape == (500, 8) and (X < net.arities).all() and set(c) <= {0, 1}
 
 
-def test_table1_smoke_run(tmp_path):
-    from scipy import stats
-
-    from experiments import santafe_table1 as t1
-
-    cfg = dict(t1.SMOKE, orders=("random",), out_dir=tmp_path, verbose=False)
-    df, table = t1.run(**cfg)
-    assert (tmp_path / "datasets.csv").exists() and (tmp_path / "table1.csv").exists()
-    saved = pd.read_csv(tmp_path / "table1.csv")
-    for col in ("comparison", "n_vars", "sample_size", "ematan_wins", "draws", "ematan_losses",
-                "bold_p_lt_0_10", "p_value", "paper_wins"):
-        assert col in saved.columns
-    assert len(table) == 3 * 2 * 2
-    assert (table.ematan_wins + table.draws + table.ematan_losses == 10).all()
-    # the Wilcoxon p-value of one cell, recomputed
-    row = table[(table.comparison == "EMA-TAN vs EMA") & (table.n_vars == 8)
-                & (table.sample_size == 160)].iloc[0]
-    a = df[(df.method == "ematan") & (df.n_vars == 8) & (df.sample_size == 160)]
-    b = df[(df.method == "ema") & (df.n_vars == 8) & (df.sample_size == 160)]
-    m = a.merge(b, on="network")
-    d = m.accuracy_x - m.accuracy_y
-    expected = 1.0 if not (d != 0).any() else stats.wilcoxon(
-        m.accuracy_x, m.accuracy_y, zero_method="wilcox").pvalue
-    assert row.p_value == pytest.approx(expected)
-    assert ((df.accuracy >= 0.5) & (df.accuracy <= 1)).all()
-    md = t1.markdown(table, t1.collapse_summary(df))
-    assert "| EMA-TAN vs EMA | random | 8 | 160 |" in md and "| 8 | 160 | ematan |" in md
-    # resumable: a second run finds every data set done
-    again, table2 = t1.run(**cfg)
-    assert len(again) == len(df)
-    assert table2[["ematan_wins", "draws"]].equals(table[["ematan_wins", "draws"]])
-
-
 @pytest.mark.parametrize("seed", range(5))
 def test_prim_tree_equals_networkx_maximum_spanning_tree(seed):
     import networkx as nx

@@ -25,9 +25,10 @@ PAPERS: dict[str, str] = {
     "hwang2005": "bnma_core.reproduce.hwang2005",
     "dash2002": "bnma_core.reproduce.dash2002",
     "ukdb": "bnma_core.reproduce.ukdb",
+    "santafe": "bnma_core.reproduce.santafe",
     "smoke": "bnma_core.reproduce.smoke",
 }
-PENDING: dict[str, int] = {"sugahara": 12, "santafe": 13, "anchors": 16}
+PENDING: dict[str, int] = {"sugahara": 12, "anchors": 16}
 
 
 class NotAvailable(LookupError):
