@@ -416,3 +416,9 @@ register(MethodSpec(
     "B-RAI: averages 100 networks sampled from a tree of bootstrapped independence tests "
     "(Rohekar et al. 2018; simplified reconstruction, see the class docstring).",
     {"n_structures": 100, "s": 3, "alpha": 0.05}, randomized=True))
+
+# --- the recommended method (issue 16) ---------------------------------------------------------
+DEFAULT_METHOD = "bma10"
+"""The recommended averaging method: the default of ``bnma cv --methods`` and the method the
+Compare page selects first. Chosen on Weka's folds of the seven anchor datasets and on the shared
+data sets (``docs/accuracy.md`` §5, ``bnma reproduce anchors``)."""

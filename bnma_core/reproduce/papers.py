@@ -26,8 +26,9 @@ PAPERS: dict[str, str] = {
     "dash2002": "bnma_core.reproduce.dash2002",
     "ukdb": "bnma_core.reproduce.ukdb",
     "smoke": "bnma_core.reproduce.smoke",
+    "anchors": "bnma_core.reproduce.anchors",
 }
-PENDING: dict[str, int] = {"sugahara": 12, "santafe": 13, "anchors": 16}
+PENDING: dict[str, int] = {"sugahara": 12, "santafe": 13}
 
 
 class NotAvailable(LookupError):
