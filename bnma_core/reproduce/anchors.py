@@ -265,13 +265,13 @@ def target_claims(summary: pd.DataFrame, method: str | None = None) -> list[dict
     out.append(claim(
         f"the recommended method ({method}) is within half a point of the best anchor, or "
         f"ahead, on at least {TARGET['at_least_tie']} of the 7 datasets",
-        f">= {TARGET['at_least_tie']} of 7", f"{n_tie} of {len(s)}",
+        f"target >= {TARGET['at_least_tie']} of 7", f"{n_tie} of {len(s)}",
         status(n_tie >= TARGET["at_least_tie"]),
         why_partial or ("" if n_tie >= TARGET["at_least_tie"] else "behind by more than half a "
                         "point on " + ", ".join(s.index[s["result"] == "loss"]))))
     out.append(claim(
         f"the recommended method ({method}) is more than half a point ahead of the best anchor "
-        f"on at least {TARGET['wins']} of the 7 datasets", f">= {TARGET['wins']} of 7",
+        f"on at least {TARGET['wins']} of the 7 datasets", f"target >= {TARGET['wins']} of 7",
         f"{n_win} of {len(s)}" + (f" ({', '.join(s.index[s['result'] == 'win'])})"
                                   if n_win else ""),
         status(n_win >= TARGET["wins"]), why_partial or (
@@ -282,16 +282,17 @@ def target_claims(summary: pd.DataFrame, method: str | None = None) -> list[dict
     out.append(claim(
         f"the recommended method's mean over the 7 datasets is at least one point above the "
         f"best single anchor configuration ({BEST_SINGLE_ANCHOR_MEAN:.4f}, Weka HC-P3)",
-        f">= {goal:.4f}", f"{mean:.4f} ({mean - BEST_SINGLE_ANCHOR_MEAN:+.4f})",
+        f"target >= {goal:.4f}", f"{mean:.4f} ({mean - BEST_SINGLE_ANCHOR_MEAN:+.4f})",
         status(mean >= goal), why_partial))
     if "contact-lenses" in s.index:
         v = float(s.loc["contact-lenses", "acc_mean"])
         ok = v >= TARGET["contact_lenses"] - TIE
         out.append(claim("contact-lenses is closed (pyAgrum GHC's .8833, within half a point)",
-                         f">= {TARGET['contact_lenses']:.4f}", f"{v:.4f}",
+                         f"target >= {TARGET['contact_lenses']:.4f}", f"{v:.4f}",
                          REPRODUCED if ok else NOT_REPRODUCED,
-                         "" if ok else "24 rows, 3 classes: one test row is 4 points of one "
-                         "fold's accuracy"))
+                         "" if ok else "24 rows, 3 classes, folds of 2-3 rows: one test row moves "
+                         "the mean by 3-5 points; pyAgrum's .8833 was measured on another "
+                         "shuffle of folds (anchors README), Weka's best on these folds is .8167"))
     piv = summary.pivot_table(index="dataset", columns="method", values="acc_mean")
     if {"ukdb", "kdb"} <= set(piv.columns):
         d = (piv["ukdb"] - piv["kdb"]).dropna()
@@ -301,7 +302,7 @@ def target_claims(summary: pd.DataFrame, method: str | None = None) -> list[dict
         ok = ("wbc" in piv.index and piv.loc["wbc", "ukdb"] >= piv.loc["wbc", "kdb"]
               and w >= l_)
         out.append(claim("UKDB (registry default) is at least as accurate as KDB on WBC and "
-                         "in win/draw/loss over the anchors", "UKDB >= KDB",
+                         "in win/draw/loss over the anchors", "target UKDB >= KDB",
                          f"{wbc}W/D/L {w}/{t_}/{l_}", REPRODUCED if ok else NOT_REPRODUCED,
                          "" if ok else "see docs/accuracy.md §1-2 (the shared data sets too)"))
     return out
