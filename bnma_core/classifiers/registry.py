@@ -422,3 +422,21 @@ DEFAULT_METHOD = "bma10"
 """The recommended averaging method: the default of ``bnma cv --methods`` and the method the
 Compare page selects first. Chosen on Weka's folds of the seven anchor datasets and on the shared
 data sets (``docs/accuracy.md`` §5, ``bnma reproduce anchors``)."""
+
+# --- issue 16: the Dirichlet prior chosen by marginal likelihood; stacking over families ------
+register(MethodSpec(
+    "bma10_ml", "bnma_core.classifiers.order_bma:OrderMCMCBMA",
+    "bma10 with its Dirichlet prior (K2, or BDeu with equivalent sample size 0.5-20) chosen on "
+    "the training rows by the marginal likelihood at the best sampled order; 7 chains.",
+    {**_MCMC_CLI, "n_orders": 10, "dirichlet_grid": ("k2", 0.5, 1.0, 2.0, 5.0, 10.0, 20.0)},
+    randomized=True, capabilities=_ORDERS,
+    test_params={"n_iter": 60, "burn_in": 10, "n_orders": 2, "max_parents": 1,
+                 "dirichlet_grid": ("k2", 1.0)}))
+register(MethodSpec(
+    "stack", "bnma_core.classifiers.stacking:PredictiveStacking",
+    "Stacking of naive Bayes, TAN, AODE, KDB (k = 1) and bma10, weighted by how well each "
+    "predicted the class of held-out training rows (inner 5-fold CV; Yao et al. 2018).",
+    {"candidates": ("nb", "tan", "aode", "kdb1", "bma10"), "weighting": "stacking",
+     "inner_folds": 5}, randomized=True,
+    capabilities=Capabilities(fit_missing="available", predict_missing="marginalize"),
+    test_params={"candidates": ("nb", "tan"), "inner_folds": 2}))

@@ -22,7 +22,9 @@ Weightings (``weighting``):
   earlier candidate).
 
 Each candidate with a weight is then refitted on all training rows and the prediction is the
-mixture p(c | x) = sum_k w_k p_k(c | x). Nothing in the weights sees a test row.
+mixture p(c | x) = sum_k w_k p_k(c | x). Nothing in the weights sees a test row. Training rows
+with a missing value reach the candidates that learn from incomplete rows (their declared
+``fit_missing``); the others learn from the complete rows, inside the inner folds too.
 
 References
 ----------
@@ -141,10 +143,22 @@ class PredictiveStacking(DiscreteBNClassifier):
             return int(self.random_state)
         return int(check_random_state(self.random_state).randint(0, 2**31 - 1))
 
+    # training rows with missing values go to the candidates that learn from them (each
+    # candidate's declared ``fit_missing``); the others get the complete rows
+    handles_missing_in_fit = True
+
     def _make(self, name: str, seed: int):
         from .registry import make_classifier
 
         return make_classifier(name, random_state=seed)
+
+    def _fit_candidate(self, name: str, seed: int, X: np.ndarray, y: np.ndarray):
+        from .registry import training_rows
+
+        rows = training_rows(name, X)
+        est = self._make(name, seed)
+        est.fit(X[rows], y[rows], arities=self.arities_)
+        return est
 
     def _class_log_proba(self, est, X: np.ndarray) -> np.ndarray:
         """(n, n_classes) log P(c | x) of a fitted candidate on this model's class codes."""
@@ -168,8 +182,7 @@ class PredictiveStacking(DiscreteBNClassifier):
         hits = np.zeros(len(names))
         for tr, te in splits:
             for j, name in enumerate(names):
-                est = self._make(name, seed)
-                est.fit(X[tr], y[tr], arities=self.arities_)
+                est = self._fit_candidate(name, seed, X[tr], y[tr])
                 lpc = self._class_log_proba(est, X[te])
                 lp[te, j] = np.maximum(lpc[np.arange(len(te)), y[te]], LOG_FLOOR)
                 hits[j] += np.sum(lpc.argmax(axis=1) == y[te])
@@ -191,9 +204,7 @@ class PredictiveStacking(DiscreteBNClassifier):
         self.models_ = {}
         for name, wk in self.weights_.items():
             if wk > 0:
-                est = self._make(name, seed)
-                est.fit(X, y, arities=self.arities_)
-                self.models_[name] = est
+                self.models_[name] = self._fit_candidate(name, seed, X, y)
 
     def _predict_log_proba_codes(self, X: np.ndarray) -> np.ndarray:
         parts = [math.log(self.weights_[n]) + self._class_log_proba(m, X)
