@@ -37,7 +37,8 @@ __all__ = ["ANCHORS", "DATASETS", "TIE", "BEST_SINGLE_ANCHOR_MEAN", "TARGET", "l
 
 ROOT = Path(__file__).resolve().parents[2]
 ANCHORS = Path(os.environ.get("BNMA_ANCHORS", ROOT.parent / "shared" / "anchors"))
-"""Default anchors folder: ``$BNMA_ANCHORS``, else ``<repository>/../shared/anchors``."""
+"""Default anchors folder: ``$BNMA_ANCHORS``, else the shared ``anchors`` folder next to the
+repository."""
 DATASETS = ("wbc", "contact-lenses", "breast-cancer", "vote", "iris", "glass", "diabetes")
 TIE = 0.005
 BEST_SINGLE_ANCHOR_MEAN = 0.8145  # Weka BayesNet HC-P3 over the seven (anchors README)
@@ -55,8 +56,8 @@ def _dir(anchors: str | Path | None) -> Path:
     path = ANCHORS if anchors is None else Path(anchors)
     if not (path / "results.csv").exists():
         raise FileNotFoundError(
-            f"no anchors at {path}: the shared folder next to the repository "
-            "(../shared/anchors, or set BNMA_ANCHORS) is needed for this comparison")
+            f"no anchors at {path}: the shared anchors folder next to the repository (or "
+            "the folder named by BNMA_ANCHORS) is needed for this comparison")
     return path
 
 
