@@ -103,8 +103,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "table (accuracy mean ± sd over folds, AUC, log loss, fit time).")
     _add_data_arguments(cv, "CSV file or bundled dataset name (wbc); class column: --target, "
                         "else a column named class/target/label/diagnosis, else the last")
-    cv.add_argument("--methods", default="nb,tan,kdb",
-                    help="comma-separated method names (see `bnma methods`)")
+    from .classifiers.registry import DEFAULT_METHOD
+
+    cv.add_argument("--methods", default=",".join(dict.fromkeys([DEFAULT_METHOD, "nb", "tan"])),
+                    help="comma-separated method names (see `bnma methods`; default: the "
+                         f"recommended method {DEFAULT_METHOD} beside naive Bayes and TAN)")
     cv.add_argument("--folds", type=_positive_int(2), default=10)
     cv.add_argument("--seed", type=_positive_int(0), default=1)
     cv.add_argument("--discretization", choices=["median", "quantile"], default="median",

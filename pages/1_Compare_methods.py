@@ -10,7 +10,7 @@ st.set_page_config(page_title="Compare methods · BNMA Studio",
 import pandas as pd
 
 from bnma_core import export, viz
-from bnma_core.classifiers.registry import METHODS
+from bnma_core.classifiers.registry import DEFAULT_METHOD, METHODS
 from bnma_core.data import informative_features
 from bnma_core.evaluation import (
     HIGHER_IS_BETTER,
@@ -66,7 +66,7 @@ def _mean_sd(summary: pd.DataFrame, metric: str) -> list[str]:
 
 ds = require_dataset()
 names = list(METHODS)
-default = [m for m in PREFERRED if m in METHODS][:5] or names[:3]
+default = list(dict.fromkeys(m for m in [DEFAULT_METHOD, *PREFERRED] if m in METHODS))[:5]
 limits = method_limits(ds)
 
 

@@ -55,3 +55,77 @@ def test_win_tie_loss_uses_half_a_point():
                           "seconds": 0.1})
     s = an.summarize(folds)
     assert s["result"].tolist() == ["win", "tie", "loss"]
+
+
+# --- bnma reproduce anchors (the same functions as a grid of cells) ---------------------------
+def test_grid_keys_quick_and_full():
+    from bnma_core.classifiers.registry import DEFAULT_METHOD, available_methods
+    from bnma_core.reproduce import anchors as ra
+
+    quick = ra.grid(quick=True)
+    assert {k["dataset"] for k in quick} == set(ra.QUICK_DATASETS)
+    assert [k["method"] for k in quick][0] == DEFAULT_METHOD
+    assert len(quick) == len(ra.QUICK_DATASETS) * len({k["method"] for k in quick}) * 10
+    full = ra.grid()
+    assert {k["method"] for k in full} == set(available_methods())
+    assert {k["dataset"] for k in full} == set(ra.DATASETS)
+    assert len({tuple(sorted(k.items())) for k in full}) == len(full)
+
+
+def test_cell_is_one_weka_fold_of_run_method():
+    from bnma_core.reproduce import anchors as ra
+
+    recs = an.run_method("nb", "iris")
+    r = ra.cell({"dataset": "iris", "method": "nb", "fold": 3, "seed": 1})
+    assert r["accuracy"] == recs[3]["accuracy"] and r["n_test"] == 15
+
+
+def _summary(accs: dict[str, float], method: str) -> pd.DataFrame:
+    folds = pd.DataFrame([{"dataset": d, "method": method, "fold": k, "accuracy": a,
+                           "seconds": 0.1} for d, a in accs.items() for k in range(10)])
+    return an.summarize(folds)
+
+
+def test_target_claims_in_plain_sentences():
+    from bnma_core.reproduce import anchors as ra
+    from bnma_core.reproduce.report import NOT_CHECKABLE, NOT_REPRODUCED, REPRODUCED
+
+    best = an.anchor_table().set_index("dataset")["best_anchor"]
+    ahead = {d: best[d] + (0.01 if i < 4 else 0.0) for i, d in enumerate(ra.DATASETS)}
+    ahead["contact-lenses"] = 0.90
+    claims = ra.target_claims(_summary(ahead, "m"), "m")
+    assert [c["status"] for c in claims] == [REPRODUCED] * 4
+    assert "at least 6 of the 7" in claims[0]["claim"]
+    behind = {d: best[d] - 0.02 for d in ra.DATASETS}
+    claims = ra.target_claims(_summary(behind, "m"), "m")
+    assert [c["status"] for c in claims] == [NOT_REPRODUCED] * 4
+    assert "contact-lenses" in claims[0]["reason"]
+    part = ra.target_claims(_summary({"iris": 0.9}, "m"), "m")
+    assert [c["status"] for c in part] == [NOT_CHECKABLE] * 3
+    assert "1 of the 7 datasets" in part[0]["reason"]
+
+
+def test_reproduce_cells_store_and_report(tmp_path):
+    from bnma_core.classifiers.registry import DEFAULT_METHOD
+    from bnma_core.reproduce.runner import run_grid, write_report
+
+    keys = [{"dataset": "iris", "method": m, "fold": k, "seed": 1}
+            for m in ("nb", "aode") for k in range(10)]
+    s = run_grid("anchors", tmp_path, workers=0, keys=keys)
+    assert s.n_computed == 20 and not s.failures
+    path = write_report("anchors", tmp_path, keys=keys)
+    html = path.read_text()
+    assert "Weka" in html and "pyAgrum" in html and "iris" in html
+    assert f"recommended method ({DEFAULT_METHOD})" in html
+    assert "Not checkable" in html  # the default method did not run in these cells
+    again = run_grid("anchors", tmp_path, workers=0, keys=keys)
+    assert again.n_computed == 0 and again.n_skipped == 20
+
+
+def test_missing_anchors_folder_is_a_plain_error(tmp_path):
+    from bnma_core.reproduce import anchors as ra
+
+    with pytest.raises(FileNotFoundError, match="no anchors at"):
+        ra.load("iris", tmp_path)
+    with pytest.raises(ValueError, match="Unknown method 'magic'"):
+        ra.run(None, ["magic"], ["iris"])

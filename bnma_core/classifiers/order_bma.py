@@ -57,8 +57,13 @@ class _OrderBMABase(DiscreteBNClassifier):
         if int(self.max_missing_states) < 1 or int(self.n_mc) < 1:
             raise ValueError("max_missing_states and n_mc must be positive.")
 
-    def _setup(self, X: np.ndarray, y: np.ndarray) -> None:
+    def _setup(self, X: np.ndarray, y: np.ndarray, scoring: str | None = None,
+               ess: float | None = None) -> None:
+        """Score table of the training rows; ``scoring`` / ``ess`` override the parameters
+        (the Dirichlet prior chosen by :class:`OrderMCMCBMA`'s ``dirichlet_grid``)."""
         self._check_common()
+        self.scoring_ = self.scoring if scoring is None else scoring
+        self.ess_ = float(self.ess if ess is None else ess)
         p = X.shape[1]
         self.class_index_ = p
         feats, cname = self._variable_names()
@@ -66,7 +71,7 @@ class _OrderBMABase(DiscreteBNClassifier):
         codes = np.column_stack([X, y]).astype(CODE_DTYPE)
         self.variable_arities_ = np.append(self.arities_, len(self.classes_)).astype(np.int64)
         self.table_ = build_score_table(codes, self.variable_arities_, self.max_parents,
-                                        self.scoring, self.prior, self.ess,
+                                        self.scoring_, self.prior, self.ess_,
                                         candidates=self.candidates, prune_eps=self.prune_eps)
         self._fit_rows = codes  # kept for candidate expansion only, dropped after setup
 
@@ -316,9 +321,20 @@ class OrderMCMCBMA(_OrderBMABase):
     combine : {"joint", "posterior"}
         "joint" averages P(c, f | D, ≺_t) as eq. 11 states; "posterior" averages the per-order
         class posteriors instead.
+    dirichlet_grid : sequence of ("k2" or positive float), optional
+        Dirichlet priors to choose from on the training rows (issue 16): ``"k2"`` (a_ijk = 1)
+        or a BDeu equivalent sample size. One chain is run per entry (same seed) and the
+        entry with the largest marginal likelihood of the training data at its best sampled
+        order, max_t log P(D, ≺_t) (the order score, :meth:`ScoreTable.order_log_score`), is
+        kept with its orders -- a type-II maximum likelihood choice of the parameter prior
+        (Silander, Kontkanen & Myllymäki 2007 on BDeu's sensitivity to it). None (default):
+        ``scoring`` / ``ess`` as given. ``fit_stream`` does not take a grid.
 
     Attributes
     ----------
+    scoring_, ess_ : the Dirichlet prior used (chosen from ``dirichlet_grid`` if given)
+    dirichlet_log_ml_ : dict, only with ``dirichlet_grid``
+        Entry ("k2" or the ESS) -> max_t log P(D, ≺_t) of its run.
     sampled_orders_ : ndarray (T, n) of variable indices (into ``variable_names_``)
     sampled_order_names_ : list of list of str
     trace_ : DataFrame (chain, iteration, log2_score, accepted[, spearman])
@@ -341,7 +357,7 @@ class OrderMCMCBMA(_OrderBMABase):
                  prune_eps: float = 1e-12, candidates: Any = "auto",
                  start: str = "random", start_order: Sequence[Any] | None = None,
                  reference_order: Sequence[Any] | None = None, combine: str = "joint",
-                 expand_rounds: int = 0) -> None:
+                 expand_rounds: int = 0, dirichlet_grid: Sequence[Any] | None = None) -> None:
         self.n_iter = n_iter
         self.burn_in = burn_in
         self.n_orders = n_orders
@@ -362,11 +378,13 @@ class OrderMCMCBMA(_OrderBMABase):
         self.reference_order = reference_order
         self.combine = combine
         self.expand_rounds = expand_rounds
+        self.dirichlet_grid = dirichlet_grid
 
-    def _sampler(self, X: np.ndarray, y: np.ndarray, reference_order: Any) -> OrderMCMC:
+    def _sampler(self, X: np.ndarray, y: np.ndarray, reference_order: Any,
+                 scoring: str | None = None, ess: float | None = None) -> OrderMCMC:
         if self.combine not in COMBINE:
             raise ValueError(f"Unknown combine {self.combine!r}; use 'joint' or 'posterior'.")
-        self._setup(X, y)
+        self._setup(X, y, scoring, ess)
         ref = reference_order if reference_order is not None else self.reference_order
         ref_idx = None if ref is None else self._resolve_order(ref)
         start_idx = None if self.start_order is None else self._resolve_order(self.start_order)
@@ -393,7 +411,7 @@ class OrderMCMCBMA(_OrderBMABase):
             if replaced == 0:
                 break
             self.table_ = build_score_table(codes, self.variable_arities_, self.max_parents,
-                                            self.scoring, self.prior, self.ess,
+                                            self.scoring_, self.prior, self.ess_,
                                             candidates=cand, prune_eps=self.prune_eps)
 
     def _finish(self, sampler: OrderMCMC) -> None:
@@ -409,9 +427,43 @@ class OrderMCMCBMA(_OrderBMABase):
         self.mcmc_seconds_ = res.seconds
         self._edge_summaries()
 
+    def _dirichlet_grid(self) -> list[tuple[str, float, Any]] | None:
+        """``dirichlet_grid`` as (scoring, ess, label) triples (ValueError when malformed)."""
+        if self.dirichlet_grid is None:
+            return None
+        grid = [self.dirichlet_grid] if isinstance(self.dirichlet_grid, str | int | float) \
+            else list(self.dirichlet_grid)
+        out = []
+        for g in grid:
+            if isinstance(g, str) and g.lower() == "k2":
+                out.append(("k2", 1.0, "k2"))
+            elif isinstance(g, int | float | np.integer | np.floating) and not isinstance(
+                    g, bool) and math.isfinite(g) and g > 0:
+                out.append(("bdeu", float(g), float(g)))
+            else:
+                raise ValueError(f"dirichlet_grid entries are 'k2' or a positive equivalent "
+                                 f"sample size; got {g!r}.")
+        if not out:
+            raise ValueError("dirichlet_grid is empty; give None or at least one entry.")
+        return out
+
     def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
-        sampler = self._sampler(X, y, None)
-        sampler.run()
+        grid = self._dirichlet_grid()
+        if grid is None:
+            sampler = self._sampler(X, y, None)
+            sampler.run()
+            self._finish(sampler)
+            return
+        best, scores = None, {}
+        for scoring, ess, label in grid:
+            sampler = self._sampler(X, y, None, scoring, ess)
+            orders = sampler.run().orders
+            ml = max(self.table_.order_log_score(o) for o in orders)
+            scores[label] = ml
+            if best is None or ml > best[0]:  # ties: the earlier entry
+                best = (ml, scoring, ess, sampler, self.table_)
+        _, self.scoring_, self.ess_, sampler, self.table_ = best
+        self.dirichlet_log_ml_ = scores
         self._finish(sampler)
 
     def fit_stream(self, X: Any, y: Any, every: int = 500, reference_order: Any = None,
@@ -428,6 +480,9 @@ class OrderMCMCBMA(_OrderBMABase):
         ``every`` step; when it returns True the stream ends (no further event) and the model
         is built. The chain threads are joined before the model is built, so none runs after
         the generator has finished or been closed."""
+        if self._dirichlet_grid() is not None:
+            raise ValueError("fit_stream does not choose a Dirichlet prior; use fit, or give "
+                             "dirichlet_grid=None.")
         Xc, yc = self._prepare_fit(X, y, arities)
         sampler = self._sampler(Xc, yc, reference_order)
         names = self.variable_names_

@@ -27,8 +27,9 @@ PAPERS: dict[str, str] = {
     "ukdb": "bnma_core.reproduce.ukdb",
     "santafe": "bnma_core.reproduce.santafe",
     "smoke": "bnma_core.reproduce.smoke",
+    "anchors": "bnma_core.reproduce.anchors",
 }
-PENDING: dict[str, int] = {"sugahara": 12, "anchors": 16}
+PENDING: dict[str, int] = {"sugahara": 12}
 
 
 class NotAvailable(LookupError):
