@@ -83,13 +83,18 @@ def _extend(rep: np.ndarray, cell: np.ndarray, w: np.ndarray, n_in: int, row_v: 
             continue
         g = gid_v[r]
         if g != prev_g:
-            for h in range(n_h):
+            for h in range(n_h):  # flush the group: its entries, and their sum into the table
                 c = htouch[h]
+                hc = hist[c]
                 out_rep[n_out] = prev_rep
                 out_cell[n_out] = c
-                out_w[n_out] = hist[c]
+                out_w[n_out] = hc
                 n_out += 1
                 hist[c] = 0
+                if table[c] == 0:
+                    touched[n_touched] = c
+                    n_touched += 1
+                table[c] += hc
             n_h = 0
             prev_g = g
             prev_rep = r
@@ -99,18 +104,19 @@ def _extend(rep: np.ndarray, cell: np.ndarray, w: np.ndarray, n_in: int, row_v: 
             htouch[n_h] = p
             n_h += 1
         hist[p] += we
-        if table[p] == 0:
-            touched[n_touched] = p
-            n_touched += 1
-        table[p] += we
         n_complete += we
     for h in range(n_h):
         c = htouch[h]
+        hc = hist[c]
         out_rep[n_out] = prev_rep
         out_cell[n_out] = c
-        out_w[n_out] = hist[c]
+        out_w[n_out] = hc
         n_out += 1
         hist[c] = 0
+        if table[c] == 0:
+            touched[n_touched] = c
+            n_touched += 1
+        table[c] += hc
     return n_touched, n_complete, n_out
 
 
