@@ -22,7 +22,14 @@ Two regimes:
 
 Counting: the data are reduced to their distinct rows with multiplicities
 (:func:`compress_rows`) and every count is a weighted count over them, so the cost grows with
-the number of distinct rows rather than with N (identical counts, tested).
+the number of distinct rows rather than with N (identical counts, tested). In the
+paper-faithful regime each variable set's joint table is counted over *suffix groups*
+(:mod:`bnma_core.kernels.grouped_counts`): the distinct rows are relabelled by decreasing
+entropy and sorted from the last column (:func:`suffix_sort`), and a set carries its rows
+merged on (values of the later columns, joint cell), so adding a later variable reads far
+fewer entries than rows (ALARM, N = 1,000,000: 11 % of the one-pass work; table 26.8 -> 8.5
+CPU s). The counts equal one pass over all rows (tested against
+:func:`bnma_core.kernels.orders.build_full_table`).
 
 Pruning: each node's sets are sorted by decreasing score; for an order the scan starts at the
 best *compatible* set (score M) and stops below M + log(eps / m) (m = sets per node), so the mass
