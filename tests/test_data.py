@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from conftest import ROOT
 
+import bnma_core.data as data_module
 from bnma_core.data import (
     DataError,
     DiscreteEncoder,
@@ -449,3 +450,54 @@ def test_select_features_and_informative_ranking():
     np.testing.assert_array_equal(small.y, ds.y)
     with pytest.raises(DataError, match="Not features"):
         ds.select_features(["class"])
+
+
+def _big_csv(tmp_path, leading_space=False, n=40_000):
+    """A > 1 MB CSV (the size read by pyarrow first) with categorical, integer, continuous,
+    boolean-like and missing values."""
+    rng = np.random.default_rng(0)
+    sp = " " if leading_space else ""
+    cat = rng.choice(["low", "mid", "high", "?", "NA", ""], n)
+    integ = rng.integers(1, 6, n).astype(str)
+    cont = np.round(rng.normal(10, 3, n), 3).astype(str)
+    flag = rng.choice(["TRUE", "FALSE"], n)
+    const = np.full(n, "same")
+    cls = rng.choice(["yes", "no"], n)
+    lines = ["cat,integ,cont,flag,const,class"] + [
+        f"{a},{sp}{b},{c},{d},{e},{f}" for a, b, c, d, e, f in zip(cat, integ, cont, flag,
+                                                                     const, cls)]
+    path = tmp_path / "big.csv"
+    path.write_text("\n".join(lines) + "\n")
+    assert path.stat().st_size >= data_module.PYARROW_MIN_BYTES
+    return path
+
+
+@pytest.mark.parametrize("leading_space", [False, True])
+def test_large_csv_pyarrow_path_equals_c_engine(tmp_path, monkeypatch, leading_space):
+    """Large files are read by pyarrow (categorical columns) unless that could differ from
+    pandas' C engine; either way the dataset is the one the C engine gives."""
+    path = _big_csv(tmp_path, leading_space)
+    fast = load_dataset(path, target="class")
+    # pyarrow read it (categorical columns) unless a value starts with a space
+    assert isinstance(fast.raw["cat"].dtype, pd.CategoricalDtype) != leading_space
+    monkeypatch.setattr(data_module, "PYARROW_MIN_BYTES", 10**12)
+    slow = load_dataset(path, target="class")
+    np.testing.assert_array_equal(fast.codes, slow.codes)
+    assert fast.names == slow.names and fast.states == slow.states
+    assert fast.notices == slow.notices
+    np.testing.assert_array_equal(fast.row_ids, slow.row_ids)
+    # the raw values (used to refit discretization per fold) agree as text
+    pd.testing.assert_frame_equal(fast.raw.astype(object), slow.raw.astype(object),
+                                  check_dtype=False)
+
+
+def test_large_csv_short_row_falls_back_to_c_engine(tmp_path, monkeypatch):
+    """pyarrow refuses a row with too few fields; the C engine fills it with missing values."""
+    path = _big_csv(tmp_path)
+    with open(path, "a") as fh:
+        fh.write("low,1,2.5,TRUE\n")
+    fast = load_dataset(path, target="class")
+    monkeypatch.setattr(data_module, "PYARROW_MIN_BYTES", 10**12)
+    slow = load_dataset(path, target="class")
+    np.testing.assert_array_equal(fast.codes, slow.codes)
+    assert fast.notices == slow.notices

@@ -22,7 +22,14 @@ Two regimes:
 
 Counting: the data are reduced to their distinct rows with multiplicities
 (:func:`compress_rows`) and every count is a weighted count over them, so the cost grows with
-the number of distinct rows rather than with N (identical counts, tested).
+the number of distinct rows rather than with N (identical counts, tested). In the
+paper-faithful regime each variable set's joint table is counted over *suffix groups*
+(:mod:`bnma_core.kernels.grouped_counts`): the distinct rows are relabelled by decreasing
+entropy and sorted from the last column (:func:`suffix_sort`), and a set carries its rows
+merged on (values of the later columns, joint cell), so adding a later variable reads far
+fewer entries than rows (ALARM, N = 1,000,000: 11 % of the one-pass work; table 26.8 -> 8.5
+CPU s). The counts equal one pass over all rows (tested against
+:func:`bnma_core.kernels.orders.build_full_table`).
 
 Pruning: each node's sets are sorted by decreasing score; for an order the scan starts at the
 best *compatible* set (score M) and stops below M + log(eps / m) (m = sets per node), so the mass
@@ -54,10 +61,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..data import CODE_DTYPE, DataError
+from ..kernels.grouped_counts import build_full_table_grouped
 from ..kernels.orders import (
     TableArrays,
     build_candidate_table,
-    build_full_table,
     candidate_bits,
     joint_family_fit,
     node_log_sum,
@@ -355,6 +362,43 @@ def compress_rows(codes: np.ndarray, return_inverse: bool = False):
     return uniq, counts, inverse
 
 
+def _grouped_full_table(data_t, weights, arities, l_eff, log_prior, kind, ess, m, max_cells):
+    """Paper-regime masks and scores by :func:`build_full_table_grouped`, with the columns
+    relabelled by decreasing entropy (the last columns, whose values define the suffix groups,
+    then vary least and the groups merge most: 0.11 instead of 0.19 of the one-pass work on
+    ALARM, 1,000,000 rows) and stored as int8 when the arities allow (cache-resident). The
+    result is mapped back to the original variable indices."""
+    n = data_t.shape[0]
+    ent = np.empty(n)
+    total = float(weights.sum())
+    for v in range(n):
+        p = np.bincount(data_t[v] + 1, weights=weights) / total
+        p = p[p > 0]
+        ent[v] = -(p * np.log(p)).sum()
+    perm = np.lexsort((np.arange(n), -ent))  # new column k = variable perm[k]
+    small = data_t[perm].astype(np.int8 if arities.max() <= 127 else CODE_DTYPE)
+    small, w = suffix_sort(small, weights)
+    pm, ps = build_full_table_grouped(small, w, np.ascontiguousarray(arities[perm]), l_eff,
+                                      log_prior, kind, ess, m, max_cells)
+    masks = np.zeros_like(pm)
+    for k in range(n):
+        masks |= ((pm >> np.uint64(k)) & np.uint64(1)) << np.uint64(perm[k])
+    out_m = np.empty_like(pm)
+    out_s = np.empty_like(ps)
+    out_m[perm] = masks
+    out_s[perm] = ps
+    return out_m, out_s
+
+
+def suffix_sort(data_t: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows ``data_t`` (n, U) and their ``weights`` reordered by their values read
+    from the last column backwards (``np.lexsort``: column n - 1 most significant), so that for
+    every c the rows agreeing on all columns > c are contiguous: the suffix groups the
+    paper-regime counting merges (:mod:`bnma_core.kernels.grouped_counts`)."""
+    order = np.lexsort(data_t)
+    return np.ascontiguousarray(data_t[:, order]), np.ascontiguousarray(weights[order])
+
+
 def _pair_candidates(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarray, k: int,
                      score: str, prior: str, ess: float) -> np.ndarray:
     n = data_t.shape[0]
@@ -452,8 +496,8 @@ def build_score_table(codes: np.ndarray, arities: np.ndarray, max_parents: int =
     kind = SCORE_KINDS[score]
     if k is None:
         m = n_parent_sets(n - 1, l_eff)
-        masks, scores = build_full_table(data_t, weights, arities, l_eff, log_prior, kind,
-                                         float(ess), m, max_cells)
+        masks, scores = _grouped_full_table(data_t, weights, arities, l_eff, log_prior, kind,
+                                            float(ess), m, max_cells)
         cand = np.zeros((n, 0), dtype=np.int64)
         logsum = np.zeros((n, 0))
         cbit = np.zeros((n, 0), dtype=np.int32)
