@@ -30,8 +30,8 @@ import pyarrow.parquet as pq
 
 __all__ = ["ResultStore", "key_id", "cell_seed", "code_version", "machine"]
 
-COLUMNS = ("key_id", "paper", "key", "result", "seconds", "worker", "run_id", "code_version",
-           "machine", "finished")
+COLUMNS = ("key_id", "paper", "key", "result", "seconds", "cpu_seconds", "worker", "run_id",
+           "code_version", "machine", "finished")
 
 
 def _canonical(key: dict) -> str:
@@ -134,7 +134,8 @@ class ResultStore:
                        if ids is None or p.stem in ids)
         if not paths:
             return pd.DataFrame(columns=list(COLUMNS))
-        df = pa.concat_tables([pq.read_table(p) for p in paths]).to_pandas()
+        df = pa.concat_tables([pq.read_table(p) for p in paths],
+                              promote_options="default").to_pandas()
         df["key"] = df["key"].map(json.loads)
         df["result"] = df["result"].map(json.loads)
         return df
@@ -162,7 +163,8 @@ class ResultStore:
 
 _SCHEMA = pa.schema([("key_id", pa.string()), ("paper", pa.string()), ("key", pa.string()),
                      ("result", pa.string()), ("seconds", pa.float64()),
-                     ("worker", pa.string()), ("run_id", pa.string()),
+                     ("cpu_seconds", pa.float64()), ("worker", pa.string()),
+                     ("run_id", pa.string()),
                      ("code_version", pa.string()), ("machine", pa.string()),
                      ("finished", pa.string())])
 
