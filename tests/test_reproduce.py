@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pandas as pd
 import pytest
 from conftest import ROOT
@@ -74,6 +75,7 @@ def test_smoke_grid_on_two_workers_and_rerun_skips(cluster, tmp_path):
     cells = ResultStore(tmp_path, "smoke").cells()
     assert len(cells) == 12 and cells["key_id"].is_unique
     assert cells["worker"].nunique() >= 1 and (cells["seconds"] >= 0).all()
+    assert (cells["cpu_seconds"] >= 0).all()
     again = run_grid("smoke", tmp_path, quick=True, scheduler=lc.scheduler_address)
     assert (again.n_computed, again.n_skipped) == (0, 12)
     fresh = run_grid("smoke", tmp_path, quick=True, scheduler=lc.scheduler_address, fresh=True)
@@ -184,6 +186,92 @@ def test_dash2002_cells_and_report():
     cells = pd.DataFrame({"key": sub, "result": res, "seconds": 0.1, "worker": "w"})
     html = d.report(cells, {"config": d.config(True)})
     assert "Not checkable" in html and "plotly" in html
+
+
+def test_roc_area_equals_sklearn_with_ties():
+    from sklearn.metrics import roc_auc_score
+
+    from bnma_core.reproduce.dash2002 import roc_area
+
+    rng = np.random.default_rng(0)
+    for n in (2, 5, 40, 300):
+        pos = np.r_[True, False, rng.random(n - 2) < 0.3]
+        score = rng.integers(0, 6, n) / 5  # many ties
+        assert abs(roc_area(pos, score) - roc_auc_score(pos, score)) < 1e-12
+        score = rng.random(n)
+        assert abs(roc_area(pos, score) - roc_auc_score(pos, score)) < 1e-12
+    with pytest.raises(ValueError, match="both classes"):
+        roc_area(np.ones(3, bool), np.arange(3.0))
+
+
+def test_dash2002_cells_equal_the_two_fit_implementation(monkeypatch):
+    """The one-fit cell (MAP naive Bayes from the MANaiveBayes fit, Mann-Whitney ROC area)
+    gives the results of the former cell (NaiveBayes fit + sklearn roc_auc_score) to 1e-9,
+    on cells of every test."""
+    from sklearn.metrics import roc_auc_score
+
+    from bnma_core.classifiers.manb import MANaiveBayes
+    from bnma_core.classifiers.naive_bayes import NaiveBayes
+
+    d = load_paper("dash2002")
+
+    def two_fits(Xtr, ytr, Xte, yte, ar):
+        ma = MANaiveBayes(alpha=1.0, scoring="k2", arc_prior=0.5).fit(Xtr, ytr, arities=ar)
+        nb = NaiveBayes(alpha=1.0).fit(Xtr, ytr, arities=ar)
+        pos = yte == ma.classes_[1]
+        return (float(roc_auc_score(pos, nb.predict_proba(Xte)[:, 1])),
+                float(roc_auc_score(pos, ma.predict_proba(Xte)[:, 1])))
+
+    keys = d.grid(quick=False)
+    rng = np.random.default_rng(3)
+    sub = [k for t in d.TESTS for k in rng.permutation(
+        [k for k in keys if k["test"] == t and k["value"] <= 800])[:4]]
+    new = [d.cell(k) for k in sub]
+    monkeypatch.setattr(d, "compare_on", two_fits)
+    old = [d.cell(k) for k in sub]
+    for a, b in zip(new, old, strict=True):
+        assert a["redraws"] == b["redraws"]
+        for f in ("R", "R_hat", "Delta", "delta"):
+            assert abs(a[f] - b[f]) < 1e-9
+
+
+def test_hwang2005_thin_trace_keeps_ends_and_head():
+    from bnma_core.reproduce.hwang2005 import thin_trace
+
+    tr = pd.DataFrame({"chain": np.repeat([0, 1], 5000), "iteration": np.tile(
+        np.arange(1, 5001), 2), "log2_score": np.arange(10000.0)})
+    t = pd.DataFrame(thin_trace(tr, n_points=50, head=0.1))
+    for c, g in t.groupby("chain"):
+        assert g["iteration"].iloc[0] == 1 and g["iteration"].iloc[-1] == 5000
+        assert g["iteration"].is_monotonic_increasing and g["iteration"].is_unique
+        assert (g["iteration"] <= 500).sum() >= 50 and len(g) <= 100
+        ref = tr[tr["chain"] == c].set_index("iteration")["log2_score"]
+        assert (ref.loc[g["iteration"]].to_numpy() == g["log2_score"].to_numpy()).all()
+
+
+def test_hwang2005_report_draws_fig5_and_checks_the_trace_claim():
+    h = load_paper("hwang2005")
+    base = {"class_variable": "CATECHOL", "n_test": 200, "n_iter": 600, "burn_in": 200,
+            "n_orders": 5, "max_parents": 2, "missing_n_train": 500, "missing_pcts": [10]}
+    keys = [{**base, "n_train": n, "rep": 0, "trace_points": 100} for n in (500, 1000)]
+    keys.append({**base, "n_train": 500, "rep": 1})
+    res = [h.cell(k) for k in keys]
+    assert "trace" in res[0] and "trace" not in res[2]
+    assert len(res[0]["trace"]["iteration"]) <= 200 and res[0]["trace"]["iteration"][-1] == 600
+    s = res[0]["scores"]
+    assert s["max_log2_after_burn_in"] >= s["mean_log2_after_burn_in"]
+    cells = pd.DataFrame({"key": keys, "result": res, "seconds": 1.0, "worker": "w"})
+    t = h.tables(cells)
+    assert len(t["scores"]) == 3 and set(t["traces"]["n_train"]) == {500, 1000}
+    claims = h.check_claims(t)
+    assert "Fig. 5" in claims[0]["claim"] and claims[0]["status"] != NOT_CHECKABLE
+    html = h.report(cells, {"config": h.config(True)})
+    assert html.count("Fig. 5: log2 P(order, D)") == 2 and "Fig. 5: first 60 iterations" in html
+    old = pd.DataFrame({"key": keys, "result": [{k: v for k, v in r.items()
+                                                  if k not in ("scores", "trace")} for r in res],
+                        "seconds": 1.0, "worker": "w"})  # cells stored before traces were kept
+    assert h.check_claims(h.tables(old))[0]["status"] == NOT_CHECKABLE
+    assert "rerun with --fresh" in h.report(old, {"config": h.config(True)})
 
 
 def test_bundled_papers_declare_the_interface():
