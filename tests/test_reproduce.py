@@ -318,3 +318,132 @@ def test_reports_page_lists_opens_and_runs(tmp_path):
     assert not at.exception
     last = at.session_state["reports_last"]
     assert last["reused"] == 12 and last["computed"] == 0 and last["report"]
+
+
+# --- compaction of the store (many cells, one file) ------------------------------------------
+def _fill(store: ResultStore, n: int, run_id: str = "r1", start: int = 0) -> None:
+    for i in range(start, start + n):
+        key = {"i": i}
+        store.append({"key_id": key_id(key), "key": key, "result": {"v": i * 0.5},
+                      "seconds": 0.1, "cpu_seconds": 0.05, "worker": "w", "run_id": run_id,
+                      "code_version": "v", "machine": "m"})
+
+
+def _by_key(store: ResultStore) -> dict[str, tuple]:
+    cells = store.cells()
+    assert cells["key_id"].is_unique, "a cell is stored twice"
+    return {k: (r["v"], run) for k, r, run in zip(cells["key_id"], cells["result"],
+                                                   cells["run_id"], strict=True)}
+
+
+def test_compaction_folds_cells_into_one_part(tmp_path):
+    st = ResultStore(tmp_path, "smoke")
+    _fill(st, 30)
+    before = _by_key(st)
+    assert st.compact() == 30
+    assert not st._cell_files() and len(st._parts()) == 1
+    assert _by_key(st) == before and st.done_ids() == set(before)
+    _fill(st, 5, start=30)
+    assert st.compact() == 35 and len(st._parts()) == 1 and len(_by_key(st)) == 35
+    assert set(st.cells({key_id({"i": 3}), key_id({"i": 33})})["key_id"]) == {
+        key_id({"i": 3}), key_id({"i": 33})}
+    assert st.compact() == 0  # nothing to fold
+    assert st.clear() == 35 and st.cells().empty and not st.done_ids()
+
+
+def test_a_cell_file_written_after_compaction_wins_over_the_part(tmp_path):
+    st = ResultStore(tmp_path, "smoke")
+    _fill(st, 4, run_id="old")
+    st.compact()
+    _fill(st, 1, run_id="new")  # the same key, stored again (a retried task)
+    got = _by_key(st)
+    assert len(got) == 4 and got[key_id({"i": 0})][1] == "new"
+    st.compact()
+    assert _by_key(st) == got
+
+
+@pytest.mark.parametrize("fail_after", [0, 1, 8, 15])  # 16 files to delete
+def test_compaction_interrupted_midway_loses_and_duplicates_nothing(tmp_path, monkeypatch,
+                                                                    fail_after):
+    from pathlib import Path
+
+    st = ResultStore(tmp_path, "smoke")
+    _fill(st, 25)
+    st.compact()
+    _fill(st, 15, start=25)  # one earlier part + 15 cell files
+    before = _by_key(st)
+    real_unlink, calls = Path.unlink, []
+
+    def dying_unlink(self, missing_ok=False):
+        if len(calls) >= fail_after:
+            raise KeyboardInterrupt("killed during the deletions")
+        calls.append(self)
+        real_unlink(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", dying_unlink)
+    with pytest.raises(KeyboardInterrupt):
+        st.compact()
+    monkeypatch.setattr(Path, "unlink", real_unlink)
+    assert len(st._parts()) >= 2  # the new part is there, some old files are left
+    assert _by_key(st) == before and st.done_ids() == set(before)
+    st.compact()  # the next compaction finishes the job
+    assert len(st._parts()) == 1 and not st._cell_files() and _by_key(st) == before
+
+
+def test_compaction_interrupted_before_the_rename_changes_nothing(tmp_path, monkeypatch):
+    from bnma_core.reproduce import store as store_mod
+
+    st = ResultStore(tmp_path, "smoke")
+    _fill(st, 12)
+    before = _by_key(st)
+
+    def no_replace(src, dst):
+        raise KeyboardInterrupt("killed before the rename")
+
+    monkeypatch.setattr(store_mod.os, "replace", no_replace)
+    with pytest.raises(KeyboardInterrupt):
+        st.compact()
+    monkeypatch.undo()
+    assert not st._parts() and len(st._cell_files()) == 12 and _by_key(st) == before
+
+
+def test_compaction_killed_by_sigkill_keeps_every_cell_once(tmp_path):
+    st = ResultStore(tmp_path, "smoke")
+    _fill(st, 400)
+    before = _by_key(st)
+    code = ("import sys; from bnma_core.reproduce import ResultStore; "
+            "ResultStore(sys.argv[1], 'smoke').compact()")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], env=ENV)
+    deadline = time.monotonic() + 120
+    while not st._parts() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.002)  # polling for the part file, then kill at once
+    proc.kill()
+    proc.wait()
+    assert _by_key(st) == before and st.done_ids() == set(before)
+    st.compact()
+    assert _by_key(st) == before and len(st._parts()) == 1
+
+
+def test_old_cell_files_without_cpu_seconds_are_read(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    st = ResultStore(tmp_path, "smoke")
+    old = {"key_id": "k0", "paper": "smoke", "key": '{"a":1}', "result": '{"m":1}',
+           "seconds": 0.5, "worker": "w", "run_id": "r", "code_version": "v", "machine": "m",
+           "finished": "t"}
+    pq.write_table(pa.Table.from_pylist([old]), st.cells_dir / "k0.parquet")
+    _fill(st, 2)
+    cells = st.cells().set_index("key_id")
+    assert len(cells) == 3 and np.isnan(cells.loc["k0", "cpu_seconds"])
+    st.compact()
+    assert len(st.cells()) == 3
+
+
+def test_run_grid_compacts_as_it_goes_and_at_the_end(tmp_path):
+    s = run_grid("smoke", tmp_path, quick=True, workers=0, compact_every=5)
+    st = ResultStore(tmp_path, "smoke")
+    assert s.n_computed == 12 and not st._cell_files() and len(st._parts()) == 1
+    assert len(st.cells()) == 12 and run_grid("smoke", tmp_path, quick=True,
+                                               workers=0).n_skipped == 12
+    assert write_report("smoke", tmp_path, quick=True).exists()

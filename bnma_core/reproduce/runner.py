@@ -63,7 +63,7 @@ def run_grid(paper: str, out: str | Path, quick: bool = False, workers: int = 2,
              scheduler: str | None = None, fresh: bool = False,
              progress: bool | Callable[[int, int, dict], None] = False,
              should_stop: Callable[[], bool] | None = None,
-             keys: list[dict] | None = None) -> RunSummary:
+             keys: list[dict] | None = None, compact_every: int = 2000) -> RunSummary:
     """Run every missing cell of ``paper``'s grid and store it.
 
     Parameters
@@ -89,6 +89,10 @@ def run_grid(paper: str, out: str | Path, quick: bool = False, workers: int = 2,
         cells stay stored).
     keys : list of dict, optional
         Cells to run instead of ``grid(quick)`` (tests, benchmarks).
+    compact_every : int
+        Fold the stored cell files into one part file (:meth:`ResultStore.compact`) after
+        this many newly stored cells, and once when the run ends (0 = never), so that a
+        grid of thousands of cells stays quick to read.
     """
     mod = load_paper(paper)
     if workers < 0:
@@ -119,6 +123,8 @@ def run_grid(paper: str, out: str | Path, quick: bool = False, workers: int = 2,
         row["run_id"] = run_id
         store.append(row)
         summary.n_computed += 1
+        if compact_every and summary.n_computed % compact_every == 0:
+            store.compact()
         if bar is not None:
             bar.update(1)
         elif callable(progress):
@@ -142,6 +148,8 @@ def run_grid(paper: str, out: str | Path, quick: bool = False, workers: int = 2,
     finally:
         if bar is not None:
             bar.close()
+        if compact_every and summary.n_computed:
+            store.compact()
         summary.wall_seconds = time.perf_counter() - t0
         summary.failures = failures
         record.update(n_computed=summary.n_computed, wall_seconds=summary.wall_seconds,
