@@ -104,6 +104,27 @@ def test_killed_worker_grid_completes_every_cell_once(cluster, tmp_path):
     client.wait_for_workers(2, timeout=60)  # the nanny restarts the killed worker
 
 
+def test_a_lost_result_is_resubmitted_a_cell_error_is_reported():
+    from bnma_core.reproduce.runner import _collect
+
+    class Fut:
+        def __init__(self, status, exc=None, row=None):
+            self.status, self.exc, self.row = status, exc, row
+
+        def result(self):
+            if self.exc:
+                raise self.exc
+            return self.row
+
+    rows, failures = [], []
+    assert _collect(Fut("finished", row={"a": 1}), rows.append, failures) and rows == [{"a": 1}]
+    # distributed raised from the gather (worker lost meanwhile): not the cell's fault
+    assert not _collect(Fut("pending", RuntimeError("bound to a different event loop")),
+                        rows.append, failures) and failures == []
+    assert _collect(Fut("error", ValueError("bad cell")), rows.append, failures)
+    assert failures == ["ValueError: bad cell"] and len(rows) == 1
+
+
 def test_killed_run_restarts_with_only_the_missing_cells(cluster, tmp_path):
     lc, _ = cluster
     cmd = [sys.executable, "-m", "bnma_core.reproduce", "smoke", "--scheduler",

@@ -2,8 +2,9 @@
 grid of cells for :mod:`bnma_core.reproduce` (issue 17).
 
 One cell = one trial of Procedure 2 (a fresh Procedure-1 network or fresh records of ALARM /
-HEPAR II, MAP ``NaiveBayes(alpha=1)`` eq. 6 against ``MANaiveBayes`` theta* eq. 10-12, K2,
-uniform structure prior); its key is (test, series, param, value, trial) and holds the seed
+HEPAR II, MAP naive Bayes eq. 6 (``NaiveBayes(alpha=1)``, computed from the same fit as
+``MANaiveBayes.predict_proba_map``) against ``MANaiveBayes`` theta* eq. 10-12, K2, uniform
+structure prior); its key is (test, series, param, value, trial) and holds the seed
 (derived from those, not from the execution order). Δ_ROC = (R̂ − R)/R, δ_ROC = (R̂ − R)/(1 − R)
 (:func:`roc_gains`). ``experiments/manb_roc.py`` runs the same cells with joblib and writes CSVs.
 """
@@ -229,7 +230,8 @@ def config(quick: bool = False) -> dict:
     tests = ({t: f"values {v}, {n} trials" for t, (v, n) in QUICK.items()} if quick else
              {t: f"values {s['values']}, {s['paper_trials']} trials" for t, s in TESTS.items()})
     return {"grid": "quick" if quick else "full", **{f"test {k}": v for k, v in tests.items()},
-            "classifiers": "NaiveBayes(alpha=1) vs MANaiveBayes(alpha=1, K2, arc prior 0.5)",
+            "classifiers": "MAP naive Bayes = NaiveBayes(alpha=1) (MANaiveBayes.predict_proba_map)"
+                           " vs MANaiveBayes(alpha=1, K2, arc prior 0.5)",
             "confidence intervals": "99 % Student t (as the paper's solid error bars)"}
 
 

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .papers import load_paper
 from .store import ResultStore, code_version, key_id, machine
 
@@ -162,13 +164,22 @@ def run_grid(paper: str, out: str | Path, quick: bool = False, workers: int = 2,
     return summary
 
 
-def _collect(fut, stored: Callable[[dict], None], failures: list[str]) -> None:
+MAX_RESUBMITS = 3  # per cell, after its result was lost on the way back (not a cell error)
+
+
+def _collect(fut, stored: Callable[[dict], None], failures: list[str]) -> bool:
+    """Store a finished future's row; False when the result was lost on the way back (the
+    task did not fail: e.g. a worker died while its result was being gathered, which
+    distributed reports as an error of the gather) and the cell must be submitted again."""
     try:
         row = fut.result()
     except Exception as e:  # noqa: BLE001 - a failing cell is reported, the others go on
+        if fut.status != "error":
+            return False
         failures.append(f"{type(e).__name__}: {e}")
-        return
+        return True
     stored(row)
+    return True
 
 
 def _run_dask(paper: str, todo: list[dict], workers: int, scheduler: str | None,
@@ -189,9 +200,25 @@ def _run_dask(paper: str, todo: list[dict], workers: int, scheduler: str | None,
     stopped = False
     try:
         futures = client.map(run_cell, [paper] * len(todo), todo, pure=False)
+        key_of = dict(zip(futures, todo, strict=True))
+        resubmits: dict[str, int] = {}
+
+        def again(fut):
+            """A new future for a cell whose result was lost, or None after MAX_RESUBMITS."""
+            k = key_of.pop(fut)
+            n = resubmits[key_id(k)] = resubmits.get(key_id(k), 0) + 1
+            if n > MAX_RESUBMITS:
+                failures.append(f"result of cell {key_id(k)} lost {n} times")
+                return None
+            new = client.submit(run_cell, paper, k, pure=False)
+            key_of[new] = k
+            return new
+
         if should_stop is None:
-            for fut in as_completed(futures):
-                _collect(fut, stored, failures)
+            ac = as_completed(futures)
+            for fut in ac:
+                if not _collect(fut, stored, failures) and (new := again(fut)) is not None:
+                    ac.add(new)
         else:  # wake up at least every half second to look at the stop signal
             pending = set(futures)
             while pending:
@@ -205,7 +232,8 @@ def _run_dask(paper: str, todo: list[dict], workers: int, scheduler: str | None,
                     continue
                 for fut in done:
                     pending.discard(fut)
-                    _collect(fut, stored, failures)
+                    if not _collect(fut, stored, failures) and (new := again(fut)) is not None:
+                        pending.add(new)
     finally:
         client.close()
         if cluster is not None:
@@ -233,6 +261,8 @@ def write_report(paper: str, out: str | Path, quick: bool = False,
                             "grid": "quick" if quick else "full", "cells": len(ids),
                             "cell time, sum (s)": round(float(cells["seconds"].sum()), 1),
                             "cell time, max (s)": round(float(cells["seconds"].max()), 2),
+                            "cell CPU time, sum (s)": round(float(np.nansum(
+                                cells["cpu_seconds"].to_numpy(dtype=float))), 1),
                             "code version(s)": ", ".join(sorted(cells["code_version"].unique())),
                             "machine(s)": ", ".join(sorted(cells["machine"].unique())),
                             "runs": ", ".join(sorted(cells["run_id"].unique()))}
