@@ -197,7 +197,7 @@ class ResultStore:
     def cells(self, ids: set[str] | None = None) -> pd.DataFrame:
         """Stored cells (all, or those whose key id is in ``ids``), one row per key id,
         ``key`` / ``result`` parsed into dicts."""
-        df = self._scan(None, ids).to_pandas()
+        df = self._scan(None, ids).sort_by("key_id").to_pandas()  # key-id order, as before
         if df.empty:
             return pd.DataFrame(columns=list(COLUMNS))
         df["key"] = df["key"].map(json.loads)
