@@ -227,6 +227,20 @@ def test_foundation_naive_bayes_is_the_map_baseline(alpha):
     assert np.allclose(nb.predict_log_proba(Xt), expect, atol=1e-12)
 
 
+@pytest.mark.parametrize("alpha", [1.0, 0.5])
+def test_predict_proba_map_is_naive_bayes(alpha):
+    """The MAP naive Bayes from the same fit (Dash & Cooper's baseline in one fit) equals
+    NaiveBayes(alpha) to 1e-9, with and without missing test values, several arities and
+    classes."""
+    X, y, Xt, ar = _problem(8, arities=[2, 3, 2, 4, 2, 2, 3, 2, 2, 2], n_classes=3)
+    Xt = Xt.copy()
+    Xt[np.random.default_rng(1).random(Xt.shape) < 0.2] = -1
+    m = MANaiveBayes(alpha=alpha).fit(X, y, arities=ar)
+    nb = NaiveBayes(alpha=alpha).fit(X, y, arities=ar)
+    assert np.allclose(m.predict_proba_map(Xt), nb.predict_proba(Xt), rtol=0, atol=1e-9)
+    assert np.allclose(m.predict_proba_map(Xt).sum(axis=1), 1.0)
+
+
 def test_structure_graph_and_labels():
     X, y, _, ar = _problem(8, p=4)
     df = pd.DataFrame(X, columns=list("abcd")).astype(str)

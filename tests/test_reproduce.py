@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pandas as pd
 import pytest
 from conftest import ROOT
@@ -74,6 +75,7 @@ def test_smoke_grid_on_two_workers_and_rerun_skips(cluster, tmp_path):
     cells = ResultStore(tmp_path, "smoke").cells()
     assert len(cells) == 12 and cells["key_id"].is_unique
     assert cells["worker"].nunique() >= 1 and (cells["seconds"] >= 0).all()
+    assert (cells["cpu_seconds"] >= 0).all()
     again = run_grid("smoke", tmp_path, quick=True, scheduler=lc.scheduler_address)
     assert (again.n_computed, again.n_skipped) == (0, 12)
     fresh = run_grid("smoke", tmp_path, quick=True, scheduler=lc.scheduler_address, fresh=True)
@@ -100,6 +102,27 @@ def test_killed_worker_grid_completes_every_cell_once(cluster, tmp_path):
     cells = ResultStore(tmp_path, "smoke").cells()
     assert sorted(cells["key_id"]) == sorted(key_id(k) for k in keys)
     client.wait_for_workers(2, timeout=60)  # the nanny restarts the killed worker
+
+
+def test_a_lost_result_is_resubmitted_a_cell_error_is_reported():
+    from bnma_core.reproduce.runner import _collect
+
+    class Fut:
+        def __init__(self, status, exc=None, row=None):
+            self.status, self.exc, self.row = status, exc, row
+
+        def result(self):
+            if self.exc:
+                raise self.exc
+            return self.row
+
+    rows, failures = [], []
+    assert _collect(Fut("finished", row={"a": 1}), rows.append, failures) and rows == [{"a": 1}]
+    # distributed raised from the gather (worker lost meanwhile): not the cell's fault
+    assert not _collect(Fut("pending", RuntimeError("bound to a different event loop")),
+                        rows.append, failures) and failures == []
+    assert _collect(Fut("error", ValueError("bad cell")), rows.append, failures)
+    assert failures == ["ValueError: bad cell"] and len(rows) == 1
 
 
 def test_killed_run_restarts_with_only_the_missing_cells(cluster, tmp_path):
@@ -190,6 +213,92 @@ def test_dash2002_cells_and_report():
     assert "Not checkable" in html and "plotly" in html
 
 
+def test_roc_area_equals_sklearn_with_ties():
+    from sklearn.metrics import roc_auc_score
+
+    from bnma_core.reproduce.dash2002 import roc_area
+
+    rng = np.random.default_rng(0)
+    for n in (2, 5, 40, 300):
+        pos = np.r_[True, False, rng.random(n - 2) < 0.3]
+        score = rng.integers(0, 6, n) / 5  # many ties
+        assert abs(roc_area(pos, score) - roc_auc_score(pos, score)) < 1e-12
+        score = rng.random(n)
+        assert abs(roc_area(pos, score) - roc_auc_score(pos, score)) < 1e-12
+    with pytest.raises(ValueError, match="both classes"):
+        roc_area(np.ones(3, bool), np.arange(3.0))
+
+
+def test_dash2002_cells_equal_the_two_fit_implementation(monkeypatch):
+    """The one-fit cell (MAP naive Bayes from the MANaiveBayes fit, Mann-Whitney ROC area)
+    gives the results of the former cell (NaiveBayes fit + sklearn roc_auc_score) to 1e-9,
+    on cells of every test."""
+    from sklearn.metrics import roc_auc_score
+
+    from bnma_core.classifiers.manb import MANaiveBayes
+    from bnma_core.classifiers.naive_bayes import NaiveBayes
+
+    d = load_paper("dash2002")
+
+    def two_fits(Xtr, ytr, Xte, yte, ar):
+        ma = MANaiveBayes(alpha=1.0, scoring="k2", arc_prior=0.5).fit(Xtr, ytr, arities=ar)
+        nb = NaiveBayes(alpha=1.0).fit(Xtr, ytr, arities=ar)
+        pos = yte == ma.classes_[1]
+        return (float(roc_auc_score(pos, nb.predict_proba(Xte)[:, 1])),
+                float(roc_auc_score(pos, ma.predict_proba(Xte)[:, 1])))
+
+    keys = d.grid(quick=False)
+    rng = np.random.default_rng(3)
+    sub = [k for t in d.TESTS for k in rng.permutation(
+        [k for k in keys if k["test"] == t and k["value"] <= 800])[:4]]
+    new = [d.cell(k) for k in sub]
+    monkeypatch.setattr(d, "compare_on", two_fits)
+    old = [d.cell(k) for k in sub]
+    for a, b in zip(new, old, strict=True):
+        assert a["redraws"] == b["redraws"]
+        for f in ("R", "R_hat", "Delta", "delta"):
+            assert abs(a[f] - b[f]) < 1e-9
+
+
+def test_hwang2005_thin_trace_keeps_ends_and_head():
+    from bnma_core.reproduce.hwang2005 import thin_trace
+
+    tr = pd.DataFrame({"chain": np.repeat([0, 1], 5000), "iteration": np.tile(
+        np.arange(1, 5001), 2), "log2_score": np.arange(10000.0)})
+    t = pd.DataFrame(thin_trace(tr, n_points=50, head=0.1))
+    for c, g in t.groupby("chain"):
+        assert g["iteration"].iloc[0] == 1 and g["iteration"].iloc[-1] == 5000
+        assert g["iteration"].is_monotonic_increasing and g["iteration"].is_unique
+        assert (g["iteration"] <= 500).sum() >= 50 and len(g) <= 100
+        ref = tr[tr["chain"] == c].set_index("iteration")["log2_score"]
+        assert (ref.loc[g["iteration"]].to_numpy() == g["log2_score"].to_numpy()).all()
+
+
+def test_hwang2005_report_draws_fig5_and_checks_the_trace_claim():
+    h = load_paper("hwang2005")
+    base = {"class_variable": "CATECHOL", "n_test": 200, "n_iter": 600, "burn_in": 200,
+            "n_orders": 5, "max_parents": 2, "missing_n_train": 500, "missing_pcts": [10]}
+    keys = [{**base, "n_train": n, "rep": 0, "trace_points": 100} for n in (500, 1000)]
+    keys.append({**base, "n_train": 500, "rep": 1})
+    res = [h.cell(k) for k in keys]
+    assert "trace" in res[0] and "trace" not in res[2]
+    assert len(res[0]["trace"]["iteration"]) <= 200 and res[0]["trace"]["iteration"][-1] == 600
+    s = res[0]["scores"]
+    assert s["max_log2_after_burn_in"] >= s["mean_log2_after_burn_in"]
+    cells = pd.DataFrame({"key": keys, "result": res, "seconds": 1.0, "worker": "w"})
+    t = h.tables(cells)
+    assert len(t["scores"]) == 3 and set(t["traces"]["n_train"]) == {500, 1000}
+    claims = h.check_claims(t)
+    assert "Fig. 5" in claims[0]["claim"] and claims[0]["status"] != NOT_CHECKABLE
+    html = h.report(cells, {"config": h.config(True)})
+    assert html.count("Fig. 5: log2 P(order, D)") == 2 and "Fig. 5: first 60 iterations" in html
+    old = pd.DataFrame({"key": keys, "result": [{k: v for k, v in r.items()
+                                                  if k not in ("scores", "trace")} for r in res],
+                        "seconds": 1.0, "worker": "w"})  # cells stored before traces were kept
+    assert h.check_claims(h.tables(old))[0]["status"] == NOT_CHECKABLE
+    assert "rerun with --fresh" in h.report(old, {"config": h.config(True)})
+
+
 def test_bundled_papers_declare_the_interface():
     for name in ("hwang2005", "dash2002", "ukdb", "smoke"):
         mod = load_paper(name)
@@ -238,3 +347,132 @@ def test_reports_page_lists_opens_and_runs(tmp_path):
     assert not at.exception
     last = at.session_state["reports_last"]
     assert last["reused"] == 12 and last["computed"] == 0 and last["report"]
+
+
+# --- compaction of the store (many cells, one file) ------------------------------------------
+def _fill(store: ResultStore, n: int, run_id: str = "r1", start: int = 0) -> None:
+    for i in range(start, start + n):
+        key = {"i": i}
+        store.append({"key_id": key_id(key), "key": key, "result": {"v": i * 0.5},
+                      "seconds": 0.1, "cpu_seconds": 0.05, "worker": "w", "run_id": run_id,
+                      "code_version": "v", "machine": "m"})
+
+
+def _by_key(store: ResultStore) -> dict[str, tuple]:
+    cells = store.cells()
+    assert cells["key_id"].is_unique, "a cell is stored twice"
+    return {k: (r["v"], run) for k, r, run in zip(cells["key_id"], cells["result"],
+                                                   cells["run_id"], strict=True)}
+
+
+def test_compaction_folds_cells_into_one_part(tmp_path):
+    st = ResultStore(tmp_path, "smoke")
+    _fill(st, 30)
+    before = _by_key(st)
+    assert st.compact() == 30
+    assert not st._cell_files() and len(st._parts()) == 1
+    assert _by_key(st) == before and st.done_ids() == set(before)
+    _fill(st, 5, start=30)
+    assert st.compact() == 35 and len(st._parts()) == 1 and len(_by_key(st)) == 35
+    assert set(st.cells({key_id({"i": 3}), key_id({"i": 33})})["key_id"]) == {
+        key_id({"i": 3}), key_id({"i": 33})}
+    assert st.compact() == 0  # nothing to fold
+    assert st.clear() == 35 and st.cells().empty and not st.done_ids()
+
+
+def test_a_cell_file_written_after_compaction_wins_over_the_part(tmp_path):
+    st = ResultStore(tmp_path, "smoke")
+    _fill(st, 4, run_id="old")
+    st.compact()
+    _fill(st, 1, run_id="new")  # the same key, stored again (a retried task)
+    got = _by_key(st)
+    assert len(got) == 4 and got[key_id({"i": 0})][1] == "new"
+    st.compact()
+    assert _by_key(st) == got
+
+
+@pytest.mark.parametrize("fail_after", [0, 1, 8, 15])  # 16 files to delete
+def test_compaction_interrupted_midway_loses_and_duplicates_nothing(tmp_path, monkeypatch,
+                                                                    fail_after):
+    from pathlib import Path
+
+    st = ResultStore(tmp_path, "smoke")
+    _fill(st, 25)
+    st.compact()
+    _fill(st, 15, start=25)  # one earlier part + 15 cell files
+    before = _by_key(st)
+    real_unlink, calls = Path.unlink, []
+
+    def dying_unlink(self, missing_ok=False):
+        if len(calls) >= fail_after:
+            raise KeyboardInterrupt("killed during the deletions")
+        calls.append(self)
+        real_unlink(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", dying_unlink)
+    with pytest.raises(KeyboardInterrupt):
+        st.compact()
+    monkeypatch.setattr(Path, "unlink", real_unlink)
+    assert len(st._parts()) >= 2  # the new part is there, some old files are left
+    assert _by_key(st) == before and st.done_ids() == set(before)
+    st.compact()  # the next compaction finishes the job
+    assert len(st._parts()) == 1 and not st._cell_files() and _by_key(st) == before
+
+
+def test_compaction_interrupted_before_the_rename_changes_nothing(tmp_path, monkeypatch):
+    from bnma_core.reproduce import store as store_mod
+
+    st = ResultStore(tmp_path, "smoke")
+    _fill(st, 12)
+    before = _by_key(st)
+
+    def no_replace(src, dst):
+        raise KeyboardInterrupt("killed before the rename")
+
+    monkeypatch.setattr(store_mod.os, "replace", no_replace)
+    with pytest.raises(KeyboardInterrupt):
+        st.compact()
+    monkeypatch.undo()
+    assert not st._parts() and len(st._cell_files()) == 12 and _by_key(st) == before
+
+
+def test_compaction_killed_by_sigkill_keeps_every_cell_once(tmp_path):
+    st = ResultStore(tmp_path, "smoke")
+    _fill(st, 400)
+    before = _by_key(st)
+    code = ("import sys; from bnma_core.reproduce import ResultStore; "
+            "ResultStore(sys.argv[1], 'smoke').compact()")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], env=ENV)
+    deadline = time.monotonic() + 120
+    while not st._parts() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.002)  # polling for the part file, then kill at once
+    proc.kill()
+    proc.wait()
+    assert _by_key(st) == before and st.done_ids() == set(before)
+    st.compact()
+    assert _by_key(st) == before and len(st._parts()) == 1
+
+
+def test_old_cell_files_without_cpu_seconds_are_read(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    st = ResultStore(tmp_path, "smoke")
+    old = {"key_id": "k0", "paper": "smoke", "key": '{"a":1}', "result": '{"m":1}',
+           "seconds": 0.5, "worker": "w", "run_id": "r", "code_version": "v", "machine": "m",
+           "finished": "t"}
+    pq.write_table(pa.Table.from_pylist([old]), st.cells_dir / "k0.parquet")
+    _fill(st, 2)
+    cells = st.cells().set_index("key_id")
+    assert len(cells) == 3 and np.isnan(cells.loc["k0", "cpu_seconds"])
+    st.compact()
+    assert len(st.cells()) == 3
+
+
+def test_run_grid_compacts_as_it_goes_and_at_the_end(tmp_path):
+    s = run_grid("smoke", tmp_path, quick=True, workers=0, compact_every=5)
+    st = ResultStore(tmp_path, "smoke")
+    assert s.n_computed == 12 and not st._cell_files() and len(st._parts()) == 1
+    assert len(st.cells()) == 12 and run_grid("smoke", tmp_path, quick=True,
+                                               workers=0).n_skipped == 12
+    assert write_report("smoke", tmp_path, quick=True).exists()

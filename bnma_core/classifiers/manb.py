@@ -246,6 +246,7 @@ class MANaiveBayes(DiscreteBNClassifier):
                                           score.cell_alpha(n_classes, 1))[0]
         self._log_prior = np.log(self.class_prior_)
         self._log_theta = np.ascontiguousarray(log_star)
+        self._log_theta_map = np.ascontiguousarray(np.where(valid[:, :, None], log_tc, 0.0))
         self.arc_posterior_ = np.exp(log_arc)
         self.log_ml_arc_ = lml_c
         self.log_ml_empty_ = lml_0
@@ -258,6 +259,19 @@ class MANaiveBayes(DiscreteBNClassifier):
     def _predict_log_proba_codes(self, X: np.ndarray) -> np.ndarray:
         return naive_log_joint(np.ascontiguousarray(X, dtype=CODE_DTYPE), self._log_prior,
                                self._log_theta)
+
+    def predict_proba_map(self, X: Any) -> np.ndarray:
+        """Class posteriors of the MAP naive Bayes (every arc C -> F_i, eq. 6 parameters
+        ``theta_map_``) from this fit, through the same eq. 4 kernel as :meth:`predict_proba`.
+
+        For ``scoring="k2"`` this equals ``NaiveBayes(alpha=alpha).fit(X, y).predict_proba``
+        (tested to 1e-9) at the cost of one pass over ``X``, so Dash & Cooper's comparison of
+        the MAP and the model-averaged naive Bayes (Procedure 2) needs one fit, not two.
+        Missing features are marginalized (skipped), as in :meth:`predict_proba`.
+        """
+        lp = naive_log_joint(np.ascontiguousarray(self._prepare_predict(X), dtype=CODE_DTYPE),
+                             self._log_prior, self._log_theta_map)
+        return np.exp(lp - np.logaddexp.reduce(lp, axis=1, keepdims=True))
 
     def _set_structure(self) -> None:
         names, cname = self._variable_names()

@@ -90,8 +90,12 @@ def _one_rep(bn, cv: str, ctx: dict, size: int, rep: int, p: dict) -> dict:
     out["spearman"] = {"class_variable": cv, "n_train": size, "rep": rep,
                        "spearman": float(clf.trace_["spearman"].iloc[p["burn_in"]:].mean()),
                        "acceptance_rate": clf.acceptance_rate_, "resampled": resampled}
+    ref_log2 = clf.table_.order_log_score(np.asarray(topo_clf)) * LOG2E
+    after = clf.trace_["log2_score"].iloc[p["burn_in"]:]
+    out["scores"] = {"reference_log2": float(ref_log2), "max_log2_after_burn_in":
+                     float(after.max()), "mean_log2_after_burn_in": float(after.mean())}
     if rep == p["first_rep"] and size in (min(p["sizes"]), max(p["sizes"])):
-        out["trace"] = (clf.trace_, clf.table_.order_log_score(np.asarray(topo_clf)) * LOG2E)
+        out["trace"] = (clf.trace_, ref_log2)
     base = {"class_variable": cv, "n_train": size, "rep": rep}
     lj = clf.order_log_joints(ctx["Xte"])
     acc = _order_count_rows(clf, lj, p["compared"], base, yte)
@@ -158,6 +162,26 @@ FULL = {"sizes": SIZES, "reps": 10, "n_test": 3000, "n_iter": 60000, "burn_in": 
 QUICK = {"sizes": (25, 100, 1000), "reps": 2, "n_test": 1000, "n_iter": 4000, "burn_in": 1000,
          "n_orders": 10, "max_parents": 3, "missing_pcts": (10,), "missing_n_train": 100}
 TEST_SEED = 123456  # the test set of alarm_orders.py
+TRACE_POINTS = 800  # Fig. 5: stored points of a trace, over the whole run and its first part
+TRACE_HEAD = 0.1  # Fig. 5(b, d): the initial portion shown enlarged, as a share of the run
+
+
+def thin_trace(trace: pd.DataFrame, n_points: int = TRACE_POINTS,
+               head: float = TRACE_HEAD) -> dict[str, list]:
+    """A trace (``chain``, ``iteration``, ``log2_score``) thinned for storage: ``n_points``
+    evenly spaced iterations per chain over the whole run plus as many over its first ``head``
+    share (Fig. 5(b, d) enlarge that part), each chain's last iteration included."""
+    parts = []
+    for _, d in trace.groupby("chain", sort=True):
+        n = len(d)
+        idx = np.unique(np.concatenate([
+            np.linspace(0, n - 1, n_points).round(),
+            np.linspace(0, max(int(n * head) - 1, 0), n_points).round()]).astype(np.int64))
+        parts.append(d.iloc[idx])
+    t = pd.concat(parts)
+    return {"chain": t["chain"].astype(int).tolist(),
+            "iteration": t["iteration"].astype(int).tolist(),
+            "log2_score": t["log2_score"].astype(float).tolist()}
 
 
 def grid(quick: bool = False) -> list[dict]:
@@ -166,7 +190,10 @@ def grid(quick: bool = False) -> list[dict]:
     shared = {k: s[k] for k in ("n_test", "n_iter", "burn_in", "n_orders", "max_parents",
                                 "missing_n_train")}
     shared["missing_pcts"] = list(s["missing_pcts"])
-    return [{"class_variable": cv, "n_train": n, "rep": rep, **shared}
+    # repetition 0 also stores its thinned trace (Fig. 5); the key says so, so a store filled
+    # before traces were kept recomputes exactly these cells
+    return [{"class_variable": cv, "n_train": n, "rep": rep, **shared,
+             **({"trace_points": TRACE_POINTS} if rep == 0 else {})}
             for cv in CLASS_VARIABLES for n in s["sizes"] for rep in range(s["reps"])]
 
 
@@ -190,24 +217,41 @@ def _context(cv: str, n_test: int, missing_pcts: tuple[int, ...]):
 
 
 def cell(key: dict) -> dict:
-    """One repetition: Spearman row, accuracy rows, missing-value rows (JSON lists)."""
+    """One repetition: Spearman row, accuracy rows, missing-value rows (JSON lists), the log2
+    scores of Fig. 5 (reference order, best and mean after burn-in) and, when the key has
+    ``trace_points``, the thinned trace (:func:`thin_trace`)."""
     bn, ctx = _context(key["class_variable"], key["n_test"], tuple(key["missing_pcts"]))
+    trace = "trace_points" in key
     p = {"n_iter": key["n_iter"], "burn_in": key["burn_in"], "n_orders": key["n_orders"],
-         "max_parents": key["max_parents"], "first_rep": -1, "sizes": [key["n_train"]],
+         "max_parents": key["max_parents"], "first_rep": key["rep"] if trace else -1,
+         "sizes": [key["n_train"]],
          "missing_n_train": key["missing_n_train"],
          "compared": [k for k in N_ORDERS_COMPARED if k <= key["n_orders"]]}
     out = _one_rep(bn, key["class_variable"], ctx, key["n_train"], key["rep"], p)
-    return {"t_fit": out["t_fit"], "spearman": out["spearman"], "accuracy": out["accuracy"],
-            "missing": out["missing"]}
+    res = {"t_fit": out["t_fit"], "spearman": out["spearman"], "accuracy": out["accuracy"],
+           "missing": out["missing"], "scores": out["scores"]}
+    if trace:
+        res["trace"] = thin_trace(out["trace"][0], int(key["trace_points"]))
+    return res
 
 
 def tables(cells: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """The stored cells as the ``spearman`` / ``accuracy`` / ``missing`` frames of
-    ``experiments/alarm_orders.py``."""
+    ``experiments/alarm_orders.py``, plus ``scores`` (Fig. 5's log2 scores per cell, from
+    cells that store them) and ``traces`` (one row per stored trace point: class_variable,
+    n_train, rep, chain, iteration, log2_score, reference_log2)."""
     res = list(cells["result"])
+    keys = list(cells["key"])
+    scores = [{**{c: k[c] for c in ("class_variable", "n_train", "rep")}, **r["scores"]}
+              for k, r in zip(keys, res, strict=True) if "scores" in r]
+    traces = [pd.DataFrame({**{c: k[c] for c in ("class_variable", "n_train", "rep")},
+                            **r["trace"], "reference_log2": r["scores"]["reference_log2"]})
+              for k, r in zip(keys, res, strict=True) if "trace" in r]
     return {"spearman": pd.DataFrame([r["spearman"] for r in res]),
             "accuracy": pd.DataFrame([row for r in res for row in r["accuracy"]]),
-            "missing": pd.DataFrame([row for r in res for row in r["missing"]])}
+            "missing": pd.DataFrame([row for r in res for row in r["missing"]]),
+            "scores": pd.DataFrame(scores),
+            "traces": pd.concat(traces, ignore_index=True) if traces else pd.DataFrame()}
 
 
 def _paired(acc: pd.DataFrame, a: str, b: str, by: list[str]) -> pd.DataFrame:
@@ -242,10 +286,31 @@ def _why(status: str) -> str:
             if status == "not checkable" else "")
 
 
+def _trace_claim(scores: pd.DataFrame) -> dict:
+    """Fig. 5: after burn-in every chain finds an order scoring as well as ALARM's own."""
+    from .report import NOT_CHECKABLE, NOT_REPRODUCED, REPRODUCED, claim
+
+    text = ("after burn-in the sampled orders score as well as an original order of ALARM "
+            "(Fig. 5)")
+    paper = "best log2 P(≺, D) after burn-in ≥ the original order's"
+    if scores.empty:
+        return claim(text, paper, "no scores stored", NOT_CHECKABLE,
+                     "the stored cells predate the Fig. 5 scores; rerun with --fresh")
+    gap = scores["max_log2_after_burn_in"] - scores["reference_log2"]
+    ok = bool((gap >= 0).all())
+    by_n = gap.groupby(scores["n_train"]).agg(["min", "median"])
+    desc = "; ".join(f"n={n}: min {r['min']:+.1f}, median {r['median']:+.1f}"
+                     for n, r in by_n.iterrows())
+    return claim(text, paper, f"best − original order, log2 ({(gap >= 0).sum()} of {len(gap)} "
+                 f"runs ≥ 0): {desc}", REPRODUCED if ok else NOT_REPRODUCED,
+                 "" if ok else "some chains stay below the original order's score after "
+                 "burn-in")
+
+
 def check_claims(t: dict[str, pd.DataFrame]) -> list[dict]:
     from .report import NOT_CHECKABLE, NOT_REPRODUCED, REPRODUCED, claim, mean_ci
 
-    out = []
+    out = [_trace_claim(t.get("scores", pd.DataFrame()))]
     sp = t["spearman"]
     by_n = sp.groupby("n_train")["spearman"].apply(list)
     small, large = min(by_n.index), max(by_n.index)
@@ -327,8 +392,33 @@ def check_claims(t: dict[str, pd.DataFrame]) -> list[dict]:
     return out
 
 
+def _trace_sections(traces: pd.DataFrame, burn_in: int | None) -> list[tuple[str, object]]:
+    """Fig. 5: per class variable, the stored traces at the smallest and largest training
+    size, the whole run (a, c) and its initial portion (b, d), with the original order's
+    score dashed."""
+    from bnma_core.viz.mcmc import trace_figure
+
+    if traces.empty:
+        return [("Fig. 5: order-MCMC traces", "No trace is stored in these cells (they were "
+                 "computed before traces were kept); rerun with --fresh to draw Fig. 5.")]
+    out: list[tuple[str, object]] = []
+    for (cv, n), d in traces.groupby(["class_variable", "n_train"], sort=True):
+        if n not in (traces["n_train"].min(), traces["n_train"].max()):
+            continue
+        ref = float(d["reference_log2"].iloc[0])
+        head = int(d["iteration"].max() * TRACE_HEAD)
+        out.append((f"Fig. 5: order-MCMC trace, class {cv}, n = {n}", trace_figure(
+            d, reference_log2=ref, burn_in=burn_in,
+            title=f"Fig. 5: log2 P(order, D), class {cv}, n = {n} (whole run)")))
+        out.append((f"Fig. 5: initial portion, class {cv}, n = {n}", trace_figure(
+            d[d["iteration"] <= head], reference_log2=ref,
+            burn_in=burn_in if burn_in and burn_in <= head else None,
+            title=f"Fig. 5: first {head:,} iterations, class {cv}, n = {n}")))
+    return out
+
+
 def report(cells: pd.DataFrame, meta: dict) -> str:
-    """Claims, Spearman and accuracy tables with 95 % CIs, Figs. 6, 7, 9."""
+    """Claims, Fig. 5 traces, Spearman and accuracy tables with 95 % CIs, Figs. 6, 7, 9."""
     from bnma_core.viz.mcmc import orders_accuracy_figure, rank_correlation_figure
 
     from .report import build_report, mean_ci
@@ -345,6 +435,7 @@ def report(cells: pd.DataFrame, meta: dict) -> str:
     acc = t["accuracy"].pivot_table(index=["class_variable", "n_train"], columns="method",
                                     values="accuracy", aggfunc="mean")
     sections: list[tuple[str, object]] = [
+        *_trace_sections(t["traces"], int(cells["key"].iloc[0]["burn_in"]) or None),
         ("Fig. 6: Spearman correlation with ALARM's order", pd.DataFrame(rows)),
         ("Fig. 6", rank_correlation_figure(sp)),
         ("Fig. 7: accuracy on the test set (mean over repetitions)", acc)]

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .papers import load_paper
 from .store import ResultStore, code_version, key_id, machine
 
@@ -31,12 +33,14 @@ __all__ = ["run_cell", "run_grid", "write_report", "RunSummary"]
 
 
 def run_cell(paper: str, key: dict) -> dict[str, Any]:
-    """Compute one cell (in a worker): the stored row without the run id."""
+    """Compute one cell (in a worker): the stored row without the run id. ``seconds`` is its
+    wall time, ``cpu_seconds`` the CPU time of the worker process meanwhile (all its threads:
+    on a loaded machine wall time grows, CPU time much less)."""
     mod = load_paper(paper)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     result = mod.cell(dict(key))
     return {"key_id": key_id(key), "paper": paper, "key": key, "result": result,
-            "seconds": time.perf_counter() - t0,
+            "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0,
             "worker": f"{socket.gethostname()}:{os.getpid()}",
             "code_version": code_version(), "machine": machine()}
 
@@ -61,7 +65,7 @@ def run_grid(paper: str, out: str | Path, quick: bool = False, workers: int = 2,
              scheduler: str | None = None, fresh: bool = False,
              progress: bool | Callable[[int, int, dict], None] = False,
              should_stop: Callable[[], bool] | None = None,
-             keys: list[dict] | None = None) -> RunSummary:
+             keys: list[dict] | None = None, compact_every: int = 2000) -> RunSummary:
     """Run every missing cell of ``paper``'s grid and store it.
 
     Parameters
@@ -87,6 +91,10 @@ def run_grid(paper: str, out: str | Path, quick: bool = False, workers: int = 2,
         cells stay stored).
     keys : list of dict, optional
         Cells to run instead of ``grid(quick)`` (tests, benchmarks).
+    compact_every : int
+        Fold the stored cell files into one part file (:meth:`ResultStore.compact`) after
+        this many newly stored cells, and once when the run ends (0 = never), so that a
+        grid of thousands of cells stays quick to read.
     """
     mod = load_paper(paper)
     if workers < 0:
@@ -117,6 +125,8 @@ def run_grid(paper: str, out: str | Path, quick: bool = False, workers: int = 2,
         row["run_id"] = run_id
         store.append(row)
         summary.n_computed += 1
+        if compact_every and summary.n_computed % compact_every == 0:
+            store.compact()
         if bar is not None:
             bar.update(1)
         elif callable(progress):
@@ -140,6 +150,8 @@ def run_grid(paper: str, out: str | Path, quick: bool = False, workers: int = 2,
     finally:
         if bar is not None:
             bar.close()
+        if compact_every and summary.n_computed:
+            store.compact()
         summary.wall_seconds = time.perf_counter() - t0
         summary.failures = failures
         record.update(n_computed=summary.n_computed, wall_seconds=summary.wall_seconds,
@@ -152,13 +164,22 @@ def run_grid(paper: str, out: str | Path, quick: bool = False, workers: int = 2,
     return summary
 
 
-def _collect(fut, stored: Callable[[dict], None], failures: list[str]) -> None:
+MAX_RESUBMITS = 3  # per cell, after its result was lost on the way back (not a cell error)
+
+
+def _collect(fut, stored: Callable[[dict], None], failures: list[str]) -> bool:
+    """Store a finished future's row; False when the result was lost on the way back (the
+    task did not fail: e.g. a worker died while its result was being gathered, which
+    distributed reports as an error of the gather) and the cell must be submitted again."""
     try:
         row = fut.result()
     except Exception as e:  # noqa: BLE001 - a failing cell is reported, the others go on
+        if fut.status != "error":
+            return False
         failures.append(f"{type(e).__name__}: {e}")
-        return
+        return True
     stored(row)
+    return True
 
 
 def _run_dask(paper: str, todo: list[dict], workers: int, scheduler: str | None,
@@ -179,9 +200,25 @@ def _run_dask(paper: str, todo: list[dict], workers: int, scheduler: str | None,
     stopped = False
     try:
         futures = client.map(run_cell, [paper] * len(todo), todo, pure=False)
+        key_of = dict(zip(futures, todo, strict=True))
+        resubmits: dict[str, int] = {}
+
+        def again(fut):
+            """A new future for a cell whose result was lost, or None after MAX_RESUBMITS."""
+            k = key_of.pop(fut)
+            n = resubmits[key_id(k)] = resubmits.get(key_id(k), 0) + 1
+            if n > MAX_RESUBMITS:
+                failures.append(f"result of cell {key_id(k)} lost {n} times")
+                return None
+            new = client.submit(run_cell, paper, k, pure=False)
+            key_of[new] = k
+            return new
+
         if should_stop is None:
-            for fut in as_completed(futures):
-                _collect(fut, stored, failures)
+            ac = as_completed(futures)
+            for fut in ac:
+                if not _collect(fut, stored, failures) and (new := again(fut)) is not None:
+                    ac.add(new)
         else:  # wake up at least every half second to look at the stop signal
             pending = set(futures)
             while pending:
@@ -195,7 +232,8 @@ def _run_dask(paper: str, todo: list[dict], workers: int, scheduler: str | None,
                     continue
                 for fut in done:
                     pending.discard(fut)
-                    _collect(fut, stored, failures)
+                    if not _collect(fut, stored, failures) and (new := again(fut)) is not None:
+                        pending.add(new)
     finally:
         client.close()
         if cluster is not None:
@@ -223,6 +261,8 @@ def write_report(paper: str, out: str | Path, quick: bool = False,
                             "grid": "quick" if quick else "full", "cells": len(ids),
                             "cell time, sum (s)": round(float(cells["seconds"].sum()), 1),
                             "cell time, max (s)": round(float(cells["seconds"].max()), 2),
+                            "cell CPU time, sum (s)": round(float(np.nansum(
+                                cells["cpu_seconds"].to_numpy(dtype=float))), 1),
                             "code version(s)": ", ".join(sorted(cells["code_version"].unique())),
                             "machine(s)": ", ".join(sorted(cells["machine"].unique())),
                             "runs": ", ".join(sorted(cells["run_id"].unique()))}
