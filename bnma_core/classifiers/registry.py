@@ -413,6 +413,7 @@ register(MethodSpec(
     "each round (Jing, Pavlović & Rehg 2008).", {}))
 register(MethodSpec(
     "brai", "bnma_core.classifiers.brai:BRAI",
-    "B-RAI: averages 100 networks sampled from a tree of bootstrapped independence tests "
-    "(Rohekar et al. 2018; simplified reconstruction, see the class docstring).",
+    "B-RAI: averages 100 networks sampled, in proportion to their BDeu score, from a tree of "
+    "recursive-autonomy (RAI) independence tests on 3 bootstrap samples per node "
+    "(Rohekar et al. 2018).",
     {"n_structures": 100, "s": 3, "alpha": 0.05}, randomized=True))
