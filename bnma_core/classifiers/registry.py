@@ -397,7 +397,8 @@ register(MethodSpec(
 register(MethodSpec(
     "acll_tan", "bnma_core.classifiers.acll_tan:ACLLTAN",
     "aCLL-TAN: the feature tree that best approximates the conditional log-likelihood "
-    "(Carvalho et al. 2013), EAP parameters.", {"beta": 0.5, "n_prime": 0.5}))
+    "(Carvalho et al. 2013; their Monte Carlo beta, pseudo-count 5), EAP parameters.",
+    {"beta": "dirichlet", "n_prime": 5.0}))
 register(MethodSpec(
     "bagging_ebn", "bnma_core.classifiers.ensembles:BaggingEBN",
     "Bagging of 10 exact networks, each learned on a bootstrap sample of 90% of the rows; "
