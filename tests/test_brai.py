@@ -59,6 +59,10 @@ def test_rai_order_zero_only_removes_marginal_independences():
     assert frozenset((0, 1)) not in skel                # A ⊥ B marginally
     assert frozenset((2, 4)) in skel                    # C - E needs order 1 (given D)
     assert _skeleton(rai(codes, net.arities)) < skel
+    with pytest.raises(ValueError, match="complete codes"):
+        rai(np.where(codes == 1, -1, codes), net.arities)
+    with pytest.raises(ValueError, match="one arity per"):
+        rai(codes, net.arities[:3])
 
 
 def test_split_finds_the_descendant_and_the_ancestor_components():

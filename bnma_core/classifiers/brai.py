@@ -339,8 +339,15 @@ def rai(data: np.ndarray, arities: np.ndarray, alpha: float = 0.05,
         (:mod:`bnma_core.structure.cpdag` convention). Re-oriented from the skeleton as B-RAI
         does: v-structures, then Meek's rules R1-R3.
     """
-    data = np.ascontiguousarray(data, dtype=np.int64)
+    data = np.asarray(data)
     ar = np.asarray(arities, dtype=np.int64)
+    if data.ndim != 2 or ar.shape != (data.shape[1],):
+        raise ValueError(f"data must be a (rows, variables) code array with one arity per "
+                         f"column (got data {data.shape}, arities {ar.shape}).")
+    if data.size and (data.min() < 0 or (data >= ar).any()):
+        raise ValueError("data must be complete codes 0..r_i - 1 (RAI needs complete rows; "
+                         "missing values, code -1, are not allowed).")
+    data = np.ascontiguousarray(data, dtype=np.int64)
     ci = _CITest(data, ar, float(alpha))
     g, sep = _PDAG(data.shape[1], complete=True), {}
 
@@ -460,7 +467,8 @@ class _TreeBuilder:
                 rows = self.rng.integers(0, len(self.data), len(self.data))
                 ci = _CITest(self.data[rows], self.ar, self.alpha)
             _refine_and_orient(g, sep, en, ex, order, ci)
-            self.n_tests += ci.n_tests if ci is not self.full_ci else 0
+            if ci is not self.full_ci:
+                self.n_tests += ci.n_tests
             desc, ancs, anc = _split(g, en)
             children = []
             for a in ancs:
@@ -468,8 +476,6 @@ class _TreeBuilder:
                 children.append(node)
             node, g, sep = self.learn(g, sep, desc, sorted(set(ex) | set(anc)), order + 1)
             cookies.append(_Cookie(children, node))
-        if self.s == 1:
-            self.n_tests = self.full_ci.n_tests
         return _Multi(tuple(en), cookies), g, sep
 
 
@@ -537,7 +543,7 @@ class BRAI(_ExactStructureClassifier):
     References
     ----------
     Rohekar, R. Y., Gurwicz, Y., Nisimov, S., Koren, G. & Novik, G. (2018). Bayesian structure
-    learning by recursive bootstrap. NeurIPS 31 (Algorithms 1-2). Yehezkel, R. & Lerner, B.
+    learning by recursive bootstrap. NeurIPS 31. Yehezkel, R. & Lerner, B.
     (2009). Bayesian network structure learning by recursive autonomy identification. JMLR 10,
     1527-1570. Reference code: IntelLabs ``causality-lab`` (``causal_discovery_algs/brai.py``,
     ``rai.py``).
@@ -574,7 +580,7 @@ class BRAI(_ExactStructureClassifier):
                           DirichletScore("bdeu", ess), rng)
         root, _, _ = tb.learn(_PDAG(n, complete=True), {}, list(range(n)), [], 0)
         self.tree_size_ = {"internal": tb.n_internal, "leaves": tb.n_leaves,
-                           "ci_tests": tb.n_tests}
+                           "ci_tests": tb.n_tests + tb.full_ci.n_tests}
         counts: Counter = Counter()
         for _ in range(T):
             edges, _ = _sample(root, rng)
