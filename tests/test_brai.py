@@ -180,3 +180,19 @@ def test_g2_test_detects_dependence_and_independence():
     D = np.column_stack([a, b, c])
     assert g2_test(D, 0, 2, (), ar) < 1e-10
     assert g2_test(D, 0, 2, (1,), ar) > 0.01
+
+
+def test_g2_test_p_value_by_hand():
+    from scipy.stats import chi2
+    rng = np.random.default_rng(4)
+    D = np.column_stack([rng.integers(0, 3, 300), rng.integers(0, 2, 300),
+                         rng.integers(0, 2, 300)])
+    ar = np.array([3, 2, 2])
+    g2 = 0.0
+    for z in range(2):
+        sub = D[D[:, 2] == z]
+        n = np.zeros((3, 2))
+        np.add.at(n, (sub[:, 0], sub[:, 1]), 1)
+        e = n.sum(1, keepdims=True) * n.sum(0, keepdims=True) / n.sum()
+        g2 += 2 * np.sum(np.where(n > 0, n * np.log(np.where(n > 0, n, 1) / e), 0))
+    assert g2_test(D, 0, 1, (2,), ar) == pytest.approx(chi2.sf(g2, 2 * 1 * 2), rel=1e-9)
