@@ -196,3 +196,6 @@ def test_g2_test_p_value_by_hand():
         e = n.sum(1, keepdims=True) * n.sum(0, keepdims=True) / n.sum()
         g2 += 2 * np.sum(np.where(n > 0, n * np.log(np.where(n > 0, n, 1) / e), 0))
     assert g2_test(D, 0, 1, (2,), ar) == pytest.approx(chi2.sf(g2, 2 * 1 * 2), rel=1e-9)
+    rows, mult = np.unique(D, axis=0, return_counts=True)         # distinct rows, weighted
+    assert g2_test(rows, 0, 1, (2,), ar, mult.astype(float)) == pytest.approx(
+        g2_test(D, 0, 1, (2,), ar), rel=1e-12)

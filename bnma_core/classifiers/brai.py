@@ -43,10 +43,14 @@ original RAI code (the Python code's variant that takes all but the highest set 
 condition); with ``s = 1`` no bootstrap is drawn, so the tree is a single path and B-RAI reduces
 to plain RAI on the training rows (:func:`rai`); every sampled CPDAG becomes a DAG by a
 consistent extension (Dor & Tarsi 1992, :func:`bnma_core.structure.cpdag.consistent_extension`;
-if a sampled graph has none, a greedy acyclic orientation in index order). The classifier treats
-the class as one more variable; P(c | x) is the average over the ``n_structures`` samples (with
-repetition, so ``weights_`` are sampling frequencies) of each DAG's EAP class posterior; missing
-test values are marginalised exactly by :meth:`bnma_core.network.DiscreteBN.class_posterior`.
+if a sampled graph has none, a greedy acyclic orientation in index order). Counts are taken over
+the distinct training rows weighted by their multiplicities, and a bootstrap sample is drawn as
+its row counts, Multinomial(N, multiplicity / N) — the same distribution as N rows drawn with
+replacement, at a cost that grows with the number of distinct rows rather than with N.
+The classifier treats the class as one more variable; P(c | x) is the average over the
+``n_structures`` samples (with repetition, so ``weights_`` are sampling frequencies) of each
+DAG's EAP class posterior; missing test values are marginalised exactly by
+:meth:`bnma_core.network.DiscreteBN.class_posterior`.
 """
 
 from __future__ import annotations
@@ -68,12 +72,12 @@ from .kbest import _check_ess, _check_positive_int, _ExactStructureClassifier
 __all__ = ["BRAI", "g2_test", "rai"]
 
 
-def g2_test(data: np.ndarray, x: int, y: int, z: tuple[int, ...], arities: np.ndarray
-            ) -> float:
+def g2_test(data: np.ndarray, x: int, y: int, z: tuple[int, ...], arities: np.ndarray,
+            weights: np.ndarray | None = None) -> float:
     """p-value of the G² test of X ⊥ Y | Z: G² = 2 sum N_xyz log(N_xyz N_z / (N_xz N_yz)),
     chi-square with (r_x - 1)(r_y - 1) prod r_z degrees of freedom (Spirtes, Glymour &
-    Scheines 2000, §5.4.2)."""
-    n = joint_counts(data, [x, y, *z], arities)
+    Scheines 2000, §5.4.2). ``weights``: row multiplicities (counts of distinct rows)."""
+    n = joint_counts(data, [x, y, *z], arities, weights)
     nxz = n.sum(axis=1, keepdims=True)
     nyz = n.sum(axis=0, keepdims=True)
     nz = n.sum(axis=(0, 1), keepdims=True)
@@ -216,10 +220,12 @@ def _key(a: int, b: int) -> tuple[int, int]:
 
 
 class _CITest:
-    """G² independence decisions on one data table (cached: the table does not change)."""
+    """G² independence decisions on one data table, given as distinct rows and their
+    multiplicities (cached: the table does not change)."""
 
-    def __init__(self, data: np.ndarray, arities: np.ndarray, alpha: float) -> None:
-        self.data, self.arities, self.alpha = data, arities, alpha
+    def __init__(self, data: np.ndarray, arities: np.ndarray, alpha: float,
+                 weights: np.ndarray | None = None) -> None:
+        self.data, self.arities, self.alpha, self.weights = data, arities, alpha, weights
         self.cache: dict[tuple, bool] = {}
         self.n_tests = 0
 
@@ -228,7 +234,8 @@ class _CITest:
         hit = self.cache.get(k)
         if hit is None:
             self.n_tests += 1
-            hit = g2_test(self.data, k[0], k[1], k[2], self.arities) > self.alpha
+            hit = g2_test(self.data, k[0], k[1], k[2], self.arities,
+                          self.weights) > self.alpha
             self.cache[k] = hit
         return hit
 
@@ -348,7 +355,8 @@ def rai(data: np.ndarray, arities: np.ndarray, alpha: float = 0.05,
         raise ValueError("data must be complete codes 0..r_i - 1 (RAI needs complete rows; "
                          "missing values, code -1, are not allowed).")
     data = np.ascontiguousarray(data, dtype=np.int64)
-    ci = _CITest(data, ar, float(alpha))
+    rows, mult = np.unique(data, axis=0, return_counts=True)
+    ci = _CITest(rows, ar, float(alpha), mult.astype(float))
     g, sep = _PDAG(data.shape[1], complete=True), {}
 
     def recurse(en: list[int], ex: list[int], order: int) -> None:
@@ -430,7 +438,12 @@ class _TreeBuilder:
         self.data, self.ar, self.alpha, self.s = data, ar, alpha, s
         self.max_order, self.rng, self.score = max_order, rng, score
         self.n = data.shape[1]
-        self.full_ci = _CITest(data, ar, alpha)       # s = 1: RAI on the training rows
+        # Distinct rows and multiplicities: a bootstrap sample of the N rows is a
+        # Multinomial(N, multiplicity / N) draw of counts over them, and every count costs
+        # O(distinct rows) instead of O(N).
+        self.rows, mult = np.unique(data, axis=0, return_counts=True)
+        self.mult = mult.astype(float)
+        self.full_ci = _CITest(self.rows, ar, alpha, self.mult)   # s = 1: RAI on the rows
         self.local: dict[tuple, float] = {}
         self.n_tests = 0
         self.n_leaves = 0
@@ -439,8 +452,8 @@ class _TreeBuilder:
     def local_score(self, v: int, parents: tuple[int, ...]) -> float:
         k = (v, parents)
         if k not in self.local:
-            self.local[k] = self.score.log_ml(family_counts(self.data, v, list(parents),
-                                                            self.ar))
+            self.local[k] = self.score.log_ml(family_counts(self.rows, v, list(parents),
+                                                            self.ar, self.mult))
         return self.local[k]
 
     def leaf(self, g: _PDAG, en: list[int], ex: list[int]) -> _Leaf:
@@ -464,8 +477,9 @@ class _TreeBuilder:
             if self.s == 1:
                 ci = self.full_ci
             else:
-                rows = self.rng.integers(0, len(self.data), len(self.data))
-                ci = _CITest(self.data[rows], self.ar, self.alpha)
+                boot = self.rng.multinomial(len(self.data), self.mult / len(self.data))
+                keep = boot > 0
+                ci = _CITest(self.rows[keep], self.ar, self.alpha, boot[keep].astype(float))
             _refine_and_orient(g, sep, en, ex, order, ci)
             if ci is not self.full_ci:
                 self.n_tests += ci.n_tests
