@@ -1,11 +1,12 @@
-"""Baselines of the subbagging paper: bagging / AdaBoost of EBN, bAN_mix, aCLL-TAN, EAP NB/TAN."""
+"""Baselines of the subbagging paper: bagging / AdaBoost of EBN, bAN_mix, aCLL-TAN, EAP NB/TAN
+(B-RAI: tests/test_brai.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from bnma_core.classifiers.acll_tan import ACLLTAN, acll_family
+from bnma_core.classifiers.acll_tan import ACLLTAN, acll_beta, acll_family
 from bnma_core.classifiers.ensembles import AdaBoostEBN, BaggingEBN, BANMix, samme_alpha
 from bnma_core.classifiers.exact import ExactBN
 from bnma_core.classifiers.naive_bayes import NaiveBayes
@@ -90,6 +91,49 @@ def test_acll_family_by_hand():
     assert acll_family(N, 2, beta, n1) == pytest.approx(val)
 
 
+def test_acll_family_is_the_papers_alpha_beta_form():
+    # Carvalho, Adão & Mateus 2013, eq. (28): weights α N_ijck + β sum_{c' != c} N_ijc'k with
+    # α = 1 + β, floored at N' inside the log only; three classes, one parent configuration.
+    rng = np.random.default_rng(0)
+    N = rng.integers(0, 6, size=(2 * 3, 4)).astype(float)       # (j, c) rows, k columns
+    beta, n1 = -0.24, 5.0
+    val = 0.0
+    for j in range(2):
+        block = N[3 * j:3 * j + 3]
+        for c in range(3):
+            w = (1 + beta) * block[c] + beta * (block.sum(0) - block[c])
+            plus = np.where(w >= n1, w, n1)
+            val += np.sum(w * np.log(plus / plus.sum()))
+    assert acll_family(N, 3, beta, n1) == pytest.approx(val, rel=1e-12)
+
+
+def test_acll_beta_reproduces_the_papers_monte_carlo_values():
+    # Example 3.7: Dir(1, ..., 1, 1000), m = 100,000 -> -0.39291 (s = 2), -0.239266 (s = 3);
+    # eq. (13): (pi^2 - 18) / 24 for the uniform binary case; Example 3.6: -0.198873 (s = 3).
+    assert acll_beta(2, 1000) == pytest.approx(-0.39291, abs=2e-3)
+    assert acll_beta(3, 1000) == pytest.approx(-0.239266, abs=3e-3)
+    assert acll_beta(2, assumption="uniform") == pytest.approx(-0.338766, abs=1e-6)
+    assert acll_beta(3, assumption="uniform") == pytest.approx(-0.198873, abs=3e-3)
+    assert acll_beta(2, 1000) == acll_beta(2, 1000)           # fixed seed
+    with pytest.raises(ValueError, match="n_rows must be"):
+        acll_beta(2)
+    with pytest.raises(ValueError, match="n_classes must be"):
+        acll_beta(1, 10)
+
+
+def test_acll_tan_defaults_are_the_papers_and_bad_values_are_refused():
+    X, y = _data(classes=3)
+    clf = ACLLTAN().fit(X, y)
+    assert clf.n_prime == 5.0 and clf.beta_ == pytest.approx(acll_beta(3, len(y)))
+    assert -1 < clf.beta_ < 0
+    assert ACLLTAN(beta=-0.3).fit(X, y).beta_ == -0.3
+    for bad in ("x", 1.5, -1.0):
+        with pytest.raises(ValueError, match="beta must be"):
+            ACLLTAN(beta=bad).fit(X, y)
+    with pytest.raises(ValueError, match="n_prime must be"):
+        ACLLTAN(n_prime=0).fit(X, y)
+
+
 def test_acll_tan_is_a_spanning_tree_with_the_best_gains():
     X, y = _data(p=4, seed=5)
     X[:, 2] = np.where(np.random.default_rng(0).random(80) < 0.9, X[:, 0], X[:, 2])
@@ -131,42 +175,6 @@ def test_ensembles_refuse_above_the_limits_and_bad_parameters():
         AdaBoostEBN(voting="x").fit(X, y)
     with pytest.raises(ValueError, match="max_samples must be in"):
         BaggingEBN(max_samples=0).fit(X, y)
-
-
-def test_g2_test_detects_dependence_and_independence():
-    from bnma_core.classifiers.brai import g2_test
-    rng = np.random.default_rng(0)
-    a = rng.integers(0, 2, 2000)
-    b = np.where(rng.random(2000) < 0.9, a, 1 - a)
-    z = rng.integers(0, 2, 2000)
-    D = np.column_stack([a, b, z])
-    ar = np.array([2, 2, 2])
-    assert g2_test(D, 0, 1, (), ar) < 1e-10
-    assert g2_test(D, 0, 2, (), ar) > 0.01
-    c = np.where(rng.random(2000) < 0.9, b, 1 - b)     # a - b - c chain: a ⊥ c | b
-    D = np.column_stack([a, b, c])
-    assert g2_test(D, 0, 2, (), ar) < 1e-10
-    assert g2_test(D, 0, 2, (1,), ar) > 0.01
-
-
-def test_brai_recovers_the_chain_skeleton_and_averages_uniformly():
-    from bnma_core.classifiers.brai import BRAI
-    rng = np.random.default_rng(0)
-    n = 3000
-    y = rng.integers(0, 2, n)
-    x0 = np.where(rng.random(n) < 0.85, y, 1 - y)
-    x1 = np.where(rng.random(n) < 0.85, x0, 1 - x0)   # x1 - x0 - y
-    x2 = rng.integers(0, 2, n)                       # independent
-    X = np.column_stack([x0, x1, x2])
-    clf = BRAI(n_structures=20, random_state=1).fit(X, y)
-    np.testing.assert_allclose(clf.weights_.sum(), 1.0)
-    exact = 0.0
-    for w, s in zip(clf.weights_, clf.structures_):
-        skel = {frozenset((p, v)) for v, ps in enumerate(s.parents) for p in ps}
-        assert {frozenset((0, 3)), frozenset((0, 1))} <= skel   # true edges always kept
-        assert frozenset((1, 3)) not in skel                    # x1 ⊥ y | x0 always found
-        exact += w * (skel == {frozenset((0, 3)), frozenset((0, 1))})
-    assert exact >= 0.5   # spurious x2 edges only from the tests' 5 % false positives
 
 
 @pytest.mark.parametrize("name", ["nb_eap", "tan_eap"])

@@ -397,7 +397,8 @@ register(MethodSpec(
 register(MethodSpec(
     "acll_tan", "bnma_core.classifiers.acll_tan:ACLLTAN",
     "aCLL-TAN: the feature tree that best approximates the conditional log-likelihood "
-    "(Carvalho et al. 2013), EAP parameters.", {"beta": 0.5, "n_prime": 0.5}))
+    "(Carvalho et al. 2013; their Monte Carlo beta, pseudo-count 5), EAP parameters.",
+    {"beta": "dirichlet", "n_prime": 5.0}))
 register(MethodSpec(
     "bagging_ebn", "bnma_core.classifiers.ensembles:BaggingEBN",
     "Bagging of 10 exact networks, each learned on a bootstrap sample of 90% of the rows; "
@@ -413,8 +414,9 @@ register(MethodSpec(
     "each round (Jing, Pavlović & Rehg 2008).", {}))
 register(MethodSpec(
     "brai", "bnma_core.classifiers.brai:BRAI",
-    "B-RAI: averages 100 networks sampled from a tree of bootstrapped independence tests "
-    "(Rohekar et al. 2018; simplified reconstruction, see the class docstring).",
+    "B-RAI: averages 100 networks sampled, in proportion to their BDeu score, from a tree of "
+    "recursive-autonomy (RAI) independence tests on 3 bootstrap samples per node "
+    "(Rohekar et al. 2018).",
     {"n_structures": 100, "s": 3, "alpha": 0.05}, randomized=True))
 
 # --- issue 16: the Dirichlet prior chosen by marginal likelihood; stacking over families ------

@@ -1,0 +1,201 @@
+"""B-RAI (Rohekar et al. 2018) and RAI (Yehezkel & Lerner 2009): skeleton recovery, the
+recursive decomposition, score-proportional sampling from the generating tree, seeds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bnma_core.classifiers.brai import (
+    _PDAG,
+    BRAI,
+    _assemble,
+    _Cookie,
+    _Leaf,
+    _Multi,
+    _sample,
+    _split,
+    g2_test,
+    rai,
+)
+from bnma_core.network import DiscreteBN
+from bnma_core.scores import DirichletScore, family_counts
+from bnma_core.structure.cpdag import cpdag_key, dag_to_cpdag, parents_to_dag
+
+
+def _five_node_network() -> DiscreteBN:
+    """A -> C <- B, C -> D -> E, all binary with strong dependencies."""
+    names = ["A", "B", "C", "D", "E"]
+    states = [["0", "1"]] * 5
+    parents = [[], [], ["A", "B"], ["C"], ["D"]]
+    cpts = [np.array([[0.5, 0.5]]), np.array([[0.4, 0.6]]),
+            np.array([[0.9, 0.1], [0.2, 0.8], [0.3, 0.7], [0.05, 0.95]]),
+            np.array([[0.85, 0.15], [0.15, 0.85]]),
+            np.array([[0.8, 0.2], [0.1, 0.9]])]
+    return DiscreteBN(names, states, parents, cpts, name="five")
+
+
+def _skeleton(cpdag) -> set[frozenset]:
+    arcs, und = cpdag_key(cpdag)
+    return {frozenset(a) for a in arcs} | set(und)
+
+
+@pytest.mark.parametrize("net_name", ["five", "chain", "collider"])
+def test_rai_recovers_the_true_cpdag_from_a_large_sample(net_name, small_networks):
+    net = _five_node_network() if net_name == "five" else small_networks[net_name]
+    # Each independence is accepted by a G² test at 5 %, so a given sample keeps a spurious edge
+    # with probability about 0.05 (seed 1 does so for the chain: p = 0.012 for A ⊥ C | B).
+    codes = net.sample_codes(20000, seed=3)
+    learned = rai(codes, net.arities)
+    truth = dag_to_cpdag(parents_to_dag([list(p) for p in net.parents]))
+    assert _skeleton(learned) == _skeleton(truth)
+    assert cpdag_key(learned) == cpdag_key(truth)       # v-structures and R1 too
+
+
+def test_rai_order_zero_only_removes_marginal_independences():
+    net = _five_node_network()
+    codes = net.sample_codes(20000, seed=2)
+    skel = _skeleton(rai(codes, net.arities, max_order=0))
+    assert frozenset((0, 1)) not in skel                # A ⊥ B marginally
+    assert frozenset((2, 4)) in skel                    # C - E needs order 1 (given D)
+    assert _skeleton(rai(codes, net.arities)) < skel
+    with pytest.raises(ValueError, match="complete codes"):
+        rai(np.where(codes == 1, -1, codes), net.arities)
+    with pytest.raises(ValueError, match="one arity per"):
+        rai(codes, net.arities[:3])
+
+
+def test_split_finds_the_descendant_and_the_ancestor_components():
+    g = _PDAG(6)
+    for u, v in [(0, 2), (1, 2)]:                       # 0 -> 2 <- 1, 2 --- 3, 4 --- 5
+        g.orient(u, v)
+    for u, v in [(2, 3), (4, 5)]:
+        g.und[u].add(v)
+        g.und[v].add(u)
+    desc, ancs, anc = _split(g, list(range(6)))
+    # 2 and 3 are lowest (3 is joined to 2 by an undirected edge); 4 --- 5 is not a parent of
+    # anyone, so it is lowest as well; 0 and 1 are separate ancestor components.
+    assert desc == [2, 3, 4, 5]
+    assert ancs == [[0], [1]] and anc == [0, 1]
+    g.orient(5, 0)                                      # now 5 is a parent: 4 --- 5 goes up
+    desc, ancs, _ = _split(g, list(range(6)))
+    assert desc == [2, 3] and ancs == [[0, 4, 5], [1]]
+
+
+def test_sampling_picks_cookies_in_proportion_to_their_posterior():
+    a = _Leaf((0,), {0: (frozenset(), frozenset())}, np.log(1.0))
+    b = _Leaf((0,), {0: (frozenset({1}), frozenset())}, np.log(3.0))
+    r = _Leaf((1,), {1: (frozenset(), frozenset())}, 0.0)
+    tree = _Multi((0, 1), [_Cookie([r], a), _Cookie([r], b)])
+    rng = np.random.default_rng(0)
+    picks = [1 in _sample(tree, rng)[0][0][0] for _ in range(4000)]
+    assert np.mean(picks) == pytest.approx(0.75, abs=0.025)
+    dead = _Multi((0, 1), [_Cookie([r], _Leaf((0,), a.edges, -np.inf)),
+                           _Cookie([r], _Leaf((0,), b.edges, -np.inf))])
+    picks = [1 in _sample(dead, rng)[0][0][0] for _ in range(2000)]   # all -inf: uniform
+    assert np.mean(picks) == pytest.approx(0.5, abs=0.04)
+    edges, score = _sample(tree, np.random.default_rng(1))
+    assert set(edges) == {0, 1} and score in (0.0, pytest.approx(np.log(3.0)))
+    assert 1 in _assemble(edges, 2).par[0] or not _assemble(edges, 2).par[0]
+
+
+def _class_data(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    x0 = np.where(rng.random(n) < 0.85, y, 1 - y)
+    x1 = np.where(rng.random(n) < 0.85, x0, 1 - x0)     # x1 - x0 - y
+    x2 = rng.integers(0, 2, n)                          # independent
+    x3 = np.where(rng.random(n) < 0.8, y, 1 - y)        # y - x3
+    return np.column_stack([x0, x1, x2, x3]), y
+
+
+def test_s1_with_one_structure_is_plain_rai_and_ignores_the_seed():
+    X, y = _class_data()
+    one = BRAI(n_structures=1, s=1, random_state=0).fit(X, y)
+    other = BRAI(n_structures=1, s=1, random_state=99).fit(X, y)
+    assert len(one.structures_) == 1 and one.weights_.tolist() == [1.0]
+    assert one.structures_[0].parents == other.structures_[0].parents
+    ref = rai(np.column_stack([X, y]), np.array([2, 2, 2, 2, 2]))
+    assert cpdag_key(one.structures_[0].cpdag) == cpdag_key(ref)
+    assert _skeleton(ref) == {frozenset((0, 4)), frozenset((0, 1)), frozenset((3, 4))}
+    assert one.tree_size_["internal"] >= 1 and one.tree_size_["ci_tests"] > 0
+
+
+def test_brai_scores_are_bdeu_and_weights_are_sampling_frequencies():
+    X, y = _class_data(n=400, seed=3)
+    clf = BRAI(n_structures=30, random_state=5).fit(X, y)
+    np.testing.assert_allclose(clf.weights_.sum(), 1.0)
+    assert np.allclose(clf.weights_ * 30, np.round(clf.weights_ * 30))
+    data = np.column_stack([X, y])
+    ar = np.full(5, 2)
+    bdeu = DirichletScore("bdeu", 1.0)
+    for st in clf.structures_:
+        ref = sum(bdeu.log_ml(family_counts(data, v, list(p), ar))
+                  for v, p in enumerate(st.parents))
+        assert st.log_score == pytest.approx(ref, abs=1e-9)
+        assert len(st.dag.edges) == st.n_edges          # a DAG over all five variables
+
+
+def test_brai_recovers_the_class_markov_blanket_and_seeds_reproduce():
+    X, y = _class_data()
+    a = BRAI(n_structures=20, random_state=1).fit(X, y)
+    b = BRAI(n_structures=20, random_state=1).fit(X, y)
+    assert [s.parents for s in a.structures_] == [s.parents for s in b.structures_]
+    np.testing.assert_array_equal(a.weights_, b.weights_)
+    for s in a.structures_:
+        skel = {frozenset((p, v)) for v, ps in enumerate(s.parents) for p in ps}
+        assert {frozenset((0, 4)), frozenset((0, 1)), frozenset((3, 4))} <= skel
+        assert frozenset((1, 4)) not in skel            # x1 ⊥ y | x0
+    Xt = X[:50].astype(float)
+    Xt[np.random.default_rng(0).random(Xt.shape) < 0.3] = np.nan
+    Xt[0] = np.nan
+    P = a.predict_proba(Xt)
+    assert np.isfinite(P).all()
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(P, b.predict_proba(Xt))
+    np.testing.assert_allclose(P[0], np.bincount(y, minlength=2) / len(y), atol=0.02)
+
+
+@pytest.mark.parametrize("kw, msg", [({"alpha": 0.0}, "alpha must be in"),
+                                     ({"alpha": "x"}, "alpha must be in"),
+                                     ({"s": 0}, "s must be a positive integer"),
+                                     ({"max_order": -1}, "max_order must be None"),
+                                     ({"n_structures": 1.5}, "n_structures must be")])
+def test_brai_refuses_bad_parameters(kw, msg):
+    X, y = _class_data(n=50)
+    with pytest.raises(ValueError, match=msg):
+        BRAI(**kw).fit(X, y)
+
+
+def test_g2_test_detects_dependence_and_independence():
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 2, 2000)
+    b = np.where(rng.random(2000) < 0.9, a, 1 - a)
+    z = rng.integers(0, 2, 2000)
+    D = np.column_stack([a, b, z])
+    ar = np.array([2, 2, 2])
+    assert g2_test(D, 0, 1, (), ar) < 1e-10
+    assert g2_test(D, 0, 2, (), ar) > 0.01
+    c = np.where(rng.random(2000) < 0.9, b, 1 - b)     # a - b - c chain: a ⊥ c | b
+    D = np.column_stack([a, b, c])
+    assert g2_test(D, 0, 2, (), ar) < 1e-10
+    assert g2_test(D, 0, 2, (1,), ar) > 0.01
+
+
+def test_g2_test_p_value_by_hand():
+    from scipy.stats import chi2
+    rng = np.random.default_rng(4)
+    D = np.column_stack([rng.integers(0, 3, 300), rng.integers(0, 2, 300),
+                         rng.integers(0, 2, 300)])
+    ar = np.array([3, 2, 2])
+    g2 = 0.0
+    for z in range(2):
+        sub = D[D[:, 2] == z]
+        n = np.zeros((3, 2))
+        np.add.at(n, (sub[:, 0], sub[:, 1]), 1)
+        e = n.sum(1, keepdims=True) * n.sum(0, keepdims=True) / n.sum()
+        g2 += 2 * np.sum(np.where(n > 0, n * np.log(np.where(n > 0, n, 1) / e), 0))
+    assert g2_test(D, 0, 1, (2,), ar) == pytest.approx(chi2.sf(g2, 2 * 1 * 2), rel=1e-9)
+    rows, mult = np.unique(D, axis=0, return_counts=True)         # distinct rows, weighted
+    assert g2_test(rows, 0, 1, (2,), ar, mult.astype(float)) == pytest.approx(
+        g2_test(D, 0, 1, (2,), ar), rel=1e-12)
