@@ -770,3 +770,27 @@ def test_order_mcmc_runs_beyond_64_variables():
     _finish_background(at, "mcmc")
     _no_failure(at)
     assert not at.error
+
+
+def test_late_polls_do_not_stop_a_run_whose_session_is_connected():
+    """Load test, N = 8: a busy browser delayed the fragment's polls past the 60-s orphan limit
+    and the run stopped itself under a user who was still there (Stop then found it ended).
+    A run stops itself only when its session is gone (or nobody polled it for 30 minutes)."""
+    from bnma_ui import background
+
+    connected = {"value": True}
+    run = background.Run(name="t", session_alive=lambda: connected["value"])
+    t0 = run.heartbeat
+    assert not run.orphaned(now=t0 + 10)
+    assert not run.orphaned(now=t0 + background.ORPHAN_SECONDS + 30)  # polls late, user there
+    assert not run.should_stop()
+    connected["value"] = False  # the tab was closed
+    assert not run.orphaned(now=t0 + background.ORPHAN_SECONDS - 1)  # a reconnect may come
+    assert run.orphaned(now=t0 + background.ORPHAN_SECONDS + 1)
+    connected["value"] = True
+    assert run.orphaned(now=t0 + background.UNWATCHED_SECONDS + 1)  # safety net
+    unknown = background.Run(name="u")  # no server to ask (AppTest): the poll rule alone
+    assert unknown.orphaned(now=unknown.heartbeat + background.ORPHAN_SECONDS + 1)
+    run.heartbeat -= background.ORPHAN_SECONDS + 5
+    connected["value"] = False
+    assert run.should_stop() and run.stopped
