@@ -633,7 +633,8 @@ def test_naive_bma_exports_a_bif_that_predicts_like_the_model():
     at = _page("4_Naive_BMA.py", ds)
     _no_failure(at)
     assert at.selectbox(key="manb_positive").value == "malignant"
-    labels = [b.proto.label for b in at.get("download_button")]
+    labels = [b.proto.label for b in at.get("download_button")
+              if b.proto.label not in ("PNG", "SVG")]
     assert labels == ["Arc posteriors (CSV)", "Averaged network (BIF)",
                       "Averaged network (GraphML)", "Report (HTML)"]
 
@@ -794,3 +795,47 @@ def test_late_polls_do_not_stop_a_run_whose_session_is_connected():
     run.heartbeat -= background.ORPHAN_SECONDS + 5
     connected["value"] = False
     assert run.should_stop() and run.stopped
+
+
+def test_every_figure_has_png_and_svg_buttons(monkeypatch):
+    """Item 16: each figure of a page has its PNG and SVG download; without an image engine
+    (no kaleido, or no Chrome/Chromium on the server) a plain sentence replaces the buttons."""
+    from bnma_ui import widgets
+
+    monkeypatch.setattr(widgets, "image_export_problem", lambda: None)
+    at = _page("4_Naive_BMA.py", _wbc())
+    _no_failure(at)
+    n_figures = len(at.get("plotly_chart"))
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert n_figures >= 3 and labels.count("PNG") == labels.count("SVG") == n_figures
+    names = {b.proto.label + ":" + b.proto.help for b in at.get("download_button")}
+    assert any(n.startswith("PNG:") for n in names)
+
+    monkeypatch.setattr(widgets, "image_export_problem",
+                        lambda: "no Chrome or Chromium browser was found on the server")
+    at = _page("4_Naive_BMA.py", _wbc())
+    _no_failure(at)
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "PNG" not in labels and "SVG" not in labels
+    notes = [c.value for c in at.caption if "PNG / SVG download unavailable" in c.value]
+    assert len(notes) == len(at.get("plotly_chart"))
+    assert "no Chrome or Chromium" in notes[0]
+
+
+def test_figure_bytes_are_png_and_svg():
+    """The bytes behind the buttons: a real PNG and a real SVG (needs kaleido + Chromium)."""
+    import plotly.graph_objects as go
+
+    from bnma_ui import widgets
+
+    problem = widgets.image_export_problem()
+    if problem:
+        pytest.skip(problem)
+    fig = go.Figure(go.Bar(x=["benign", "malignant"], y=[458, 241]))
+    png = widgets.figure_bytes(fig, "png")
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width = int.from_bytes(png[16:20], "big")
+    assert width == 2 * widgets.EXPORT_WIDTH  # 2x scale of the export width
+    svg = widgets.figure_bytes(fig, "svg")
+    assert b"<svg" in svg[:400] and b"malignant" in svg
+    assert fig.layout.width is None  # the page's figure is left as it was
