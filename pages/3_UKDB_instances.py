@@ -156,7 +156,7 @@ n2.caption(f"Drawing {len(nodes) - 1} of {n_feat} features: the class, its paren
            "features joined by the strongest dependencies. Hover an arrow's middle for its "
            "value.")
 shown_expl = dataclasses.replace(expl, domain_graph=dom, personalized_graph=per)
-net_fig = viz.ukdb_structures_figure(shown_expl, height=520 if len(nodes) <= 16 else 680)
+net_fig = viz.ukdb_structures_figure(shown_expl)
 chart(net_fig, "ukdb_networks")
 
 st.subheader("Where this case differs from the general pattern")

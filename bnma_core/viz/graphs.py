@@ -64,7 +64,8 @@ def dag_layout(graph: nx.DiGraph, layout: str = "layered", class_node: Hashable 
     layout : {"layered", "spring"}
         ``"layered"``: columns by longest-path depth, left to right, nodes within a column
         ordered by the mean position of their parents (barycentre heuristic) to reduce
-        crossings. ``"spring"``: force-directed (``networkx.spring_layout``, fixed seed).
+        crossings; odd columns sit a third of a row lower (no arc through a node).
+        ``"spring"``: force-directed (``networkx.spring_layout``, fixed seed).
     class_node : hashable, optional
         Ignored by the layered layout except that the class is placed first in its column;
         in the spring layout it is pinned at the centre.
@@ -116,8 +117,10 @@ def dag_layout(graph: nx.DiGraph, layout: str = "layered", class_node: Hashable 
         index = {n: i for i, n in enumerate(nodes)}
         for li, col in enumerate(columns):
             for i, node in enumerate(col):
-                # centre short columns vertically against the tallest one
-                offset = (tallest - len(col)) / 2.0
+                # centre short columns vertically against the tallest one; every other
+                # column a third of a row lower, so that an arc skipping a column does not
+                # run through the node of the same row in between
+                offset = (tallest - len(col)) / 2.0 + (0.35 if li % 2 and tallest > 1 else 0.0)
                 arr[index[node]] = (li, -(offset + i))
     lo, hi = arr.min(axis=0), arr.max(axis=0)
     span = np.where(hi - lo > 0, hi - lo, 1.0)
@@ -132,9 +135,12 @@ def fig_height(pos: Mapping[Hashable, tuple[float, float]], height: int | None =
         return int(height)
     if not pos:
         return 300
+    xs = np.round([p[0] for p in pos.values()], 6)
     ys = np.round([p[1] for p in pos.values()], 6)
-    rows = len(np.unique(ys))
-    if rows > 0.6 * len(ys):  # free (spring) layout: scale with the node count
+    tallest = int(np.unique(xs, return_counts=True)[1].max())
+    if tallest >= 2 or len(np.unique(ys)) <= 2:  # layered: the tallest column sets the height
+        rows = tallest + 1
+    else:  # free (spring) layout: scale with the node count
         rows = int(np.ceil(np.sqrt(len(ys)) * 2.2))
     return int(np.clip(90 + 50 * rows, 300, 1500))
 
