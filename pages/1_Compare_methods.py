@@ -278,7 +278,7 @@ if entry is not None and len(entry["results"]):
         sections.append(("Per-fold results", results))
         return export.html_report("Compare methods", sections, settings=settings)
 
-    x1, x2, x3 = st.columns(3)
+    x1 = x2 = x3 = st.container(horizontal=True)  # full labels, side by side
     x1.download_button("Per-fold results (CSV)", lambda: export.table_csv(results, index=False),
                        "bnma_compare_results.csv", "text/csv", on_click="ignore",
                        help="One row per method and fold: accuracy, AUC, log-loss, times.")

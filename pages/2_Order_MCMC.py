@@ -310,10 +310,19 @@ if entry is not None:
                          threshold=threshold, layout=layout, weight_label="P(edge | data)",
                          weight_range=(0.0, 1.0)), "averaged_network")
     with st.expander("Edge posterior heatmap and Markov-blanket probabilities"):
-        h1, h2 = st.columns([3, 1])
+        h1, h2 = st.columns([3, 2])
         chart(viz.edge_posterior_heatmap(relabel_frame(model.edge_posterior_, mapping)),
               "edge_posterior_heatmap", h1)
-        h2.dataframe(mb_prob.sort_values(ascending=False).round(3).to_frame(), width="stretch")
+        # every value visible beside its bar in either theme: a plain column would be pushed
+        # out of this narrow table by the names (the values looked missing)
+        mb_table = (mb_prob.sort_values(ascending=False).rename("P(in Markov blanket)")
+                    .rename_axis("variable").reset_index())
+        h2.dataframe(mb_table, hide_index=True, width="stretch", column_config={
+            "variable": st.column_config.TextColumn("variable", width="medium"),
+            "P(in Markov blanket)": st.column_config.ProgressColumn(
+                "P(in MB)", min_value=0.0, max_value=1.0, format="%.3f",
+                help="Posterior probability that the variable is in the class's Markov "
+                     "blanket (its parents, children and the children's other parents).")})
 
     st.subheader("Held-out accuracy")
     if "accuracy" not in entry:
@@ -356,7 +365,7 @@ if entry is not None:
                       ("Edge posteriors", edge_table),
                       ("Held-out accuracy", acc[["n_orders", "accuracy"]])])
 
-    x1, x2, x3, x4 = st.columns(4)
+    x1 = x2 = x3 = x4 = st.container(horizontal=True)  # full labels, side by side
     x1.download_button("Edge posteriors (CSV)", lambda: export.table_csv(edge_table),
                        "edge_posteriors.csv", "text/csv", on_click="ignore",
                        help="P(row variable -> column variable | data), averaged over the "

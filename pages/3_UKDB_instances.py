@@ -189,7 +189,7 @@ def report() -> str:  # built on click only (deferred download; no Streamlit cal
     return export.html_report("UKDB explanation of one case", sections, settings=case)
 
 
-x1, x2, x3, x4 = st.columns(4)
+x1 = x2 = x3 = x4 = st.container(horizontal=True)  # full labels, side by side
 x1.download_button("Explanation (CSV)",
                    lambda: export.table_csv(pairs.drop(columns=["text"]), index=False),
                    "ukdb_explanation.csv", "text/csv", on_click="ignore",

@@ -174,7 +174,7 @@ def report() -> str:  # built on click only (deferred download; no Streamlit cal
                               settings=settings)
 
 
-x1, x2, x3, x4 = st.columns(4)
+x1 = x2 = x3 = x4 = st.container(horizontal=True)  # full labels, side by side
 x1.download_button("Arc posteriors (CSV)", lambda: export.table_csv(post, index=False),
                    "naive_arc_posteriors.csv", "text/csv", on_click="ignore",
                    help="P(class → feature | data) for every feature.")

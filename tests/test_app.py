@@ -705,6 +705,12 @@ def test_order_mcmc_short_run():
     assert len(at.get("plotly_chart")) >= 4
     acc = at.dataframe[-1].value
     assert list(acc["n_orders"]) == [1, 5, 10]
+    # the Markov-blanket table: names and values as two columns, the value drawn as a bar
+    # with its number (a narrow index table pushed the values out of sight, item 15)
+    mb = next(d for d in at.dataframe if "P(in Markov blanket)" in d.value.columns)
+    assert list(mb.value.columns) == ["variable", "P(in Markov blanket)"]
+    assert mb.value["P(in Markov blanket)"].between(0, 1).all()
+    assert "progress" in mb.proto.columns
     downloads = {d.proto.label for d in at.get("download_button")}
     assert {"Edge posteriors (CSV)", "Averaged network (GraphML)", "Markov blanket (CSV)",
             "Report (HTML)"} <= downloads
