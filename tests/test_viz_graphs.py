@@ -260,3 +260,13 @@ def test_ukdb_networks_layered_one_above_the_other_on_37_variables():
     titles = [a.text for a in fig.layout.annotations if not a.showarrow and "UKDB_" in a.text]
     assert len(titles) == 2 and fig.layout.yaxis.domain[0] > fig.layout.yaxis2.domain[1]
     assert fig.layout.height >= 600
+
+
+def test_long_heatmap_keeps_readable_labels():
+    """Cluster profiles of ALARM (~110 value rows): every row label at least 10 px with at
+    least 16 px of height per row (the figure grows instead of shrinking the font)."""
+    rows = [f"VARIABLE{i} = STATE" for i in range(110)]
+    fig = viz.heatmap_figure(np.zeros((110, 2)), rows, ["cluster 1", "cluster 2"])
+    assert fig.layout.yaxis.tickfont.size >= 10
+    assert fig.layout.height / 110 >= 16
+    assert list(fig.layout.yaxis.tickvals) == rows

@@ -452,14 +452,17 @@ def heatmap_figure(matrix: np.ndarray, row_names: Sequence[str], col_names: Sequ
                     texttemplate="%{text}", textfont=dict(size=10))
     fig = go.Figure(heat)
     longest = max((len(c) for c in cols), default=1)
-    n = max(len(rows), len(cols))
-    font = dict(size=11 if n <= 30 else 9 if n <= 60 else 7)  # every label shown, none skipped
+    # every label shown, none skipped, none below 10 px: a long table grows (18 px per row)
+    row_font = dict(size=11 if len(rows) <= 30 else 10)
+    col_font = dict(size=11 if len(cols) <= 30 else 10 if len(cols) <= 60 else 8)
+    per_row = 26 if len(rows) <= 30 else 18
     fig.update_layout(
-        title=title, height=int(np.clip(120 + 26 * len(rows) + 6.5 * longest, 320, 1400)),
+        title=title,
+        height=int(np.clip(120 + per_row * len(rows) + 6.5 * longest, 320, 3600)),
         margin=dict(l=20, r=20, t=50 if title else 20, b=20), plot_bgcolor="white",
         xaxis=dict(title=col_title, tickangle=-45, type="category", tickmode="array",
-                   tickvals=cols, ticktext=cols, tickfont=font),
+                   tickvals=cols, ticktext=cols, tickfont=col_font),
         yaxis=dict(title=row_title, autorange="reversed", type="category", tickmode="array",
-                   tickvals=rows, ticktext=rows, tickfont=font),
+                   tickvals=rows, ticktext=rows, tickfont=row_font),
     )
     return fig
