@@ -61,7 +61,7 @@ equations(
 ds = require_dataset()
 fingerprint = ds.fingerprint()
 
-c1, c2, c3, c4 = st.columns(4)
+c1, c2, c3, c4 = st.columns([3, 3, 2, 2])  # the method names and the BIC box in full
 method = c1.selectbox("Method", list(METHODS), format_func=METHODS.get,
                       key=persistent("clu_method", "ematan", list(METHODS)),
                       help="The paper's method and its three baselines.")
