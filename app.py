@@ -44,6 +44,7 @@ from bnma_ui.state import (
     write_url,
 )
 from bnma_ui.widgets import (
+    chart,
     page_files,
     page_icon,
     page_links,
@@ -395,8 +396,8 @@ def _show_dataset(ds) -> None:
         st.dataframe(ds.summary(), width="stretch", hide_index=True)
     with balance:
         counts = np.bincount(ds.y[ds.y >= 0], minlength=len(ds.classes))
-        st.plotly_chart(class_balance_figure(ds.classes, counts, class_name=ds.class_name),
-                        width="stretch")
+        chart(class_balance_figure(ds.classes, counts, class_name=ds.class_name),
+              "class_balance")
         if counts.min() < 0.2 * counts.sum():
             st.caption("The classes are unbalanced: accuracy alone can look good for a model "
                        "that mostly predicts the larger class; look at AUC too.")

@@ -14,9 +14,13 @@ The one skeleton every page uses for "configure -> run with progress and Stop ->
    :meth:`Run.take` and shows it. *Stop* calls :func:`stop`, which signals the work and waits
    (briefly) for its partial result.
 
-A run nobody watches any more (the tab was closed, or the user left the page) stops itself after
-``ORPHAN_SECONDS`` without a heartbeat from its fragment, so no thread is left running behind a
-closed session.
+A run nobody watches any more stops itself, so no thread is left running behind a closed tab:
+once its fragment has not polled it for ``ORPHAN_SECONDS`` *and* its browser session is no
+longer connected (the tab was closed). Late polls alone do not stop a run: a browser busy
+drawing (many sessions on two cores) can delay the fragment's timer by many seconds, and the
+run of a user who is still there must go on (and stay stoppable). A user who moved to another
+page of the app keeps the run going; coming back shows its progress or result. A run nobody
+has polled for ``UNWATCHED_SECONDS`` stops whatever the connection says (a safety net).
 """
 
 from __future__ import annotations
@@ -31,7 +35,8 @@ from typing import Any
 
 import streamlit as st
 
-ORPHAN_SECONDS = 60.0  # stop a run whose page has not polled it for this long
+ORPHAN_SECONDS = 60.0  # stop a run of a closed session that has not been polled this long
+UNWATCHED_SECONDS = 1800.0  # stop any run nobody has polled for this long
 WORKER_NICENESS = 5  # background work leaves CPU to the server and browser (~1/3 share)
 _SUFFIX = "__bnma_bg"
 _ACTIVE: weakref.WeakSet[Run] = weakref.WeakSet()  # every live run of this server
@@ -67,16 +72,29 @@ class Run:
     ended: float | None = None
     heartbeat: float = field(default_factory=time.time)
     taken: bool = False
+    session_alive: Callable[[], bool | None] | None = None
+    """Whether the browser session that started the run is still connected (None: unknown)."""
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
     # -- used by the worker ---------------------------------------------------------------
     def should_stop(self) -> bool:
-        """True once the user pressed Stop, or no page has polled the run for a minute."""
-        if not self._stop.is_set() and time.time() - self.heartbeat > ORPHAN_SECONDS:
+        """True once the user pressed Stop, or the run is orphaned (see :meth:`orphaned`)."""
+        if not self._stop.is_set() and self.orphaned():
             self.stopped = True
             self._stop.set()
         return self._stop.is_set()
+
+    def orphaned(self, now: float | None = None) -> bool:
+        """Nobody can see this run any more: no poll for ``ORPHAN_SECONDS`` and its session is
+        not connected (or cannot be asked), or no poll for ``UNWATCHED_SECONDS``."""
+        quiet = (time.time() if now is None else now) - self.heartbeat
+        if quiet > UNWATCHED_SECONDS:
+            return True
+        if quiet <= ORPHAN_SECONDS:
+            return False
+        alive = self.session_alive() if self.session_alive is not None else None
+        return alive is not True
 
     def report(self, event: Any) -> None:
         """Append one progress event (worker thread; list.append is atomic)."""
@@ -150,7 +168,7 @@ def start(name: str, work: Callable[[Run], Any], key: Any = None,
     if previous is not None and previous.running:
         previous.request_stop()
         previous.taken = True
-    run = Run(name=name, key=key, meta=dict(meta or {}))
+    run = Run(name=name, key=key, meta=dict(meta or {}), session_alive=_session_probe())
     run._thread = threading.Thread(target=_target, args=(run, work), name=f"bnma-{name}",
                                    daemon=True)
     st.session_state[name + _SUFFIX] = run
@@ -158,6 +176,29 @@ def start(name: str, work: Callable[[Run], Any], key: Any = None,
         _ACTIVE.add(run)
     run._thread.start()
     return run
+
+
+def _session_probe() -> Callable[[], bool | None] | None:
+    """A thread-safe check that this script's browser session is still connected, or None
+    when there is no Streamlit server (AppTest, bare mode)."""
+    try:
+        from streamlit.runtime import Runtime
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+        ctx = get_script_run_ctx()
+        if ctx is None or not Runtime.exists():
+            return None
+        runtime, session_id = Runtime.instance(), ctx.session_id
+    except Exception:  # noqa: BLE001 - a Streamlit internal moved: fall back to polls only
+        return None
+
+    def alive() -> bool | None:
+        try:
+            return runtime.is_active_session(session_id)
+        except Exception:  # noqa: BLE001
+            return None
+
+    return alive
 
 
 def current(name: str) -> Run | None:
@@ -193,6 +234,7 @@ def live(name: str, draw: Callable[[Run], None], interval: float = 1.0) -> None:
     run = current(name)
     if run is None or run.taken:
         return
+    run.heartbeat = time.time()  # the page is shown (a full run of it): someone is watching
 
     @st.fragment(run_every=interval)
     def _poll() -> None:

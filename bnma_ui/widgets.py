@@ -1,10 +1,19 @@
-"""Common widgets: teaching expanders and the sidebar badge of the active dataset."""
+"""Common widgets: teaching expanders, the sidebar badge of the active dataset, and every
+figure drawn with its PNG / SVG download buttons (:func:`chart`)."""
 
 from __future__ import annotations
 
+import functools
+import re
+from typing import Any
+
 import streamlit as st
 
+from bnma_core import export
+
 from .state import dataset_label, get_dataset
+
+EXPORT_WIDTH = 1100  # px of an exported figure without its own width (the browser's is unknown)
 
 
 def what_am_i_looking_at(markdown: str) -> None:
@@ -68,3 +77,69 @@ def page_links() -> None:
     st.markdown("**Next: analyse the data**")
     for path in pages:
         st.page_link(path, label=page_title(path), icon=page_icon(path))
+
+
+@functools.lru_cache(maxsize=1)
+def image_export_problem() -> str | None:
+    """Why figures cannot be written as PNG / SVG on this server, else None.
+
+    kaleido 1.x draws the figure in a Chrome or Chromium it finds on the server (Debian:
+    ``apt-get install chromium``); without one the buttons are replaced by a plain note."""
+    try:
+        import kaleido  # noqa: F401
+    except ImportError:
+        return "the kaleido package is not installed (pip install kaleido)"
+    try:
+        from choreographer.browsers.chromium import Chromium
+
+        found = Chromium.find_browser(skip_local=False)
+    except Exception:  # noqa: BLE001 - choreographer's lookup moved: let kaleido try
+        return None
+    if not found:
+        return "no Chrome or Chromium browser was found on the server (apt-get install chromium)"
+    return None
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_") or "figure"
+
+
+def figure_bytes(fig: Any, fmt: str) -> bytes:
+    """The figure as PNG (2x scale) or SVG, at :data:`EXPORT_WIDTH` px unless it sets its own
+    width (through :func:`bnma_core.export.figure_image`). Raises ``RuntimeError`` with a plain
+    message when the image engine fails."""
+    out = fig
+    if fig.layout.width is None:
+        out = type(fig)(fig).update_layout(width=EXPORT_WIDTH)
+    data = export.figure_image(out, fmt, scale=2.0 if fmt == "png" else 1.0)
+    if data is None:
+        raise RuntimeError(f"the figure could not be written as {fmt.upper()} (kaleido failed)")
+    return data
+
+
+def figure_downloads(fig: Any, name: str, where: Any = None) -> None:
+    """PNG and SVG download buttons for ``fig`` (files ``name.png`` / ``name.svg``), built
+    only when clicked; where no image engine exists, a caption says why instead."""
+    where = st if where is None else where
+    problem = image_export_problem()
+    if problem is not None:
+        where.caption(f"PNG / SVG download unavailable: {problem}. The chart's toolbar "
+                      "(camera icon, top right) still saves an SVG.")
+        return
+    slug = _slug(name)
+    row = where.container(horizontal=True, gap="small")
+    for fmt, mime in (("png", "image/png"), ("svg", "image/svg+xml")):
+        row.download_button(
+            fmt.upper(), functools.partial(figure_bytes, fig, fmt), f"{slug}.{fmt}", mime,
+            on_click="ignore", icon=":material/download:", key=f"fig_{slug}_{fmt}",
+            type="tertiary", help=f"Download this figure as {fmt.upper()}"
+            + (" (image, 2x resolution)." if fmt == "png" else " (vector, for papers)."))
+
+
+def chart(fig: Any, name: str, where: Any = None, **kwargs: Any) -> None:
+    """Draw a plotly figure across its container, with the toolbar's SVG download named
+    ``name`` and PNG / SVG download buttons below it (:func:`figure_downloads`)."""
+    where = st if where is None else where
+    box = where.container()
+    box.plotly_chart(fig, width="stretch", config=export.figure_config(_slug(name)), **kwargs)
+    figure_downloads(fig, name, box)

@@ -23,7 +23,7 @@ from bnma_ui import background
 from bnma_ui.cache import result_store
 from bnma_ui.models import default_positive_class, method_limits
 from bnma_ui.state import dataset_label, persistent, remember, require_dataset
-from bnma_ui.widgets import equations, sidebar_dataset_badge, what_am_i_looking_at
+from bnma_ui.widgets import chart, equations, sidebar_dataset_badge, what_am_i_looking_at
 
 PREFERRED = ["nb", "tan", "kdb2", "manb", "ukdb", "fobma", "bma1"]
 METRICS = {"accuracy": "accuracy", "auc": "ROC AUC", "log_loss": "log-loss"}
@@ -230,7 +230,7 @@ if entry is not None and len(entry["results"]):
                           help="The bar height is the mean over folds; the whisker one "
                                "standard deviation.")
         bar_fig = viz.accuracy_bar_figure(summary, metric=metric)
-        st.plotly_chart(bar_fig, width="stretch", config=export.figure_config(f"compare_{metric}"))
+        chart(bar_fig, f"compare_{metric}")
     with right:
         classes = list(entry["preds"].classes)
         positive = st.selectbox(
@@ -244,8 +244,7 @@ if entry is not None and len(entry["results"]):
         roc_fig = None
         if curves:
             roc_fig = viz.roc_figure(curves, title=f"ROC: {positive} (pooled over folds)")
-            st.plotly_chart(roc_fig, width="stretch",
-                            config=export.figure_config("compare_roc"))
+            chart(roc_fig, "compare_roc")
     done_methods = list(dict.fromkeys(results["method"]))
     test = None
     if len(done_methods) > 1:
@@ -279,7 +278,7 @@ if entry is not None and len(entry["results"]):
         sections.append(("Per-fold results", results))
         return export.html_report("Compare methods", sections, settings=settings)
 
-    x1, x2, x3 = st.columns(3)
+    x1 = x2 = x3 = st.container(horizontal=True)  # full labels, side by side
     x1.download_button("Per-fold results (CSV)", lambda: export.table_csv(results, index=False),
                        "bnma_compare_results.csv", "text/csv", on_click="ignore",
                        help="One row per method and fold: accuracy, AUC, log-loss, times.")
@@ -290,4 +289,4 @@ if entry is not None and len(entry["results"]):
                        on_click="ignore",
                        help="One self-contained page: settings, tables and figures of this "
                             "comparison.")
-    st.caption("Each chart's toolbar (top right of a chart) also downloads it as SVG.")
+    st.caption("Each figure downloads itself as PNG or SVG with the buttons under it.")

@@ -25,7 +25,7 @@ from bnma_ui.models import (
     relabel_graph,
 )
 from bnma_ui.state import dataset_network, persistent, remember, require_dataset
-from bnma_ui.widgets import equations, sidebar_dataset_badge, what_am_i_looking_at
+from bnma_ui.widgets import chart, equations, sidebar_dataset_badge, what_am_i_looking_at
 
 STATE = "mcmc_run"
 RUN = "mcmc"
@@ -283,16 +283,14 @@ if entry is not None:
         ref_log2 = model.table_.order_log_score(ref_order) / np.log(2.0)
     with t1:
         fig = viz.trace_figure(trace, reference_log2=ref_log2, burn_in=burn)
-        st.plotly_chart(focus_after_burn_in(fig, trace, burn, ref_log2), width="stretch",
-                        config=export.figure_config("order_mcmc_trace"))
+        chart(focus_after_burn_in(fig, trace, burn, ref_log2), "order_mcmc_trace")
         if ref_log2 is not None:
             st.caption("Dashed line: the score of the reference order. On a finite sample the "
                        "true network's order need not be the best-scoring one. The axis is "
                        "zoomed on the iterations after burn-in.")
     if t2 is not None:
         with t2:
-            st.plotly_chart(viz.rank_correlation_figure(trace), width="stretch",
-                            config=export.figure_config("order_mcmc_spearman"))
+            chart(viz.rank_correlation_figure(trace), "order_mcmc_spearman")
 
     st.subheader("Averaged network")
     g1, g2, g3 = st.columns([2, 1, 3])
@@ -308,15 +306,23 @@ if entry is not None:
                "blanket) ≥ 0.5 — " + (", ".join(mb) if mb else "none") + ".")
     remember("mcmc_threshold", "mcmc_layout")
     graph = relabel_graph(model.edge_graph_, mapping)
-    st.plotly_chart(viz.dag_figure(graph, class_node=ds.class_name, highlight_nodes=mb,
-                                   threshold=threshold, layout=layout,
-                                   weight_label="P(edge | data)", weight_range=(0.0, 1.0)),
-                    width="stretch", config=export.figure_config("averaged_network"))
+    chart(viz.dag_figure(graph, class_node=ds.class_name, highlight_nodes=mb,
+                         threshold=threshold, layout=layout, weight_label="P(edge | data)",
+                         weight_range=(0.0, 1.0)), "averaged_network")
     with st.expander("Edge posterior heatmap and Markov-blanket probabilities"):
-        h1, h2 = st.columns([3, 1])
-        h1.plotly_chart(viz.edge_posterior_heatmap(relabel_frame(model.edge_posterior_, mapping)),
-                        width="stretch")
-        h2.dataframe(mb_prob.sort_values(ascending=False).round(3).to_frame(), width="stretch")
+        h1, h2 = st.columns([3, 2])
+        chart(viz.edge_posterior_heatmap(relabel_frame(model.edge_posterior_, mapping)),
+              "edge_posterior_heatmap", h1)
+        # every value visible beside its bar in either theme: a plain column would be pushed
+        # out of this narrow table by the names (the values looked missing)
+        mb_table = (mb_prob.sort_values(ascending=False).rename("P(in Markov blanket)")
+                    .rename_axis("variable").reset_index())
+        h2.dataframe(mb_table, hide_index=True, width="stretch", column_config={
+            "variable": st.column_config.TextColumn("variable", width="medium"),
+            "P(in Markov blanket)": st.column_config.ProgressColumn(
+                "P(in MB)", min_value=0.0, max_value=1.0, format="%.3f",
+                help="Posterior probability that the variable is in the class's Markov "
+                     "blanket (its parents, children and the children's other parents).")})
 
     st.subheader("Held-out accuracy")
     if "accuracy" not in entry:
@@ -333,7 +339,7 @@ if entry is not None:
     fig = viz.orders_accuracy_figure(acc, x="n_orders", title="Accuracy on held-out rows by "
                                                               "number of averaged orders")
     fig.update_yaxes(range=[max(0.0, float(acc["accuracy"].min()) - 0.1), 1.0])
-    a1.plotly_chart(fig, width="stretch", config=export.figure_config("heldout_accuracy"))
+    chart(fig, "heldout_accuracy", a1)
     a2.dataframe(acc[["n_orders", "accuracy"]].round(4), hide_index=True, width="stretch")
     a2.caption(f"Trained on {len(entry['train'])} rows, tested on {len(entry['test'])}. "
                "With T kept orders, n orders means every (T/n)-th one.")
@@ -359,7 +365,7 @@ if entry is not None:
                       ("Edge posteriors", edge_table),
                       ("Held-out accuracy", acc[["n_orders", "accuracy"]])])
 
-    x1, x2, x3, x4 = st.columns(4)
+    x1 = x2 = x3 = x4 = st.container(horizontal=True)  # full labels, side by side
     x1.download_button("Edge posteriors (CSV)", lambda: export.table_csv(edge_table),
                        "edge_posteriors.csv", "text/csv", on_click="ignore",
                        help="P(row variable -> column variable | data), averaged over the "
@@ -374,4 +380,4 @@ if entry is not None:
     x4.download_button("Report (HTML)", report, "order_mcmc_report.html", "text/html",
                        on_click="ignore",
                        help="One self-contained page: settings, figures and tables of this run.")
-    st.caption("Each chart's toolbar (top right of a chart) also downloads it as SVG.")
+    st.caption("Each figure downloads itself as PNG or SVG with the buttons under it.")

@@ -18,7 +18,7 @@ from bnma_core.classifiers.ukdb import UKDB
 from bnma_core.data import DataError, DiscreteDataset
 from bnma_ui.models import strongest_arcs
 from bnma_ui.state import dataset_label, persistent, remember, require_dataset
-from bnma_ui.widgets import equations, sidebar_dataset_badge, what_am_i_looking_at
+from bnma_ui.widgets import chart, equations, sidebar_dataset_badge, what_am_i_looking_at
 
 UNKNOWN = "(unknown)"
 SOURCES = {"row": "A case from the data", "form": "Enter a patient's values"}
@@ -124,7 +124,7 @@ except (DataError, ValueError) as exc:
 
 st.subheader("Prediction")
 p1, p2 = st.columns([2, 1])
-p1.plotly_chart(viz.posterior_bars_figure(expl), width="stretch")
+chart(viz.posterior_bars_figure(expl), "ukdb_posteriors", p1)
 best = expl.classes[int(np.argmax(expl.posterior_ensemble))]
 p2.metric("UKDB predicts", best, help="The class with the highest averaged probability.")
 if truth is not None:
@@ -156,8 +156,8 @@ n2.caption(f"Drawing {len(nodes) - 1} of {n_feat} features: the class, its paren
            "features joined by the strongest dependencies. Hover an arrow's middle for its "
            "value.")
 shown_expl = dataclasses.replace(expl, domain_graph=dom, personalized_graph=per)
-net_fig = viz.ukdb_structures_figure(shown_expl, height=520 if len(nodes) <= 16 else 680)
-st.plotly_chart(net_fig, width="stretch", config=export.figure_config("ukdb_networks"))
+net_fig = viz.ukdb_structures_figure(shown_expl)
+chart(net_fig, "ukdb_networks")
 
 st.subheader("Where this case differs from the general pattern")
 pairs = expl.differing_pairs
@@ -189,7 +189,7 @@ def report() -> str:  # built on click only (deferred download; no Streamlit cal
     return export.html_report("UKDB explanation of one case", sections, settings=case)
 
 
-x1, x2, x3, x4 = st.columns(4)
+x1 = x2 = x3 = x4 = st.container(horizontal=True)  # full labels, side by side
 x1.download_button("Explanation (CSV)",
                    lambda: export.table_csv(pairs.drop(columns=["text"]), index=False),
                    "ukdb_explanation.csv", "text/csv", on_click="ignore",
@@ -206,4 +206,4 @@ x3.download_button("Personalized network (GraphML)",
 x4.download_button("Report (HTML)", report, "ukdb_report.html", "text/html", on_click="ignore",
                    help="One self-contained page: this case, the prediction, the networks and "
                         "the value pairs.")
-st.caption("Each chart's toolbar (top right of a chart) also downloads it as SVG.")
+st.caption("Each figure downloads itself as PNG or SVG with the buttons under it.")

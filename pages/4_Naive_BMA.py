@@ -18,7 +18,7 @@ from bnma_core.evaluation import aligned_proba, classification_metrics, roc_curv
 from bnma_core.network import bif_text
 from bnma_ui.models import default_positive_class, holdout_split, naive_network
 from bnma_ui.state import dataset_label, persistent, remember, require_dataset
-from bnma_ui.widgets import equations, sidebar_dataset_badge, what_am_i_looking_at
+from bnma_ui.widgets import chart, equations, sidebar_dataset_badge, what_am_i_looking_at
 
 MODELS = {"map": "MAP naive Bayes", "ma": "Model-averaged naive Bayes"}
 
@@ -105,7 +105,7 @@ classes = [str(c) for c in ma.classes_]
 st.subheader("Does each feature relate to the class?")
 a1, a2 = st.columns([3, 2])
 arc_fig = viz.arc_posterior_figure(features, ma.arc_posterior_)
-a1.plotly_chart(arc_fig, width="stretch", config=export.figure_config("arc_posteriors"))
+chart(arc_fig, "arc_posteriors", a1)
 post = pd.DataFrame({"feature": features, "P(class → feature | data)": ma.arc_posterior_})
 a2.dataframe(post.sort_values("P(class → feature | data)").round(4), hide_index=True,
              width="stretch", height=min(420, 38 + 35 * len(post)))
@@ -126,7 +126,7 @@ param_fig = viz.parameter_comparison_figure(
     ma.theta_map_[i], ma.theta_star_[i], feature_name=feature, class_names=classes,
     state_names=ds.feature_states[i], theta_empty=ma.theta_empty_[i],
     arc_posterior=float(ma.arc_posterior_[i]))
-st.plotly_chart(param_fig, width="stretch", config=export.figure_config("naive_parameters"))
+chart(param_fig, "naive_parameters")
 
 st.subheader("Held-out comparison")
 test = res["test"]
@@ -156,7 +156,7 @@ with h2:
     else:
         roc_fig = viz.roc_curves_figure(None, None, positive_label=f"positive: {positive}",
                                         curves=curves)
-        st.plotly_chart(roc_fig, width="stretch", config=export.figure_config("naive_roc"))
+        chart(roc_fig, "naive_roc")
 
 st.subheader("Export")
 heldout = pd.DataFrame(rows)
@@ -174,7 +174,7 @@ def report() -> str:  # built on click only (deferred download; no Streamlit cal
                               settings=settings)
 
 
-x1, x2, x3, x4 = st.columns(4)
+x1 = x2 = x3 = x4 = st.container(horizontal=True)  # full labels, side by side
 x1.download_button("Arc posteriors (CSV)", lambda: export.table_csv(post, index=False),
                    "naive_arc_posteriors.csv", "text/csv", on_click="ignore",
                    help="P(class → feature | data) for every feature.")
@@ -189,4 +189,4 @@ x3.download_button("Averaged network (GraphML)", lambda: export.graph_graphml(_a
 x4.download_button("Report (HTML)", report, "naive_bma_report.html", "text/html",
                    on_click="ignore",
                    help="One self-contained page: settings, figures and tables.")
-st.caption("Each chart's toolbar (top right of a chart) also downloads it as SVG.")
+st.caption("Each figure downloads itself as PNG or SVG with the buttons under it.")

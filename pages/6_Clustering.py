@@ -17,7 +17,7 @@ from bnma_core import viz
 from bnma_core.clustering import make_clusterer
 from bnma_ui import background, cache
 from bnma_ui.state import persistent, remember, require_dataset
-from bnma_ui.widgets import equations, sidebar_dataset_badge, what_am_i_looking_at
+from bnma_ui.widgets import chart, equations, sidebar_dataset_badge, what_am_i_looking_at
 
 RUN = "clustering"
 STATE = "clu_run"
@@ -61,7 +61,7 @@ equations(
 ds = require_dataset()
 fingerprint = ds.fingerprint()
 
-c1, c2, c3, c4 = st.columns(4)
+c1, c2, c3, c4 = st.columns([3, 3, 2, 2])  # the method names and the BIC box in full
 method = c1.selectbox("Method", list(METHODS), format_func=METHODS.get,
                       key=persistent("clu_method", "ematan", list(METHODS)),
                       help="The paper's method and its three baselines.")
@@ -214,8 +214,8 @@ if model.collapsed_:
                "more starts, 'Prefer non-collapsed starts', or another method.")
 
 st.subheader("Log-likelihood of each start")
-st.plotly_chart(viz.loglik_traces_figure(model.loglik_traces_, model.start_collapsed_,
-                                         model.best_start_), width="stretch")
+chart(viz.loglik_traces_figure(model.loglik_traces_, model.start_collapsed_,
+                               model.best_start_), "clustering_loglik")
 
 st.subheader("Network")
 # the estimator saw codes: give its nodes x0, x1, ... the dataset's column names
@@ -224,10 +224,8 @@ while cluster_node in names:
     cluster_node += "_"
 graph = nx.relabel_nodes(model.structure_, {model.class_node_: cluster_node,
                                             **{f"x{j}": n for j, n in enumerate(names)}})
-st.plotly_chart(viz.dag_figure(graph, class_node=cluster_node,
-                               edge_weight="weight", threshold=0.05,
-                               weight_label="posterior", weight_range=(0.0, 1.0)),
-                width="stretch")
+chart(viz.dag_figure(graph, class_node=cluster_node, edge_weight="weight", threshold=0.05,
+                     weight_label="posterior", weight_range=(0.0, 1.0)), "clustering_network")
 st.caption("Arrows with posterior probability of at least 0.05; the cluster node is the red "
            "diamond." if method in ("ematan", "ema") else
            "The learned structure (EM-TAN: the tree of the selected start; EM-BNET: the "
@@ -235,9 +233,9 @@ st.caption("Arrows with posterior probability of at least 0.05; the cluster node
 
 p1, p2 = st.columns([3, 2])
 states = [ds.states[ds.names.index(n)] for n in names]
-p1.plotly_chart(viz.cluster_profiles_figure(model.cluster_profiles_, names, states, cnames),
-                width="stretch")
-p2.plotly_chart(viz.cluster_sizes_figure(model.cluster_sizes_, cnames), width="stretch")
+chart(viz.cluster_profiles_figure(model.cluster_profiles_, names, states, cnames),
+      "cluster_profiles", p1)
+chart(viz.cluster_sizes_figure(model.cluster_sizes_, cnames), "cluster_sizes", p2)
 
 if use_class == "compare":
     st.subheader(f"Clusters against '{ds.class_name}'")
@@ -247,8 +245,8 @@ if use_class == "compare":
                         pd.Categorical(np.asarray(cnames)[model.labels_[ok]],
                                        categories=cnames), dropna=False)
     t1, t2 = st.columns([3, 1])
-    t1.plotly_chart(viz.contingency_figure(table.to_numpy(), ds.classes, cnames),
-                    width="stretch")
+    chart(viz.contingency_figure(table.to_numpy(), ds.classes, cnames), "clusters_vs_class",
+          t1)
     t2.metric("Adjusted Rand index", f"{adjusted_rand_score(y[ok], model.labels_[ok]):.3f}")
 
 out = pd.DataFrame({"row": np.arange(ds.n_rows), "cluster": np.asarray(cnames)[model.labels_]})

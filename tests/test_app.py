@@ -245,7 +245,8 @@ def test_compare_positive_class_and_exports():
     assert any("ROC: benign" in t for t in _chart_titles(at))
     # two classes: the area is the same either way (a ranking read from the other side)
     assert roc_curves(roc, positive="benign")["nb"]["auc"] == pytest.approx(auc_m, abs=1e-9)
-    labels = [b.proto.label for b in at.get("download_button")]
+    labels = [b.proto.label for b in at.get("download_button")
+              if b.proto.label not in ("PNG", "SVG")]
     assert labels == ["Per-fold results (CSV)", "Summary (CSV)", "Report (HTML)"]
     # the axis of a proportion ends at 1, and AUC is written AUC
     at.radio(key="cmp_metric").set_value("auc").run()
@@ -586,7 +587,8 @@ def test_ukdb_wide_network_draws_the_class_neighbourhood_and_exports():
     _no_failure(at)
     fewer = int(next(c.value for c in at.caption if c.value.startswith("Drawing ")).split()[1])
     assert fewer < shown
-    labels = [b.proto.label for b in at.get("download_button")]
+    labels = [b.proto.label for b in at.get("download_button")
+              if b.proto.label not in ("PNG", "SVG")]
     assert labels == ["Explanation (CSV)", "Domain network (GraphML)",
                       "Personalized network (GraphML)", "Report (HTML)"]
 
@@ -633,7 +635,8 @@ def test_naive_bma_exports_a_bif_that_predicts_like_the_model():
     at = _page("4_Naive_BMA.py", ds)
     _no_failure(at)
     assert at.selectbox(key="manb_positive").value == "malignant"
-    labels = [b.proto.label for b in at.get("download_button")]
+    labels = [b.proto.label for b in at.get("download_button")
+              if b.proto.label not in ("PNG", "SVG")]
     assert labels == ["Arc posteriors (CSV)", "Averaged network (BIF)",
                       "Averaged network (GraphML)", "Report (HTML)"]
 
@@ -702,6 +705,12 @@ def test_order_mcmc_short_run():
     assert len(at.get("plotly_chart")) >= 4
     acc = at.dataframe[-1].value
     assert list(acc["n_orders"]) == [1, 5, 10]
+    # the Markov-blanket table: names and values as two columns, the value drawn as a bar
+    # with its number (a narrow index table pushed the values out of sight, item 15)
+    mb = next(d for d in at.dataframe if "P(in Markov blanket)" in d.value.columns)
+    assert list(mb.value.columns) == ["variable", "P(in Markov blanket)"]
+    assert mb.value["P(in Markov blanket)"].between(0, 1).all()
+    assert "progress" in mb.proto.columns
     downloads = {d.proto.label for d in at.get("download_button")}
     assert {"Edge posteriors (CSV)", "Averaged network (GraphML)", "Markov blanket (CSV)",
             "Report (HTML)"} <= downloads
@@ -770,3 +779,71 @@ def test_order_mcmc_runs_beyond_64_variables():
     _finish_background(at, "mcmc")
     _no_failure(at)
     assert not at.error
+
+
+def test_late_polls_do_not_stop_a_run_whose_session_is_connected():
+    """Load test, N = 8: a busy browser delayed the fragment's polls past the 60-s orphan limit
+    and the run stopped itself under a user who was still there (Stop then found it ended).
+    A run stops itself only when its session is gone (or nobody polled it for 30 minutes)."""
+    from bnma_ui import background
+
+    connected = {"value": True}
+    run = background.Run(name="t", session_alive=lambda: connected["value"])
+    t0 = run.heartbeat
+    assert not run.orphaned(now=t0 + 10)
+    assert not run.orphaned(now=t0 + background.ORPHAN_SECONDS + 30)  # polls late, user there
+    assert not run.should_stop()
+    connected["value"] = False  # the tab was closed
+    assert not run.orphaned(now=t0 + background.ORPHAN_SECONDS - 1)  # a reconnect may come
+    assert run.orphaned(now=t0 + background.ORPHAN_SECONDS + 1)
+    connected["value"] = True
+    assert run.orphaned(now=t0 + background.UNWATCHED_SECONDS + 1)  # safety net
+    unknown = background.Run(name="u")  # no server to ask (AppTest): the poll rule alone
+    assert unknown.orphaned(now=unknown.heartbeat + background.ORPHAN_SECONDS + 1)
+    run.heartbeat -= background.ORPHAN_SECONDS + 5
+    connected["value"] = False
+    assert run.should_stop() and run.stopped
+
+
+def test_every_figure_has_png_and_svg_buttons(monkeypatch):
+    """Item 16: each figure of a page has its PNG and SVG download; without an image engine
+    (no kaleido, or no Chrome/Chromium on the server) a plain sentence replaces the buttons."""
+    from bnma_ui import widgets
+
+    monkeypatch.setattr(widgets, "image_export_problem", lambda: None)
+    at = _page("4_Naive_BMA.py", _wbc())
+    _no_failure(at)
+    n_figures = len(at.get("plotly_chart"))
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert n_figures >= 3 and labels.count("PNG") == labels.count("SVG") == n_figures
+    names = {b.proto.label + ":" + b.proto.help for b in at.get("download_button")}
+    assert any(n.startswith("PNG:") for n in names)
+
+    monkeypatch.setattr(widgets, "image_export_problem",
+                        lambda: "no Chrome or Chromium browser was found on the server")
+    at = _page("4_Naive_BMA.py", _wbc())
+    _no_failure(at)
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "PNG" not in labels and "SVG" not in labels
+    notes = [c.value for c in at.caption if "PNG / SVG download unavailable" in c.value]
+    assert len(notes) == len(at.get("plotly_chart"))
+    assert "no Chrome or Chromium" in notes[0]
+
+
+def test_figure_bytes_are_png_and_svg():
+    """The bytes behind the buttons: a real PNG and a real SVG (needs kaleido + Chromium)."""
+    import plotly.graph_objects as go
+
+    from bnma_ui import widgets
+
+    problem = widgets.image_export_problem()
+    if problem:
+        pytest.skip(problem)
+    fig = go.Figure(go.Bar(x=["benign", "malignant"], y=[458, 241]))
+    png = widgets.figure_bytes(fig, "png")
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width = int.from_bytes(png[16:20], "big")
+    assert width == 2 * widgets.EXPORT_WIDTH  # 2x scale of the export width
+    svg = widgets.figure_bytes(fig, "svg")
+    assert b"<svg" in svg[:400] and b"malignant" in svg
+    assert fig.layout.width is None  # the page's figure is left as it was

@@ -217,3 +217,56 @@ def test_arrowheads_from_above_stop_clear_of_the_label():
     side = by_target[(0.5, 0.5, 0.9, 0.5)]
     assert down.standoff >= 14 // 2 + LABEL_HEIGHT  # clears marker and label
     assert side.standoff < down.standoff
+
+
+def test_ukdb_networks_layered_one_above_the_other_on_37_variables():
+    """Item 15: the UKDB figure of an ALARM case (37 variables, its strongest arcs) is two
+    full-width panels on one layered layout: arcs point rightwards (parents left of children,
+    but where the two networks' orders disagree), labels clear of each other, class ->
+    feature arcs not drawn, and arcs only in one network red."""
+    import dataclasses
+
+    from bnma_core.classifiers.ukdb import UKDB
+    from bnma_core.network import load_network
+    from bnma_core.viz.ukdb import ukdb_layout, ukdb_structures_figure
+    from bnma_ui.models import strongest_arcs
+
+    ds = load_network("alarm").sample(400, seed=0, class_variable="CATECHOL")
+    frame = ds.to_frame()
+    X, y = frame.drop(columns=ds.class_name), frame[ds.class_name]
+    e = UKDB(k=2).fit(X, y).explain(X.iloc[[0]])
+    keep = set(e.class_parents_domain) | set(e.class_parents_personalized)
+    dom = strongest_arcs(e.domain_graph, e.class_name, 12, keep)
+    per = strongest_arcs(e.personalized_graph, e.class_name, 12, keep)
+    nodes = set(dom) | set(per)
+    dom = strongest_arcs(e.domain_graph, e.class_name, 12, nodes)
+    per = strongest_arcs(e.personalized_graph, e.class_name, 12, nodes)
+    shown = dataclasses.replace(e, domain_graph=dom, personalized_graph=per)
+    pos = ukdb_layout(dom, e.class_name, per)
+    assert set(pos) == nodes
+    arcs = [(a, b) for g in (dom, per) for a, b in g.edges if a != e.class_name]
+    rightwards = sum(pos[a][0] < pos[b][0] for a, b in arcs)
+    assert rightwards >= 0.75 * len(arcs)  # the union of two rankings may hold cycles
+    # no two nodes at one place (labels would overlap)
+    assert len({(round(x, 3), round(y, 3)) for x, y in pos.values()}) == len(pos)
+    fig = ukdb_structures_figure(shown)
+    arrows = _arrows(fig)
+    drawn = sum(1 for g in (dom, per) for a, b, d in g.edges(data=True)
+                if not (a == e.class_name and d.get("role") == "class"))
+    assert len(arrows) == drawn
+    assert {a.xref for a in arrows} == {"x", "x2"}
+    red = [a for a in arrows if a.arrowcolor == "#d62728"]
+    assert 0 < len(red) <= drawn
+    titles = [a.text for a in fig.layout.annotations if not a.showarrow and "UKDB_" in a.text]
+    assert len(titles) == 2 and fig.layout.yaxis.domain[0] > fig.layout.yaxis2.domain[1]
+    assert fig.layout.height >= 600
+
+
+def test_long_heatmap_keeps_readable_labels():
+    """Cluster profiles of ALARM (~110 value rows): every row label at least 10 px with at
+    least 16 px of height per row (the figure grows instead of shrinking the font)."""
+    rows = [f"VARIABLE{i} = STATE" for i in range(110)]
+    fig = viz.heatmap_figure(np.zeros((110, 2)), rows, ["cluster 1", "cluster 2"])
+    assert fig.layout.yaxis.tickfont.size >= 10
+    assert fig.layout.height / 110 >= 16
+    assert list(fig.layout.yaxis.tickvals) == rows

@@ -64,7 +64,8 @@ def dag_layout(graph: nx.DiGraph, layout: str = "layered", class_node: Hashable 
     layout : {"layered", "spring"}
         ``"layered"``: columns by longest-path depth, left to right, nodes within a column
         ordered by the mean position of their parents (barycentre heuristic) to reduce
-        crossings. ``"spring"``: force-directed (``networkx.spring_layout``, fixed seed).
+        crossings; odd columns sit a third of a row lower (no arc through a node).
+        ``"spring"``: force-directed (``networkx.spring_layout``, fixed seed).
     class_node : hashable, optional
         Ignored by the layered layout except that the class is placed first in its column;
         in the spring layout it is pinned at the centre.
@@ -116,8 +117,10 @@ def dag_layout(graph: nx.DiGraph, layout: str = "layered", class_node: Hashable 
         index = {n: i for i, n in enumerate(nodes)}
         for li, col in enumerate(columns):
             for i, node in enumerate(col):
-                # centre short columns vertically against the tallest one
-                offset = (tallest - len(col)) / 2.0
+                # centre short columns vertically against the tallest one; every other
+                # column a third of a row lower, so that an arc skipping a column does not
+                # run through the node of the same row in between
+                offset = (tallest - len(col)) / 2.0 + (0.35 if li % 2 and tallest > 1 else 0.0)
                 arr[index[node]] = (li, -(offset + i))
     lo, hi = arr.min(axis=0), arr.max(axis=0)
     span = np.where(hi - lo > 0, hi - lo, 1.0)
@@ -132,9 +135,12 @@ def fig_height(pos: Mapping[Hashable, tuple[float, float]], height: int | None =
         return int(height)
     if not pos:
         return 300
+    xs = np.round([p[0] for p in pos.values()], 6)
     ys = np.round([p[1] for p in pos.values()], 6)
-    rows = len(np.unique(ys))
-    if rows > 0.6 * len(ys):  # free (spring) layout: scale with the node count
+    tallest = int(np.unique(xs, return_counts=True)[1].max())
+    if tallest >= 2 or len(np.unique(ys)) <= 2:  # layered: the tallest column sets the height
+        rows = tallest + 1
+    else:  # free (spring) layout: scale with the node count
         rows = int(np.ceil(np.sqrt(len(ys)) * 2.2))
     return int(np.clip(90 + 50 * rows, 300, 1500))
 
@@ -446,14 +452,17 @@ def heatmap_figure(matrix: np.ndarray, row_names: Sequence[str], col_names: Sequ
                     texttemplate="%{text}", textfont=dict(size=10))
     fig = go.Figure(heat)
     longest = max((len(c) for c in cols), default=1)
-    n = max(len(rows), len(cols))
-    font = dict(size=11 if n <= 30 else 9 if n <= 60 else 7)  # every label shown, none skipped
+    # every label shown, none skipped, none below 10 px: a long table grows (18 px per row)
+    row_font = dict(size=11 if len(rows) <= 30 else 10)
+    col_font = dict(size=11 if len(cols) <= 30 else 10 if len(cols) <= 60 else 8)
+    per_row = 26 if len(rows) <= 30 else 18
     fig.update_layout(
-        title=title, height=int(np.clip(120 + 26 * len(rows) + 6.5 * longest, 320, 1400)),
+        title=title,
+        height=int(np.clip(120 + per_row * len(rows) + 6.5 * longest, 320, 3600)),
         margin=dict(l=20, r=20, t=50 if title else 20, b=20), plot_bgcolor="white",
         xaxis=dict(title=col_title, tickangle=-45, type="category", tickmode="array",
-                   tickvals=cols, ticktext=cols, tickfont=font),
+                   tickvals=cols, ticktext=cols, tickfont=col_font),
         yaxis=dict(title=row_title, autorange="reversed", type="category", tickmode="array",
-                   tickvals=rows, ticktext=rows, tickfont=font),
+                   tickvals=rows, ticktext=rows, tickfont=row_font),
     )
     return fig

@@ -11,6 +11,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .graphs import _arrow_standoff, dag_layout, fig_height
+
 __all__ = ["ukdb_structures_figure", "posterior_bars_figure", "ukdb_layout"]
 
 _SAME = "#7f7f7f"
@@ -18,15 +20,34 @@ _ONLY = "#d62728"
 _CLASS_EDGE = "#1f77b4"
 
 
-def ukdb_layout(graph: nx.DiGraph, class_node: str) -> dict[str, tuple[float, float]]:
-    """Class in the centre, features on a circle in node order (the same positions for both
-    networks of an explanation, so they can be compared)."""
-    feats = [n for n in graph.nodes if n != class_node]
-    pos = {class_node: (0.0, 0.0)}
-    for a, n in enumerate(feats):
-        t = math.pi / 2 - 2 * math.pi * a / max(len(feats), 1)
-        pos[n] = (math.cos(t), math.sin(t))
-    return pos
+def _drawn(graph: nx.DiGraph, class_node: str) -> list[tuple[str, str, dict]]:
+    """The arcs a UKDB drawing shows: feature -> feature and class parent -> class. The class
+    -> feature arcs are left out: every feature but the class parents has one, so they say
+    nothing about this case and cover the rest (the legend says so)."""
+    return [(a, b, d) for a, b, d in graph.edges(data=True)
+            if not (a == class_node and d.get("role", "class") == "class")]
+
+
+def ukdb_layout(graph: nx.DiGraph, class_node: str, other: nx.DiGraph | None = None
+                ) -> dict[str, tuple[float, float]]:
+    """Positions shared by the domain and the personalized network of an explanation.
+
+    The layered layout of :func:`bnma_core.viz.graphs.dag_layout` (columns by longest path,
+    left to right; barycentre order within a column) applied to the union of the drawn arcs of
+    both networks (:func:`_drawn`): the class parents come first, the class after them, and
+    every feature right of the features it depends on in either network. Coordinates in
+    [0, 1].
+    """
+    union = nx.DiGraph()
+    for g in (graph, other):
+        if g is None:
+            continue
+        union.add_nodes_from(g.nodes)
+        for a, b, d in _drawn(g, class_node):
+            w = abs(float(d.get("weight", 0.0)))
+            if not union.has_edge(a, b) or union[a][b]["weight"] < w:
+                union.add_edge(a, b, weight=w)
+    return dag_layout(union, "layered", class_node=class_node, edge_weight="weight")
 
 
 def _max_weight(graph: nx.DiGraph, class_node: str) -> float:
@@ -36,11 +57,12 @@ def _max_weight(graph: nx.DiGraph, class_node: str) -> float:
 
 
 def _draw(fig: go.Figure, graph: nx.DiGraph, other: nx.DiGraph, pos: dict, class_node: str,
-          col: int, unit: str) -> None:
+          row: int, unit: str) -> None:
     scale = _max_weight(graph, class_node) or 1.0
-    xref = "x" if col == 1 else f"x{col}"
-    yref = "y" if col == 1 else f"y{col}"
-    for a, b, d in graph.edges(data=True):
+    xref = "x" if row == 1 else f"x{row}"
+    yref = "y" if row == 1 else f"y{row}"
+    size = {n: 20 if n == class_node else 14 for n in graph.nodes}
+    for a, b, d in _drawn(graph, class_node):
         x0, y0 = pos[a]
         x1, y1 = pos[b]
         # edge vocabulary (every classifier's graphs): role "class" / "class-parent" touch the
@@ -48,60 +70,75 @@ def _draw(fig: go.Figure, graph: nx.DiGraph, other: nx.DiGraph, pos: dict, class
         attr_edge = d.get("role", "parent") in ("parent", "joint") and class_node not in (a, b)
         differs = not (other.has_edge(a, b) or other.has_edge(b, a))
         color = (_ONLY if differs else _SAME) if attr_edge else _CLASS_EDGE
-        width = 1 + 4 * abs(d.get("weight", 0.0)) / scale if attr_edge else 1
+        width = 1 + 4 * abs(d.get("weight", 0.0)) / scale if attr_edge else 2
         fig.add_annotation(x=x1, y=y1, ax=x0, ay=y0, xref=xref, yref=yref, axref=xref,
-                           ayref=yref, showarrow=True, arrowhead=3, arrowsize=1,
-                           arrowwidth=width, arrowcolor=color, standoff=14, startstandoff=14,
-                           opacity=0.8 if attr_edge else 0.35, text="")
+                           ayref=yref, showarrow=True, arrowhead=2, arrowsize=1,
+                           arrowwidth=width, arrowcolor=color,
+                           standoff=_arrow_standoff(x0, y0, x1, y1, size[b]),
+                           startstandoff=size[a] // 2 + 1, opacity=0.85, text="")
         # invisible midpoint marker carrying the hover text
         fig.add_trace(go.Scatter(
             x=[(x0 + x1) / 2], y=[(y0 + y1) / 2], mode="markers",
             marker=dict(size=8, color=color, opacity=0.01), showlegend=False,
             hovertext=f"{a} → {b}: {d.get('weight', float('nan')):.4f} {unit}"
                       + (" (only in this network)" if attr_edge and differs else ""),
-            hoverinfo="text"), row=1, col=col)
+            hoverinfo="text"), row=row, col=1)
     names = list(graph.nodes)
     colors = ["#ff7f0e" if n == class_node else
               ("#dddddd" if graph.nodes[n].get("missing") else "#9edae5") for n in names]
     fig.add_trace(go.Scatter(
-        x=[pos[n][0] for n in names], y=[pos[n][1] for n in names], mode="markers+text",
-        text=[n.replace("_", " ") + (" (?)" if graph.nodes[n].get("missing") else "")
-              for n in names],
-        textposition="top center", marker=dict(size=22, color=colors,
-                                               line=dict(color="#333", width=1)),
-        hoverinfo="text", showlegend=False), row=1, col=col)
+        x=[pos[n][0] for n in names], y=[pos[n][1] for n in names], mode="markers",
+        marker=dict(size=[size[n] for n in names], color=colors,
+                    symbol=["diamond" if n == class_node else "circle" for n in names],
+                    line=dict(color="#333", width=1)),
+        hovertext=[f"<b>{n}</b>: {'missing' if graph.nodes[n].get('missing') else 'known'}"
+                   for n in names], hoverinfo="text", showlegend=False), row=row, col=1)
+    for n in names:  # labels above the nodes, on a light box readable over the arrows
+        fig.add_annotation(x=pos[n][0], y=pos[n][1], xref=xref, yref=yref, showarrow=False,
+                           text=str(n) + (" (?)" if graph.nodes[n].get("missing") else ""),
+                           yshift=size[n] // 2 + 8, font=dict(size=11, color="#222222"),
+                           bgcolor="rgba(255,255,255,0.75)", borderpad=1)
 
 
-def ukdb_structures_figure(explanation: Any, height: int = 520) -> go.Figure:
-    """The UKDB_L (domain) and UKDB_P (personalized) networks of one instance side by side.
+def ukdb_structures_figure(explanation: Any, height: int | None = None) -> go.Figure:
+    """The UKDB_L (domain) and UKDB_P (personalized) networks of one instance, one above the
+    other on the same layered layout (:func:`ukdb_layout`), each across the full width.
 
     Attribute -> attribute edges are red when the other network does not have them (in either
-    direction), grey when both do; their width is proportional to |CMI| (left) resp. |CLMI|
-    (right), relative to the largest in that network (hover an edge's midpoint for its value).
-    Class edges are blue. Missing attributes are grey and marked "(?)".
+    direction), grey when both do; their width is proportional to |CMI| (top) resp. |CLMI|
+    (bottom), relative to the largest in that network (hover an edge's midpoint for its value).
+    The class is the orange diamond; blue arrows join the class parents to it; the class ->
+    feature arcs (every other feature has one) are not drawn. Missing attributes are grey and
+    marked "(?)". On networks of many variables pass only the class's neighbourhood (e.g. the
+    strongest arcs, as the dashboard does).
 
     Parameters
     ----------
     explanation : UKDBExplanation
         From :meth:`bnma_core.classifiers.ukdb.UKDB.explain`.
+    height : int, optional
+        Figure height in pixels; default grows with the tallest column of nodes.
     """
     unit = "bits" if explanation.base == 2 else "nats" if explanation.base == math.e else ""
     cname = explanation.class_name
-    pos = ukdb_layout(explanation.domain_graph, cname)
-    fig = make_subplots(rows=1, cols=2, subplot_titles=(
-        "Domain knowledge (UKDB_L): learned from all training cases",
-        "Personalized knowledge (UKDB_P): built for this case"))
+    pos = ukdb_layout(explanation.domain_graph, cname, explanation.personalized_graph)
+    panel = fig_height(pos)
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=90 / (2 * panel + 90),
+                        subplot_titles=(
+                            "Domain knowledge (UKDB_L): learned from all training cases",
+                            "Personalized knowledge (UKDB_P): built for this case"))
     _draw(fig, explanation.domain_graph, explanation.personalized_graph, pos, cname, 1, unit)
     _draw(fig, explanation.personalized_graph, explanation.domain_graph, pos, cname, 2, unit)
-    for c in (1, 2):
-        fig.update_xaxes(visible=False, range=[-1.45, 1.45], row=1, col=c)
-        fig.update_yaxes(visible=False, range=[-1.3, 1.35], row=1, col=c)
+    for r in (1, 2):
+        fig.update_xaxes(visible=False, range=[-0.06, 1.06], row=r, col=1)
+        fig.update_yaxes(visible=False, range=[-0.08, 1.12], row=r, col=1)
     fig.add_annotation(
         text=("<span style='color:#d62728'>red</span>: dependence only in this network; "
-              "grey: in both; <span style='color:#1f77b4'>blue</span>: class edges; "
-              "(?) = missing value"), xref="paper", yref="paper", x=0.5, y=-0.02,
-        showarrow=False, font=dict(size=12))
-    fig.update_layout(height=height, margin=dict(l=10, r=10, t=50, b=30),
+              "grey: in both; <span style='color:#1f77b4'>blue</span>: class parents → class; "
+              "every other feature also depends on the class (not drawn); (?) = missing value"),
+        xref="paper", yref="paper", x=0.5, y=0, yshift=-28, showarrow=False,
+        font=dict(size=12))
+    fig.update_layout(height=height or 2 * panel + 150, margin=dict(l=10, r=10, t=40, b=40),
                       plot_bgcolor="white")
     return fig
 
