@@ -144,7 +144,7 @@ def test_should_stop_cancels_and_a_rerun_resumes(tmp_path):
 
 
 def test_cli_pending_unknown_and_a_report(tmp_path):
-    for paper, issue in (("sugahara", 12), ("santafe", 13), ("anchors", 16)):
+    for paper, issue in (("santafe", 13), ("anchors", 16)):
         with pytest.raises(NotAvailable, match=f"issue {issue}"):
             load_paper(paper)
     r = subprocess.run([sys.executable, "-m", "bnma_core.reproduce", "santafe", "--quick"],

@@ -26,8 +26,9 @@ PAPERS: dict[str, str] = {
     "dash2002": "bnma_core.reproduce.dash2002",
     "ukdb": "bnma_core.reproduce.ukdb",
     "smoke": "bnma_core.reproduce.smoke",
+    "sugahara": "bnma_core.reproduce.sugahara",
 }
-PENDING: dict[str, int] = {"sugahara": 12, "santafe": 13, "anchors": 16}
+PENDING: dict[str, int] = {"santafe": 13, "anchors": 16}
 
 
 class NotAvailable(LookupError):
