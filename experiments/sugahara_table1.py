@@ -7,7 +7,7 @@ Command line (from the repository root; ``PYTHONPATH=.`` in a worktree)::
 
     python experiments/sugahara_table1.py [--quick] [--datasets lenses,iris]
         [--methods nb,proposed] [--folds 10] [--seed 0] [--no-apses] [--workers 2]
-        [--out experiments/out/reproduce] [--fresh]
+        [--out experiments/out/reproduce] [--fresh] [--report-only]
     python experiments/sugahara_table1.py --anchors [--anchor-datasets vote]
 
 The grid of (data set × method × fold) cells runs on a local Dask cluster (``--workers 0``: in
@@ -16,6 +16,9 @@ resumes where it stopped (``bnma reproduce sugahara`` uses the same store and ce
 ``<out>/sugahara``: ``report.html`` (the HTML report), ``table1.csv`` (one row per data set),
 ``folds.csv`` (one row per cell) and ``table1.md`` (ours vs the paper, ±2 SE, averages, Wilcoxon
 raw and Hommel-adjusted p-values, structure statistics, CPU seconds, the claims).
+
+``--report-only``: no computing; the report and tables from the cells of the grid stored so far
+(a partial grid is allowed and said so in the report: ``report_partial.html``).
 
 ``--anchors``: the 11 methods on the Weka folds of ``../shared/anchors`` through
 ``experiments/anchors.py``'s runner (``<out>/anchors_sugahara``).
@@ -51,6 +54,21 @@ def write_tables(out: Path, keys: list[dict]) -> dict:
     return {**s, "claims": claims}
 
 
+def partial_report(out: Path, keys: list[dict], quick: bool = False) -> Path:
+    """``report_partial.html`` from the stored cells of ``keys`` (missing cells allowed; the
+    report's settings say how many are finished)."""
+    from bnma_core.reproduce.store import _atomic_write_bytes
+
+    store = ResultStore(out, "sugahara")
+    cells = store.cells({key_id(k) for k in keys})
+    meta = {"config": S.config(quick), "paper": "sugahara",
+            "grid": f"PARTIAL: {len(cells)} of {len(keys)} cells finished",
+            "cell time, sum (s)": round(float(cells["seconds"].sum()), 1) if len(cells) else 0}
+    path = store.dir / "report_partial.html"
+    _atomic_write_bytes(path, S.report(cells, meta).encode("utf-8"))
+    return path
+
+
 def run_anchors(out: Path, datasets: Sequence[str] | None) -> str:
     """The 11 Table 1 methods (registry names) through ``experiments/anchors.py``'s runner."""
     from experiments import anchors
@@ -73,6 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2, help="Dask workers (0 = this process)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--fresh", action="store_true", help="recompute the stored cells")
+    ap.add_argument("--report-only", action="store_true",
+                    help="write the report and tables from the cells stored so far")
     ap.add_argument("--anchors", action="store_true",
                     help="run the 11 methods on the Weka folds of ../shared/anchors instead")
     ap.add_argument("--anchor-datasets", default="", help="comma-separated (default all)")
@@ -87,6 +107,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                       False if a.no_apses else None)
     except ValueError as e:
         ap.error(str(e))
+    if a.report_only:
+        path = partial_report(a.out, keys, a.quick)
+        s = write_tables(a.out, keys)
+        print((path.parent / "table1.md").read_text())
+        print(f"report: {path}; {len(s['table'])} data sets")
+        return 0
     t0 = time.perf_counter()
     summary = run_grid("sugahara", a.out, quick=a.quick, workers=a.workers, fresh=a.fresh,
                        progress=True, keys=keys)

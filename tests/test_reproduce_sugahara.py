@@ -181,3 +181,16 @@ def test_a_refused_cell_shows_its_limit_in_the_table():
     w = S.comparison_table(s, ["ebn", "kbestec100"])
     assert w.loc[0, "KBestEC100"].startswith("limit: 17 variables")
     assert w.loc[0, "EBN"] == "0.9000"
+
+
+def test_a_partial_grid_is_marked_not_averaged():
+    rows = [{"dataset": "iris", "method": m, "fold": k, "n_folds": 3, "correct": 40,
+             "tested": 50, "cpu_seconds": 1.0, "cell_seconds": 1.0, "class_parents": 1.0,
+             "apses": 0.01, "error": ""} for m in ("ebn", "proposed") for k in range(3)]
+    f = pd.DataFrame(rows[:-1])                      # proposed: fold 2 not finished
+    s = S.summarize(f, None, ["ebn", "proposed"])
+    assert s["accuracy"].loc["iris", "ebn"] == pytest.approx(0.8)
+    assert np.isnan(s["accuracy"].loc["iris", "proposed"]) and len(s["complete"]) == 0
+    assert S.comparison_table(s, ["ebn", "proposed"]).loc[0, "proposed"] == (
+        "only 2 of 3 folds finished")
+    assert list(s["errors"].columns) == ["dataset", "method", "error"]

@@ -322,9 +322,10 @@ def fold_frame(cells: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for k, r, sec in zip(cells["key"], cells["result"], cells["seconds"], strict=True):
         rows.append({"dataset": k["dataset"], "method": k["method"], "fold": k["fold"],
-                     "cell_seconds": sec, **r})
-    cols = ["dataset", "method", "fold", "correct", "tested", "fit_seconds", "predict_seconds",
-            "cpu_seconds", "cell_seconds", "class_parents", "apses", "error"]
+                     "n_folds": k.get("folds"), "cell_seconds": sec, **r})
+    cols = ["dataset", "method", "fold", "n_folds", "correct", "tested", "fit_seconds",
+            "predict_seconds", "cpu_seconds", "cell_seconds", "class_parents", "apses",
+            "error"]
     f = pd.DataFrame(rows, columns=cols)
     for c in cols[3:-1]:
         f[c] = pd.to_numeric(f[c], errors="coerce")
@@ -358,6 +359,15 @@ def summarize(folds: pd.DataFrame, paper: pd.DataFrame | None = None,
     ok = f[f["error"] == ""]
     g = ok.groupby(["dataset", "method"])
     acc = (g["correct"].sum() / g["tested"].sum()).unstack()
+    partial = pd.Series(dtype=str)
+    if "n_folds" in f and f["n_folds"].notna().all():     # a partial grid: unfinished cells
+        cnt = f.groupby(["dataset", "method"]).agg(k=("fold", "nunique"), n=("n_folds", "max"))
+        cnt = cnt[cnt["k"] < cnt["n"]]
+        partial = pd.Series([f"only {k} of {n} folds finished" for k, n in cnt.to_numpy()],
+                            index=cnt.index, dtype=str)
+        for d, m in cnt.index:
+            if d in acc.index and m in acc.columns:
+                acc.loc[d, m] = np.nan
     n = g["tested"].sum().unstack()
     order = [d.name for d in DATASETS if d.name in set(f["dataset"])]
     acc = acc.reindex(index=order, columns=methods)
@@ -366,6 +376,9 @@ def summarize(folds: pd.DataFrame, paper: pd.DataFrame | None = None,
     cpu = ga["cpu_seconds"].sum().unstack().reindex(index=order)
     wall = ga["cell_seconds"].sum().unstack().reindex(index=order)
     errors = f[f["error"] != ""].groupby(["dataset", "method"])["error"].first()
+    if len(partial):
+        errors = pd.concat([errors, partial[~partial.index.isin(errors.index)]]).rename("error")
+        errors.index.names = ["dataset", "method"]
     rows = []
     for d in order:
         nd = n.loc[d].max()
@@ -523,7 +536,7 @@ def _cell_text(r: pd.Series, m: str) -> str:
     a = r.get(m, np.nan)
     err = r.get(f"{m}_error", np.nan)
     if isinstance(err, str) and err and not np.isfinite(a):
-        return "limit: " + err[:90]
+        return err if err.startswith("only ") else "limit: " + err[:90]
     if not isinstance(a, float) or not np.isfinite(a):
         return ""
     if f"{m}_paper" in r and np.isfinite(r[f"{m}_paper"]):
