@@ -54,17 +54,21 @@ def write_tables(out: Path, keys: list[dict]) -> dict:
     return {**s, "claims": claims}
 
 
-def partial_report(out: Path, keys: list[dict], quick: bool = False) -> Path:
+def partial_report(out: Path, keys: list[dict], quick: bool = False,
+                   name: str = "report_partial.html") -> Path:
     """``report_partial.html`` from the stored cells of ``keys`` (missing cells allowed; the
-    report's settings say how many are finished)."""
+    report's settings say how many are finished). Also the report of a narrowed grid
+    (``report_subset.html``), so that ``report.html`` / ``report_full.html`` always show the
+    paper's whole grid."""
     from bnma_core.reproduce.store import _atomic_write_bytes
 
     store = ResultStore(out, "sugahara")
     cells = store.cells({key_id(k) for k in keys})
     meta = {"config": S.config(quick), "paper": "sugahara",
-            "grid": f"PARTIAL: {len(cells)} of {len(keys)} cells finished",
+            "grid": f"{len(cells)} of {len(keys)} cells finished"
+            + (" (PARTIAL)" if len(cells) < len(keys) else ""),
             "cell time, sum (s)": round(float(cells["seconds"].sum()), 1) if len(cells) else 0}
-    path = store.dir / "report_partial.html"
+    path = store.dir / name
     _atomic_write_bytes(path, S.report(cells, meta).encode("utf-8"))
     return path
 
@@ -121,7 +125,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if summary.n_computed + summary.n_skipped < summary.n_cells:
         print("the grid did not finish; rerun the same command to resume")
         return 1
-    path = write_report("sugahara", a.out, a.quick, summary, keys=keys)
+    narrowed = bool(a.datasets or a.methods) or a.folds is not None or a.seed is not None \
+        or a.no_apses
+    path = (partial_report(a.out, keys, a.quick, "report_subset.html") if narrowed
+            else write_report("sugahara", a.out, a.quick, summary, keys=keys))
     s = write_tables(a.out, keys)
     print((path.parent / "table1.md").read_text())
     print(f"report: {path}\nwall time this session: {time.perf_counter() - t0:.0f} s; "
