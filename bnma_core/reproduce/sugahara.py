@@ -1,10 +1,10 @@
 """Table 1 of Sugahara, Aomi & Ueno, "Bayesian network model averaging classifiers by
-subbagging" (paper 001; spec ``../shared/specs/subbagging-kbest.md``; issues 12 and 17), as a
-grid of cells for :mod:`bnma_core.reproduce`.
+subbagging" (paper 001; spec ``shared/specs/subbagging-kbest.md`` in the shared folder next to
+the repository; issues 12 and 17), as a grid of cells for :mod:`bnma_core.reproduce`.
 
 One cell = one data set × one method × one fold of the paper's protocol (paper §5, spec §5):
 rows with any missing value removed before cross-validation; continuous columns (listed per file
-in ``../shared/data/sugahara/README.md``) split into two bins at the **training fold's** median
+in ``shared/data/sugahara/README.md``) split into two bins at the **training fold's** median
 (x <= median -> low); stratified k-fold CV with a fixed seed; accuracy = correct / N pooled over
 the folds. Every method uses BDeu (α = 1) and EAP parameters α_ijk = 1 / (r_i q_i) (the
 registry's paper settings). The key carries everything the result depends on: the data file and
@@ -13,9 +13,10 @@ parameters, the fold, the number of folds and the CV seed; the method's ``random
 ``seed + fold`` (from the key, never from the execution order).
 
 The data files live outside the repository (several may not be redistributed): the folder is
-``$BNMA_SUGAHARA_DATA`` or else ``<repo>/../shared/data/sugahara``; data sets whose file is
-absent are left out of the grid (and named in the report). ``experiments/sugahara_table1.py``
-is the command-line front end over this module (markdown table, anchors).
+``$BNMA_SUGAHARA_DATA`` or else ``shared/data/sugahara`` next to the repository; data sets
+whose file is absent are left out of the grid (and named in the report).
+``experiments/sugahara_table1.py`` is the command-line front end over this module (markdown
+table, anchors).
 """
 
 from __future__ import annotations
@@ -121,7 +122,7 @@ QUICK = {**FULL, "folds": 2, "datasets": ["lenses", "mtx6", "iris"]}
 
 
 def data_dir() -> Path:
-    """``$BNMA_SUGAHARA_DATA`` or ``<repo>/../shared/data/sugahara``."""
+    """``$BNMA_SUGAHARA_DATA`` or ``shared/data/sugahara`` next to the repository."""
     env = os.environ.get("BNMA_SUGAHARA_DATA")
     if env:
         return Path(env)
