@@ -123,28 +123,3 @@ def test_apses_bounds_seed_and_sample_size():
     assert 0.0 <= sub <= 0.5
     with pytest.raises(ValueError, match="at least 2"):
         apses(small, ar, n_structures=1)
-
-
-def test_table1_experiment_smoke_and_resume(tmp_path):
-    from experiments import sugahara_table1 as t1
-
-    if not (t1.DATA_DIR / "lenses.csv").exists():
-        pytest.skip("shared Sugahara data absent")
-    ds = [d for d in t1.DATASETS if d.name in ("lenses", "mtx6", "iris")]
-    methods = list(t1.PAPER_METHODS)
-    folds = t1.run(ds, methods, tmp_path, folds=2, seed=0, progress=False, log=lambda s: None)
-    assert len(folds) == 3 * len(methods) * 2
-    assert (folds["error"].fillna("") == "").all()
-    again = t1.run(ds, methods, tmp_path, folds=2, seed=0, progress=False)
-    assert len(again) == len(folds)            # resumed: nothing recomputed
-    s = t1.write_outputs(again, tmp_path, methods)
-    tab = s["table"].set_index("dataset")
-    assert list(tab["N"]) == [24, 64, 150]
-    for m in methods:
-        assert tab[m].between(0, 1).all()
-        assert tab[f"{m}_paper"].notna().all()
-    assert tab["apses_proposed"].between(0, 0.5).all()
-    assert tab["parents_ebn"].notna().all()
-    assert len(s["tests"]) == len(methods) - 1
-    md = (tmp_path / "table1.md").read_text()
-    assert "proposed vs" in md and "Claims:" in md

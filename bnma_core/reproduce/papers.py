@@ -28,8 +28,9 @@ PAPERS: dict[str, str] = {
     "santafe": "bnma_core.reproduce.santafe",
     "smoke": "bnma_core.reproduce.smoke",
     "anchors": "bnma_core.reproduce.anchors",
+    "sugahara": "bnma_core.reproduce.sugahara",
 }
-PENDING: dict[str, int] = {"sugahara": 12}
+PENDING: dict[str, int] = {}
 
 
 class NotAvailable(LookupError):
