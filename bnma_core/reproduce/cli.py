@@ -7,8 +7,9 @@ Usage::
                          [--fresh] [--no-progress]
     python -m bnma_core.reproduce PAPER ...          (the same, without the bnma front end)
 
-PAPER: ``hwang2005``, ``dash2002``, ``ukdb`` (and ``smoke``, the runner's self-test);
-``sugahara``, ``santafe``, ``anchors`` answer "not yet available: issue N" with exit status 2.
+PAPER: ``hwang2005``, ``dash2002``, ``ukdb``, ``sugahara``, ``santafe``, ``anchors`` (and
+``smoke``, the runner's self-test). A paper listed in ``PENDING`` answers "not yet available:
+issue N" with exit status 2 (none is pending now).
 A rerun skips the cells already stored under ``--out``; ``--fresh`` recomputes them. Exit
 status: 0 done (report written), 1 the grid did not finish, 2 bad input.
 
