@@ -127,18 +127,20 @@ def apses(datasets: np.ndarray | Sequence[np.ndarray], arities: Sequence[int],
 
 # ------------------------------------------------------------------------- significance tests
 def wilcoxon_over_datasets(a: Sequence[float], b: Sequence[float],
-                           alternative: str = "two-sided") -> float:
+                           alternative: str = "two-sided", method: str = "approx") -> float:
     """p-value of the Wilcoxon signed-rank test of paired values ``a`` vs ``b`` (one pair per
-    data set): zero differences dropped, normal approximation without continuity correction
-    (``scipy.stats.wilcoxon(zero_method="wilcox", correction=False, method="approx")``) — the
-    variant that reproduces the p-values printed in Sugahara, Aomi & Ueno's Table 1 (spec §6).
-    All differences zero: 1.0."""
+    data set): zero differences dropped, no continuity correction
+    (``scipy.stats.wilcoxon(zero_method="wilcox", correction=False, method=method)``). The
+    default ``method="approx"`` (normal approximation) is the variant that reproduces the
+    p-values printed in Sugahara, Aomi & Ueno's Table 1 (spec §6); ``method="auto"`` (scipy's
+    default: exact distribution for small samples without ties) is what Santafé et al.'s
+    comparisons use (``reproduce.santafe``). All differences zero: 1.0."""
     d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     if d.ndim != 1 or np.isnan(d).any():
         raise ValueError("wilcoxon_over_datasets needs two equal-length vectors without NaN.")
     if not np.any(d != 0):
         return 1.0
-    return float(wilcoxon(d, zero_method="wilcox", correction=False, method="approx",
+    return float(wilcoxon(d, zero_method="wilcox", correction=False, method=method,
                           alternative=alternative).pvalue)
 
 

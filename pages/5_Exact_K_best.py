@@ -36,7 +36,7 @@ from bnma_core.viz import kbest as viz_kbest
 from bnma_core.viz.graphs import dag_figure, heatmap_figure
 from bnma_ui import background, cache
 from bnma_ui.state import persistent, remember, require_dataset
-from bnma_ui.widgets import equations, sidebar_dataset_badge, what_am_i_looking_at
+from bnma_ui.widgets import chart, equations, sidebar_dataset_badge, what_am_i_looking_at
 
 STATE = "exact_run"
 RUN = "exact"
@@ -242,8 +242,8 @@ def kbest_view() -> None:
         bar_fig = go.Figure(go.Bar(x=[f"#{i + 1}" for i in range(len(res))], y=w,
                                    hovertext=[f"log score {r.log_score:.2f}" for r in res]))
         bar_fig.update_layout(yaxis_title="posterior weight (within the K)", height=300,
-                              margin={"t": 30})
-        st.plotly_chart(bar_fig, width="stretch")
+                              margin={"t": 30}, xaxis_type="category")
+        chart(bar_fig, "kbest_weights")
         m = len(vnames)
         view = st.radio("Edge probability", ["link", "arrow"], horizontal=True, key="exact_edges",
                         format_func={"link": "link (either direction)",
@@ -264,8 +264,8 @@ def kbest_view() -> None:
                         mat[u, v] += wt
         title = ("Link probability across the K classes" if view == "link"
                  else "Compelled-arrow probability across the K classes (row → column)")
-        st.plotly_chart(heatmap_figure(np.clip(mat, 0, 1), vnames, vnames, title, zmin=0, zmax=1,
-                                       value_label="probability"), width="stretch")
+        chart(heatmap_figure(np.clip(mat, 0, 1), vnames, vnames, title, zmin=0, zmax=1,
+                             value_label="probability"), f"kbest_edges_{view}")
         st.subheader("Classes drawn as CPDAGs")
         st.caption("An arrow drawn both ways is undirected: the class holds networks with either "
                    "direction.")
@@ -421,8 +421,7 @@ def show_subbagging(entry: dict, key: tuple) -> None:
     st.subheader("Per subsample: its K best classes")
     weights_fig = viz_kbest.subsample_weights_figure(
         model, title="Weights of each subsample's classes (best class at the bottom)")
-    st.plotly_chart(weights_fig, width="stretch", config=export.figure_config(
-        "subbagging_weights"))
+    chart(weights_fig, "subbagging_weights")
     summary = viz_kbest.subsample_summary(model)
     with st.expander("All subsamples: rows, classes found, weight of the best class"):
         st.dataframe(summary, hide_index=True, width="stretch",
@@ -456,11 +455,11 @@ def show_subbagging(entry: dict, key: tuple) -> None:
                         key="subb_show_rank")
     s = sub.structures[int(rank)]
     g = nx.relabel_nodes(s.cpdag, dict(enumerate(vnames)))
-    r2.plotly_chart(dag_figure(g, class_node=cname, edge_weight=None,
-                               title=f"Subsample {int(t) + 1}, class #{int(rank) + 1}: "
-                                     f"weight {sub.weights[int(rank)]:.3f}, log score "
-                                     f"{s.log_score:.2f}"),
-                    width="stretch", key="subb_cpdag")
+    chart(dag_figure(g, class_node=cname, edge_weight=None,
+                     title=f"Subsample {int(t) + 1}, class #{int(rank) + 1}: "
+                           f"weight {sub.weights[int(rank)]:.3f}, log score "
+                           f"{s.log_score:.2f}"),
+          "subbagging_class", r2, key="subb_cpdag")
     r1.caption("An arrow drawn both ways is an undirected CPDAG edge: the class holds "
                "networks with either direction.")
 
@@ -487,8 +486,7 @@ def show_subbagging(entry: dict, key: tuple) -> None:
         stability_fig = viz_kbest.edge_stability_figure(
             table, max_rows=int(shown),
             title=f"Edge posterior per subsample ({min(int(shown), n_rows)} of {n_rows} edges)")
-        st.plotly_chart(stability_fig, width="stretch",
-                        config=export.figure_config("edge_stability"))
+        chart(stability_fig, "edge_stability")
     with st.expander("Edge stability table"):
         st.dataframe(table.round(4), width="stretch")
 
@@ -529,8 +527,7 @@ def show_subbagging(entry: dict, key: tuple) -> None:
             title=f"Row {int(row)}: P(class) averaged over {done} subsamples × their K "
                   "classes")
         f1, f2 = st.columns([3, 2])
-        f1.plotly_chart(prediction_fig, width="stretch",
-                        config=export.figure_config("subbagging_prediction"))
+        chart(prediction_fig, "subbagging_prediction", f1)
         pred_table = pd.DataFrame({
             "class": labels, "averaged P": avg, "min over subsamples": per.min(axis=0),
             "max over subsamples": per.max(axis=0),

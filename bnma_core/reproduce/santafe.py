@@ -203,13 +203,11 @@ def frame(cells: pd.DataFrame) -> pd.DataFrame:
 
 def wilcoxon_p(a: np.ndarray, b: np.ndarray) -> float:
     """Two-sided Wilcoxon signed-rank p of paired samples, zero differences dropped (1.0 when
-    every difference is zero)."""
-    from scipy import stats
+    every difference is zero): :func:`bnma_core.analysis.wilcoxon_over_datasets` with scipy's
+    ``method="auto"`` (exact for small samples)."""
+    from bnma_core.analysis import wilcoxon_over_datasets
 
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    if not np.any(a != b):
-        return 1.0
-    return float(stats.wilcoxon(a, b, zero_method="wilcox").pvalue)
+    return wilcoxon_over_datasets(a, b, method="auto")
 
 
 def paper_table() -> pd.DataFrame:
