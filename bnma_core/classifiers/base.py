@@ -54,6 +54,20 @@ def _is_code_array(X: Any) -> bool:
     return False
 
 
+def _state_codes(X: Any) -> np.ndarray:
+    """State codes as int64 with every missing value (NaN or negative) set to -1. Integer input
+    is copied without the float round trip (on 500,000 × 36 codes the float path cost ~0.5 s
+    per call; issue 15)."""
+    Xa = np.asarray(X)
+    if np.issubdtype(Xa.dtype, np.integer):
+        codes = Xa.astype(np.int64)  # a copy
+    else:
+        Xf = np.asarray(Xa, dtype=float)
+        codes = np.where(np.isnan(Xf), -1, Xf).astype(np.int64)
+    codes[codes < 0] = -1
+    return codes
+
+
 class DiscreteBNClassifier(ClassifierMixin, BaseEstimator):
     """Base class: converts inputs to codes, stores ``classes_``; subclasses implement
     ``_fit_codes(X, y)`` and ``_predict_log_proba_codes(X)`` on int32 code arrays
@@ -117,9 +131,7 @@ class DiscreteBNClassifier(ClassifierMixin, BaseEstimator):
         """State codes given directly (NaN / negative = missing); arities given or inferred."""
         if hasattr(self, "feature_names_in_"):  # from an earlier fit on a DataFrame
             del self.feature_names_in_
-        Xa = np.asarray(X, dtype=float)
-        codes = np.where(np.isnan(Xa), -1, Xa).astype(np.int64)
-        codes[codes < 0] = -1
+        codes = _state_codes(X)
         self.input_encoder_ = None
         inferred = np.maximum(codes.max(axis=0) + 1, 1)
         if arities is not None:
@@ -177,9 +189,8 @@ class DiscreteBNClassifier(ClassifierMixin, BaseEstimator):
         if Xa.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {Xa.shape[1]} features, but {type(self).__name__} "
                              f"is expecting {self.n_features_in_} features as input.")
-        Xf = np.asarray(Xa, dtype=float)
-        codes = np.where(np.isnan(Xf), -1, Xf).astype(np.int64)
-        codes[(codes < 0) | (codes >= self.arities_[None, :])] = -1
+        codes = _state_codes(Xa)
+        codes[codes >= self.arities_[None, :]] = -1
         return np.ascontiguousarray(codes, dtype=CODE_DTYPE)
 
     def _variable_names(self) -> tuple[list[str], str]:

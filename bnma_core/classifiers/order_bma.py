@@ -123,9 +123,14 @@ class _OrderBMABase(DiscreteBNClassifier):
         return np.concatenate(rows), np.concatenate(groups), np.concatenate(logw)
 
     def order_log_joints(self, X: np.ndarray, orders: np.ndarray | None = None,
-                         batch: int = 5000) -> np.ndarray:
+                         batch: int = 200_000) -> np.ndarray:
         """log P(c, x | D, ≺_t) for each order t, test row and class (eq. 9), missing values
-        handled as set by ``missing``. ``X`` are feature codes. Returns (T, n_rows, n_classes)."""
+        handled as set by ``missing``. ``X`` are feature codes. Returns (T, n_rows, n_classes).
+
+        The rows go to the kernel in at most ``batch`` rows per call (and one part per thread);
+        every call recounts the CPTs from the table, so small batches cost time: 5,000 cost
+        6.2 s per 100,000-row fold on ALARM against 1.9 s for one part per thread. The
+        kernel's own memory is O(rows), so a large batch is safe (issue 15)."""
         orders = self._orders_ if orders is None else orders
         Xc, groups, logw = self._expand_missing(np.asarray(X, dtype=CODE_DTYPE))
         # each distinct (completed) test row is classified once
