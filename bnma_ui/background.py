@@ -34,7 +34,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import streamlit as st
+from streamlit.logger import get_logger
 
+LOG = get_logger("bnma_ui.background")  # Streamlit's handler: lines reach the server log
 ORPHAN_SECONDS = 60.0  # stop a run of a closed session that has not been polled this long
 UNWATCHED_SECONDS = 1800.0  # stop any run nobody has polled for this long
 WORKER_NICENESS = 5  # background work leaves CPU to the server and browser (~1/3 share)
@@ -70,6 +72,9 @@ class Run:
     stopped: bool = False
     started: float = field(default_factory=time.time)
     ended: float | None = None
+    stop_requested: float | None = None
+    """When Stop was pressed (``time.time()``); ``ended - stop_requested`` is how long the work
+    took to end after it (logged at INFO, read by the load test)."""
     heartbeat: float = field(default_factory=time.time)
     taken: bool = False
     session_alive: Callable[[], bool | None] | None = None
@@ -114,6 +119,8 @@ class Run:
         return (self.ended or time.time()) - self.started
 
     def request_stop(self) -> None:
+        if self.stop_requested is None:
+            self.stop_requested = time.time()
         self.stopped = True
         self._stop.set()
 
@@ -152,6 +159,9 @@ def _target(run: Run, work: Callable[[Run], Any]) -> None:
         run.ended = time.time()
         with _ACTIVE_LOCK:
             _ACTIVE.discard(run)
+        if run.stop_requested is not None:
+            LOG.info("background run %s ended %.3f s after Stop", run.name,
+                     run.ended - run.stop_requested)
 
 
 def start(name: str, work: Callable[[Run], Any], key: Any = None,

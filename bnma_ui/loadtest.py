@@ -10,6 +10,7 @@ closed. Used by ``benchmarks/load_test.py`` (N = 2..8) and, with N = 2, by
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -39,6 +40,9 @@ class LoadResult:
     completed: int = 0
     run_seconds: list[float] = field(default_factory=list)
     stop_latency_s: float = float("nan")
+    """Stop click in the browser -> "Stopped after" drawn (delivery, work ending, page rerun)."""
+    server_stop_s: float = float("nan")
+    """Stop received by the server -> the run's work ended (from the server log)."""
     switch_p50_s: float = float("nan")
     switch_p95_s: float = float("nan")
     switches: int = 0
@@ -162,6 +166,9 @@ def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = N
                         res.errors.append("session 0's run ended before Stop could be "
                                           f"clicked (page state: {_state(page)})")
                         state = _state(page)
+                if i == 0 and stop_clicked is None and state != "running":
+                    res.errors.append(f"session 0's run ended ({state}) before Stop could be "
+                                      "clicked")
                 if state != "running":
                     ended[i] = time.perf_counter()
                     if state == "error":
@@ -179,4 +186,18 @@ def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = N
             ctx.close()
         res.rss_end_mb = _rss_after_sessions_closed(browser, url, proc.pid, res.rss_start_mb)
         browser.close()
+    res.server_stop_s = server_stop_seconds(log_dir / f"load_{n_sessions}.log")
     return res
+
+
+_STOP_LINE = re.compile(r"background run \S+ ended ([0-9.]+) s after Stop")
+
+
+def server_stop_seconds(log: Path) -> float:
+    """The largest "ended ... s after Stop" of the server log (``bnma_ui.background``), NaN if
+    no run was stopped."""
+    try:
+        found = [float(m.group(1)) for m in _STOP_LINE.finditer(log.read_text())]
+    except OSError:
+        return float("nan")
+    return max(found) if found else float("nan")
