@@ -137,8 +137,14 @@ def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = N
         # every page imported and the server's one-time kernel warm-up settled, before any run
         res.rss_start_mb = _settled_rss(proc.pid, timeout=180.0)
         started = []
-        for _, page in sessions:
-            page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Run").click()
+        for i, (_, page) in enumerate(sessions):
+            try:
+                page.get_by_test_id("stMainBlockContainer").get_by_role(
+                    "button", name="Run").click()
+            except PlaywrightTimeout:  # keep the evidence, measure the others
+                shot = log_dir / f"load_{n_sessions}_session{i}_run_disabled.png"
+                page.screenshot(path=str(shot), full_page=True)
+                res.errors.append(f"session {i}: the Run button stayed disabled ({shot.name})")
             started.append(time.perf_counter())
         ended: dict[int, float] = {}
         stop_clicked = None
