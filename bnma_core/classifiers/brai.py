@@ -64,7 +64,8 @@ import networkx as nx
 import numpy as np
 from scipy.special import chdtrc
 
-from ..scores import DirichletScore, family_counts, joint_counts
+from ..kernels.citests import g2_statistic
+from ..scores import DirichletScore, family_counts
 from ..structure.cpdag import consistent_extension
 from ..structure.exact import ScoredStructure
 from .kbest import _check_ess, _check_positive_int, _ExactStructureClassifier
@@ -76,15 +77,20 @@ def g2_test(data: np.ndarray, x: int, y: int, z: tuple[int, ...], arities: np.nd
             weights: np.ndarray | None = None) -> float:
     """p-value of the G² test of X ⊥ Y | Z: G² = 2 sum N_xyz log(N_xyz N_z / (N_xz N_yz)),
     chi-square with (r_x - 1)(r_y - 1) prod r_z degrees of freedom (Spirtes, Glymour &
-    Scheines 2000, §5.4.2). ``weights``: row multiplicities (counts of distinct rows)."""
-    n = joint_counts(data, [x, y, *z], arities, weights)
-    nxz = n.sum(axis=1, keepdims=True)
-    nyz = n.sum(axis=0, keepdims=True)
-    nz = n.sum(axis=(0, 1), keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        term = np.where(n > 0, n * np.log(n * nz / (nxz * nyz)), 0.0)
-    g2 = 2.0 * float(term.sum())
-    df = (int(arities[x]) - 1) * (int(arities[y]) - 1) * int(np.prod([arities[v] for v in z]))
+    Scheines 2000, §5.4.2). ``weights``: row multiplicities (counts of distinct rows). The
+    statistic is counted by the numba kernel :func:`bnma_core.kernels.citests.g2_statistic`."""
+    data = np.ascontiguousarray(data, dtype=np.int64)
+    ar = np.ascontiguousarray(arities, dtype=np.int64)
+    w = (np.ones(len(data)) if weights is None
+         else np.ascontiguousarray(weights, dtype=np.float64))
+    return _g2_p(data, w, int(x), int(y), tuple(z), ar)
+
+
+def _g2_p(data: np.ndarray, w: np.ndarray, x: int, y: int, z: tuple[int, ...],
+          ar: np.ndarray) -> float:
+    """:func:`g2_test` on prepared arrays (int64 rows, float64 weights, int64 arities)."""
+    g2 = g2_statistic(data, w, x, y, np.asarray(z, dtype=np.int64), ar)
+    df = (int(ar[x]) - 1) * (int(ar[y]) - 1) * int(np.prod([ar[v] for v in z]))
     return float(chdtrc(max(df, 1), g2))       # chi-square survival function
 
 
@@ -225,7 +231,11 @@ class _CITest:
 
     def __init__(self, data: np.ndarray, arities: np.ndarray, alpha: float,
                  weights: np.ndarray | None = None) -> None:
-        self.data, self.arities, self.alpha, self.weights = data, arities, alpha, weights
+        self.data = np.ascontiguousarray(data, dtype=np.int64)
+        self.arities = np.ascontiguousarray(arities, dtype=np.int64)
+        self.alpha = alpha
+        self.weights = (np.ones(len(self.data)) if weights is None
+                        else np.ascontiguousarray(weights, dtype=np.float64))
         self.cache: dict[tuple, bool] = {}
         self.n_tests = 0
 
@@ -234,8 +244,7 @@ class _CITest:
         hit = self.cache.get(k)
         if hit is None:
             self.n_tests += 1
-            hit = g2_test(self.data, k[0], k[1], k[2], self.arities,
-                          self.weights) > self.alpha
+            hit = _g2_p(self.data, self.weights, k[0], k[1], k[2], self.arities) > self.alpha
             self.cache[k] = hit
         return hit
 

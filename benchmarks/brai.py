@@ -1,0 +1,52 @@
+"""B-RAI (Sugahara et al.'s Table 1 baseline): fit cost by training size on EEG eye state, the
+data set where B-RAI as published is too slow for the Table 1 hour (JSON lines).
+
+    PYTHONPATH=. python benchmarks/brai.py [--rows 1000,3000]
+
+Figures: ``brai_fit_eeg_{n}rows`` (CPU seconds of one fit on n rows of the first training fold,
+seed 0), ``brai_g2_tests_eeg_{n}rows`` (G² tests run) and ``brai_g2_test_us`` (µs per G² test
+of the numba kernel on 3,000 rows). Needs ``../shared/data/sugahara`` (skips cleanly without).
+Measured 24 Nov 2026: 1,000 rows 1.9 CPU s (67,610 tests, 501 tree nodes); 3,000 rows 43 CPU s
+(1.54 million tests, 6,316 nodes: ~28 µs per test including RAI's Python) — the tree, and with it
+the number of tests, grows much faster than the rows. The numpy G² (before the kernel) cost
+~140 µs per test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+from _bench import emit, timed
+
+from bnma_core.classifiers.brai import BRAI, g2_test
+from bnma_core.reproduce import sugahara as S
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rows", default="1000,3000")
+    a = ap.parse_args()
+    if "EEG" in S.missing_datasets():
+        print(json.dumps({"skipped": f"EEG data not found in {S.data_dir()}"}))
+        return
+    k = S.grid(datasets=["EEG"], methods=["b_rai"])[0]
+    df, y, cont, splits = S._prepared(k["file"], k["sha256"], "all", k["folds"], k["seed"])
+    train, _ = splits[0]
+    X, ar = S.encode_fold(df, cont, train)
+    rng = np.random.default_rng(0)
+    X3 = X[rng.choice(train, 3000, replace=False)]
+    emit("brai_g2_test_us", 1e6 * timed(lambda: g2_test(X3, 0, 1, (2, 3, 4), ar), 20), "us", 1)
+    for n in (int(v) for v in a.rows.split(",")):
+        sub = rng.choice(train, n, replace=False)
+        t = time.process_time()
+        est = BRAI(random_state=0).fit(X[sub], y[sub], arities=ar)
+        emit(f"brai_fit_eeg_{n}rows", time.process_time() - t, "s", 1)
+        emit(f"brai_g2_tests_eeg_{n}rows", est.tree_size_["ci_tests"], "", 0)
+        emit(f"brai_tree_nodes_eeg_{n}rows", est.tree_size_["internal"], "", 0)
+
+
+if __name__ == "__main__":
+    main()
