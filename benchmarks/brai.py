@@ -5,7 +5,8 @@ data set where B-RAI as published is too slow for the Table 1 hour (JSON lines).
 
 Figures: ``brai_fit_eeg_{n}rows`` (CPU seconds of one fit on n rows of the first training fold,
 seed 0), ``brai_g2_tests_eeg_{n}rows`` (G² tests run) and ``brai_g2_test_us`` (µs per G² test
-of the numba kernel on 3,000 rows). Needs ``../shared/data/sugahara`` (skips cleanly without).
+of the numba kernel on 3,000 rows). Needs the Sugahara data (``$BNMA_SUGAHARA_DATA`` or
+``shared/data/sugahara`` next to the repository); skips cleanly without.
 Measured 24 Nov 2026: 1,000 rows 1.9 CPU s (67,610 tests, 501 tree nodes); 3,000 rows 43 CPU s
 (1.54 million tests, 6,316 nodes: ~28 µs per test including RAI's Python) — the tree, and with it
 the number of tests, grows much faster than the rows. The numpy G² (before the kernel) cost
