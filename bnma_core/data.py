@@ -123,6 +123,7 @@ def _read_pyarrow(text: str, raw: bytes | Path | None, sep: str, header: list[st
         return None
     try:
         import pyarrow as pa
+        import pyarrow.compute as pc
         import pyarrow.csv as pacsv
     except ImportError:  # pragma: no cover - pyarrow is a dependency
         return None
@@ -139,10 +140,11 @@ def _read_pyarrow(text: str, raw: bytes | Path | None, sep: str, header: list[st
         return None
     cols = {}
     for name, chunked in zip(header, table.columns):
-        cat = _arrow_categorical(chunked.unify_dictionaries(), table.num_rows)
-        if len(cat.categories) and cat.categories.str.match(r"\s").any():
-            return None
-        cols[name] = cat
+        chunked = chunked.unify_dictionaries()
+        values = chunked.chunk(0).dictionary if chunked.num_chunks else None
+        if values is not None and pc.any(pc.match_substring_regex(values, r"^\s")).as_py():
+            return None  # (RE2's \s: space, tab, newlines; the C engine skips spaces)
+        cols[name] = _arrow_categorical(chunked, table.num_rows)
     del table
     return pd.DataFrame(cols, copy=False)
 
