@@ -133,34 +133,41 @@ def _read_pyarrow(text: str, raw: bytes | Path | None, sep: str, header: list[st
             str(raw) if isinstance(raw, Path) else io.BytesIO(raw),
             read_options=pacsv.ReadOptions(column_names=names, skip_rows=1),
             parse_options=pacsv.ParseOptions(delimiter=sep),
-            convert_options=pacsv.ConvertOptions(
+            convert_options=pacsv.ConvertOptions(  # missing-value tokens: in the dictionary
                 column_types={c: pa.dictionary(pa.int32(), pa.string()) for c in names},
-                null_values=_na_strings(), strings_can_be_null=True))
+                null_values=[], strings_can_be_null=False))
     except (pa.ArrowInvalid, ValueError):
         return None
     cols = {}
+    missing = _na_strings()
     for name, chunked in zip(header, table.columns):
         chunked = chunked.unify_dictionaries()
         values = chunked.chunk(0).dictionary if chunked.num_chunks else None
         if values is not None and pc.any(pc.match_substring_regex(values, r"^\s")).as_py():
             return None  # (RE2's \s: space, tab, newlines; the C engine skips spaces)
-        cols[name] = _arrow_categorical(chunked, table.num_rows)
+        cols[name] = _arrow_categorical(chunked, table.num_rows, missing)
     del table
     return pd.DataFrame(cols, copy=False)
 
 
-def _arrow_categorical(chunked: Any, n_rows: int) -> pd.Categorical:
+def _code_dtype(n_categories: int) -> type:
+    """The dtype pandas gives the codes of a Categorical with this many categories."""
+    return np.int8 if n_categories < 128 else np.int16 if n_categories < 32768 else np.int32
+
+
+def _arrow_categorical(chunked: Any, n_rows: int, missing: list[str]) -> pd.Categorical:
     """A pandas Categorical of a dictionary-encoded pyarrow column whose chunks share one
     dictionary, as ``to_pandas`` makes it, written chunk by chunk into the final codes (no
-    int32 copy of the whole column; missing values ``-1``)."""
+    int32 copy of the whole column). The dictionary's values in ``missing`` (the missing-value
+    tokens, as the C engine's ``na_values``) become missing values, code ``-1``: matched once
+    per distinct value rather than by pyarrow's reader in every cell."""
     import pyarrow.compute as pc
 
     if chunked.num_chunks:
-        categories = pd.Index(chunked.chunk(0).dictionary.to_pandas())
+        values = pd.Index(chunked.chunk(0).dictionary.to_pandas())
     else:
-        categories = pd.Index(pd.array([], dtype="str"))
-    codes = np.empty(n_rows, dtype=np.int8 if len(categories) < 128 else
-                     np.int16 if len(categories) < 32768 else np.int32)
+        values = pd.Index(pd.array([], dtype="str"))
+    codes = np.empty(n_rows, dtype=_code_dtype(len(values)))
     start = 0
     for chunk in chunked.chunks:
         idx = chunk.indices
@@ -168,6 +175,13 @@ def _arrow_categorical(chunked: Any, n_rows: int) -> pd.Categorical:
             idx = pc.fill_null(idx, -1)
         codes[start:start + len(idx)] = idx.to_numpy()
         start += len(idx)
+    categories = values
+    is_na = values.isin(missing)
+    if is_na.any():
+        categories = values[~is_na]
+        remap = np.full(len(values) + 1, -1, dtype=_code_dtype(len(categories)))
+        remap[:-1][~is_na] = np.arange(len(categories))
+        codes = remap[codes]  # code -1 picks the trailing -1
     cat = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(categories),
                                     validate=False)
     memo = _FACTORIZED.get()
