@@ -14,6 +14,9 @@ import hashlib
 import io
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -108,7 +111,7 @@ def _na_strings() -> list[str]:
     return sorted(set(NA_STRINGS) | set(STR_NA_VALUES))
 
 
-def _read_pyarrow(text: str, raw: bytes | None, sep: str, header: list[str]
+def _read_pyarrow(text: str, raw: bytes | Path | None, sep: str, header: list[str]
                   ) -> pd.DataFrame | None:
     """A large CSV through pyarrow's reader, every column as dictionary-encoded text (read as
     pandas categoricals, so later steps factorize nothing): 500,000 x 37 in about a quarter of
@@ -120,28 +123,74 @@ def _read_pyarrow(text: str, raw: bytes | None, sep: str, header: list[str]
         return None
     try:
         import pyarrow as pa
+        import pyarrow.compute as pc
         import pyarrow.csv as pacsv
     except ImportError:  # pragma: no cover - pyarrow is a dependency
         return None
     names = [f"c{j}" for j in range(len(header))]
-    body = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
-    try:
+    try:  # (pyarrow skips a UTF-8 byte-order mark itself)
         table = pacsv.read_csv(
-            io.BytesIO(body),
+            str(raw) if isinstance(raw, Path) else io.BytesIO(raw),
             read_options=pacsv.ReadOptions(column_names=names, skip_rows=1),
             parse_options=pacsv.ParseOptions(delimiter=sep),
-            convert_options=pacsv.ConvertOptions(
+            convert_options=pacsv.ConvertOptions(  # missing-value tokens: in the dictionary
                 column_types={c: pa.dictionary(pa.int32(), pa.string()) for c in names},
-                null_values=_na_strings(), strings_can_be_null=True))
+                null_values=[], strings_can_be_null=False))
     except (pa.ArrowInvalid, ValueError):
         return None
-    df = table.to_pandas()
-    for c in df.columns:
-        cats = df[c].cat.categories
-        if len(cats) and cats.str.match(r"\s").any():
-            return None
-    df.columns = header
-    return df
+    cols = {}
+    missing = _na_strings()
+    for name, chunked in zip(header, table.columns):
+        chunked = chunked.unify_dictionaries()
+        values = chunked.chunk(0).dictionary if chunked.num_chunks else None
+        if values is not None and pc.any(pc.match_substring_regex(values, r"^\s")).as_py():
+            return None  # (RE2's \s: space, tab, newlines; the C engine skips spaces)
+        cols[name] = _arrow_categorical(chunked, table.num_rows, missing)
+    del table
+    return pd.DataFrame(cols, copy=False)
+
+
+def _code_dtype(n_categories: int) -> type:
+    """The dtype pandas gives the codes of a Categorical with this many categories."""
+    return np.int8 if n_categories < 128 else np.int16 if n_categories < 32768 else np.int32
+
+
+def _arrow_categorical(chunked: Any, n_rows: int, missing: list[str]) -> pd.Categorical:
+    """A pandas Categorical of a dictionary-encoded pyarrow column whose chunks share one
+    dictionary, as ``to_pandas`` makes it, written chunk by chunk into the final codes (no
+    int32 copy of the whole column). The dictionary's values in ``missing`` (the missing-value
+    tokens, as the C engine's ``na_values``) become missing values, code ``-1``: matched once
+    per distinct value rather than by pyarrow's reader in every cell."""
+    import pyarrow.compute as pc
+
+    if chunked.num_chunks:
+        values = pd.Index(chunked.chunk(0).dictionary.to_pandas())
+    else:
+        values = pd.Index(pd.array([], dtype="str"))
+    codes = np.empty(n_rows, dtype=_code_dtype(len(values)))
+    start = 0
+    for chunk in chunked.chunks:
+        idx = chunk.indices
+        if idx.null_count:
+            idx = pc.fill_null(idx, -1)
+        codes[start:start + len(idx)] = idx.to_numpy()
+        start += len(idx)
+    categories = values
+    is_na = values.isin(missing)
+    if is_na.any():
+        categories = values[~is_na]
+        remap = np.full(len(values) + 1, -1, dtype=_code_dtype(len(categories)))
+        remap[:-1][~is_na] = np.arange(len(categories))
+        codes = remap[codes]  # code -1 picks the trailing -1
+    cat = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(categories),
+                                    validate=False)
+    memo = _FACTORIZED.get()
+    if memo is not None and cat.codes.base is codes:  # every category occurs: pyarrow's
+        # dictionaries hold the values read, so the factorization is the codes themselves
+        view = cat.codes
+        memo[(view.__array_interface__["data"][0], view.shape, view.strides)] = (
+            codes, cat.dtype, (view, list(categories)))
+    return cat
 
 
 PYARROW_MIN_BYTES = 1_000_000
@@ -149,10 +198,10 @@ PYARROW_MIN_BYTES = 1_000_000
 
 
 def _parse_csv_text(text: str, sep: str | None = None, decimal: str | None = None,
-                    raw: bytes | None = None) -> pd.DataFrame:
-    """Parse CSV text. With ``raw`` (the UTF-8 bytes of a large file) ``text`` is only its
+                    raw: bytes | Path | None = None) -> pd.DataFrame:
+    """Parse CSV text. With ``raw`` (a large file: its bytes or its path) ``text`` is only its
     beginning (for the separator and the header): pyarrow reads ``raw``, and the whole text
-    is decoded only if the C engine has to read it instead."""
+    is read and decoded only if the C engine has to read it instead."""
     lines = _head_lines(text)
     if not lines:
         raise DataError("The file is empty: it has no header and no rows.")
@@ -185,7 +234,7 @@ def _parse_csv_text(text: str, sep: str | None = None, decimal: str | None = Non
     try:
         if df is None:
             if raw is not None:
-                text = _decode(raw)
+                text = _decode(raw.read_bytes() if isinstance(raw, Path) else raw)
             df = pd.read_csv(io.StringIO(text), sep=sep, na_values=NA_STRINGS,
                              keep_default_na=True, skipinitialspace=True, dtype=str)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
@@ -233,6 +282,11 @@ def read_table(source: Any, sep: str | None = None, decimal: str | None = None
             raise DataError(f"File not found: {path}")
         if path.is_dir():
             raise DataError(f"{path} is a folder, not a CSV file.")
+        if path.stat().st_size >= PYARROW_MIN_BYTES:  # pyarrow reads the file itself
+            with path.open("rb") as fh:
+                parsed = _parse_large(fh.read(65536), sep, decimal, path)
+            if parsed is not None:
+                return parsed
         raw = path.read_bytes()
     elif isinstance(source, (bytes, bytearray)):
         raw = bytes(source)
@@ -242,11 +296,23 @@ def read_table(source: Any, sep: str | None = None, decimal: str | None = None
             raw = raw.encode("utf-8")
     else:
         raise DataError(f"Cannot read data from an object of type {type(source).__name__}.")
-    if len(raw) >= PYARROW_MIN_BYTES and b"\x00" not in raw[:4096]:
-        head = raw[:65536].decode("utf-8-sig", errors="ignore")
-        if head.strip():
-            return _parse_csv_text(head[: head.rfind("\n") + 1] or head, sep, decimal, raw)
+    if len(raw) >= PYARROW_MIN_BYTES:
+        parsed = _parse_large(raw[:65536], sep, decimal, raw)
+        if parsed is not None:
+            return parsed
     return _parse_csv_text(_decode(raw), sep, decimal)
+
+
+def _parse_large(head_raw: bytes, sep: str | None, decimal: str | None, raw: bytes | Path
+                 ) -> pd.DataFrame | None:
+    """A large file (its bytes or its path) parsed from its beginning ``head_raw`` (separator,
+    header) and then by pyarrow; None when its beginning is binary or blank."""
+    if b"\x00" in head_raw[:4096]:
+        return None
+    head = head_raw.decode("utf-8-sig", errors="ignore")
+    if not head.strip():
+        return None
+    return _parse_csv_text(head[: head.rfind("\n") + 1] or head, sep, decimal, raw)
 
 
 # --------------------------------------------------------------------------------------------
@@ -325,6 +391,15 @@ def _labels(col: pd.Series) -> pd.Series:
     if factorized is None:
         return col.map(_label)
     inverse, uniques = factorized
+    if isinstance(col.dtype, pd.CategoricalDtype):  # stays categorical: labels merged by code
+        names = [_label(u) for u in uniques]
+        states = list(dict.fromkeys(names))
+        if len(states) < len(names):
+            pos = {s: k for k, s in enumerate(states)}
+            remap = np.array([pos[v] for v in names] + [MISSING], dtype=np.intp)
+            inverse = remap[inverse]
+        cat = pd.Categorical.from_codes(inverse, categories=pd.Index(states, dtype=object))
+        return pd.Series(cat, index=col.index, name=col.name)
     lab = np.array([_label(u) for u in uniques] + [np.nan], dtype=object)
     return pd.Series(lab[inverse], index=col.index, name=col.name, dtype=object)
 
@@ -347,17 +422,45 @@ def _factorize(col: pd.Series) -> tuple[np.ndarray, list] | None:
     booleans next to numbers (hashing would merge True with 1)."""
     if isinstance(col.dtype, pd.CategoricalDtype):  # codes as they are, unused states dropped
         codes = col.array.codes
-        cats = col.cat.categories
-        used = np.bincount(codes.astype(np.intp) + 1, minlength=len(cats) + 1)[1:] > 0
-        if used.all():
-            return codes, list(cats)
-        remap = np.full(len(cats) + 1, -1, dtype=np.intp)
-        remap[:-1][used] = np.arange(int(used.sum()))
-        return remap[codes], list(cats[used])
+        memo = _FACTORIZED.get()
+        if memo is None:
+            return _factorize_categorical(codes, col.cat.categories)
+        base = codes if codes.base is None else codes.base
+        key = (codes.__array_interface__["data"][0], codes.shape, codes.strides)
+        hit = memo.get(key)
+        if hit is None or hit[0] is not base or hit[1] is not col.dtype:
+            hit = (base, col.dtype, _factorize_categorical(codes, col.cat.categories))
+            memo[key] = hit
+        return hit[2]
     if pd.api.types.infer_dtype(col, skipna=True) not in _HASH_SAFE:
         return None
     inverse, uniques = pd.factorize(col, use_na_sentinel=True)
     return inverse, list(uniques)
+
+
+def _factorize_categorical(codes: np.ndarray, cats: pd.Index) -> tuple[np.ndarray, list]:
+    used = np.bincount(codes.astype(np.intp) + 1, minlength=len(cats) + 1)[1:] > 0
+    if used.all():
+        return codes, list(cats)
+    remap = np.full(len(cats) + 1, -1, dtype=np.intp)
+    remap[:-1][used] = np.arange(int(used.sum()))
+    return remap[codes], list(cats[used])
+
+
+_FACTORIZED: ContextVar[dict | None] = ContextVar("_FACTORIZED", default=None)
+"""Within :func:`_factorizing_once` (one :func:`load_dataset` call): each categorical column's
+factorization by the address, shape and strides of its codes (the codes array and the dtype
+are kept and compared, so a key is never reused for other data), so that the constant-column,
+identifier, numeric and state checks and the encoding share one pass over the codes."""
+
+
+@contextmanager
+def _factorizing_once() -> Iterator[None]:
+    token = _FACTORIZED.set({})
+    try:
+        yield
+    finally:
+        _FACTORIZED.reset(token)
 
 
 _HASH_SAFE = {"string", "integer", "floating", "mixed-integer-float", "boolean", "empty",
@@ -383,9 +486,12 @@ class ColumnCoding:
     states: list[str]
     cuts: np.ndarray | None = None  # x <= cuts[0] -> 0, cuts[0] < x <= cuts[1] -> 1, ...
 
-    def encode(self, col: pd.Series) -> np.ndarray:
-        out = np.full(len(col), MISSING, dtype=CODE_DTYPE)
+    def encode(self, col: pd.Series, out: np.ndarray | None = None) -> np.ndarray:
+        """Codes of ``col`` (``-1`` = missing), written into ``out`` when it is given."""
+        if out is None:
+            out = np.empty(len(col), dtype=CODE_DTYPE)
         if self.kind == "continuous":
+            out[:] = MISSING
             num = _as_numeric(col)
             if num is None:
                 num = pd.to_numeric(col, errors="coerce")
@@ -396,14 +502,15 @@ class ColumnCoding:
         index = {s: i for i, s in enumerate(self.states)}
         factorized = _factorize(col)
         if factorized is None:  # bools mixed with numbers: label value by value
+            out[:] = MISSING
             for r, v in enumerate(col.to_numpy(dtype=object)):
                 if not _is_na(v):
                     out[r] = index.get(_label(v), MISSING)
             return out
         inverse, uniques = factorized
         lookup = np.array([index.get(_label(u), MISSING) for u in uniques] + [MISSING],
-                          dtype=CODE_DTYPE)
-        return lookup[inverse]  # inverse -1 (missing) picks the trailing MISSING
+                          dtype=out.dtype)
+        return np.take(lookup, inverse, out=out)  # inverse -1 (missing): the trailing MISSING
 
 
 def _cut_points(x: np.ndarray, method: str, n_bins: int, given: Any) -> np.ndarray:
@@ -550,9 +657,13 @@ class DiscreteEncoder:
         if missing:
             raise DataError("Columns missing from the data: " + ", ".join(missing) + ".")
         out = np.empty((len(self.columns_), len(df)), dtype=CODE_DTYPE)  # column by column
-        for j, c in enumerate(self.columns_):
-            out[j] = c.encode(df[c.name])
+        self._transform_into(df, out)
         return np.ascontiguousarray(out.T)
+
+    def _transform_into(self, df: pd.DataFrame, out: np.ndarray) -> None:
+        """Write the codes of column ``j`` into row ``out[j]`` (``out``: (n_columns, n_rows))."""
+        for j, c in enumerate(self.columns_):
+            c.encode(df[c.name], out[j])
 
     @property
     def names(self) -> list[str]:
@@ -625,7 +736,7 @@ class DiscreteDataset:
         self.arities = np.asarray(self.arities, dtype=np.int64)
         if self.codes.ndim != 2 or self.codes.shape[1] != len(self.names):
             raise ValueError("codes must be (n_rows, n_vars) with one name per column")
-        if self.codes.size and (self.codes >= self.arities[None, :]).any():
+        if self.codes.size and (self.codes.max(axis=0) >= self.arities).any():
             raise ValueError("a code is >= its variable's arity")
         if self.row_ids is None:
             self.row_ids = np.arange(self.codes.shape[0], dtype=np.int64)
@@ -980,26 +1091,33 @@ def load_dataset(source: Any, target: str | None = None, *, discretization: str 
     """
     if missing not in MISSING_POLICIES:
         raise DataError(f"Unknown missing-value policy {missing!r}; use 'drop' or 'keep'.")
-    X, labels, notices, row_ids = prepare_frame_rows(
-        source, target, drop_id_columns, sep=sep, decimal=decimal, drop_columns=drop_columns,
-        class_bins=class_bins)
-    cls = labels.name
-    enc = DiscreteEncoder(discretization, n_bins, cut_points).fit(X)
-    feats = enc.transform(X)
-    y, classes = encode_labels(labels)
-    complete = ~(feats < 0).any(axis=1)
+    with _factorizing_once():  # each categorical column factorized once
+        X, labels, notices, row_ids = prepare_frame_rows(
+            source, target, drop_id_columns, sep=sep, decimal=decimal,
+            drop_columns=drop_columns, class_bins=class_bins)
+        cls = labels.name
+        enc = DiscreteEncoder(discretization, n_bins, cut_points).fit(X)
+        y, classes = encode_labels(labels)
+        small = max([len(classes), *enc.arities]) < 128  # codes fit in int8 before the copy
+        codes_t = np.empty((X.shape[1] + 1, len(X)), dtype=np.int8 if small else CODE_DTYPE)
+        enc._transform_into(X, codes_t[:-1])  # variable by variable
+    codes_t[-1] = y
+    complete = ~(codes_t[:-1] < 0).any(axis=0)
     n_complete = int(complete.sum())
     if n_complete < MIN_COMPLETE_ROWS:
         raise DataError(
             f"Only {n_complete} row(s) have no missing value; at least {MIN_COMPLETE_ROWS} "
             "complete rows are needed to learn anything."
         )
-    raw = X.copy()
+    raw = X.copy(deep=False)  # (copy on write: X's columns are not changed)
     raw[cls] = labels
-    if missing == "drop" and n_complete < len(feats):
-        notices.append(f"{len(feats) - n_complete} row(s) with missing values were set aside "
+    codes = np.empty(codes_t.shape[::-1], dtype=CODE_DTYPE)
+    codes[...] = codes_t.T
+    del codes_t
+    if missing == "drop" and n_complete < len(codes):
+        notices.append(f"{len(codes) - n_complete} row(s) with missing values were set aside "
                        f"for training ({n_complete} complete rows remain).")
-        feats, y, raw = feats[complete], y[complete], raw.loc[complete].reset_index(drop=True)
+        codes, raw = codes[complete], raw.loc[complete].reset_index(drop=True)
         row_ids = row_ids[complete]
     cont = [c.name for c in enc.columns_ if c.kind == "continuous"]
     if cont:
@@ -1007,10 +1125,8 @@ def load_dataset(source: Any, target: str | None = None, *, discretization: str 
                "quantile": f"{enc.n_bins} equal-frequency bins",
                "cuts": "the given cut points"}[enc.discretization]
         notices.append(f"Continuous column(s) discretized into {how}: " + ", ".join(cont) + ".")
-    codes = np.empty((feats.shape[0], feats.shape[1] + 1), dtype=CODE_DTYPE)
-    codes[:, :-1] = feats
-    codes[:, -1] = y
-    if len(np.unique(y)) < 2:
+    y = codes[:, -1]
+    if y.size == 0 or y.min() == y.max():
         raise DataError("After removing incomplete rows only one class is left.")
     return DiscreteDataset(
         codes=codes,

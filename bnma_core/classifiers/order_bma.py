@@ -23,7 +23,6 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import networkx as nx
 import numpy as np
 import pandas as pd
 from scipy.special import logsumexp
@@ -203,6 +202,8 @@ class _OrderBMABase(DiscreteBNClassifier):
         self.edge_posterior_ = pd.DataFrame(E, index=names, columns=names)
         self.edge_posterior_.index.name = "parent"
         self.edge_posterior_.columns.name = "child"
+        import networkx as nx  # imported when a model is fitted, not with this module
+
         G = nx.DiGraph()
         G.add_nodes_from(names)
         for a in range(n):
