@@ -47,7 +47,8 @@ BASELINES = {"EM-TAN": "emtan", "EM-BNET": "embnet", "EMA": "ema"}
 OURS = ("ematan", "emtan", "embnet", "ema")
 PEERS = ("stepmix", "kmodes")
 #: The paper's grid of (n, N) cells. ``networks`` (paper: 100) and ``starts`` (paper: 100)
-#: are what one hour on the shared 2-core machine allowed (``experiments/santafe.md``); the
+#: are what one hour on the heavily loaded shared 2-core machine allowed for the first run
+#: (``experiments/santafe.md`` now reports 29 networks, ``santafe_table1.py --budget``); the
 #: paper's size is ``experiments/santafe_table1.py --networks 100 --starts 100``.
 FULL = {"n_vars": (2, 4, 8, 10, 12, 14), "sizes": (40, 80, 160, 320, 640), "networks": 5,
         "starts": 20, "orders": ("random", "generating", "chow_liu"),
