@@ -64,7 +64,7 @@ import networkx as nx
 import numpy as np
 from scipy.special import chdtrc
 
-from ..kernels.citests import g2_statistic
+from ..kernels.citests import g2_statistic, thin_pairs
 from ..scores import DirichletScore, family_counts
 from ..structure.cpdag import consistent_extension
 from ..structure.exact import ScoredStructure
@@ -271,6 +271,42 @@ def _thin(g: _PDAG, sep: dict, pairs, order: int, ci: _CITest) -> None:
                 break
 
 
+class _BootCI:
+    """G² independence decisions on one bootstrap sample, made by the numba kernel
+    :func:`bnma_core.kernels.citests.thin_pairs` one whole thinning step at a time: the same
+    pairs, condition sets, order and decisions as :func:`_thin` with a fresh :class:`_CITest`
+    (within one RAI call no test repeats — step A1's and B1's pairs are disjoint — so the cache
+    of :class:`_CITest` never hits there)."""
+
+    def __init__(self, cols: np.ndarray, weights: np.ndarray, arities: np.ndarray,
+                 alpha: float) -> None:
+        self.cols, self.weights, self.arities, self.alpha = cols, weights, arities, alpha
+        self.n_tests = 0
+
+
+def _thin_fast(g: _PDAG, sep: dict, pairs: list, order: int, ci: _BootCI) -> None:
+    """:func:`_thin` by the kernel: the graph as boolean matrices, the removals copied back."""
+    if not pairs:
+        return
+    n = len(g.par)
+    par = np.zeros((n, n), dtype=np.bool_)
+    und = np.zeros((n, n), dtype=np.bool_)
+    for v in range(n):
+        for u in g.par[v]:
+            par[u, v] = True
+        for u in g.und[v]:
+            und[v, u] = True
+    pr = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+    removed = np.zeros(len(pr), dtype=np.bool_)
+    sepsets = np.zeros((len(pr), max(order, 1)), dtype=np.int64)
+    ci.n_tests += thin_pairs(ci.cols, ci.weights, ci.arities, par, und, pr, order, ci.alpha,
+                             removed, sepsets)
+    for i in np.flatnonzero(removed):
+        a, b = int(pr[i, 0]), int(pr[i, 1])
+        g.delete(a, b)
+        sep[_key(a, b)] = frozenset(int(v) for v in sepsets[i, :order])
+
+
 def _orient_v_structures(g: _PDAG, sep: dict, en: list[int]) -> None:
     """x --- z --- y (or x --- z <- y) with x, y non-adjacent and z outside their separating
     set: x -> z <- y (RAI's orientation of colliders at endogenous nodes)."""
@@ -303,9 +339,14 @@ def _orient(g: _PDAG, sep: dict, en: list[int]) -> None:
 def _refine_and_orient(g: _PDAG, sep: dict, en: list[int], ex: list[int], order: int,
                        ci: _CITest) -> None:
     """RAI steps A1 (exogenous -> endogenous edges) and B1 (edges among endogenous nodes)."""
-    _thin(g, sep, ((e, v) for v in en for e in ex), order, ci)
-    _orient(g, sep, en)
-    _thin(g, sep, combinations(en, 2), order, ci)
+    if isinstance(ci, _BootCI):
+        _thin_fast(g, sep, [(e, v) for v in en for e in ex], order, ci)
+        _orient(g, sep, en)
+        _thin_fast(g, sep, list(combinations(en, 2)), order, ci)
+    else:
+        _thin(g, sep, ((e, v) for v in en for e in ex), order, ci)
+        _orient(g, sep, en)
+        _thin(g, sep, combinations(en, 2), order, ci)
     _orient(g, sep, en)
 
 
@@ -452,6 +493,10 @@ class _TreeBuilder:
         # O(distinct rows) instead of O(N).
         self.rows, mult = np.unique(data, axis=0, return_counts=True)
         self.mult = mult.astype(float)
+        self.ar64 = np.ascontiguousarray(ar, dtype=np.int64)
+        # Column-major codes for the thinning kernel (one byte per code when they fit).
+        self.cols = np.ascontiguousarray(self.rows.T, dtype=np.uint8 if ar.max(initial=0) <= 256
+                                         else np.int64)
         self.full_ci = _CITest(self.rows, ar, alpha, self.mult)   # s = 1: RAI on the rows
         self.local: dict[tuple, float] = {}
         self.n_tests = 0
@@ -488,7 +533,8 @@ class _TreeBuilder:
             else:
                 boot = self.rng.multinomial(len(self.data), self.mult / len(self.data))
                 keep = boot > 0
-                ci = _CITest(self.rows[keep], self.ar, self.alpha, boot[keep].astype(float))
+                ci = _BootCI(np.ascontiguousarray(self.cols[:, keep]),
+                             boot[keep].astype(float), self.ar64, self.alpha)
             _refine_and_orient(g, sep, en, ex, order, ci)
             if ci is not self.full_ci:
                 self.n_tests += ci.n_tests

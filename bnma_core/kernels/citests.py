@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import math
 
+import llvmlite.binding as llvm
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import get_cython_function_address
 
 from .counting import parent_strides
 
@@ -72,3 +74,147 @@ def g2_statistic(rows: np.ndarray, weights: np.ndarray, x: int, y: int, z: np.nd
                 if c > 0.0:
                     g2 += c * math.log(c * nz / (nxz[a] * nyz[b]))
     return 2.0 * g2
+
+
+# scipy's chi-square survival function (cephes ``chdtrc``, what ``scipy.special.chdtrc``
+# calls) linked by symbol name, so the kernels that call it can be cached.
+llvm.add_symbol("bnma_scipy_chdtrc",
+                get_cython_function_address("scipy.special.cython_special", "chdtrc"))
+_chdtrc = types.ExternalFunction("bnma_scipy_chdtrc", types.float64(types.float64, types.float64))
+
+
+@njit(cache=True)
+def _g2_p_value(cols: np.ndarray, weights: np.ndarray, x: int, y: int, z: np.ndarray,
+                arities: np.ndarray) -> float:
+    """p-value of the G² test of X ⊥ Y | Z (x < y) on column-major complete codes ``cols``
+    (n_vars, n): the table, statistic and chi-square survival function exactly as
+    :func:`g2_statistic` and ``scipy.special.chdtrc`` (the same cephes routine) compute them."""
+    rx = arities[x]
+    ry = arities[y]
+    nz_vars = z.shape[0]
+    strides = parent_strides(z, arities)
+    qz = 1
+    for t in range(nz_vars):
+        qz *= arities[z[t]]
+    cells = rx * ry
+    counts = np.zeros(qz * cells)
+    cx = cols[x]
+    cy = cols[y]
+    for r in range(cols.shape[1]):
+        j = 0
+        for t in range(nz_vars):
+            j += np.int64(cols[z[t], r]) * strides[t]
+        counts[j * cells + np.int64(cx[r]) * ry + np.int64(cy[r])] += weights[r]
+    nxz = np.empty(rx)
+    nyz = np.empty(ry)
+    g2 = 0.0
+    for j in range(qz):
+        base = j * cells
+        nz = 0.0
+        for a in range(rx):
+            nxz[a] = 0.0
+        for b in range(ry):
+            nyz[b] = 0.0
+        for a in range(rx):
+            for b in range(ry):
+                c = counts[base + a * ry + b]
+                nxz[a] += c
+                nyz[b] += c
+                nz += c
+        if nz <= 0.0:
+            continue
+        for a in range(rx):
+            for b in range(ry):
+                c = counts[base + a * ry + b]
+                if c > 0.0:
+                    g2 += c * math.log(c * nz / (nxz[a] * nyz[b]))
+    df = (rx - 1) * (ry - 1) * qz
+    return _chdtrc(float(max(df, 1)), 2.0 * g2)
+
+
+@njit(cache=True)
+def _next_combination(idx: np.ndarray, n: int) -> bool:
+    """Advance ``idx`` (k increasing indices into range(n)) to the next combination in
+    lexicographic order (``itertools.combinations``); False when exhausted."""
+    k = idx.shape[0]
+    i = k - 1
+    while i >= 0 and idx[i] == n - k + i:
+        i -= 1
+    if i < 0:
+        return False
+    idx[i] += 1
+    for t in range(i + 1, k):
+        idx[t] = idx[t - 1] + 1
+    return True
+
+
+@njit(cache=True)
+def thin_pairs(cols: np.ndarray, weights: np.ndarray, arities: np.ndarray, par: np.ndarray,
+               und: np.ndarray, pairs: np.ndarray, order: int, alpha: float,
+               removed: np.ndarray, sepsets: np.ndarray) -> int:
+    """One thinning step of RAI: for each pair (a, b) of ``pairs`` (m, 2) in turn, if still
+    adjacent, G² tests of a ⊥ b | Z for Z over the ``order``-subsets of a's potential parents
+    (without b), then of b's (without a) not already tested, in ``itertools.combinations``
+    order; the first p-value above ``alpha`` removes the edge (later pairs see the thinned
+    graph). The graph is ``par[u, v]`` (an arrowhead u -> v) and the symmetric ``und``
+    (undirected edges), both (n, n) bool and updated in place; ``removed[i]`` and
+    ``sepsets[i, :order]`` record pair i's removal and separating set. Returns the number of
+    tests run. Data: complete codes ``cols`` (n_vars, n_rows), column-major, with row
+    weights."""
+    n = par.shape[0]
+    n_tests = 0
+    cand_a = np.empty(n, dtype=np.int64)
+    cand_b = np.empty(n, dtype=np.int64)
+    in_a = np.zeros(n, dtype=np.bool_)
+    idx = np.empty(order, dtype=np.int64)
+    z = np.empty(order, dtype=np.int64)
+    for i in range(pairs.shape[0]):
+        a = pairs[i, 0]
+        b = pairs[i, 1]
+        if not (und[a, b] or par[b, a] or par[a, b]):
+            continue
+        x = min(a, b)
+        y = max(a, b)
+        na = 0
+        nb = 0
+        for u in range(n):
+            in_a[u] = False
+            if u != b and (par[u, a] or und[a, u]):
+                cand_a[na] = u
+                na += 1
+                in_a[u] = True
+            if u != a and (par[u, b] or und[b, u]):
+                cand_b[nb] = u
+                nb += 1
+        found = False
+        for side in range(2):
+            cand = cand_a if side == 0 else cand_b
+            m = na if side == 0 else nb
+            if order > m:
+                continue
+            for t in range(order):
+                idx[t] = t
+            more = True
+            while more:
+                dup = side == 1
+                for t in range(order):
+                    z[t] = cand[idx[t]]
+                    if not in_a[z[t]]:
+                        dup = False
+                if not dup:
+                    n_tests += 1
+                    if _g2_p_value(cols, weights, x, y, z, arities) > alpha:
+                        found = True
+                        break
+                more = _next_combination(idx, m)
+            if found:
+                break
+        if found:
+            par[a, b] = False
+            par[b, a] = False
+            und[a, b] = False
+            und[b, a] = False
+            removed[i] = True
+            for t in range(order):
+                sepsets[i, t] = z[t]
+    return n_tests
