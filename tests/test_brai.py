@@ -319,3 +319,36 @@ def test_thinning_kernel_equals_the_python_thinning_step(seed):
                        0.05)
         _thin_fast(g2, s2, pairs, order, fast)
         assert (g1.par, g1.und, s1, ci.n_tests) == (g2.par, g2.und, s2, fast.n_tests)
+
+
+def _random_tree(rng, depth, s, next_node):
+    """A random generating tree with −∞ leaves (nodes with no consistent extension)."""
+    def leaf():
+        v = next_node()
+        score = -np.inf if rng.random() < 0.15 else float(rng.normal(-50, 5))
+        return _Leaf((v,), {v: (frozenset(), frozenset())}, score)
+
+    if depth == 0 or rng.random() < 0.2:
+        return leaf()
+    cookies = []
+    for _ in range(s):
+        ancestors = [_random_tree(rng, depth - 1, s, next_node)
+                     for _ in range(int(rng.integers(0, 3)))]
+        cookies.append(_Cookie(ancestors, _random_tree(rng, depth - 1, s, next_node)))
+    return _Multi((), cookies)
+
+
+@pytest.mark.parametrize("seed, s", [(0, 3), (1, 3), (2, 2), (3, 1), (4, 5), (5, 3)])
+def test_batched_sampling_equals_one_structure_at_a_time(seed, s):
+    from itertools import count
+
+    from bnma_core.classifiers.brai import _sample_many
+
+    counter = count()
+    root = _random_tree(np.random.default_rng(seed), 5, s, lambda: next(counter))
+    a, b = np.random.default_rng(seed + 100), np.random.default_rng(seed + 100)
+    many = _sample_many(root, a, 40)
+    one = [_sample(root, b)[0] for _ in range(40)]
+    assert many == one
+    assert [list(m) for m in many] == [list(o) for o in one]        # same key order too
+    assert a.bit_generator.state == b.bit_generator.state

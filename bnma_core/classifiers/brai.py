@@ -499,6 +499,7 @@ class _TreeBuilder:
                                          else np.int64)
         self.full_ci = _CITest(self.rows, ar, alpha, self.mult)   # s = 1: RAI on the rows
         self.local: dict[tuple, float] = {}
+        self.leaf_scores: dict[tuple, float] = {}
         self.n_tests = 0
         self.n_leaves = 0
         self.n_internal = 0
@@ -513,9 +514,15 @@ class _TreeBuilder:
     def leaf(self, g: _PDAG, en: list[int], ex: list[int]) -> _Leaf:
         self.n_leaves += 1
         edges = _edges_of(g, en, set(en) | set(ex))
-        parents = _dag_parents(_assemble(edges, self.n))
-        score = (-np.inf if parents is None
-                 else float(sum(self.local_score(v, parents[v]) for v in en)))
+        # The score is a function of the sub-graph's content only (the consistent extension
+        # picks sinks in node order), and the same sub-graphs recur across the tree.
+        key = tuple(edges.items())
+        score = self.leaf_scores.get(key)
+        if score is None:
+            parents = _dag_parents(_assemble(edges, self.n))
+            score = (-np.inf if parents is None
+                     else float(sum(self.local_score(v, parents[v]) for v in en)))
+            self.leaf_scores[key] = score
         return _Leaf(tuple(en), edges, score)
 
     def learn(self, g: _PDAG, sep: dict, en: list[int], ex: list[int], order: int):
@@ -573,6 +580,111 @@ def _sample(node, rng: np.random.Generator) -> tuple[dict, float]:
     else:
         i = int(rng.integers(0, len(draws)))
     return draws[i]
+
+
+def _post_order(root) -> list:
+    """The internal tree nodes in the order :func:`_sample` finishes them (children first)."""
+    out, stack = [], [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if isinstance(node, _Leaf):
+            continue
+        if done:
+            out.append(node)
+            continue
+        stack.append((node, True))
+        subs = [sub for c in node.cookies for sub in (*c.ancestors, c.descendant)]
+        stack.extend((sub, False) for sub in reversed(subs))
+    return out
+
+
+def _sample_many(root, rng: np.random.Generator, T: int) -> list[dict] | None:
+    """``[_sample(root, rng)[0] for _ in range(T)]`` with the same random numbers and the same
+    results, computed one tree node at a time for all T samples at once (numpy over T).
+
+    Every call of :func:`_sample` visits every internal node in the same post-order and draws
+    at a node with several cookies: one uniform number if a cookie can score above −∞
+    (``Generator.choice`` with ``p``: ``cdf = cumsum(p) / its last entry``, then the index of
+    the first entry above the uniform), ``Generator.integers(0, cookies)`` if none can (all
+    cookies contain a sub-tree that scores −∞ whatever is sampled). So the draws of the T
+    samples are made first, in that order, and each node's choice is replicated from them with
+    the same floating-point operations (the scores summed sub-tree by sub-tree in order,
+    ``exp(score - max)``, the sum of fewer than 8 terms left to right as numpy's reduction
+    does). Returns None — the caller then samples one structure at a time — for a node with 8
+    or more cookies (numpy sums those pairwise).
+    """
+    if isinstance(root, _Leaf):
+        return [root.edges] * T
+    nodes = _post_order(root)
+    dead: dict[int, bool] = {}
+
+    def is_dead(sub) -> bool:
+        return sub.score == -np.inf if isinstance(sub, _Leaf) else dead[id(sub)]
+
+    kinds = []                  # per node: 0 no draw, 1 a uniform, 2 an integer
+    for m in nodes:
+        if len(m.cookies) >= 8:
+            return None
+        dead[id(m)] = all(any(is_dead(sub) for sub in (*c.ancestors, c.descendant))
+                          for c in m.cookies)
+        kinds.append(0 if len(m.cookies) == 1 else 2 if dead[id(m)] else 1)
+    segments: list[tuple[int, int]] = []       # runs of uniforms, single integers
+    for kind, m in zip(kinds, nodes):
+        if kind == 1 and segments and segments[-1][0] == 1:
+            segments[-1] = (1, segments[-1][1] + 1)
+        elif kind:
+            segments.append((kind, 1 if kind == 1 else len(m.cookies)))
+    n_u = kinds.count(1)
+    u = np.empty((T, n_u))
+    ints = np.empty((T, kinds.count(2)), dtype=np.int64)
+    for t in range(T):
+        i = j = 0
+        for kind, k in segments:
+            if kind == 1:
+                u[t, i:i + k] = rng.random(k)
+                i += k
+            else:
+                ints[t, j] = rng.integers(0, k)
+                j += 1
+    score: dict[int, np.ndarray] = {}
+    choice: dict[int, np.ndarray] = {}
+    i = j = 0
+    for kind, m in zip(kinds, nodes):
+        S = np.empty((T, len(m.cookies)))
+        for c_i, c in enumerate(m.cookies):
+            tot = np.zeros(T)
+            for sub in (*c.ancestors, c.descendant):
+                tot = tot + (sub.score if isinstance(sub, _Leaf) else score.pop(id(sub)))
+            S[:, c_i] = tot
+        if kind == 0:
+            pick = np.zeros(T, dtype=np.int64)
+        elif kind == 2:
+            pick = ints[:, j]
+            j += 1
+        else:
+            P = np.exp(S - S.max(axis=1)[:, None])
+            total = P[:, 0].copy()
+            for c_i in range(1, P.shape[1]):
+                total = total + P[:, c_i]
+            cdf = np.cumsum(P / total[:, None], axis=1)
+            cdf = cdf / cdf[:, -1:]
+            pick = (cdf <= u[:, i:i + 1]).sum(axis=1)
+            i += 1
+        choice[id(m)] = pick
+        score[id(m)] = S[np.arange(T), pick]
+    out = []
+    for t in range(T):
+        edges: dict = {}
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, _Leaf):
+                edges.update(node.edges)
+                continue
+            c = node.cookies[choice[id(node)][t]]
+            stack.extend(reversed((*c.ancestors, c.descendant)))
+        out.append(edges)
+    return out
 
 
 class BRAI(_ExactStructureClassifier):
@@ -651,10 +763,16 @@ class BRAI(_ExactStructureClassifier):
         self.tree_size_ = {"internal": tb.n_internal, "leaves": tb.n_leaves,
                            "ci_tests": tb.n_tests + tb.full_ci.n_tests}
         counts: Counter = Counter()
-        for _ in range(T):
-            edges, _ = _sample(root, rng)
-            g = _reorient(edges)
-            parents = _dag_parents(g) or _greedy_dag_parents(g)
+        sampled = _sample_many(root, rng, T)
+        if sampled is None:                 # the general path (see _sample_many)
+            sampled = [_sample(root, rng)[0] for _ in range(T)]
+        dags: dict = {}
+        for edges in sampled:
+            key = tuple(edges.items())
+            parents = dags.get(key)
+            if parents is None:
+                g = _reorient(edges)
+                parents = dags[key] = _dag_parents(g) or _greedy_dag_parents(g)
             counts[parents] += 1
         keys = sorted(counts)
         self.structures_ = [
