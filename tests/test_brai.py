@@ -352,3 +352,40 @@ def test_batched_sampling_equals_one_structure_at_a_time(seed, s):
     assert many == one
     assert [list(m) for m in many] == [list(o) for o in one]        # same key order too
     assert a.bit_generator.state == b.bit_generator.state
+
+
+def _split_networkx(g, en):
+    """The former networkx version of :func:`_split` (the reference)."""
+    import networkx as nx
+
+    ens = set(en)
+    parents = {u for v in en for u in g.par[v] & ens}
+    und = nx.Graph()
+    und.add_nodes_from(en)
+    und.add_edges_from((u, v) for v in en for u in g.und[v] & ens)
+    desc = [v for v in en if v not in parents
+            and not (nx.node_connected_component(und, v) & parents)]
+    anc = [v for v in en if v not in set(desc)]
+    ga = nx.Graph()
+    ga.add_nodes_from(anc)
+    aset = set(anc)
+    ga.add_edges_from((u, v) for v in anc for u in (g.par[v] | g.und[v]) & aset)
+    comps = sorted((sorted(c) for c in nx.connected_components(ga)), key=lambda c: c[0])
+    return desc, comps, anc
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_split_equals_the_networkx_version(seed):
+    from itertools import combinations
+
+    rng = np.random.default_rng(seed)
+    n = 9
+    g = _PDAG(n, complete=True)
+    for a, b in combinations(range(n), 2):
+        u = rng.random()
+        if u < 0.55:
+            g.delete(a, b)
+        elif u < 0.8:
+            g.orient(a, b) if rng.random() < 0.5 else g.orient(b, a)
+    en = sorted(rng.choice(n, int(rng.integers(1, n + 1)), replace=False).tolist())
+    assert _split(g, en) == _split_networkx(g, en)

@@ -350,23 +350,43 @@ def _refine_and_orient(g: _PDAG, sep: dict, en: list[int], ex: list[int], order:
     _orient(g, sep, en)
 
 
+def _components(nodes, nbrs) -> list[set[int]]:
+    """Connected components of ``nodes`` under the neighbour function ``nbrs`` (restricted to
+    ``nodes``)."""
+    left, out = set(nodes), []
+    for v in nodes:
+        if v not in left:
+            continue
+        comp, stack = {v}, [v]
+        left.discard(v)
+        while stack:
+            for u in nbrs(stack.pop()):
+                if u in left:
+                    left.discard(u)
+                    comp.add(u)
+                    stack.append(u)
+        out.append(comp)
+    return out
+
+
 def _split(g: _PDAG, en: list[int]) -> tuple[list[int], list[list[int]], list[int]]:
     """RAI step B2: the descendant sub-structure (lowest topological order) and the connected
     ancestor sub-structures of the other endogenous nodes."""
-    ens = set(en)
-    parents = {u for v in en for u in g.par[v] & ens}
-    und = nx.Graph()
-    und.add_nodes_from(en)
-    und.add_edges_from((u, v) for v in en for u in g.und[v] & ens)
-    desc = [v for v in en if v not in parents
-            and not (nx.node_connected_component(und, v) & parents)]
-    anc = [v for v in en if v not in set(desc)]
-    ga = nx.Graph()
-    ga.add_nodes_from(anc)
+    parents = {u for v in en for u in g.par[v]} & set(en)
+    hit = set()                 # endogenous nodes joined to a parent by an undirected path
+    for comp in _components(en, lambda v: g.und[v]):
+        if comp & parents:
+            hit |= comp
+    desc = [v for v in en if v not in parents and v not in hit]
+    dset = set(desc)
+    anc = [v for v in en if v not in dset]
     aset = set(anc)
-    ga.add_edges_from((u, v) for v in anc for u in (g.par[v] | g.und[v]) & aset)
-    comps = sorted((sorted(c) for c in nx.connected_components(ga)), key=lambda c: c[0])
-    return desc, comps, anc
+    adj = {v: (g.par[v] | g.und[v]) & aset for v in anc}
+    for v in anc:
+        for u in adj[v]:
+            adj[u].add(v)
+    comps = _components(anc, adj.__getitem__)
+    return desc, sorted((sorted(c) for c in comps), key=lambda c: c[0]), anc
 
 
 def _exit(g: _PDAG, en: list[int], order: int, max_order: int | None) -> bool:
