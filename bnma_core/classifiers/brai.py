@@ -64,7 +64,7 @@ import networkx as nx
 import numpy as np
 from scipy.special import chdtrc
 
-from ..kernels.citests import g2_statistic, thin_pairs
+from ..kernels.citests import bootstrap_columns, g2_statistic, thin_pairs
 from ..scores import DirichletScore, family_counts
 from ..structure.cpdag import consistent_extension
 from ..structure.exact import ScoredStructure
@@ -559,9 +559,7 @@ class _TreeBuilder:
                 ci = self.full_ci
             else:
                 boot = self.rng.multinomial(len(self.data), self.mult / len(self.data))
-                keep = boot > 0
-                ci = _BootCI(np.ascontiguousarray(self.cols[:, keep]),
-                             boot[keep].astype(float), self.ar64, self.alpha)
+                ci = _BootCI(*bootstrap_columns(self.cols, boot), self.ar64, self.alpha)
             _refine_and_orient(g, sep, en, ex, order, ci)
             if ci is not self.full_ci:
                 self.n_tests += ci.n_tests

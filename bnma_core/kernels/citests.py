@@ -165,6 +165,61 @@ def _next_combination(idx: np.ndarray, n: int) -> bool:
 
 
 @njit(cache=True)
+def _n_choose(m: int, k: int) -> int:
+    if k > m:
+        return 0
+    r = 1
+    for t in range(k):
+        r = r * (m - t) // (t + 1)
+    return r
+
+
+@njit(cache=True)
+def _n_tests_bound(na: int, nb: int, cand_a: np.ndarray, cand_b: np.ndarray, order: int,
+                   in_a: np.ndarray) -> int:
+    """Tests of one pair if no test accepts: a's ``order``-subsets plus b's not within a's."""
+    common = 0
+    for t in range(nb):
+        if in_a[cand_b[t]]:
+            common += 1
+    return _n_choose(na, order) + _n_choose(nb, order) - _n_choose(common, order)
+
+
+@njit(cache=True)
+def _project(cols: np.ndarray, weights: np.ndarray, arities: np.ndarray, vs: np.ndarray,
+             size: int, cell: np.ndarray, tbl: np.ndarray, pcols: np.ndarray,
+             pw: np.ndarray) -> int:
+    """The rows projected on the variables ``vs`` (``size`` = the product of their arities):
+    the non-empty cells, their codes in ``pcols[:len(vs), :m]`` and summed weights in
+    ``pw[:m]``; returns m."""
+    n = cols.shape[1]
+    k = vs.shape[0]
+    last = cols[vs[k - 1]]
+    for r in range(n):
+        cell[r] = np.int64(last[r])
+    for t in range(k - 2, -1, -1):
+        c = cols[vs[t]]
+        ar = arities[vs[t]]
+        for r in range(n):
+            cell[r] = cell[r] * ar + np.int64(c[r])
+    for j in range(size):
+        tbl[j] = 0.0
+    for r in range(n):
+        tbl[cell[r]] += weights[r]
+    m = 0
+    for j in range(size):
+        if tbl[j] > 0.0:
+            v = j
+            for t in range(k):
+                ar = arities[vs[t]]
+                pcols[t, m] = v % ar
+                v //= ar
+            pw[m] = tbl[j]
+            m += 1
+    return m
+
+
+@njit(cache=True)
 def thin_pairs(cols: np.ndarray, weights: np.ndarray, arities: np.ndarray, par: np.ndarray,
                und: np.ndarray, pairs: np.ndarray, order: int, alpha: float,
                removed: np.ndarray, sepsets: np.ndarray) -> int:
@@ -190,6 +245,14 @@ def thin_pairs(cols: np.ndarray, weights: np.ndarray, arities: np.ndarray, par: 
     for t in range(min(order + 2, srt.shape[0])):
         top *= srt[t]
     buf = np.empty(4 * top)
+    cap = cols.shape[1] // 2        # projection only when it at least halves the rows
+    tbl = np.empty(cap + 1)
+    pcols = np.empty((n, cap + 1), dtype=cols.dtype)
+    pw = np.empty(cap + 1)
+    pv = np.empty(n, dtype=np.int64)
+    loc = np.zeros(n, dtype=np.int64)
+    par_ar = np.empty(n, dtype=np.int64)
+    zl = np.empty(order, dtype=np.int64)
     for i in range(pairs.shape[0]):
         a = pairs[i, 0]
         b = pairs[i, 1]
@@ -208,6 +271,30 @@ def thin_pairs(cols: np.ndarray, weights: np.ndarray, arities: np.ndarray, par: 
             if u != a and (par[u, b] or und[b, u]):
                 cand_b[nb] = u
                 nb += 1
+        # Several tests to come and few cells over the pair and all its candidates: count
+        # once over those variables, then test on the non-empty cells as weighted rows (the
+        # same integer counts, so the same tables and statistics).
+        tc, tw, tx, ty, tz, tar = cols, weights, x, y, z, arities
+        projected = False
+        if order > 0 and _n_tests_bound(na, nb, cand_a, cand_b, order, in_a) >= 2:
+            nv = 2
+            pv[0] = x
+            pv[1] = y
+            size = arities[x] * arities[y]
+            for u in range(n):
+                if u != a and u != b and (in_a[u] or par[u, b] or und[b, u]):
+                    pv[nv] = u
+                    nv += 1
+                    size *= arities[u]
+                    if size > cap:
+                        break
+            if size <= cap:
+                m2 = _project(cols, weights, arities, pv[:nv], size, cell, tbl, pcols, pw)
+                for t in range(nv):
+                    loc[pv[t]] = t
+                    par_ar[t] = arities[pv[t]]
+                tc, tw, tx, ty, tz, tar = pcols[:nv, :m2], pw[:m2], 0, 1, zl, par_ar[:nv]
+                projected = True
         found = False
         for side in range(2):
             cand = cand_a if side == 0 else cand_b
@@ -225,7 +312,10 @@ def thin_pairs(cols: np.ndarray, weights: np.ndarray, arities: np.ndarray, par: 
                         dup = False
                 if not dup:
                     n_tests += 1
-                    if _g2_p_value(cols, weights, x, y, z, arities, cell, buf) > alpha:
+                    if projected:
+                        for t in range(order):
+                            zl[t] = loc[z[t]]
+                    if _g2_p_value(tc, tw, tx, ty, tz, tar, cell, buf) > alpha:
                         found = True
                         break
                 more = _next_combination(idx, m)
@@ -240,3 +330,29 @@ def thin_pairs(cols: np.ndarray, weights: np.ndarray, arities: np.ndarray, par: 
             for t in range(order):
                 sepsets[i, t] = z[t]
     return n_tests
+
+
+@njit(cache=True)
+def bootstrap_columns(cols: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The columns ``cols`` (n_vars, n) of the rows drawn at least once (``counts`` (n,) > 0)
+    and their counts as float weights — ``cols[:, counts > 0]`` and
+    ``counts[counts > 0].astype(float)`` without numpy's slow boolean indexing along axis 1."""
+    m = 0
+    for r in range(counts.shape[0]):
+        if counts[r] > 0:
+            m += 1
+    out = np.empty((cols.shape[0], m), dtype=cols.dtype)
+    w = np.empty(m)
+    j = 0
+    for r in range(counts.shape[0]):
+        if counts[r] > 0:
+            w[j] = float(counts[r])
+            j += 1
+    for v in range(cols.shape[0]):
+        j = 0
+        c = cols[v]
+        for r in range(counts.shape[0]):
+            if counts[r] > 0:
+                out[v, j] = c[r]
+                j += 1
+    return out, w
