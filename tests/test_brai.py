@@ -389,3 +389,14 @@ def test_split_equals_the_networkx_version(seed):
             g.orient(a, b) if rng.random() < 0.5 else g.orient(b, a)
     en = sorted(rng.choice(n, int(rng.integers(1, n + 1)), replace=False).tolist())
     assert _split(g, en) == _split_networkx(g, en)
+
+
+def test_bootstrap_columns_selects_the_drawn_rows():
+    from bnma_core.kernels.citests import bootstrap_columns
+
+    rng = np.random.default_rng(0)
+    cols = rng.integers(0, 3, (4, 50)).astype(np.uint8)
+    counts = rng.integers(0, 3, 50)
+    sel, w = bootstrap_columns(cols, counts)
+    np.testing.assert_array_equal(sel, cols[:, counts > 0])
+    np.testing.assert_array_equal(w, counts[counts > 0].astype(float))

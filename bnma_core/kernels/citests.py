@@ -6,6 +6,12 @@ reference is :func:`bnma_core.classifiers.brai.g2_test`'s former body: ``scores.
 plus numpy arithmetic, ~140 µs per test on 3,000 rows, nearly all call overhead — B-RAI runs
 millions of tests (``experiments/sugahara.md``). Cell order: z's configuration index with the
 first conditioning variable fastest (``kernels.counting.parent_strides``), then x, then y.
+
+:func:`thin_pairs` runs one whole thinning step of RAI / B-RAI (every pair, every condition set,
+sequential removals) on a bootstrap sample's column-major codes with integer weights, with the
+same tables, statistics and p-values (scipy's cephes ``chdtrc``, linked by symbol) as
+:func:`g2_statistic` plus ``scipy.special.chdtrc`` — the tables hold integer-valued sums, which
+floating-point addition computes exactly in any order.
 """
 
 from __future__ import annotations
