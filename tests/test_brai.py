@@ -235,3 +235,168 @@ def test_g2_kernel_equals_the_numpy_statistic(seed, n_rows, n_z, weighted, missi
     got = g2_statistic(D, np.ones(n_rows) if w is None else w, 0, 1,
                        np.asarray(z, dtype=np.int64), ar)
     assert got == pytest.approx(ref, rel=1e-9, abs=1e-9)
+
+
+# ------------------------------------------------------- results pinned across speed-ups
+def _reference_problems():
+    """The problems of ``tests/data/brai_reference.json``: the outputs of the implementation
+    before the thinning kernel and the other speed-ups (main at 0e0a183), which must not change
+    any result for a given seed."""
+    from bnma_core.network import load_network
+
+    out = []
+    rng = np.random.default_rng(0)
+    n = 600
+    y = rng.integers(0, 2, n)
+    x0 = np.where(rng.random(n) < 0.85, y, 1 - y)
+    x1 = np.where(rng.random(n) < 0.85, x0, 1 - x0)
+    x2 = rng.integers(0, 3, n)
+    x3 = np.where(rng.random(n) < 0.8, y, 1 - y)
+    x4 = (x1 + x2 + (rng.random(n) < 0.3)) % 3
+    out.append(("synth5", np.column_stack([x0, x1, x2, x3, x4]), y, {"random_state": 0}))
+    codes = load_network("asia").sample_codes(1500, seed=4)
+    out.append(("asia", codes[:, :-1], codes[:, -1], {"random_state": 3, "n_structures": 40}))
+    rng = np.random.default_rng(7)          # mixed arities, many weak dependencies: deep trees
+    n, k = 800, 9
+    ar = rng.integers(2, 5, k)
+    Z = np.zeros((n, k), dtype=int)
+    for j in range(k):
+        base = rng.integers(0, ar[j], n)
+        if j:
+            p = rng.integers(0, j, 2)
+            base = np.where(rng.random(n) < 0.6, (Z[:, p[0]] + 2 * Z[:, p[1]]) % ar[j], base)
+        Z[:, j] = base
+    out.append(("random9", Z[:, 1:], Z[:, 0], {"random_state": 11}))
+    out.append(("random9_s2_a20", Z[:, 1:], Z[:, 0],
+                {"random_state": 2, "s": 2, "alpha": 0.2, "n_structures": 25}))
+    out.append(("random9_mo1", Z[:, 1:], Z[:, 0], {"random_state": 5, "max_order": 1}))
+    return out
+
+
+@pytest.mark.parametrize("problem", _reference_problems(), ids=lambda p: p[0])
+def test_brai_results_equal_the_reference_implementation(problem):
+    import json
+    from pathlib import Path
+
+    name, X, y, kw = problem
+    ref = json.loads((Path(__file__).parent / "data" / "brai_reference.json").read_text())[name]
+    assert ref["kw"] == kw
+    est = BRAI(**kw).fit(X, y)
+    Xt = X[:60].astype(float)
+    Xt[np.random.default_rng(1).random(Xt.shape) < 0.2] = np.nan
+    assert est.tree_size_ == ref["tree"]
+    assert [list(map(list, s.parents)) for s in est.structures_] == ref["parents"]
+    assert [s.log_score for s in est.structures_] == ref["scores"]
+    assert est.weights_.tolist() == ref["weights"]
+    assert est.predict_proba(Xt).tolist() == ref["proba"]       # bit for bit
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_thinning_kernel_equals_the_python_thinning_step(seed):
+    from itertools import combinations
+
+    from bnma_core.classifiers.brai import _BootCI, _CITest, _thin, _thin_fast
+
+    rng = np.random.default_rng(seed)
+    n, rows = 7, 300
+    ar = rng.integers(2, 4, n)
+    data = rng.integers(0, ar, (rows, n))
+    data[:, 3] = (data[:, 1] + data[:, 2]) % ar[3]          # some dependence
+    w = rng.integers(1, 4, rows).astype(float)
+    g = _PDAG(n, complete=True)
+    for a, b in combinations(range(n), 2):                  # a random partially directed graph
+        u = rng.random()
+        if u < 0.3:
+            g.delete(a, b)
+        elif u < 0.5:
+            g.orient(a, b)
+    pairs = [(a, b) for a, b in combinations(range(n), 2) if rng.random() < 0.8]
+    for order in range(4):
+        g1, g2, s1, s2 = g.copy(), g.copy(), {}, {}
+        ci = _CITest(data, ar, 0.05, w)
+        _thin(g1, s1, pairs, order, ci)
+        fast = _BootCI(np.ascontiguousarray(data.T, dtype=np.uint8), w, ar.astype(np.int64),
+                       0.05)
+        _thin_fast(g2, s2, pairs, order, fast)
+        assert (g1.par, g1.und, s1, ci.n_tests) == (g2.par, g2.und, s2, fast.n_tests)
+
+
+def _random_tree(rng, depth, s, next_node):
+    """A random generating tree with −∞ leaves (nodes with no consistent extension)."""
+    def leaf():
+        v = next_node()
+        score = -np.inf if rng.random() < 0.15 else float(rng.normal(-50, 5))
+        return _Leaf((v,), {v: (frozenset(), frozenset())}, score)
+
+    if depth == 0 or rng.random() < 0.2:
+        return leaf()
+    cookies = []
+    for _ in range(s):
+        ancestors = [_random_tree(rng, depth - 1, s, next_node)
+                     for _ in range(int(rng.integers(0, 3)))]
+        cookies.append(_Cookie(ancestors, _random_tree(rng, depth - 1, s, next_node)))
+    return _Multi((), cookies)
+
+
+@pytest.mark.parametrize("seed, s", [(0, 3), (1, 3), (2, 2), (3, 1), (4, 5), (5, 3)])
+def test_batched_sampling_equals_one_structure_at_a_time(seed, s):
+    from itertools import count
+
+    from bnma_core.classifiers.brai import _sample_many
+
+    counter = count()
+    root = _random_tree(np.random.default_rng(seed), 5, s, lambda: next(counter))
+    a, b = np.random.default_rng(seed + 100), np.random.default_rng(seed + 100)
+    many = _sample_many(root, a, 40)
+    one = [_sample(root, b)[0] for _ in range(40)]
+    assert many == one
+    assert [list(m) for m in many] == [list(o) for o in one]        # same key order too
+    assert a.bit_generator.state == b.bit_generator.state
+
+
+def _split_networkx(g, en):
+    """The former networkx version of :func:`_split` (the reference)."""
+    import networkx as nx
+
+    ens = set(en)
+    parents = {u for v in en for u in g.par[v] & ens}
+    und = nx.Graph()
+    und.add_nodes_from(en)
+    und.add_edges_from((u, v) for v in en for u in g.und[v] & ens)
+    desc = [v for v in en if v not in parents
+            and not (nx.node_connected_component(und, v) & parents)]
+    anc = [v for v in en if v not in set(desc)]
+    ga = nx.Graph()
+    ga.add_nodes_from(anc)
+    aset = set(anc)
+    ga.add_edges_from((u, v) for v in anc for u in (g.par[v] | g.und[v]) & aset)
+    comps = sorted((sorted(c) for c in nx.connected_components(ga)), key=lambda c: c[0])
+    return desc, comps, anc
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_split_equals_the_networkx_version(seed):
+    from itertools import combinations
+
+    rng = np.random.default_rng(seed)
+    n = 9
+    g = _PDAG(n, complete=True)
+    for a, b in combinations(range(n), 2):
+        u = rng.random()
+        if u < 0.55:
+            g.delete(a, b)
+        elif u < 0.8:
+            g.orient(a, b) if rng.random() < 0.5 else g.orient(b, a)
+    en = sorted(rng.choice(n, int(rng.integers(1, n + 1)), replace=False).tolist())
+    assert _split(g, en) == _split_networkx(g, en)
+
+
+def test_bootstrap_columns_selects_the_drawn_rows():
+    from bnma_core.kernels.citests import bootstrap_columns
+
+    rng = np.random.default_rng(0)
+    cols = rng.integers(0, 3, (4, 50)).astype(np.uint8)
+    counts = rng.integers(0, 3, 50)
+    sel, w = bootstrap_columns(cols, counts)
+    np.testing.assert_array_equal(sel, cols[:, counts > 0])
+    np.testing.assert_array_equal(w, counts[counts > 0].astype(float))

@@ -47,6 +47,19 @@ if a sampled graph has none, a greedy acyclic orientation in index order). Count
 the distinct training rows weighted by their multiplicities, and a bootstrap sample is drawn as
 its row counts, Multinomial(N, multiplicity / N) — the same distribution as N rows drawn with
 replacement, at a cost that grows with the number of distinct rows rather than with N.
+
+**Speed, with the same results for a given seed** (pinned by ``tests/test_brai.py`` against the
+outputs of the earlier pure-Python implementation): a bootstrap cookie's two thinning steps each
+run as one numba kernel (:func:`bnma_core.kernels.citests.thin_pairs`: all pairs, the condition
+sets in the same order, the edge removed at the first accepted test, the same G² table,
+statistic and scipy p-value; a pair with several tests to come and few cells is first counted
+once over its candidate variables); the leaf scores are memoized by sub-graph (the same
+sub-graphs recur across the tree); the ``n_structures`` samples are drawn node by node for all
+samples at once (:func:`_sample_many`: the same random numbers in the same order, the same
+floating-point operations as one-at-a-time sampling). Plain RAI (:func:`rai`, ``s = 1``) keeps
+the Python path with its test cache. What remains is the size of the tree (``benchmarks/brai.py``,
+``experiments/sugahara.md``).
+
 The classifier treats the class as one more variable; P(c | x) is the average over the
 ``n_structures`` samples (with repetition, so ``weights_`` are sampling frequencies) of each
 DAG's EAP class posterior; missing test values are marginalised exactly by
@@ -64,7 +77,7 @@ import networkx as nx
 import numpy as np
 from scipy.special import chdtrc
 
-from ..kernels.citests import g2_statistic
+from ..kernels.citests import bootstrap_columns, g2_statistic, thin_pairs
 from ..scores import DirichletScore, family_counts
 from ..structure.cpdag import consistent_extension
 from ..structure.exact import ScoredStructure
@@ -271,6 +284,42 @@ def _thin(g: _PDAG, sep: dict, pairs, order: int, ci: _CITest) -> None:
                 break
 
 
+class _BootCI:
+    """G² independence decisions on one bootstrap sample, made by the numba kernel
+    :func:`bnma_core.kernels.citests.thin_pairs` one whole thinning step at a time: the same
+    pairs, condition sets, order and decisions as :func:`_thin` with a fresh :class:`_CITest`
+    (within one RAI call no test repeats — step A1's and B1's pairs are disjoint — so the cache
+    of :class:`_CITest` never hits there)."""
+
+    def __init__(self, cols: np.ndarray, weights: np.ndarray, arities: np.ndarray,
+                 alpha: float) -> None:
+        self.cols, self.weights, self.arities, self.alpha = cols, weights, arities, alpha
+        self.n_tests = 0
+
+
+def _thin_fast(g: _PDAG, sep: dict, pairs: list, order: int, ci: _BootCI) -> None:
+    """:func:`_thin` by the kernel: the graph as boolean matrices, the removals copied back."""
+    if not pairs:
+        return
+    n = len(g.par)
+    par = np.zeros((n, n), dtype=np.bool_)
+    und = np.zeros((n, n), dtype=np.bool_)
+    for v in range(n):
+        for u in g.par[v]:
+            par[u, v] = True
+        for u in g.und[v]:
+            und[v, u] = True
+    pr = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+    removed = np.zeros(len(pr), dtype=np.bool_)
+    sepsets = np.zeros((len(pr), max(order, 1)), dtype=np.int64)
+    ci.n_tests += thin_pairs(ci.cols, ci.weights, ci.arities, par, und, pr, order, ci.alpha,
+                             removed, sepsets)
+    for i in np.flatnonzero(removed):
+        a, b = int(pr[i, 0]), int(pr[i, 1])
+        g.delete(a, b)
+        sep[_key(a, b)] = frozenset(int(v) for v in sepsets[i, :order])
+
+
 def _orient_v_structures(g: _PDAG, sep: dict, en: list[int]) -> None:
     """x --- z --- y (or x --- z <- y) with x, y non-adjacent and z outside their separating
     set: x -> z <- y (RAI's orientation of colliders at endogenous nodes)."""
@@ -303,29 +352,54 @@ def _orient(g: _PDAG, sep: dict, en: list[int]) -> None:
 def _refine_and_orient(g: _PDAG, sep: dict, en: list[int], ex: list[int], order: int,
                        ci: _CITest) -> None:
     """RAI steps A1 (exogenous -> endogenous edges) and B1 (edges among endogenous nodes)."""
-    _thin(g, sep, ((e, v) for v in en for e in ex), order, ci)
+    if isinstance(ci, _BootCI):
+        _thin_fast(g, sep, [(e, v) for v in en for e in ex], order, ci)
+        _orient(g, sep, en)
+        _thin_fast(g, sep, list(combinations(en, 2)), order, ci)
+    else:
+        _thin(g, sep, ((e, v) for v in en for e in ex), order, ci)
+        _orient(g, sep, en)
+        _thin(g, sep, combinations(en, 2), order, ci)
     _orient(g, sep, en)
-    _thin(g, sep, combinations(en, 2), order, ci)
-    _orient(g, sep, en)
+
+
+def _components(nodes, nbrs) -> list[set[int]]:
+    """Connected components of ``nodes`` under the neighbour function ``nbrs`` (restricted to
+    ``nodes``)."""
+    left, out = set(nodes), []
+    for v in nodes:
+        if v not in left:
+            continue
+        comp, stack = {v}, [v]
+        left.discard(v)
+        while stack:
+            for u in nbrs(stack.pop()):
+                if u in left:
+                    left.discard(u)
+                    comp.add(u)
+                    stack.append(u)
+        out.append(comp)
+    return out
 
 
 def _split(g: _PDAG, en: list[int]) -> tuple[list[int], list[list[int]], list[int]]:
     """RAI step B2: the descendant sub-structure (lowest topological order) and the connected
     ancestor sub-structures of the other endogenous nodes."""
-    ens = set(en)
-    parents = {u for v in en for u in g.par[v] & ens}
-    und = nx.Graph()
-    und.add_nodes_from(en)
-    und.add_edges_from((u, v) for v in en for u in g.und[v] & ens)
-    desc = [v for v in en if v not in parents
-            and not (nx.node_connected_component(und, v) & parents)]
-    anc = [v for v in en if v not in set(desc)]
-    ga = nx.Graph()
-    ga.add_nodes_from(anc)
+    parents = {u for v in en for u in g.par[v]} & set(en)
+    hit = set()                 # endogenous nodes joined to a parent by an undirected path
+    for comp in _components(en, lambda v: g.und[v]):
+        if comp & parents:
+            hit |= comp
+    desc = [v for v in en if v not in parents and v not in hit]
+    dset = set(desc)
+    anc = [v for v in en if v not in dset]
     aset = set(anc)
-    ga.add_edges_from((u, v) for v in anc for u in (g.par[v] | g.und[v]) & aset)
-    comps = sorted((sorted(c) for c in nx.connected_components(ga)), key=lambda c: c[0])
-    return desc, comps, anc
+    adj = {v: (g.par[v] | g.und[v]) & aset for v in anc}
+    for v in anc:
+        for u in adj[v]:
+            adj[u].add(v)
+    comps = _components(anc, adj.__getitem__)
+    return desc, sorted((sorted(c) for c in comps), key=lambda c: c[0]), anc
 
 
 def _exit(g: _PDAG, en: list[int], order: int, max_order: int | None) -> bool:
@@ -452,8 +526,13 @@ class _TreeBuilder:
         # O(distinct rows) instead of O(N).
         self.rows, mult = np.unique(data, axis=0, return_counts=True)
         self.mult = mult.astype(float)
+        self.ar64 = np.ascontiguousarray(ar, dtype=np.int64)
+        # Column-major codes for the thinning kernel (one byte per code when they fit).
+        self.cols = np.ascontiguousarray(self.rows.T, dtype=np.uint8 if ar.max(initial=0) <= 256
+                                         else np.int64)
         self.full_ci = _CITest(self.rows, ar, alpha, self.mult)   # s = 1: RAI on the rows
         self.local: dict[tuple, float] = {}
+        self.leaf_scores: dict[tuple, float] = {}
         self.n_tests = 0
         self.n_leaves = 0
         self.n_internal = 0
@@ -468,9 +547,15 @@ class _TreeBuilder:
     def leaf(self, g: _PDAG, en: list[int], ex: list[int]) -> _Leaf:
         self.n_leaves += 1
         edges = _edges_of(g, en, set(en) | set(ex))
-        parents = _dag_parents(_assemble(edges, self.n))
-        score = (-np.inf if parents is None
-                 else float(sum(self.local_score(v, parents[v]) for v in en)))
+        # The score is a function of the sub-graph's content only (the consistent extension
+        # picks sinks in node order), and the same sub-graphs recur across the tree.
+        key = tuple(edges.items())
+        score = self.leaf_scores.get(key)
+        if score is None:
+            parents = _dag_parents(_assemble(edges, self.n))
+            score = (-np.inf if parents is None
+                     else float(sum(self.local_score(v, parents[v]) for v in en)))
+            self.leaf_scores[key] = score
         return _Leaf(tuple(en), edges, score)
 
     def learn(self, g: _PDAG, sep: dict, en: list[int], ex: list[int], order: int):
@@ -487,8 +572,7 @@ class _TreeBuilder:
                 ci = self.full_ci
             else:
                 boot = self.rng.multinomial(len(self.data), self.mult / len(self.data))
-                keep = boot > 0
-                ci = _CITest(self.rows[keep], self.ar, self.alpha, boot[keep].astype(float))
+                ci = _BootCI(*bootstrap_columns(self.cols, boot), self.ar64, self.alpha)
             _refine_and_orient(g, sep, en, ex, order, ci)
             if ci is not self.full_ci:
                 self.n_tests += ci.n_tests
@@ -527,6 +611,111 @@ def _sample(node, rng: np.random.Generator) -> tuple[dict, float]:
     else:
         i = int(rng.integers(0, len(draws)))
     return draws[i]
+
+
+def _post_order(root) -> list:
+    """The internal tree nodes in the order :func:`_sample` finishes them (children first)."""
+    out, stack = [], [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if isinstance(node, _Leaf):
+            continue
+        if done:
+            out.append(node)
+            continue
+        stack.append((node, True))
+        subs = [sub for c in node.cookies for sub in (*c.ancestors, c.descendant)]
+        stack.extend((sub, False) for sub in reversed(subs))
+    return out
+
+
+def _sample_many(root, rng: np.random.Generator, T: int) -> list[dict] | None:
+    """``[_sample(root, rng)[0] for _ in range(T)]`` with the same random numbers and the same
+    results, computed one tree node at a time for all T samples at once (numpy over T).
+
+    Every call of :func:`_sample` visits every internal node in the same post-order and draws
+    at a node with several cookies: one uniform number if a cookie can score above −∞
+    (``Generator.choice`` with ``p``: ``cdf = cumsum(p) / its last entry``, then the index of
+    the first entry above the uniform), ``Generator.integers(0, cookies)`` if none can (all
+    cookies contain a sub-tree that scores −∞ whatever is sampled). So the draws of the T
+    samples are made first, in that order, and each node's choice is replicated from them with
+    the same floating-point operations (the scores summed sub-tree by sub-tree in order,
+    ``exp(score - max)``, the sum of fewer than 8 terms left to right as numpy's reduction
+    does). Returns None — the caller then samples one structure at a time — for a node with 8
+    or more cookies (numpy sums those pairwise).
+    """
+    if isinstance(root, _Leaf):
+        return [root.edges] * T
+    nodes = _post_order(root)
+    dead: dict[int, bool] = {}
+
+    def is_dead(sub) -> bool:
+        return sub.score == -np.inf if isinstance(sub, _Leaf) else dead[id(sub)]
+
+    kinds = []                  # per node: 0 no draw, 1 a uniform, 2 an integer
+    for m in nodes:
+        if len(m.cookies) >= 8:
+            return None
+        dead[id(m)] = all(any(is_dead(sub) for sub in (*c.ancestors, c.descendant))
+                          for c in m.cookies)
+        kinds.append(0 if len(m.cookies) == 1 else 2 if dead[id(m)] else 1)
+    segments: list[tuple[int, int]] = []       # runs of uniforms, single integers
+    for kind, m in zip(kinds, nodes):
+        if kind == 1 and segments and segments[-1][0] == 1:
+            segments[-1] = (1, segments[-1][1] + 1)
+        elif kind:
+            segments.append((kind, 1 if kind == 1 else len(m.cookies)))
+    n_u = kinds.count(1)
+    u = np.empty((T, n_u))
+    ints = np.empty((T, kinds.count(2)), dtype=np.int64)
+    for t in range(T):
+        i = j = 0
+        for kind, k in segments:
+            if kind == 1:
+                u[t, i:i + k] = rng.random(k)
+                i += k
+            else:
+                ints[t, j] = rng.integers(0, k)
+                j += 1
+    score: dict[int, np.ndarray] = {}
+    choice: dict[int, np.ndarray] = {}
+    i = j = 0
+    for kind, m in zip(kinds, nodes):
+        S = np.empty((T, len(m.cookies)))
+        for c_i, c in enumerate(m.cookies):
+            tot = np.zeros(T)
+            for sub in (*c.ancestors, c.descendant):
+                tot = tot + (sub.score if isinstance(sub, _Leaf) else score.pop(id(sub)))
+            S[:, c_i] = tot
+        if kind == 0:
+            pick = np.zeros(T, dtype=np.int64)
+        elif kind == 2:
+            pick = ints[:, j]
+            j += 1
+        else:
+            P = np.exp(S - S.max(axis=1)[:, None])
+            total = P[:, 0].copy()
+            for c_i in range(1, P.shape[1]):
+                total = total + P[:, c_i]
+            cdf = np.cumsum(P / total[:, None], axis=1)
+            cdf = cdf / cdf[:, -1:]
+            pick = (cdf <= u[:, i:i + 1]).sum(axis=1)
+            i += 1
+        choice[id(m)] = pick
+        score[id(m)] = S[np.arange(T), pick]
+    out = []
+    for t in range(T):
+        edges: dict = {}
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, _Leaf):
+                edges.update(node.edges)
+                continue
+            c = node.cookies[choice[id(node)][t]]
+            stack.extend(reversed((*c.ancestors, c.descendant)))
+        out.append(edges)
+    return out
 
 
 class BRAI(_ExactStructureClassifier):
@@ -605,10 +794,16 @@ class BRAI(_ExactStructureClassifier):
         self.tree_size_ = {"internal": tb.n_internal, "leaves": tb.n_leaves,
                            "ci_tests": tb.n_tests + tb.full_ci.n_tests}
         counts: Counter = Counter()
-        for _ in range(T):
-            edges, _ = _sample(root, rng)
-            g = _reorient(edges)
-            parents = _dag_parents(g) or _greedy_dag_parents(g)
+        sampled = _sample_many(root, rng, T)
+        if sampled is None:                 # the general path (see _sample_many)
+            sampled = [_sample(root, rng)[0] for _ in range(T)]
+        dags: dict = {}
+        for edges in sampled:
+            key = tuple(edges.items())
+            parents = dags.get(key)
+            if parents is None:
+                g = _reorient(edges)
+                parents = dags[key] = _dag_parents(g) or _greedy_dag_parents(g)
             counts[parents] += 1
         keys = sorted(counts)
         self.structures_ = [
