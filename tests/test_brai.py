@@ -291,8 +291,9 @@ def test_brai_results_equal_the_reference_implementation(problem):
     assert est.predict_proba(Xt).tolist() == ref["proba"]       # bit for bit
 
 
+@pytest.mark.parametrize("cmi", [None, 0.002, 0.02])
 @pytest.mark.parametrize("seed", range(6))
-def test_thinning_kernel_equals_the_python_thinning_step(seed):
+def test_thinning_kernel_equals_the_python_thinning_step(seed, cmi):
     from itertools import combinations
 
     from bnma_core.classifiers.brai import _BootCI, _CITest, _thin, _thin_fast
@@ -313,10 +314,10 @@ def test_thinning_kernel_equals_the_python_thinning_step(seed):
     pairs = [(a, b) for a, b in combinations(range(n), 2) if rng.random() < 0.8]
     for order in range(4):
         g1, g2, s1, s2 = g.copy(), g.copy(), {}, {}
-        ci = _CITest(data, ar, 0.05, w)
+        ci = _CITest(data, ar, 0.05, w, cmi)
         _thin(g1, s1, pairs, order, ci)
         fast = _BootCI(np.ascontiguousarray(data.T, dtype=np.uint8), w, ar.astype(np.int64),
-                       0.05)
+                       0.05, cmi)
         _thin_fast(g2, s2, pairs, order, fast)
         assert (g1.par, g1.und, s1, ci.n_tests) == (g2.par, g2.und, s2, fast.n_tests)
 
@@ -400,3 +401,44 @@ def test_bootstrap_columns_selects_the_drawn_rows():
     sel, w = bootstrap_columns(cols, counts)
     np.testing.assert_array_equal(sel, cols[:, counts > 0])
     np.testing.assert_array_equal(w, counts[counts > 0].astype(float))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_cmi_threshold_decision_by_hand(seed):
+    """The reference code's test (causality-lab ``CondIndepCMI``): independent when the
+    empirical CMI in nats, sum_xyz p(x,y,z) log(p(x,y|z) / (p(x|z) p(y|z))), is at most the
+    threshold — computed here from a weighted contingency table in numpy."""
+    from bnma_core.classifiers.brai import _CITest
+
+    rng = np.random.default_rng(seed)
+    n, rows = 5, 400
+    ar = rng.integers(2, 4, n)
+    data = rng.integers(0, ar, (rows, n))
+    data[:, 2] = np.where(rng.random(rows) < 0.3, data[:, 0] % ar[2], data[:, 2])
+    w = rng.integers(1, 4, rows).astype(float)
+    for x, y, z in [(0, 2, ()), (0, 1, (3,)), (1, 2, (0, 4)), (0, 2, (1,))]:
+        shape = [ar[x], ar[y], *[ar[v] for v in z]]
+        t = np.zeros(shape)
+        np.add.at(t, tuple(data[:, v] for v in (x, y, *z)), w)
+        t = t.reshape(ar[x], ar[y], -1)
+        nz, nxz, nyz = t.sum((0, 1)), t.sum(1), t.sum(0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = t * np.log(t * nz[None, None] / (nxz[:, None] * nyz[None]))
+        cmi = np.nansum(terms) / w.sum()
+        for thr in (cmi * 0.999, cmi * 1.001):
+            ci = _CITest(data, ar, 0.05, w, thr)
+            assert ci.independent(x, y, z) == (cmi <= thr)
+
+
+def test_cmi_threshold_prunes_more_as_it_grows():
+    """A larger CMI threshold accepts more independences: fewer edges, a smaller tree."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, (300, 5))
+    X[:, 1] = np.where(rng.random(300) < 0.8, X[:, 0], X[:, 1])
+    y = np.where(rng.random(300) < 0.8, X[:, 1], 1 - X[:, 1])
+    small = BRAI(n_structures=20, cmi_threshold=0.001, random_state=0).fit(X, y)
+    large = BRAI(n_structures=20, cmi_threshold=0.05, random_state=0).fit(X, y)
+    assert large.tree_size_["ci_tests"] <= small.tree_size_["ci_tests"]
+    assert np.allclose(large.predict_proba(X).sum(1), 1.0)
+    with pytest.raises(ValueError, match="cmi_threshold"):
+        BRAI(cmi_threshold=-1).fit(X, y)
