@@ -194,3 +194,15 @@ def test_a_partial_grid_is_marked_not_averaged():
     assert S.comparison_table(s, ["ebn", "proposed"]).loc[0, "proposed"] == (
         "only 2 of 3 folds finished")
     assert list(s["errors"].columns) == ["dataset", "method", "error"]
+
+
+@needs_data
+def test_a_diagnostic_method_alone_gets_a_report(tmp_path):
+    """Only a method outside the paper's columns (B-RAI with the reference code's CMI test):
+    the report is written without the ours-vs-paper figure (this crashed before)."""
+    from experiments import sugahara_table1 as t1
+
+    assert t1.main(["--methods", "b_rai_cmi", "--datasets", "lenses", "--workers", "0",
+                    "--out", str(tmp_path)]) == 0
+    html = (tmp_path / "sugahara" / "report_subset.html").read_text()
+    assert "b_rai_cmi" in html and "Ours vs the paper" not in html
