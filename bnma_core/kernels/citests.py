@@ -27,6 +27,38 @@ from .counting import parent_strides
 
 
 @njit(cache=True)
+def _half_g2(counts: np.ndarray, rx: int, ry: int, qz: int) -> float:
+    """G² / 2 = sum N_xyz log(N_xyz N_z / (N_xz N_yz)) of a contingency table laid out as
+    ``counts[j * rx * ry + a * ry + b]`` (Z configuration j, X = a, Y = b); empty Z slices add
+    nothing. The one home of the arithmetic for :func:`g2_statistic` and the thinning kernel."""
+    cells = rx * ry
+    nxz = np.empty(rx)
+    nyz = np.empty(ry)
+    g2 = 0.0
+    for j in range(qz):
+        base = j * cells
+        nz = 0.0
+        for a in range(rx):
+            nxz[a] = 0.0
+        for b in range(ry):
+            nyz[b] = 0.0
+        for a in range(rx):
+            for b in range(ry):
+                c = counts[base + a * ry + b]
+                nxz[a] += c
+                nyz[b] += c
+                nz += c
+        if nz <= 0.0:
+            continue
+        for a in range(rx):
+            for b in range(ry):
+                c = counts[base + a * ry + b]
+                if c > 0.0:
+                    g2 += c * math.log(c * nz / (nxz[a] * nyz[b]))
+    return g2
+
+
+@njit(cache=True)
 def g2_statistic(rows: np.ndarray, weights: np.ndarray, x: int, y: int, z: np.ndarray,
                  arities: np.ndarray) -> float:
     """G² of X ⊥ Y | Z on ``rows`` (n, n_vars) int with row weights ``weights`` (n,) float.
@@ -56,29 +88,7 @@ def g2_statistic(rows: np.ndarray, weights: np.ndarray, x: int, y: int, z: np.nd
             j += v * strides[t]
         if ok:
             counts[j * cells + vx * ry + vy] += weights[r]
-    nxz = np.empty(rx)
-    nyz = np.empty(ry)
-    g2 = 0.0
-    for j in range(qz):
-        base = j * cells
-        nz = 0.0
-        for a in range(rx):
-            nxz[a] = 0.0
-        for b in range(ry):
-            nyz[b] = 0.0
-        for a in range(rx):
-            for b in range(ry):
-                c = counts[base + a * ry + b]
-                nxz[a] += c
-                nyz[b] += c
-                nz += c
-        if nz <= 0.0:
-            continue
-        for a in range(rx):
-            for b in range(ry):
-                c = counts[base + a * ry + b]
-                if c > 0.0:
-                    g2 += c * math.log(c * nz / (nxz[a] * nyz[b]))
+    g2 = _half_g2(counts, rx, ry, qz)
     return 2.0 * g2
 
 
@@ -131,29 +141,7 @@ def _g2_p_value(cols: np.ndarray, weights: np.ndarray, x: int, y: int, z: np.nda
     counts = buf[:size]
     for i in range(size):
         counts[i] = ((buf[i] + buf[size + i]) + buf[2 * size + i]) + buf[3 * size + i]
-    nxz = np.empty(rx)
-    nyz = np.empty(ry)
-    g2 = 0.0
-    for j in range(qz):
-        base = j * cells
-        nz = 0.0
-        for a in range(rx):
-            nxz[a] = 0.0
-        for b in range(ry):
-            nyz[b] = 0.0
-        for a in range(rx):
-            for b in range(ry):
-                c = counts[base + a * ry + b]
-                nxz[a] += c
-                nyz[b] += c
-                nz += c
-        if nz <= 0.0:
-            continue
-        for a in range(rx):
-            for b in range(ry):
-                c = counts[base + a * ry + b]
-                if c > 0.0:
-                    g2 += c * math.log(c * nz / (nxz[a] * nyz[b]))
+    g2 = _half_g2(counts, rx, ry, qz)
     if cmi >= 0.0:
         total = 0.0
         for i in range(size):
