@@ -4,7 +4,7 @@ Sub-commands::
 
     bnma cv --data FILE|wbc [--target COL] --methods nb,tan,kdb --folds 10 --seed 1
             [--missing keep|drop] [--discretization median|quantile] [--n-bins 3]
-            [--n-jobs 1] [--out results.csv]
+            [--n-jobs 1] [--out results.csv] [--set brai.max_order=4 ...]
     bnma methods
     bnma sample --network alarm --rows 1000 --seed 0 --out alarm.csv
     bnma explain --data FILE|wbc --row N [--target COL] [--missing keep|drop] [--k 2]
@@ -117,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     cv.add_argument("--n-jobs", type=_n_jobs, default=1, help="parallel workers (joblib)")
     cv.add_argument("--out", default=None, help="write the per-fold results to this CSV")
     cv.add_argument("--no-progress", action="store_true", help="no progress bar")
+    cv.add_argument("--set", action="append", default=[], metavar="METHOD.PARAM=VALUE",
+                    help="a parameter of one method, repeatable (e.g. --set brai.max_order=4 "
+                         "--set brai.max_ci_tests=None); values are Python literals")
 
     sub.add_parser("methods", help="list the available methods",
                    description="List the registered classification methods.")
@@ -146,6 +149,35 @@ def _check_methods(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def _method_params(items: list[str], methods: list[str]) -> dict[str, dict]:
+    """``--set METHOD.PARAM=VALUE`` options as ``method_params`` of
+    :func:`bnma_core.evaluation.cross_validate` (values: Python literals, else strings)."""
+    import ast
+
+    from .classifiers.registry import make_classifier
+
+    out: dict[str, dict] = {}
+    for item in items:
+        head, eq, text = item.partition("=")
+        method, dot, param = head.strip().partition(".")
+        if not (eq and dot and method and param):
+            raise CLIError(f"--set {item!r}: write METHOD.PARAM=VALUE, e.g. --set "
+                           "brai.max_order=4")
+        if method not in methods:
+            raise CLIError(f"--set {item!r}: {method} is not among --methods "
+                           f"({', '.join(methods)})")
+        known = make_classifier(method).get_params()
+        if param not in known:
+            raise CLIError(f"--set {item!r}: {method} has no parameter {param}; its "
+                           f"parameters: {', '.join(sorted(known))}")
+        try:
+            value = ast.literal_eval(text.strip())
+        except (ValueError, SyntaxError):
+            value = text.strip()
+        out.setdefault(method, {})[param] = value
+    return out
+
+
 def format_summary(summary) -> str:
     """Plain-text table of :func:`bnma_core.evaluation.summarize` output."""
     head = f"{'method':<10} {'folds':>5} {'accuracy':>17} {'AUC':>7} {'log loss':>9} " \
@@ -162,6 +194,7 @@ def _cmd_cv(args: argparse.Namespace) -> int:
     from .evaluation import cross_validate, summarize
 
     methods = _check_methods(args.methods)
+    params = _method_params(args.set, methods)
     bar = None
     if not args.no_progress:
         from tqdm import tqdm
@@ -179,7 +212,8 @@ def _cmd_cv(args: argparse.Namespace) -> int:
         results = cross_validate(resolve_data(args.data), methods, folds=args.folds,
                                  seed=args.seed, target=args.target,
                                  discretization=args.discretization, n_bins=args.n_bins,
-                                 n_jobs=args.n_jobs, progress=progress, missing=args.missing)
+                                 n_jobs=args.n_jobs, progress=progress, missing=args.missing,
+                                 method_params=params)
     finally:
         if bar is not None:
             bar.close()

@@ -136,8 +136,10 @@ def _estimators(methods: Any, seed: int, method_params: Mapping[str, Mapping[str
 
 
 def _check_methods_fit(ests: Mapping[str, Any], ds: DiscreteDataset) -> None:
-    """Refuse, before any fit, methods whose declared limits the data exceed."""
-    from .classifiers.registry import check_capabilities
+    """Refuse, before any fit, methods whose declared limits the data exceed, and those whose
+    resource guard, priced on all rows, the data would pass (B-RAI's tree size:
+    :func:`~bnma_core.classifiers.registry.resource_limit`)."""
+    from .classifiers.registry import check_capabilities, resource_limit
 
     problems = []
     for name, est in ests.items():
@@ -145,6 +147,10 @@ def _check_methods_fit(ests: Mapping[str, Any], ds: DiscreteDataset) -> None:
             check_capabilities(est, ds.n_vars, len(ds.classes), label=name)
         except ValueError as exc:
             problems.append(str(exc))
+            continue
+        why = resource_limit(est, ds, label=name)
+        if why:
+            problems.append(why)
     if problems:
         raise ValueError(" ".join(problems))
 

@@ -82,6 +82,31 @@ def family_counts(data: np.ndarray, child: int, parents: Iterable[int] | int | N
     return count_family_weighted(data, np.asarray(weights, dtype=np.float64), int(child), pa, ar)
 
 
+def observed_family_counts(data: np.ndarray, child: int, parents: Iterable[int] | int | None,
+                           arities: np.ndarray, weights: np.ndarray | None = None
+                           ) -> np.ndarray:
+    """N_ijk of the parent configurations j that occur, as a (q_observed, r_i) float array
+    (configurations in no particular order; rows missing the child or a parent are skipped).
+
+    What :meth:`DirichletScore.log_ml` (with ``q``) needs of a family whose full (q_i, r_i)
+    table is too large to hold: a configuration never seen adds
+    lgamma(a_ij) - lgamma(a_ij + 0) = 0 to the marginal likelihood."""
+    data = np.asarray(data)
+    pa = _as_parents(parents)
+    cols = data[:, [*pa.tolist(), int(child)]].astype(np.int64)
+    ok = (cols >= 0).all(axis=1)
+    cols = cols[ok]
+    w = np.ones(len(cols)) if weights is None else np.asarray(weights, dtype=np.float64)[ok]
+    r = int(np.asarray(arities)[int(child)])
+    if len(cols) == 0:
+        return np.zeros((0, r))
+    _, inv = np.unique(cols[:, :-1], axis=0, return_inverse=True)
+    inv = inv.ravel()
+    out = np.zeros((int(inv.max()) + 1, r))
+    np.add.at(out, (inv, cols[:, -1]), w)
+    return out
+
+
 class DirichletScore:
     """Dirichlet family score: the one home of the family log marginal likelihood and of the
     Dirichlet hyperparameters a_ijk of K2, BDeu and BD (DESIGN §3).
@@ -161,16 +186,25 @@ class DirichletScore:
             raise ValueError(f"BD hyperparameters of shape {self._bd_alpha.shape} do not fit "
                              f"a family table of shape ({q}, {r}).") from None
 
-    def log_ml(self, counts: np.ndarray) -> float:
+    def log_ml(self, counts: np.ndarray, q: int | None = None) -> float:
         """Log marginal likelihood of one family from its (q, r) counts N_ijk (integer or
-        fractional, non-negative)."""
+        fractional, non-negative).
+
+        ``q``: the family's number of parent configurations when ``counts`` holds only some of
+        its rows (those observed: :func:`observed_family_counts`); the rows left out must be
+        empty. K2 and BDeu only (every a_ijk equal; BDeu's a = ess / (r q) uses this q)."""
         counts = np.ascontiguousarray(counts, dtype=np.float64)
         if counts.ndim != 2:
             raise ValueError(f"counts must be a (q, r) table; got shape {counts.shape}.")
-        q, r = counts.shape
+        q_rows, r = counts.shape
+        q = q_rows if q is None else int(q)
+        if q < q_rows:
+            raise ValueError(f"q = {q} is smaller than the {q_rows} rows of counts.")
         a = self.cell_alpha(r, q)
         if a is not None:
             return float(log_ml_uniform_alpha(counts, a))
+        if q != q_rows:
+            raise ValueError("BD with a table of hyperparameters needs the full (q, r) counts.")
         return float(log_ml_from_counts(counts, self.alpha(r, q)))
 
     def local_score(self, data: np.ndarray, child: int, parents: Iterable[int] | int | None,

@@ -442,3 +442,135 @@ def test_cmi_threshold_prunes_more_as_it_grows():
     assert np.allclose(large.predict_proba(X).sum(1), 1.0)
     with pytest.raises(ValueError, match="cmi_threshold"):
         BRAI(cmi_threshold=-1).fit(X, y)
+
+
+# ------------------------------------------------------------------ the size guard (issue 12)
+def _latent_data(n: int = 1000, p: int = 6, seed: int = 0):
+    """Every variable a noisy copy of one hidden bit: all pairs stay dependent given any other
+    observed variables, so RAI climbs to high orders and the B-RAI tree grows fast."""
+    rng = np.random.default_rng(seed)
+    h = rng.integers(0, 2, n)
+    X = np.column_stack([np.where(rng.random(n) < 0.85, h, 1 - h) for _ in range(p)])
+    return X, np.where(rng.random(n) < 0.85, h, 1 - h)
+
+
+def _builder(X, y, max_order=None, max_tests=None):
+    from bnma_core.classifiers.brai import _TreeBuilder
+
+    data = np.column_stack([X, y]).astype(np.int64)
+    ar = np.full(data.shape[1], 2, dtype=np.int64)
+    return _TreeBuilder(data, ar, 0.05, 3, max_order, DirichletScore("bdeu", 1.0),
+                        np.random.default_rng(0), None, max_tests)
+
+
+def test_size_guard_refuses_before_building_the_tree_and_names_a_cap_that_fits(monkeypatch):
+    import re
+
+    from bnma_core.classifiers import brai as B
+    from bnma_core.structure.exact import ResourceLimitError
+
+    X, y = _latent_data()
+    full = BRAI(n_structures=5, random_state=0).fit(X, y)
+    est = full.size_estimate_["estimated_ci_tests"]
+    assert full.size_estimate_["rai_max_order"] >= 3
+    limit = int(est // 4)
+
+    def never(*a, **k):
+        raise AssertionError("the tree was built although the estimate exceeds the limit")
+
+    with monkeypatch.context() as m:
+        m.setattr(B._TreeBuilder, "learn", never)
+        with pytest.raises(ResourceLimitError, match="max_ci_tests=") as info:
+            BRAI(n_structures=5, max_ci_tests=limit, random_state=0).fit(X, y)
+    msg = str(info.value)
+    assert f"about {est:.2g} CI tests" in msg and "cmi_threshold" in msg
+    cap = int(re.search(r"max_order=(\d+)", msg).group(1))
+    capped = BRAI(n_structures=5, max_order=cap, max_ci_tests=limit, random_state=0).fit(X, y)
+    assert capped.size_estimate_["estimated_ci_tests"] <= limit
+    too_big = BRAI(n_structures=5, max_order=cap + 1, max_ci_tests=limit, random_state=0)
+    with pytest.raises(ResourceLimitError):
+        too_big.fit(X, y)
+    # no limit: no estimate, the same tree and predictions as under a generous limit
+    free = BRAI(n_structures=5, max_ci_tests=None, random_state=0).fit(X, y)
+    assert free.size_estimate_ is None and free.tree_size_ == full.tree_size_
+    np.testing.assert_array_equal(free.predict_proba(X), full.predict_proba(X))
+
+
+def test_size_estimate_prices_every_order_cap_from_one_rai_run():
+    """Calls of plain RAI up to order k are the same with max_order = k: the remedy the guard
+    proposes is priced exactly, from the same run."""
+    X, y = _latent_data()
+    calls = _builder(X, y).rai_calls()
+    top = max(o for o, _ in calls)
+    assert top >= 3
+    for k in range(top + 1):
+        assert _builder(X, y, max_order=k).rai_calls() == [c for c in calls if c[0] <= k]
+
+
+@pytest.mark.parametrize("n, p", [(500, 6), (1000, 6), (1000, 8)])
+def test_size_estimate_is_within_a_small_factor_of_the_tree(n, p):
+    clf = BRAI(n_structures=5, random_state=0).fit(*_latent_data(n, p))
+    ratio = clf.tree_size_["ci_tests"] / clf.size_estimate_["estimated_ci_tests"]
+    assert 0.4 <= ratio <= 2.5, ratio
+
+
+def test_a_tree_that_outgrows_the_limit_is_stopped_with_the_remedies():
+    from bnma_core.structure.exact import ResourceLimitError
+
+    X, y = _latent_data()
+    tb = _builder(X, y, max_tests=50)
+    with pytest.raises(ResourceLimitError, match="stopped after .* max_ci_tests=50"):
+        tb.learn(_PDAG(X.shape[1] + 1, complete=True), {}, list(range(X.shape[1] + 1)), [], 0)
+
+
+@pytest.mark.parametrize("bad", [0, -5, True, "many", float("inf"), float("nan")])
+def test_max_ci_tests_must_be_none_or_a_positive_number(bad):
+    X, y = _class_data(n=50)
+    with pytest.raises(ValueError, match="max_ci_tests must be None"):
+        BRAI(max_ci_tests=bad).fit(X, y)
+
+
+@settings(max_examples=40, deadline=None)
+@given(hs.integers(0, 2**31 - 1), hs.integers(0, 3), hs.sampled_from(["bdeu", "k2"]))
+def test_observed_configurations_give_the_dense_marginal_likelihood(seed, n_parents, kind):
+    """Scoring a family from its observed parent configurations (with the full q) equals the
+    dense (q, r) table's value: unseen configurations add 0 (K2 and BDeu)."""
+    from bnma_core.scores import observed_family_counts
+
+    rng = np.random.default_rng(seed)
+    ar = rng.integers(2, 5, 5)
+    data = np.column_stack([rng.integers(0, a, 40) for a in ar])
+    data[rng.random(data.shape) < 0.1] = -1
+    w = rng.integers(1, 4, 40).astype(float)
+    pa = sorted(rng.choice(np.arange(1, 5), n_parents, replace=False).tolist())
+    score = DirichletScore(kind, 1.0)
+    dense = score.log_ml(family_counts(data, 0, pa, ar, w))
+    q = int(np.prod(ar[pa]))
+    sparse = score.log_ml(observed_family_counts(data, 0, pa, ar, w), q=q)
+    assert abs(dense - sparse) <= 1e-9 * max(1.0, abs(dense))
+
+
+def test_a_structure_too_large_to_tabulate_is_refused_not_allocated():
+    """Order-0 tests only on strongly dependent 10-state data leave a nearly complete graph:
+    a node with 8 parents, 10^7 configurations. Its leaf is scored sparsely, and the tables
+    beyond MAX_NETWORK_CELLS are refused with the remedy instead of exhausting memory."""
+    from bnma_core.classifiers import brai as B
+    from bnma_core.structure.exact import ResourceLimitError
+
+    rng = np.random.default_rng(0)
+    h = rng.integers(0, 10, 3000)
+    X = np.column_stack([np.where(rng.random(3000) < 0.7, h, rng.integers(0, 10, 3000))
+                         for _ in range(8)])
+    y = (h >= 5).astype(int)
+    with pytest.raises(ResourceLimitError, match="leave max_order at None"):
+        BRAI(n_structures=3, max_order=0, random_state=0).fit(X, y)
+    tb = _builder(X[:, :5], y)
+    tb.ar = np.array([10] * 5 + [2], dtype=np.int64)
+    big = tuple(range(1, 5))            # q = 10^4 x r = 10: dense; and 10^6 cells: sparse
+    dense = tb.score.log_ml(family_counts(tb.rows, 0, list(big), tb.ar, tb.mult))
+    old = B._DENSE_CELLS
+    try:
+        B._DENSE_CELLS = 1000
+        assert abs(tb.local_score(0, big) - dense) < 1e-8
+    finally:
+        B._DENSE_CELLS = old

@@ -64,6 +64,11 @@ def test_methods_lists_registry(capsys):
     (["cv", "--data", WBC, "--target", "nope"], "not in the file"),
     (["cv", "--data", WBC, "--folds", "400"], "Use fewer folds"),
     (["cv"], "--data"),
+    (["cv", "--data", WBC, "--methods", "nb", "--set", "brai.s=2"], "brai is not among"),
+    (["cv", "--data", WBC, "--methods", "nb", "--set", "nb.foo=3"], "no parameter foo"),
+    (["cv", "--data", WBC, "--methods", "nb", "--set", "nb"], "METHOD.PARAM=VALUE"),
+    (["cv", "--data", WBC, "--methods", "brai", "--set", "brai.max_ci_tests=100"],
+     "B-RAI would run about"),
     (["sample", "--rows", "-5", "--out", "x.csv"], "must be at least 1"),
     (["frobnicate"], "invalid choice"),
 ])
@@ -172,3 +177,16 @@ def test_output_closed_by_reader_ends_quietly(argv):
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
     assert proc.stderr.strip() == ""
     assert proc.returncode == 0
+
+
+def test_cv_set_passes_method_parameters(capsys):
+    """--set METHOD.PARAM=VALUE reaches the estimator (Python literals: None, numbers)."""
+    code, out, _ = run(["cv", "--data", WBC, "--methods", "brai", "--folds", "2",
+                        "--set", "brai.n_structures=3", "--set", "brai.alpha=0.01",
+                        "--set", "brai.max_ci_tests=None", "--no-progress"], capsys)
+    assert code == 0 and "brai" in out
+    from bnma_core.cli import _method_params
+
+    assert _method_params(["brai.max_ci_tests=None", "brai.alpha=0.01", "nb.prior=bdeu"],
+                          ["brai", "nb"]) == {"brai": {"max_ci_tests": None, "alpha": 0.01},
+                                              "nb": {"prior": "bdeu"}}

@@ -78,12 +78,22 @@ import numpy as np
 from scipy.special import chdtrc
 
 from ..kernels.citests import bootstrap_columns, g2_statistic, thin_pairs
-from ..scores import DirichletScore, family_counts
+from ..scores import DirichletScore, family_counts, observed_family_counts
 from ..structure.cpdag import consistent_extension
-from ..structure.exact import ScoredStructure
+from ..structure.exact import ResourceLimitError, ScoredStructure, _fmt_secs
 from .kbest import _check_ess, _check_positive_int, _ExactStructureClassifier
 
-__all__ = ["BRAI", "g2_test", "rai"]
+__all__ = ["BRAI", "DEFAULT_MAX_CI_TESTS", "g2_test", "rai"]
+
+#: Default of ``BRAI.max_ci_tests``: about 4 minutes of CI tests on this 2-core machine
+#: (8-20 µs per test, everything included; ``benchmarks/brai.py``). Every B-RAI fit of
+#: Sugahara et al.'s Table 1 runs at most 0.84 million tests, except EEG's (≈ 4e8 per fold).
+DEFAULT_MAX_CI_TESTS = 25_000_000
+#: Families with more cells than this are scored from their observed parent configurations
+#: only (:func:`bnma_core.scores.observed_family_counts`; the same BDeu value).
+_DENSE_CELLS = 1 << 22
+#: The sampled networks' CPTs together (float cells, 8 bytes each: 512 MB).
+MAX_NETWORK_CELLS = 1 << 26
 
 
 def g2_test(data: np.ndarray, x: int, y: int, z: tuple[int, ...], arities: np.ndarray,
@@ -524,8 +534,9 @@ class _TreeBuilder:
 
     def __init__(self, data: np.ndarray, ar: np.ndarray, alpha: float, s: int,
                  max_order: int | None, score: DirichletScore, rng: np.random.Generator,
-                 cmi: float | None = None) -> None:
+                 cmi: float | None = None, max_tests: int | None = None) -> None:
         self.data, self.ar, self.alpha, self.s, self.cmi = data, ar, alpha, s, cmi
+        self.max_tests = max_tests
         self.max_order, self.rng, self.score = max_order, rng, score
         self.n = data.shape[1]
         # Distinct rows and multiplicities: a bootstrap sample of the N rows is a
@@ -544,11 +555,75 @@ class _TreeBuilder:
         self.n_leaves = 0
         self.n_internal = 0
 
+    def rai_calls(self) -> list[tuple[int, int]]:
+        """(order, CI tests run) of every call of plain RAI on the training rows (no
+        bootstrap; the thinning kernel on the distinct rows and their multiplicities, no random
+        numbers drawn): the deterministic skeleton of the generating tree."""
+        ci = _BootCI(self.cols, self.mult, self.ar64, self.alpha, self.cmi)
+        g, sep, calls = _PDAG(self.n, complete=True), {}, []
+
+        def recurse(en: list[int], ex: list[int], order: int) -> None:
+            if _exit(g, en, order, self.max_order):
+                return
+            t0 = ci.n_tests
+            _refine_and_orient(g, sep, en, ex, order, ci)
+            calls.append((order, ci.n_tests - t0))
+            desc, ancs, anc = _split(g, en)
+            for a in ancs:
+                recurse(a, ex, order + 1)
+            recurse(desc, sorted(set(ex) | set(anc)), order + 1)
+
+        recurse(list(range(self.n)), [], 0)
+        return calls
+
+    def seconds_per_test(self) -> float:
+        """CPU seconds per CI test of the tree, everything included, on this machine: about
+        2 µs plus 5 ns per distinct training row (``benchmarks/brai.py``: 8.6 µs with 1,495
+        distinct rows, 9.6 µs with 1,822)."""
+        return 2e-6 + 5e-9 * len(self.mult)
+
+    def check_size(self) -> dict:
+        """Estimate the tree's CI tests before building it and refuse, with the remedies, when
+        the estimate exceeds ``max_tests``.
+
+        A call of plain RAI at order o stands for about s^o calls of the tree, each running s
+        bootstrap cookies, so the tree runs about sum_calls tests(call) s^(o + 1) tests.
+        Measured against the built tree (EEG subsamples of 1,000-4,000 rows, HTRU2, MAGICGT,
+        zoo, CVR, crx of Sugahara et al.'s Table 1): actual / estimate 0.4-2.1. Calls of order
+        at most k are the same with ``max_order = k``, so the same run prices every cap.
+        """
+        calls = self.rai_calls()
+        s = self.s
+
+        def est(cap: int | None) -> float:
+            return float(sum(t * s ** (o + 1) for o, t in calls if cap is None or o <= cap))
+
+        total = est(None)
+        info = {"estimated_ci_tests": total,
+                "rai_max_order": max((o for o, _ in calls), default=-1),
+                "estimated_seconds": total * self.seconds_per_test()}
+        if self.max_tests is None or total <= self.max_tests:
+            return info
+        fits = [k for k in range(info["rai_max_order"] + 1) if est(k) <= self.max_tests]
+        cap = (f"max_order={fits[-1]} (about {est(fits[-1]):.2g} tests), " if fits else "")
+        raise ResourceLimitError(
+            f"B-RAI would run about {total:.2g} CI tests on these {len(self.data):,} rows "
+            f"(≈ {_fmt_secs(info['estimated_seconds'])} on this machine; plain RAI reaches "
+            f"order {info['rai_max_order']} and the tree repeats each call about s^order "
+            f"times); the limit is max_ci_tests={self.max_tests:.3g}. Remedies: {cap}"
+            f"cmi_threshold (a CMI threshold test keeps the tree small on large data), fewer "
+            f"rows, or max_ci_tests=None to run it anyway.")
+
     def local_score(self, v: int, parents: tuple[int, ...]) -> float:
         k = (v, parents)
         if k not in self.local:
-            self.local[k] = self.score.log_ml(family_counts(self.rows, v, list(parents),
-                                                            self.ar, self.mult))
+            q = int(np.prod([int(self.ar[u]) for u in parents], dtype=object))
+            if q * int(self.ar[v]) <= _DENSE_CELLS:
+                counts = family_counts(self.rows, v, list(parents), self.ar, self.mult)
+                self.local[k] = self.score.log_ml(counts)
+            else:       # a family too large to tabulate: its observed configurations only
+                counts = observed_family_counts(self.rows, v, list(parents), self.ar, self.mult)
+                self.local[k] = self.score.log_ml(counts, q=q)
         return self.local[k]
 
     def leaf(self, g: _PDAG, en: list[int], ex: list[int]) -> _Leaf:
@@ -584,6 +659,12 @@ class _TreeBuilder:
             _refine_and_orient(g, sep, en, ex, order, ci)
             if ci is not self.full_ci:
                 self.n_tests += ci.n_tests
+                if self.max_tests is not None and self.n_tests > self.max_tests:
+                    raise ResourceLimitError(
+                        f"B-RAI stopped after {self.n_tests:,} CI tests, above max_ci_tests="
+                        f"{self.max_tests:.3g} (the estimate before the run was lower: it is "
+                        f"within a factor of about 2). Remedies: max_order, cmi_threshold, "
+                        f"fewer rows, or max_ci_tests=None to run it anyway.")
             desc, ancs, anc = _split(g, en)
             children = []
             for a in ancs:
@@ -756,6 +837,17 @@ class BRAI(_ExactStructureClassifier):
         Not the Table 1 setting; an option for large data.
     max_order : int or None, default None
         Largest conditioning-set size tested (None: until RAI's exit condition, as published).
+    max_ci_tests : int or None, default :data:`DEFAULT_MAX_CI_TESTS` (25 million)
+        Size guard. Before the tree is built, plain RAI on the training rows (a fraction of a
+        second to a few seconds) estimates the tree's CI tests (``size_estimate_``; within a
+        factor of about 2 on the data measured); above this limit the fit refuses with
+        :class:`~bnma_core.structure.exact.ResourceLimitError` naming the estimate, the
+        expected time and the remedies (the largest ``max_order`` that fits, a
+        ``cmi_threshold``, fewer rows), and a tree that passes the limit while it is built is
+        stopped with the same error. The tree grows with the data: with G² at a fixed level
+        more dependencies pass as N grows, RAI reaches higher orders and the tree repeats each
+        call about s^order times (EEG eye state, one Table 1 training fold of 13,482 rows:
+        order 10, ≈ 4e8 tests, ≈ 2 CPU hours). None: no limit (as published).
     ess : float, default 1.0
         Equivalent sample size of BDeu (leaf scores) and of the EAP parameters
         (α / (r_i q_i)).
@@ -771,6 +863,9 @@ class BRAI(_ExactStructureClassifier):
     networks_ : list of DiscreteBN
     tree_size_ : dict
         ``internal``, ``leaves`` (nodes of the generating tree) and ``ci_tests`` (G² tests run).
+    size_estimate_ : dict or None
+        ``estimated_ci_tests``, ``rai_max_order``, ``estimated_seconds`` of the size guard
+        (None when ``max_ci_tests`` is None or ``s = 1``).
     n_rows_dropped_ : int
         Incomplete training rows left out (structure learning needs complete rows).
 
@@ -785,16 +880,20 @@ class BRAI(_ExactStructureClassifier):
 
     def __init__(self, n_structures: int = 100, s: int = 3, alpha: float = 0.05,
                  max_order: int | None = None, ess: float = 1.0, random_state: Any = None,
-                 cmi_threshold: float | None = None) -> None:
+                 cmi_threshold: float | None = None,
+                 max_ci_tests: int | None = DEFAULT_MAX_CI_TESTS) -> None:
         self.n_structures = n_structures
         self.s = s
         self.alpha = alpha
         self.cmi_threshold = cmi_threshold
         self.max_order = max_order
+        self.max_ci_tests = max_ci_tests
         self.ess = ess
         self.random_state = random_state
 
-    def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
+    def _builder(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator
+                 ) -> tuple[_TreeBuilder, int]:
+        """The validated parameters as a tree builder on the complete training rows, and T."""
         T = _check_positive_int("n_structures", self.n_structures)
         s = _check_positive_int("s", self.s)
         ess = _check_ess(self.ess)
@@ -817,11 +916,40 @@ class BRAI(_ExactStructureClassifier):
         if mo is not None and (isinstance(mo, bool) or not isinstance(mo, (int, np.integer))
                                or mo < 0):
             raise ValueError(f"max_order must be None or a non-negative integer (got {mo!r}).")
+        mt = self.max_ci_tests
+        if mt is not None:
+            if (isinstance(mt, bool) or not isinstance(mt, (int, np.integer, float))
+                    or not 1 <= mt < float("inf")):
+                raise ValueError(f"max_ci_tests must be None or a number >= 1 (got {mt!r}).")
+            mt = int(mt)
         data, ar = self._training_table(X, y)
+        return _TreeBuilder(data, ar, a, s, None if mo is None else int(mo),
+                            DirichletScore("bdeu", ess), rng, cmi, mt), T
+
+    def check_resources(self, X: Any, y: Any, arities: Any = None) -> dict:
+        """The size guard of ``max_ci_tests`` without fitting: the estimate of the generating
+        tree's CI tests on these training rows (``estimated_ci_tests``, ``rai_max_order``,
+        ``estimated_seconds``), or :class:`~bnma_core.structure.exact.ResourceLimitError` with
+        the remedies when it exceeds the limit. Costs one run of plain RAI (no bootstrap);
+        the estimator itself is left unfitted.
+
+        Parameters
+        ----------
+        X, y, arities
+            As for :meth:`fit`.
+        """
+        from sklearn.base import clone
+
+        probe = clone(self)
+        Xc, yc = probe._prepare_fit(X, y, arities)
+        tb, _ = probe._builder(Xc, yc, np.random.default_rng(0))
+        return tb.check_size()
+
+    def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
         rng = np.random.default_rng(self.random_state)
-        n = data.shape[1]
-        tb = _TreeBuilder(data, ar, a, s, None if mo is None else int(mo),
-                          DirichletScore("bdeu", ess), rng, cmi)
+        tb, T = self._builder(X, y, rng)
+        n = tb.n
+        self.size_estimate_ = tb.check_size() if tb.max_tests is not None and tb.s > 1 else None
         root, _, _ = tb.learn(_PDAG(n, complete=True), {}, list(range(n)), [], 0)
         self.tree_size_ = {"internal": tb.n_internal, "leaves": tb.n_leaves,
                            "ci_tests": tb.n_tests + tb.full_ci.n_tests}
@@ -838,11 +966,21 @@ class BRAI(_ExactStructureClassifier):
                 parents = dags[key] = _dag_parents(g) or _greedy_dag_parents(g)
             counts[parents] += 1
         keys = sorted(counts)
+        cells = [sum(int(np.prod([int(tb.ar[u]) for u in pa], dtype=object)) * int(tb.ar[v])
+                     for v, pa in enumerate(k)) for k in keys]
+        if sum(cells) > MAX_NETWORK_CELLS:
+            big = int(np.argmax(cells))
+            v = max(range(n), key=lambda i: len(keys[big][i]))
+            raise ResourceLimitError(
+                f"B-RAI sampled {len(keys)} networks whose tables hold {sum(cells):.3g} cells in "
+                f"all (limit {MAX_NETWORK_CELLS:.3g}, 512 MB); the largest has a node with "
+                f"{len(keys[big][v])} parents. Dense graphs come from low-order tests: leave "
+                f"max_order at None (or raise it), or use variables with fewer states.")
         self.structures_ = [
             ScoredStructure.from_parents(sum(tb.local_score(v, k[v]) for v in range(n)), k)
             for k in keys]
         self.weights_ = np.array([counts[k] for k in keys], dtype=float) / T
-        self.networks_ = [self._network(st, data, ar) for st in self.structures_]
+        self.networks_ = [self._network(st, tb.data, tb.ar) for st in self.structures_]
 
     def _predict_log_proba_codes(self, X: np.ndarray) -> np.ndarray:
         p = np.zeros((len(X), len(self.classes_)))

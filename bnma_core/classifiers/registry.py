@@ -185,6 +185,54 @@ def training_rows(method: Any, X: np.ndarray) -> np.ndarray:
     return np.flatnonzero(~(X < 0).any(axis=1))
 
 
+def resource_limit(method: Any, dataset: Any, rows: Any = None, label: str | None = None,
+                   **params: Any) -> str:
+    """Why fitting ``method`` on ``dataset`` would pass a resource guard that the estimator
+    prices from the data before any fit (its ``check_resources``: B-RAI's generating-tree size,
+    ``max_ci_tests``), in plain words with the remedies; '' when it would not, or when the
+    method has no such guard.
+
+    Parameters
+    ----------
+    method : str or estimator
+        As for :func:`fit_method` (``params`` override the registered defaults).
+    dataset : DiscreteDataset
+    rows : array of int or bool, optional
+        Training rows (default all: a conservative estimate for the folds of a
+        cross-validation, which train on fewer rows).
+    label : str, optional
+        Names the method in the message (default the registry name or the class name).
+    """
+    from sklearn.base import clone
+
+    from ..data import DataError
+
+    if isinstance(method, str):
+        est = get_spec(method).make(**params)
+    elif getattr(method, "check_resources", None) is None:
+        return ""
+    else:
+        est = clone(method)
+        if params:
+            est.set_params(**params)
+    check = getattr(est, "check_resources", None)
+    if check is None:
+        return ""
+    idx = np.arange(dataset.n_rows) if rows is None else np.asarray(rows)
+    if idx.dtype == bool:
+        idx = np.flatnonzero(idx)
+    idx = idx[training_rows(method if isinstance(method, str) else est, dataset.X[idx])]
+    if label is None:
+        label = method if isinstance(method, str) else type(method).__name__
+    labels = np.asarray(dataset.classes, dtype=object)[dataset.y[idx]]
+    try:
+        check(np.ascontiguousarray(dataset.X[idx]), labels,
+              arities=dataset.arities[dataset.feature_indices])
+    except DataError as exc:
+        return f"{label}: {exc}"
+    return ""
+
+
 def fit_method(method: Any, dataset: Any, rows: Any = None, **params: Any):
     """Build a registered method (or clone an estimator) and fit it on a dataset.
 
