@@ -6,7 +6,10 @@ data set where B-RAI as published is too slow for the Table 1 hour (JSON lines).
 Figures: ``brai_fit_eeg_{n}rows`` (CPU seconds of one fit on n rows of the first training fold,
 seed 0), ``brai_fit_us_per_test_eeg_{n}rows`` (those CPU µs per G² test run, everything
 included), ``brai_g2_tests_eeg_{n}rows`` (G² tests run), ``brai_tree_nodes_eeg_{n}rows``
-(internal nodes of the generating tree) and ``brai_g2_test_us`` (µs per call of the Python-level
+(internal nodes of the generating tree), ``brai_estimate_ratio_eeg_{n}rows`` (tests run / the size
+guard's estimate from plain RAI), ``brai_estimated_tests_eeg_fold`` and ``brai_guard_s_eeg_fold``
+(the estimate for the whole first training fold and the CPU seconds the guard takes to refuse it)
+and ``brai_g2_test_us`` (µs per call of the Python-level
 :func:`~bnma_core.classifiers.brai.g2_test` on 3,000 rows; B-RAI's bootstrap samples use the
 thinning kernel instead). Needs the Sugahara data (``$BNMA_SUGAHARA_DATA`` or
 ``shared/data/sugahara`` next to the repository); skips cleanly without.
@@ -21,6 +24,12 @@ at load 4-7: 1,000 rows 0.7 CPU s (10 µs per test), 3,000 rows 14.7 CPU s (the 
 tests: 9.5 µs per test); ``brai_g2_test_us`` 18 µs (unchanged path). The tree, and with it the
 number of tests, still grows much faster than the rows (4,000 rows of another subsample: 10,233
 nodes, 4.47 million tests, 47 CPU s), which keeps a full EEG fold out of the Table 1 hour.
+
+Measured 26 Nov 2026 (session 5, the size guard ``max_ci_tests``): actual / estimated tests 2.1
+(1,000 rows), 2.2 (2,000), 2.0 (3,000), 0.96 (4,000); the first training fold (13,482 rows, 3,908
+distinct): plain RAI reaches order 10, estimate 3.9e8 tests (≈ 2.3 h at the machine's µs per
+test), refused in 1.3 CPU s; the largest cap within the default limit is ``max_order=5``
+(1.7e7 tests).
 """
 
 from __future__ import annotations
@@ -59,6 +68,12 @@ def main() -> None:
         emit(f"brai_fit_us_per_test_eeg_{n}rows", 1e6 * cpu / est.tree_size_["ci_tests"], "us", 1)
         emit(f"brai_g2_tests_eeg_{n}rows", est.tree_size_["ci_tests"], "", 0)
         emit(f"brai_tree_nodes_eeg_{n}rows", est.tree_size_["internal"], "", 0)
+        emit(f"brai_estimate_ratio_eeg_{n}rows",
+             est.tree_size_["ci_tests"] / est.size_estimate_["estimated_ci_tests"], "", 2)
+    t = time.process_time()
+    guess = BRAI(max_ci_tests=None).check_resources(X[train], y[train], arities=ar)
+    emit("brai_guard_s_eeg_fold", time.process_time() - t, "s", 1)
+    emit("brai_estimated_tests_eeg_fold", guess["estimated_ci_tests"], "", 0)
 
 
 if __name__ == "__main__":

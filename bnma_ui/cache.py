@@ -54,6 +54,17 @@ def network(name: str) -> DiscreteBN:
     return load_network(name)
 
 
+@st.cache_data(show_spinner="Estimating the cost of the chosen methods on these data...",
+               max_entries=64)
+def resource_limit(_ds: DiscreteDataset, fingerprint: str, method: str) -> str:
+    """:func:`bnma_core.classifiers.registry.resource_limit` of a registered method on the
+    dataset (why it would pass its resource guard, '' if not), cached by dataset fingerprint
+    and method: B-RAI prices its tree by one run of plain RAI (up to a few seconds)."""
+    from bnma_core.classifiers.registry import resource_limit as limit
+
+    return limit(method, _ds)
+
+
 @st.cache_data(show_spinner="Sampling from the network...", max_entries=16)
 def sample_network(name: str, n_rows: int, seed: int, class_variable: str) -> DiscreteDataset:
     """``n_rows`` forward samples of a bundled network as a dataset, cached by its arguments."""

@@ -88,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--datasets", default="", help="comma-separated paper names (default all)")
     ap.add_argument("--methods", default="",
                     help="Table 1 columns (default all 11); diagnostics: kbestec100_uniform, "
-                         "proposed_uniform")
+                         "proposed_uniform, b_rai_cmi, b_rai_bdeu")
     ap.add_argument("--folds", type=int, default=None)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--no-apses", action="store_true")

@@ -20,7 +20,7 @@ from bnma_core.evaluation import (
     wilcoxon_against,
 )
 from bnma_ui import background
-from bnma_ui.cache import result_store
+from bnma_ui.cache import resource_limit, result_store
 from bnma_ui.models import default_positive_class, method_limits
 from bnma_ui.state import dataset_label, persistent, remember, require_dataset
 from bnma_ui.widgets import chart, equations, sidebar_dataset_badge, what_am_i_looking_at
@@ -121,6 +121,11 @@ if too_wide:  # the remedy: compare every method on the k features most informat
             st.dataframe(ranking.head(int(k_feat)).round(4), hide_index=True, width="stretch")
         limits = method_limits(ds)
         blocked = {m: _limit(m) for m in methods if _limit(m)}
+for m in methods:      # data-dependent guards (B-RAI's tree size), priced before a run
+    if m not in blocked:
+        why = resource_limit(ds, ds.fingerprint(), m)
+        if why:
+            blocked[m] = why
 if blocked:
     st.warning("Left out of the comparison (limits of the method): "
                + " ".join(blocked.values()))

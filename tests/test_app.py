@@ -324,6 +324,30 @@ def test_compare_leaves_out_methods_beyond_their_limits():
     assert list(at.dataframe[1].value["method"]) == ["nb"]
 
 
+def test_compare_prices_b_rai_on_the_data_before_a_run():
+    """A data-dependent limit (B-RAI's tree size, issue 12) is shown before the run, with the
+    estimate and the remedies, and the method is left out of the comparison."""
+    import numpy as np
+    import pandas as pd
+
+    from bnma_core.data import load_dataset
+
+    rng = np.random.default_rng(0)
+    h = rng.integers(0, 2, 5000)      # 12 noisy copies of one hidden bit: RAI reaches order 7+
+    df = pd.DataFrame({f"x{i}": np.where(rng.random(5000) < 0.8, h, 1 - h) for i in range(12)})
+    df["class"] = np.where(rng.random(5000) < 0.85, h, 1 - h)
+    at = _page("1_Compare_methods.py", load_dataset(df.to_csv(index=False).encode()))
+    at.multiselect(key="cmp_methods").set_value(["nb", "brai"])
+    at.slider(key="cmp_folds").set_value(2).run()
+    _no_failure(at)
+    warn = next(w.value for w in at.warning if "Left out" in w.value)
+    assert "brai: B-RAI would run about" in warn and "max_order=" in warn
+    at.button[0].click().run()
+    _finish_background(at, "compare")
+    _no_failure(at)
+    assert list(at.dataframe[1].value["method"]) == ["nb"]
+
+
 def test_compare_offers_the_k_most_informative_features_for_wide_data():
     """Item 10: the limit is shown before the run with a remedy the user switches on: every
     chosen method on the k features most informative about the class."""

@@ -574,3 +574,26 @@ def test_a_structure_too_large_to_tabulate_is_refused_not_allocated():
         assert abs(tb.local_score(0, big) - dense) < 1e-8
     finally:
         B._DENSE_CELLS = old
+
+
+def test_bdeu_selected_cmi_threshold_is_the_best_scoring_plain_rai_structure():
+    """cmi_threshold="bdeu" (Yehezkel & Lerner 2009; causality-lab's search_threshold_bdeu):
+    each candidate's score is the BDeu of plain RAI's DAG at that threshold — checked against
+    RAI through the Python test path (s = 1) — the best one is used, and the fit equals a fit
+    with that threshold given."""
+    from bnma_core.classifiers.brai import CMI_THRESHOLD_GRID
+
+    X, y = _latent_data(n=600, p=5)
+    clf = BRAI(n_structures=10, cmi_threshold="bdeu", random_state=3).fit(X, y)
+    scores = clf.threshold_scores_
+    assert list(scores) == list(CMI_THRESHOLD_GRID)
+    best = max(scores.values())
+    assert clf.cmi_threshold_ == max(t for t, v in scores.items() if v == best)
+    for th in (CMI_THRESHOLD_GRID[0], CMI_THRESHOLD_GRID[15], CMI_THRESHOLD_GRID[-1]):
+        one = BRAI(s=1, n_structures=1, cmi_threshold=th, random_state=0).fit(X, y)
+        assert abs(one.structures_[0].log_score - scores[th]) < 1e-8
+    given = BRAI(n_structures=10, cmi_threshold=clf.cmi_threshold_, random_state=3).fit(X, y)
+    np.testing.assert_array_equal(given.predict_proba(X), clf.predict_proba(X))
+    assert BRAI(n_structures=5, random_state=0).fit(X, y).cmi_threshold_ is None
+    with pytest.raises(ValueError, match="'bdeu'"):
+        BRAI(cmi_threshold="aic").fit(X, y)

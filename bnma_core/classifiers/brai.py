@@ -89,6 +89,10 @@ __all__ = ["BRAI", "DEFAULT_MAX_CI_TESTS", "g2_test", "rai"]
 #: (8-20 µs per test, everything included; ``benchmarks/brai.py``). Every B-RAI fit of
 #: Sugahara et al.'s Table 1 runs at most 0.84 million tests, except EEG's (≈ 4e8 per fold).
 DEFAULT_MAX_CI_TESTS = 25_000_000
+#: Candidate thresholds of ``BRAI(cmi_threshold="bdeu")``: 31 values from 1e-4 to 0.1 nats,
+#: evenly spaced in log (the reference notebook searches 0.0100-0.0199 for ALARM, 500 rows; the
+#: empirical CMI's bias ≈ df / 2N moves the useful range with N and the arities).
+CMI_THRESHOLD_GRID = tuple(float(v) for v in np.round(np.geomspace(1e-4, 0.1, 31), 7))
 #: Families with more cells than this are scored from their observed parent configurations
 #: only (:func:`bnma_core.scores.observed_family_counts`; the same BDeu value).
 _DENSE_CELLS = 1 << 22
@@ -559,7 +563,26 @@ class _TreeBuilder:
         """(order, CI tests run) of every call of plain RAI on the training rows (no
         bootstrap; the thinning kernel on the distinct rows and their multiplicities, no random
         numbers drawn): the deterministic skeleton of the generating tree."""
-        ci = _BootCI(self.cols, self.mult, self.ar64, self.alpha, self.cmi)
+        return self.plain_rai(self.cmi)[1]
+
+    def select_cmi_threshold(self, grid: tuple[float, ...]) -> tuple[float, list[float]]:
+        """The CMI threshold of ``grid`` whose plain-RAI structure has the highest BDeu score
+        on the training rows (ties: the highest threshold) and every threshold's score — the
+        choice Yehezkel & Lerner (2009) propose for RAI and causality-lab's
+        ``search_threshold_bdeu`` makes (a structure without a consistent extension: −∞)."""
+        scores = []
+        for th in grid:
+            g, _ = self.plain_rai(float(th))
+            parents = _dag_parents(_reorient(_edges_of(g)))
+            scores.append(-np.inf if parents is None else
+                          float(sum(self.local_score(v, parents[v]) for v in range(self.n))))
+        best = max(range(len(grid)), key=lambda i: (scores[i], grid[i]))
+        return float(grid[best]), scores
+
+    def plain_rai(self, cmi: float | None) -> tuple[_PDAG, list[tuple[int, int]]]:
+        """Plain RAI on the training rows with the kernel's tests (G² at ``alpha``, or the CMI
+        threshold ``cmi``): the learned graph and (order, tests) of every call."""
+        ci = _BootCI(self.cols, self.mult, self.ar64, self.alpha, cmi)
         g, sep, calls = _PDAG(self.n, complete=True), {}, []
 
         def recurse(en: list[int], ex: list[int], order: int) -> None:
@@ -574,7 +597,7 @@ class _TreeBuilder:
             recurse(desc, sorted(set(ex) | set(anc)), order + 1)
 
         recurse(list(range(self.n)), [], 0)
-        return calls
+        return g, calls
 
     def seconds_per_test(self) -> float:
         """CPU seconds per CI test of the tree, everything included, on this machine: about
@@ -611,8 +634,9 @@ class _TreeBuilder:
             f"(≈ {_fmt_secs(info['estimated_seconds'])} on this machine; plain RAI reaches "
             f"order {info['rai_max_order']} and the tree repeats each call about s^order "
             f"times); the limit is max_ci_tests={self.max_tests:.3g}. Remedies: {cap}"
-            f"cmi_threshold (a CMI threshold test keeps the tree small on large data), fewer "
-            f"rows, or max_ci_tests=None to run it anyway.")
+            f"cmi_threshold='bdeu' (a CMI-threshold test, its threshold chosen by BDeu, keeps "
+            f"the tree small on large data), fewer rows, or max_ci_tests=None to run it "
+            f"anyway.")
 
     def local_score(self, v: int, parents: tuple[int, ...]) -> float:
         k = (v, parents)
@@ -821,7 +845,7 @@ class BRAI(_ExactStructureClassifier):
         bootstrap: plain RAI (:func:`rai`), one structure.
     alpha : float, default 0.05
         Level of the G² CI tests (spec §4 default).
-    cmi_threshold : float or None, default None
+    cmi_threshold : float, "bdeu" or None, default None
         None: G² tests at ``alpha``. A number: the reference code's test instead
         (causality-lab ``CondIndepCMI``): X ⊥ Y | Z when the empirical conditional mutual
         information (nats) of the bootstrap sample is at most this threshold (the code's
@@ -834,7 +858,11 @@ class BRAI(_ExactStructureClassifier):
         in 6 s in all, but accuracies .567 / .908 / .711 against the paper's B-RAI .645 /
         .907 / .783; and on small data the CMI's upward bias (≈ df / 2N) exceeds any small
         fixed threshold, so the tree explodes instead (zoo, 101 rows: no fold in minutes).
-        Not the Table 1 setting; an option for large data.
+        Not the Table 1 setting; an option for large data. ``"bdeu"``: the threshold chosen on
+        the training rows as Yehezkel & Lerner (2009) propose for RAI and the reference code's
+        ``search_threshold_bdeu`` does — the value of :data:`CMI_THRESHOLD_GRID` whose plain
+        RAI structure scores the highest BDeu (``cmi_threshold_``, ``threshold_scores_``;
+        31 RAI runs, a few seconds on 15,000 rows).
     max_order : int or None, default None
         Largest conditioning-set size tested (None: until RAI's exit condition, as published).
     max_ci_tests : int or None, default :data:`DEFAULT_MAX_CI_TESTS` (25 million)
@@ -863,6 +891,10 @@ class BRAI(_ExactStructureClassifier):
     networks_ : list of DiscreteBN
     tree_size_ : dict
         ``internal``, ``leaves`` (nodes of the generating tree) and ``ci_tests`` (G² tests run).
+    cmi_threshold_ : float or None
+        The CMI threshold used (None: G² tests).
+    threshold_scores_ : dict or None
+        With ``cmi_threshold="bdeu"``: the BDeu score of plain RAI's structure per candidate.
     size_estimate_ : dict or None
         ``estimated_ci_tests``, ``rai_max_order``, ``estimated_seconds`` of the size guard
         (None when ``max_ci_tests`` is None or ``s = 1``).
@@ -880,7 +912,7 @@ class BRAI(_ExactStructureClassifier):
 
     def __init__(self, n_structures: int = 100, s: int = 3, alpha: float = 0.05,
                  max_order: int | None = None, ess: float = 1.0, random_state: Any = None,
-                 cmi_threshold: float | None = None,
+                 cmi_threshold: float | str | None = None,
                  max_ci_tests: int | None = DEFAULT_MAX_CI_TESTS) -> None:
         self.n_structures = n_structures
         self.s = s
@@ -904,13 +936,16 @@ class BRAI(_ExactStructureClassifier):
         if not 0.0 < a < 1.0:
             raise ValueError(f"alpha must be in (0, 1) (got {self.alpha!r}).")
         cmi = self.cmi_threshold
-        if cmi is not None:
+        select = isinstance(cmi, str) and cmi == "bdeu"
+        if select:
+            cmi = None
+        elif cmi is not None:
             try:
                 cmi = float(cmi)
             except (TypeError, ValueError):
                 cmi = float("nan")
             if not (cmi >= 0.0 and np.isfinite(cmi)) or isinstance(self.cmi_threshold, bool):
-                raise ValueError("cmi_threshold must be None or a non-negative number "
+                raise ValueError("cmi_threshold must be None, 'bdeu' or a non-negative number "
                                  f"(got {self.cmi_threshold!r}).")
         mo = self.max_order
         if mo is not None and (isinstance(mo, bool) or not isinstance(mo, (int, np.integer))
@@ -923,8 +958,15 @@ class BRAI(_ExactStructureClassifier):
                 raise ValueError(f"max_ci_tests must be None or a number >= 1 (got {mt!r}).")
             mt = int(mt)
         data, ar = self._training_table(X, y)
-        return _TreeBuilder(data, ar, a, s, None if mo is None else int(mo),
-                            DirichletScore("bdeu", ess), rng, cmi, mt), T
+        tb = _TreeBuilder(data, ar, a, s, None if mo is None else int(mo),
+                          DirichletScore("bdeu", ess), rng, cmi, mt)
+        self.threshold_scores_ = None
+        if select:
+            tb.cmi, scores = tb.select_cmi_threshold(CMI_THRESHOLD_GRID)
+            tb.full_ci = _CITest(tb.rows, ar, a, tb.mult, tb.cmi)
+            self.threshold_scores_ = dict(zip(CMI_THRESHOLD_GRID, scores))
+        self.cmi_threshold_ = tb.cmi
+        return tb, T
 
     def check_resources(self, X: Any, y: Any, arities: Any = None) -> dict:
         """The size guard of ``max_ci_tests`` without fitting: the estimate of the generating

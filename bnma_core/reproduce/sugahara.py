@@ -59,10 +59,12 @@ METHODS: dict[str, tuple[str, dict]] = {
 }
 PAPER_METHODS = list(METHODS)
 # diagnostics (not columns of the paper): uniform weights over the K classes
-# and B-RAI with the reference code's CI test (a CMI threshold; see BRAI.cmi_threshold)
+# and B-RAI with the reference code's CI test (a CMI threshold, fixed or chosen by BDeu on the
+# training fold; see BRAI.cmi_threshold)
 METHODS.update({"kbestec100_uniform": ("kbest", {"weighting": "uniform"}),
                 "proposed_uniform": ("subbkb", {"weighting": "uniform"}),
-                "b_rai_cmi": ("brai", {"cmi_threshold": 0.012})})
+                "b_rai_cmi": ("brai", {"cmi_threshold": 0.012}),
+                "b_rai_bdeu": ("brai", {"cmi_threshold": "bdeu"})})
 LABELS = {"nb": "NB", "tan": "TAN", "acll_tan": "aCLL-TAN", "ebn": "EBN", "eanb": "EANB",
           "banmix": "bAN_mix", "adaboost_ebn": "AdaBoost(EBN)", "b_rai": "B-RAI",
           "bagging_ebn": "Bagging(EBN)", "kbestec100": "KBestEC100", "proposed": "proposed"}
@@ -378,7 +380,8 @@ def summarize(folds: pd.DataFrame, paper: pd.DataFrame | None = None,
     ga = f.groupby(["dataset", "method"])
     cpu = ga["cpu_seconds"].sum().unstack().reindex(index=order)
     wall = ga["cell_seconds"].sum().unstack().reindex(index=order)
-    errors = f[f["error"] != ""].groupby(["dataset", "method"])["error"].first()
+    errors = (f[f["error"] != ""].sort_values("fold")
+              .groupby(["dataset", "method"])["error"].first())
     if len(partial):
         errors = pd.concat([errors, partial[~partial.index.isin(errors.index)]]).rename("error")
         errors.index.names = ["dataset", "method"]
@@ -539,7 +542,10 @@ def _cell_text(r: pd.Series, m: str) -> str:
     a = r.get(m, np.nan)
     err = r.get(f"{m}_error", np.nan)
     if isinstance(err, str) and err and not np.isfinite(a):
-        return err if err.startswith("only ") else "limit: " + err[:90]
+        if err.startswith("only "):
+            return err
+        head = err.split(";")[0].split(" (")[0]       # the limit's first clause
+        return "limit: " + (head if len(head) <= 90 else head[:89] + "…") + " (see below)"
     if not isinstance(a, float) or not np.isfinite(a):
         return ""
     if f"{m}_paper" in r and np.isfinite(r[f"{m}_paper"]):
@@ -603,7 +609,12 @@ def markdown(s: dict[str, pd.DataFrame], methods: Sequence[str], claims: Sequenc
                      f"{r['apses_proposed']:.4f} | {r['cpu_seconds']:.0f} |")
     lines += ["", "CPU seconds per method (all data sets and folds): " + ", ".join(
         f"{LABELS.get(m, m)} {t[f'{m}_cpu_seconds'].sum():.0f}" for m in methods
-        if f"{m}_cpu_seconds" in t), "", "Claims:", "", claims_text(claims)]
+        if f"{m}_cpu_seconds" in t)]
+    if len(s["errors"]):
+        lines += ["", "Cells that refused (limits) or failed (first fold's message):", ""]
+        lines += [f"- {r['dataset']} / {LABELS.get(r['method'], r['method'])}: {r['error']}"
+                  for _, r in s["errors"].iterrows()]
+    lines += ["", "Claims:", "", claims_text(claims)]
     return "\n".join(lines) + "\n"
 
 
