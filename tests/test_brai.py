@@ -597,3 +597,23 @@ def test_bdeu_selected_cmi_threshold_is_the_best_scoring_plain_rai_structure():
     assert BRAI(n_structures=5, random_state=0).fit(X, y).cmi_threshold_ is None
     with pytest.raises(ValueError, match="'bdeu'"):
         BRAI(cmi_threshold="aic").fit(X, y)
+
+
+def test_bdeu_threshold_search_skips_thresholds_whose_tree_would_be_refused():
+    """Thresholds whose B-RAI tree estimate passes max_ci_tests score −∞ (their plain RAI is
+    stopped early); the others keep their scores, and the choice is among them."""
+    from bnma_core.classifiers.brai import CMI_THRESHOLD_GRID
+
+    X, y = _latent_data(n=600, p=6)
+    tb = _builder(X, y)
+    ests = {th: sum(t * 3 ** (o + 1) for o, t in tb.plain_rai(th)[1])
+            for th in CMI_THRESHOLD_GRID}
+    values = sorted(set(ests.values()))
+    limit = int(values[len(values) // 2])
+    free = BRAI(n_structures=5, cmi_threshold="bdeu", max_ci_tests=None,
+                random_state=0).fit(X, y).threshold_scores_
+    lim = BRAI(n_structures=5, cmi_threshold="bdeu", max_ci_tests=limit, random_state=0).fit(X, y)
+    assert any(e > limit for e in ests.values()) and any(e <= limit for e in ests.values())
+    for th, e in ests.items():
+        assert lim.threshold_scores_[th] == (-np.inf if e > limit else free[th])
+    assert ests[lim.cmi_threshold_] <= limit

@@ -533,6 +533,10 @@ def _reorient(edges: dict) -> _PDAG:
     return out
 
 
+class _OverBudget(Exception):
+    """Plain RAI stopped: the tree it prices would pass the size guard."""
+
+
 class _TreeBuilder:
     """Learns the graph-generating tree (the authors' ``learn_recursively``)."""
 
@@ -569,21 +573,36 @@ class _TreeBuilder:
         """The CMI threshold of ``grid`` whose plain-RAI structure has the highest BDeu score
         on the training rows (ties: the highest threshold) and every threshold's score — the
         choice Yehezkel & Lerner (2009) propose for RAI and causality-lab's
-        ``search_threshold_bdeu`` makes (a structure without a consistent extension: −∞)."""
+        ``search_threshold_bdeu`` makes (a structure without a consistent extension: −∞).
+
+        Only thresholds whose B-RAI tree fits ``max_tests`` are eligible: plain RAI at a
+        threshold is stopped as soon as its estimate of the tree (:meth:`check_size`) passes
+        the limit, and the threshold scores −∞ (on small data the CMI's upward bias, about
+        df / 2N, keeps nearly every edge at low thresholds, RAI climbs to order 10 and more,
+        and those trees would be refused anyway).
+        """
         scores = []
         for th in grid:
-            g, _ = self.plain_rai(float(th))
+            try:
+                g, _ = self.plain_rai(float(th), budget=self.max_tests)
+            except _OverBudget:
+                scores.append(-np.inf)
+                continue
             parents = _dag_parents(_reorient(_edges_of(g)))
             scores.append(-np.inf if parents is None else
                           float(sum(self.local_score(v, parents[v]) for v in range(self.n))))
         best = max(range(len(grid)), key=lambda i: (scores[i], grid[i]))
         return float(grid[best]), scores
 
-    def plain_rai(self, cmi: float | None) -> tuple[_PDAG, list[tuple[int, int]]]:
+    def plain_rai(self, cmi: float | None, budget: int | None = None
+                  ) -> tuple[_PDAG, list[tuple[int, int]]]:
         """Plain RAI on the training rows with the kernel's tests (G² at ``alpha``, or the CMI
-        threshold ``cmi``): the learned graph and (order, tests) of every call."""
+        threshold ``cmi``): the learned graph and (order, tests) of every call. With
+        ``budget``, :class:`_OverBudget` as soon as the tree estimate of :meth:`check_size`
+        passes it."""
         ci = _BootCI(self.cols, self.mult, self.ar64, self.alpha, cmi)
         g, sep, calls = _PDAG(self.n, complete=True), {}, []
+        est = [0.0]
 
         def recurse(en: list[int], ex: list[int], order: int) -> None:
             if _exit(g, en, order, self.max_order):
@@ -591,6 +610,9 @@ class _TreeBuilder:
             t0 = ci.n_tests
             _refine_and_orient(g, sep, en, ex, order, ci)
             calls.append((order, ci.n_tests - t0))
+            est[0] += (ci.n_tests - t0) * self.s ** (order + 1)
+            if budget is not None and est[0] > budget:
+                raise _OverBudget
             desc, ancs, anc = _split(g, en)
             for a in ancs:
                 recurse(a, ex, order + 1)
@@ -862,7 +884,8 @@ class BRAI(_ExactStructureClassifier):
         the training rows as Yehezkel & Lerner (2009) propose for RAI and the reference code's
         ``search_threshold_bdeu`` does — the value of :data:`CMI_THRESHOLD_GRID` whose plain
         RAI structure scores the highest BDeu (``cmi_threshold_``, ``threshold_scores_``;
-        31 RAI runs, a few seconds on 15,000 rows).
+        31 RAI runs, a few seconds on 15,000 rows), among the thresholds whose tree fits
+        ``max_ci_tests`` (the others score −∞).
     max_order : int or None, default None
         Largest conditioning-set size tested (None: until RAI's exit condition, as published).
     max_ci_tests : int or None, default :data:`DEFAULT_MAX_CI_TESTS` (25 million)
