@@ -25,11 +25,12 @@ tests: 9.5 µs per test); ``brai_g2_test_us`` 18 µs (unchanged path). The tree,
 number of tests, still grows much faster than the rows (4,000 rows of another subsample: 10,233
 nodes, 4.47 million tests, 47 CPU s), which keeps a full EEG fold out of the Table 1 hour.
 
-Measured 26 Nov 2026 (session 5, the size guard ``max_ci_tests``): actual / estimated tests 2.1
-(1,000 rows), 2.2 (2,000), 2.0 (3,000), 0.96 (4,000); the first training fold (13,482 rows, 3,908
-distinct): plain RAI reaches order 10, estimate 3.9e8 tests (≈ 2.3 h at the machine's µs per
-test), refused in 1.3 CPU s; the largest cap within the default limit is ``max_order=5``
-(1.7e7 tests).
+Measured 26 Nov 2026 (session 5, quiet machine, the size guard ``max_ci_tests``): 1,000 rows
+0.5 CPU s (7.4 µs per test), 3,000 rows 12.3 CPU s (8.0 µs per test); tests run / the guard's
+estimate 1.9 and 2.28 on this script's subsamples (0.96-2.2 on others, ``experiments/sugahara.md``);
+the whole first training fold (13,482 rows, 3,908 distinct): plain RAI reaches order 10,
+estimate 3.9e8 tests, refused in 1.0 CPU s; the largest cap within the default limit is
+``max_order=5`` (1.7e7 tests).
 """
 
 from __future__ import annotations
