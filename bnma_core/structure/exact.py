@@ -262,6 +262,31 @@ def k_best(X: np.ndarray, arities: Sequence[int], k: int, *, classes: bool = Tru
         raise ValueError("Equivalence classes need a score-equivalent score: use score='bdeu' "
                          "(K2 gives equivalent DAGs different scores).")
     n = Xc.shape[1]
+    perm, m, lim = _search_order(n, max_parents, class_index, augmented)
+    check_limits(m, K, Xc.shape[0], augmented, limits)
+    tick = _stage_ticker(progress)
+    tick(STAGES[0], 0.0)
+    ls, offset = _permuted_local_scores(Xc, ar, perm, score, ess, lim, augmented, class_index,
+                                        sample_weight)
+    if m == 0:
+        return [ScoredStructure.from_parents(0.0, [()] * n)]
+    tick(STAGES[1], 0.3)
+    bs, bm, bl = kbest_parent_sets(ls, K)
+    del ls
+    ecode, vcode = zobrist_codes(m)
+    tick(STAGES[2], 0.6)
+    scores, masks, _, count = kbest_networks(bs, bm, bl, K, bool(classes), ecode, vcode)
+    del bs, bm, bl
+    out = _decode_structures(scores, masks, count, perm, n, m, augmented, class_index, offset)
+    if progress is not None:
+        progress("done", 1.0)
+    return out
+
+
+def _search_order(n: int, max_parents: int | None, class_index: int | None, augmented: bool
+                  ) -> tuple[list[int], int, int | None]:
+    """Check the structure options of :func:`k_best`; return (column order of the DP, the
+    class last in EANB; number of DP variables; in-degree limit of the DP variables)."""
     if max_parents is not None and (isinstance(max_parents, bool) or not isinstance(
             max_parents, (int, np.integer)) or max_parents < 0):
         raise ValueError("max_parents must be a non-negative integer or None.")
@@ -284,13 +309,26 @@ def k_best(X: np.ndarray, arities: Sequence[int], k: int, *, classes: bool = Tru
         perm = list(range(n))
         m = n
         lim = None if max_parents is None else int(max_parents)
-    check_limits(m, K, Xc.shape[0], augmented, limits)
+    return perm, m, lim
+
+
+def _stage_ticker(progress: Callable[[str, float], bool] | None) -> Callable[[str, float], None]:
+    """``tick(stage, fraction)``: report the stage to ``progress``; raise :class:`Stopped` when
+    it returns True."""
 
     def tick(stage: str, fraction: float) -> None:
         if progress is not None and progress(stage, fraction):
             raise Stopped(f"Stopped before the stage {stage!r}.")
 
-    tick(STAGES[0], 0.0)
+    return tick
+
+
+def _permuted_local_scores(Xc: np.ndarray, ar: np.ndarray, perm: list[int], score: str,
+                           ess: float, lim: int | None, augmented: bool, class_index: int | None,
+                           sample_weight: np.ndarray | None) -> tuple[np.ndarray, float]:
+    """Local scores of the columns in DP order ``perm`` (EANB: the class, last, forced into
+    every parent set) and the score offset (EANB: the class's parentless family score)."""
+    n = Xc.shape[1]
     Xp = Xc[:, perm]
     arp = ar[perm]
     ls = local_scores(Xp, arp, score, ess, lim, forced=[n - 1] if augmented else (),
@@ -299,15 +337,14 @@ def k_best(X: np.ndarray, arities: Sequence[int], k: int, *, classes: bool = Tru
     if augmented:
         offset = log_ml_counts(family_counts(Xc, int(class_index), [], ar, sample_weight),
                                score, ess)
-    if m == 0:
-        return [ScoredStructure.from_parents(0.0, [()] * n)]
-    tick(STAGES[1], 0.3)
-    bs, bm, bl = kbest_parent_sets(ls, K)
-    del ls
-    ecode, vcode = zobrist_codes(m)
-    tick(STAGES[2], 0.6)
-    scores, masks, _, count = kbest_networks(bs, bm, bl, K, bool(classes), ecode, vcode)
-    del bs, bm, bl
+    return ls, offset
+
+
+def _decode_structures(scores: np.ndarray, masks: np.ndarray, count, perm: list[int], n: int,
+                       m: int, augmented: bool, class_index: int | None,
+                       offset: float) -> list[ScoredStructure]:
+    """The DP's networks (parent bitmasks over the DP order ``perm``) as ScoredStructures over
+    the original columns, the class added as a parent of every feature in EANB."""
     out = []
     for r in range(int(count)):
         parents: list[tuple[int, ...]] = [()] * n
@@ -318,8 +355,6 @@ def k_best(X: np.ndarray, arities: Sequence[int], k: int, *, classes: bool = Tru
                 pa.append(int(class_index))
             parents[perm[i]] = tuple(sorted(pa))
         out.append(ScoredStructure.from_parents(float(scores[r]) + offset, parents))
-    if progress is not None:
-        progress("done", 1.0)
     return out
 
 

@@ -472,25 +472,7 @@ def build_score_table(codes: np.ndarray, arities: np.ndarray, max_parents: int =
     l_eff = min(int(max_parents), n - 1)
     if prune_eps < 0 or not math.isfinite(prune_eps):
         raise ValueError("prune_eps must be a finite number >= 0.")
-    if isinstance(candidates, str):
-        if candidates != "auto":
-            raise ValueError(f"Unknown candidates {candidates!r}; use None, 'auto', a number "
-                             "or an (n_vars, K) array.")
-        full_fits = (n <= MAX_FULL_VARS
-                     and estimate_table_bytes(n, n_rows, arities, l_eff) <= max_bytes)
-        candidates = None if full_fits else min(DEFAULT_CANDIDATES, n - 1)
-    k, cand = _resolve_candidates(candidates, n)
-    if k is None and n > MAX_FULL_VARS:
-        raise DataError(
-            f"The paper-faithful regime (every parent set) handles at most {MAX_FULL_VARS} "
-            f"variables (got {n}); use candidates=K (K <= {MAX_CANDIDATES} candidate parents "
-            "per node) or candidates='auto'.")
-    need = estimate_table_bytes(n, n_rows, arities, l_eff, k)
-    if need > max_bytes:
-        raise ValueError(
-            f"The score table would need about {need / 1e9:.2f} GB (limit "
-            f"{max_bytes / 1e9:.2f} GB): lower max_parents, use fewer variables or the "
-            "candidate-restricted regime with fewer candidates.")
+    k, cand = _choose_regime(candidates, n, n_rows, arities, l_eff, max_bytes)
     log_prior = _log_priors(n, l_eff, prior)
     max_cells = int(np.prod(np.sort(arities)[::-1][: l_eff + 1]))
     kind = SCORE_KINDS[score]
@@ -515,6 +497,33 @@ def build_score_table(codes: np.ndarray, arities: np.ndarray, max_parents: int =
     return ScoreTable(masks, scores, limits, arities, l_eff, score, prior, float(ess),
                       float(prune_eps), log_eps_rel, "full" if k is None else "candidates",
                       cand, logsum, exps, bid, band_first, band_anchor, cbit, data_t, weights)
+
+
+def _choose_regime(candidates: int | np.ndarray | str | None, n: int, n_rows: int,
+                   arities: np.ndarray, l_eff: int, max_bytes: int
+                   ) -> tuple[int | None, np.ndarray | None]:
+    """Resolve ``candidates`` ("auto" included) as :func:`_resolve_candidates` does and refuse
+    a regime that cannot hold ``n`` variables or whose estimated memory exceeds ``max_bytes``."""
+    if isinstance(candidates, str):
+        if candidates != "auto":
+            raise ValueError(f"Unknown candidates {candidates!r}; use None, 'auto', a number "
+                             "or an (n_vars, K) array.")
+        full_fits = (n <= MAX_FULL_VARS
+                     and estimate_table_bytes(n, n_rows, arities, l_eff) <= max_bytes)
+        candidates = None if full_fits else min(DEFAULT_CANDIDATES, n - 1)
+    k, cand = _resolve_candidates(candidates, n)
+    if k is None and n > MAX_FULL_VARS:
+        raise DataError(
+            f"The paper-faithful regime (every parent set) handles at most {MAX_FULL_VARS} "
+            f"variables (got {n}); use candidates=K (K <= {MAX_CANDIDATES} candidate parents "
+            "per node) or candidates='auto'.")
+    need = estimate_table_bytes(n, n_rows, arities, l_eff, k)
+    if need > max_bytes:
+        raise ValueError(
+            f"The score table would need about {need / 1e9:.2f} GB (limit "
+            f"{max_bytes / 1e9:.2f} GB): lower max_parents, use fewer variables or the "
+            "candidate-restricted regime with fewer candidates.")
+    return k, cand
 
 
 def _resolve_candidates(candidates: int | np.ndarray | None, n: int

@@ -205,17 +205,11 @@ def dag_figure(graph: nx.DiGraph, class_node: Hashable | None = None,
     edges = _drawn_edges(graph, edge_weight, threshold)
     pos = _positions(graph, edges, positions, layout, class_node)
     highlight = set(highlight_nodes)
-    weights = np.array([w for _, _, w in edges], dtype=float)
     if weight_range is None:
-        top = max(1.0, float(weights.max())) if weights.size else 1.0
-        weight_range = (0.0, top)
+        weight_range = _default_weight_range(edges)
     weighted = edge_weight is not None and any(
         edge_weight in d for _, _, d in graph.edges(data=True))
-    size = {n: 14 for n in graph.nodes}
-    size.update({n: 16 for n in highlight if n in size})
-    has_class = class_node is not None and class_node in graph
-    if has_class:
-        size[class_node] = 20
+    size, has_class = _node_sizes(graph, highlight, class_node)
 
     fig = go.Figure()
     annotations = _edge_arrows(edges, pos, size, weight_range, weighted,
@@ -223,12 +217,7 @@ def dag_figure(graph: nx.DiGraph, class_node: Hashable | None = None,
     fig.add_trace(_edge_hover_trace(edges, pos, weight_range, weighted, weight_label,
                                     {tuple(e) for e in highlight_edges},
                                     fig_height(pos, height)))
-    ordinary = [n for n in graph.nodes if n != class_node and n not in highlight]
-    marked = [n for n in graph.nodes if n != class_node and n in highlight]
-    groups = [(ordinary, "nodes", NODE_COLOR, "circle", 14),
-              (marked, "highlighted", HIGHLIGHT_COLOR, "circle", 16)]
-    if has_class:
-        groups.append(([class_node], "class", CLASS_COLOR, "diamond", size[class_node]))
+    groups, marked = _node_groups(graph, class_node, highlight, has_class, size)
     for nodes, name, color, symbol, node_size in groups:
         if nodes:
             fig.add_trace(_node_trace(graph, pos, nodes, name, color, symbol, node_size))
@@ -244,6 +233,38 @@ def dag_figure(graph: nx.DiGraph, class_node: Hashable | None = None,
         yaxis=dict(visible=False, range=[-0.06, 1.1]),
     )
     return fig
+
+
+def _default_weight_range(edges: list) -> tuple[float, float]:
+    """``(0, max(1, max weight))`` of the drawn edges; (0, 1) when none is drawn."""
+    weights = np.array([w for _, _, w in edges], dtype=float)
+    top = max(1.0, float(weights.max())) if weights.size else 1.0
+    return (0.0, top)
+
+
+def _node_sizes(graph: nx.DiGraph, highlight: set, class_node: Hashable | None
+                ) -> tuple[dict, bool]:
+    """Marker size of every node (ordinary 14, highlighted 16, class 20) and whether the class
+    node is in the graph."""
+    size = {n: 14 for n in graph.nodes}
+    size.update({n: 16 for n in highlight if n in size})
+    has_class = class_node is not None and class_node in graph
+    if has_class:
+        size[class_node] = 20
+    return size, has_class
+
+
+def _node_groups(graph: nx.DiGraph, class_node: Hashable | None, highlight: set,
+                 has_class: bool, size: Mapping) -> tuple[list[tuple], list]:
+    """(nodes, trace name, colour, symbol, marker size) of each node role in drawing order,
+    and the highlighted nodes other than the class."""
+    ordinary = [n for n in graph.nodes if n != class_node and n not in highlight]
+    marked = [n for n in graph.nodes if n != class_node and n in highlight]
+    groups = [(ordinary, "nodes", NODE_COLOR, "circle", 14),
+              (marked, "highlighted", HIGHLIGHT_COLOR, "circle", 16)]
+    if has_class:
+        groups.append(([class_node], "class", CLASS_COLOR, "diamond", size[class_node]))
+    return groups, marked
 
 
 def _drawn_edges(graph: nx.DiGraph, edge_weight: str | None, threshold: float
