@@ -649,6 +649,47 @@ def markdown(s: dict[str, pd.DataFrame], methods: Sequence[str], claims: Sequenc
     return "\n".join(lines) + "\n"
 
 
+def _averages(comp: pd.DataFrame) -> pd.DataFrame:
+    """Average accuracy per method over the complete data sets: ours, the paper's on the same
+    sets, and the paper's printed averages (26 sets)."""
+    avg = pd.DataFrame({"ours": comp.mean()})
+    pt = paper_table()
+    if pt is not None:
+        avg["paper, same data sets"] = [pt.loc[comp.index, m].mean() if m in pt else np.nan
+                                        for m in avg.index]
+        avg["paper, printed (26 sets)"] = [{
+            "nb": 0.7541, "tan": 0.7696, "acll_tan": 0.7678, "ebn": 0.7752, "eanb": 0.7875,
+            "banmix": 0.7722, "adaboost_ebn": 0.7793, "b_rai": 0.7512,
+            "bagging_ebn": 0.7861, "kbestec100": 0.7888, "proposed": 0.7942}.get(m, np.nan)
+            for m in avg.index]
+    avg.index = [LABELS.get(m, m) for m in avg.index]
+    return avg
+
+
+def _structure_sections(t: pd.DataFrame) -> list[tuple[str, object]]:
+    """Class parents and APSES beside the paper's, and Fig. 1 (APSES against N)."""
+    import plotly.express as px
+
+    struct = t[["dataset", "N", "parents_ebn", "parents_proposed", "apses_kbestec100",
+                "apses_proposed"]].copy()
+    pt = paper_table()
+    if pt is not None:
+        for c in ("parents_ebn", "parents_proposed", "apses_kbestec100", "apses_proposed"):
+            struct[c + " (paper)"] = struct["dataset"].map(pt[c])
+    out: list[tuple[str, object]] = [(
+        "Class parents (EBN, proposed; mean over folds, the DP's representative DAG) and "
+        "APSES (KBestEC100, proposed)", struct)]
+    ap = struct.dropna(subset=["apses_kbestec100", "apses_proposed"])
+    if len(ap):
+        apl = ap.melt(id_vars=["dataset", "N"], value_vars=["apses_kbestec100",
+                                                             "apses_proposed"],
+                      var_name="method", value_name="APSES")
+        out.append(("Fig. 1: APSES against the sample size", px.scatter(
+            apl, x="N", y="APSES", color="method", log_x=True, hover_data=["dataset"],
+            title="APSES of KBestEC100 and the proposed method (mean over folds)")))
+    return out
+
+
 def report(cells: pd.DataFrame, meta: dict) -> str:
     """The HTML page: claims, ours vs the paper per data set and method, averages, Wilcoxon
     and Hommel p-values, structure statistics, APSES, runtime."""
@@ -677,19 +718,8 @@ def report(cells: pd.DataFrame, meta: dict) -> str:
                          pd.Series(within, name="within 2 SE")))
     comp = s["complete"]
     if len(comp):
-        avg = pd.DataFrame({"ours": comp.mean()})
-        pt = paper_table()
-        if pt is not None:
-            avg["paper, same data sets"] = [pt.loc[comp.index, m].mean() if m in pt else np.nan
-                                            for m in avg.index]
-            avg["paper, printed (26 sets)"] = [{
-                "nb": 0.7541, "tan": 0.7696, "acll_tan": 0.7678, "ebn": 0.7752, "eanb": 0.7875,
-                "banmix": 0.7722, "adaboost_ebn": 0.7793, "b_rai": 0.7512,
-                "bagging_ebn": 0.7861, "kbestec100": 0.7888, "proposed": 0.7942}.get(m, np.nan)
-                for m in avg.index]
-        avg.index = [LABELS.get(m, m) for m in avg.index]
         sections.append((f"Average accuracy over the {len(comp)} data sets where every method "
-                         "ran", avg))
+                         "ran", _averages(comp)))
     if len(s["tests"]):
         tests = s["tests"].copy()
         printed = {"nb": "0.0019", "tan": "0.0033", "acll_tan": "0.0093", "ebn": "0.0025",
@@ -706,22 +736,7 @@ def report(cells: pd.DataFrame, meta: dict) -> str:
                          title="Accuracy: ours vs the paper (diagonal = equal)")
         fig.add_shape(type="line", x0=0.3, y0=0.3, x1=1, y1=1, line={"dash": "dot"})
         sections.append(("Ours vs the paper", fig))
-    struct = t[["dataset", "N", "parents_ebn", "parents_proposed", "apses_kbestec100",
-                "apses_proposed"]].copy()
-    pt = paper_table()
-    if pt is not None:
-        for c in ("parents_ebn", "parents_proposed", "apses_kbestec100", "apses_proposed"):
-            struct[c + " (paper)"] = struct["dataset"].map(pt[c])
-    sections.append(("Class parents (EBN, proposed; mean over folds, the DP's representative "
-                     "DAG) and APSES (KBestEC100, proposed)", struct))
-    ap = struct.dropna(subset=["apses_kbestec100", "apses_proposed"])
-    if len(ap):
-        apl = ap.melt(id_vars=["dataset", "N"], value_vars=["apses_kbestec100",
-                                                             "apses_proposed"],
-                      var_name="method", value_name="APSES")
-        sections.append(("Fig. 1: APSES against the sample size", px.scatter(
-            apl, x="N", y="APSES", color="method", log_x=True, hover_data=["dataset"],
-            title="APSES of KBestEC100 and the proposed method (mean over folds)")))
+    sections += _structure_sections(t)
     runtime = t[["dataset", "N", "cpu_seconds", "wall_seconds"]].copy()
     for m in methods:
         runtime[LABELS.get(m, m)] = t[f"{m}_cpu_seconds"]
