@@ -432,24 +432,34 @@ def _claim_status(ok: bool):
 
 def check_claims(s: dict[str, pd.DataFrame]) -> list[dict]:
     """The paper's central claims, each with a verdict and the numbers (paper §5)."""
-    from bnma_core.analysis import wilcoxon_over_datasets
-
     from .report import NOT_CHECKABLE, claim
 
-    out: list[dict] = []
     acc, comp, table = s["accuracy"], s["complete"], s["table"]
     sizes = table.set_index("dataset")["N"] if len(table) else pd.Series(dtype=float)
     need = {"proposed", "kbestec100", "ebn"}
     if not need <= set(comp.columns) or len(comp) < 2:
         return [claim("the paper's claims", "", "too few complete data sets", NOT_CHECKABLE)]
+    out = _claims_average(comp)
+    if len(s["tests"]):
+        out.append(_claim_significance(s["tests"]))
+    small = [d for d in acc.index if sizes.get(d, 0) < SMALL]
+    out += _claims_small(acc.loc[small])
+    out += _claims_apses(table[["dataset", "N", "apses_kbestec100", "apses_proposed"]].dropna())
+    return out
+
+
+def _claims_average(comp: pd.DataFrame) -> list[dict]:
+    """The order of the average accuracies and the proposed method's rank (complete sets)."""
+    from .report import claim
+
     mean = comp.mean()
     p, k, e = mean["proposed"], mean["kbestec100"], mean["ebn"]
-    out.append(claim(
+    out = [claim(
         "average accuracy: proposed (subbagging) ≥ KBestEC100 ≥ EBN",
         "0.7942 ≥ 0.7888 ≥ 0.7752 (26 data sets)",
         f"{p:.4f}, {k:.4f}, {e:.4f} over the {len(comp)} data sets where every method ran",
         _claim_status(p >= k >= e),
-        "" if p >= k >= e else "the order of the averages differs on our runs"))
+        "" if p >= k >= e else "the order of the averages differs on our runs")]
     best = mean.idxmax()
     out.append(claim(
         "the proposed method has the best average accuracy of the 11 methods",
@@ -458,22 +468,34 @@ def check_claims(s: dict[str, pd.DataFrame]) -> list[dict]:
         f"{int((mean > p).sum()) + 1} of {len(mean)})",
         _claim_status(best == "proposed" or mean[best] <= p),
         "" if mean[best] <= p else f"{LABELS.get(best, best)} is higher on average"))
-    tests = s["tests"]
-    if len(tests):
-        sig = tests[tests["p_wilcoxon"] < 0.10]
-        others = tests[~tests["method"].isin(["eanb", "kbestec100"])]
-        n_sig = int((others["p_wilcoxon"] < 0.10).sum())
-        ok = n_sig >= len(others) - 1 and (others["mean_diff"] > 0).all()
-        out.append(claim(
-            "the proposed method outperforms almost all other methods except EANB and "
-            "KBestEC100 at p < 0.10 (Wilcoxon over data sets)",
-            "p < 0.10 against 8 of 9 (Bagging 0.063); EANB, KBestEC100 > 0.10",
-            f"raw p < 0.10 against {n_sig} of those {len(others)} "
-            f"({', '.join(LABELS[m] for m in sig['method']) or 'none'}); Hommel-adjusted "
-            f"< 0.10 against {int((tests['p_hommel'] < 0.10).sum())}",
-            _claim_status(ok), "" if ok else "too few significant differences on our runs"))
-    small = [d for d in acc.index if sizes.get(d, 0) < SMALL]
-    sm = acc.loc[small]
+    return out
+
+
+def _claim_significance(tests: pd.DataFrame) -> dict:
+    """Proposed vs the others at p < 0.10 (Wilcoxon over data sets, raw and Hommel)."""
+    from .report import claim
+
+    sig = tests[tests["p_wilcoxon"] < 0.10]
+    others = tests[~tests["method"].isin(["eanb", "kbestec100"])]
+    n_sig = int((others["p_wilcoxon"] < 0.10).sum())
+    ok = n_sig >= len(others) - 1 and (others["mean_diff"] > 0).all()
+    return claim(
+        "the proposed method outperforms almost all other methods except EANB and "
+        "KBestEC100 at p < 0.10 (Wilcoxon over data sets)",
+        "p < 0.10 against 8 of 9 (Bagging 0.063); EANB, KBestEC100 > 0.10",
+        f"raw p < 0.10 against {n_sig} of those {len(others)} "
+        f"({', '.join(LABELS[m] for m in sig['method']) or 'none'}); Hommel-adjusted "
+        f"< 0.10 against {int((tests['p_hommel'] < 0.10).sum())}",
+        _claim_status(ok), "" if ok else "too few significant differences on our runs")
+
+
+def _claims_small(sm: pd.DataFrame) -> list[dict]:
+    """The small-data claims (< 1000 rows): vs EBN, vs KBestEC100, best on average."""
+    from bnma_core.analysis import wilcoxon_over_datasets
+
+    from .report import claim
+
+    out: list[dict] = []
     pair = sm[["proposed", "ebn"]].dropna()
     if len(pair):
         worse = pair[pair["proposed"] < pair["ebn"] - 1e-12]
@@ -515,26 +537,35 @@ def check_claims(s: dict[str, pd.DataFrame]) -> list[dict]:
             _claim_status(ms[best] <= ms["proposed"]),
             "" if ms[best] <= ms["proposed"] else f"{LABELS.get(best, best)} has a higher "
             "average on our small data sets"))
-    ap = table[["dataset", "N", "apses_kbestec100", "apses_proposed"]].dropna()
-    if len(ap) >= 2:
-        pv = wilcoxon_over_datasets(ap["apses_proposed"], ap["apses_kbestec100"], "less")
-        lower = int((ap["apses_proposed"] < ap["apses_kbestec100"]).sum())
-        out.append(claim(
-            "the APSES of the proposed method is significantly lower than that of KBestEC100",
-            "one-sided Wilcoxon p = 0.0001 (means 0.0581 vs 0.0600)",
-            f"lower on {lower} of {len(ap)} data sets; means {ap['apses_proposed'].mean():.4f} "
-            f"vs {ap['apses_kbestec100'].mean():.4f}; one-sided Wilcoxon p = {pv:.5f}",
-            _claim_status(pv < 0.05), "" if pv < 0.05 else "not significant on our runs"))
-        from scipy.stats import spearmanr
+    return out
 
-        rk = spearmanr(ap["N"], ap["apses_kbestec100"]).statistic
-        rp = spearmanr(ap["N"], ap["apses_proposed"]).statistic
-        ok = rk < 0 and rk < rp
-        out.append(claim(
-            "the APSES of KBestEC100 grows as the sample size shrinks, that of the proposed "
-            "method does not (Fig. 1)", "KBestEC100 rises at small N, proposed flat",
-            f"Spearman correlation of APSES with N: KBestEC100 {rk:+.2f}, proposed {rp:+.2f}",
-            _claim_status(ok), "" if ok else "no such size trend on our runs"))
+
+def _claims_apses(ap: pd.DataFrame) -> list[dict]:
+    """The APSES claims: proposed below KBestEC100, and Fig. 1's trend with N."""
+    from scipy.stats import spearmanr
+
+    from bnma_core.analysis import wilcoxon_over_datasets
+
+    from .report import claim
+
+    if len(ap) < 2:
+        return []
+    pv = wilcoxon_over_datasets(ap["apses_proposed"], ap["apses_kbestec100"], "less")
+    lower = int((ap["apses_proposed"] < ap["apses_kbestec100"]).sum())
+    out = [claim(
+        "the APSES of the proposed method is significantly lower than that of KBestEC100",
+        "one-sided Wilcoxon p = 0.0001 (means 0.0581 vs 0.0600)",
+        f"lower on {lower} of {len(ap)} data sets; means {ap['apses_proposed'].mean():.4f} "
+        f"vs {ap['apses_kbestec100'].mean():.4f}; one-sided Wilcoxon p = {pv:.5f}",
+        _claim_status(pv < 0.05), "" if pv < 0.05 else "not significant on our runs")]
+    rk = spearmanr(ap["N"], ap["apses_kbestec100"]).statistic
+    rp = spearmanr(ap["N"], ap["apses_proposed"]).statistic
+    ok = rk < 0 and rk < rp
+    out.append(claim(
+        "the APSES of KBestEC100 grows as the sample size shrinks, that of the proposed "
+        "method does not (Fig. 1)", "KBestEC100 rises at small N, proposed flat",
+        f"Spearman correlation of APSES with N: KBestEC100 {rk:+.2f}, proposed {rp:+.2f}",
+        _claim_status(ok), "" if ok else "no such size trend on our runs"))
     return out
 
 
@@ -618,6 +649,47 @@ def markdown(s: dict[str, pd.DataFrame], methods: Sequence[str], claims: Sequenc
     return "\n".join(lines) + "\n"
 
 
+def _averages(comp: pd.DataFrame) -> pd.DataFrame:
+    """Average accuracy per method over the complete data sets: ours, the paper's on the same
+    sets, and the paper's printed averages (26 sets)."""
+    avg = pd.DataFrame({"ours": comp.mean()})
+    pt = paper_table()
+    if pt is not None:
+        avg["paper, same data sets"] = [pt.loc[comp.index, m].mean() if m in pt else np.nan
+                                        for m in avg.index]
+        avg["paper, printed (26 sets)"] = [{
+            "nb": 0.7541, "tan": 0.7696, "acll_tan": 0.7678, "ebn": 0.7752, "eanb": 0.7875,
+            "banmix": 0.7722, "adaboost_ebn": 0.7793, "b_rai": 0.7512,
+            "bagging_ebn": 0.7861, "kbestec100": 0.7888, "proposed": 0.7942}.get(m, np.nan)
+            for m in avg.index]
+    avg.index = [LABELS.get(m, m) for m in avg.index]
+    return avg
+
+
+def _structure_sections(t: pd.DataFrame) -> list[tuple[str, object]]:
+    """Class parents and APSES beside the paper's, and Fig. 1 (APSES against N)."""
+    import plotly.express as px
+
+    struct = t[["dataset", "N", "parents_ebn", "parents_proposed", "apses_kbestec100",
+                "apses_proposed"]].copy()
+    pt = paper_table()
+    if pt is not None:
+        for c in ("parents_ebn", "parents_proposed", "apses_kbestec100", "apses_proposed"):
+            struct[c + " (paper)"] = struct["dataset"].map(pt[c])
+    out: list[tuple[str, object]] = [(
+        "Class parents (EBN, proposed; mean over folds, the DP's representative DAG) and "
+        "APSES (KBestEC100, proposed)", struct)]
+    ap = struct.dropna(subset=["apses_kbestec100", "apses_proposed"])
+    if len(ap):
+        apl = ap.melt(id_vars=["dataset", "N"], value_vars=["apses_kbestec100",
+                                                             "apses_proposed"],
+                      var_name="method", value_name="APSES")
+        out.append(("Fig. 1: APSES against the sample size", px.scatter(
+            apl, x="N", y="APSES", color="method", log_x=True, hover_data=["dataset"],
+            title="APSES of KBestEC100 and the proposed method (mean over folds)")))
+    return out
+
+
 def report(cells: pd.DataFrame, meta: dict) -> str:
     """The HTML page: claims, ours vs the paper per data set and method, averages, Wilcoxon
     and Hommel p-values, structure statistics, APSES, runtime."""
@@ -646,19 +718,8 @@ def report(cells: pd.DataFrame, meta: dict) -> str:
                          pd.Series(within, name="within 2 SE")))
     comp = s["complete"]
     if len(comp):
-        avg = pd.DataFrame({"ours": comp.mean()})
-        pt = paper_table()
-        if pt is not None:
-            avg["paper, same data sets"] = [pt.loc[comp.index, m].mean() if m in pt else np.nan
-                                            for m in avg.index]
-            avg["paper, printed (26 sets)"] = [{
-                "nb": 0.7541, "tan": 0.7696, "acll_tan": 0.7678, "ebn": 0.7752, "eanb": 0.7875,
-                "banmix": 0.7722, "adaboost_ebn": 0.7793, "b_rai": 0.7512,
-                "bagging_ebn": 0.7861, "kbestec100": 0.7888, "proposed": 0.7942}.get(m, np.nan)
-                for m in avg.index]
-        avg.index = [LABELS.get(m, m) for m in avg.index]
         sections.append((f"Average accuracy over the {len(comp)} data sets where every method "
-                         "ran", avg))
+                         "ran", _averages(comp)))
     if len(s["tests"]):
         tests = s["tests"].copy()
         printed = {"nb": "0.0019", "tan": "0.0033", "acll_tan": "0.0093", "ebn": "0.0025",
@@ -675,22 +736,7 @@ def report(cells: pd.DataFrame, meta: dict) -> str:
                          title="Accuracy: ours vs the paper (diagonal = equal)")
         fig.add_shape(type="line", x0=0.3, y0=0.3, x1=1, y1=1, line={"dash": "dot"})
         sections.append(("Ours vs the paper", fig))
-    struct = t[["dataset", "N", "parents_ebn", "parents_proposed", "apses_kbestec100",
-                "apses_proposed"]].copy()
-    pt = paper_table()
-    if pt is not None:
-        for c in ("parents_ebn", "parents_proposed", "apses_kbestec100", "apses_proposed"):
-            struct[c + " (paper)"] = struct["dataset"].map(pt[c])
-    sections.append(("Class parents (EBN, proposed; mean over folds, the DP's representative "
-                     "DAG) and APSES (KBestEC100, proposed)", struct))
-    ap = struct.dropna(subset=["apses_kbestec100", "apses_proposed"])
-    if len(ap):
-        apl = ap.melt(id_vars=["dataset", "N"], value_vars=["apses_kbestec100",
-                                                             "apses_proposed"],
-                      var_name="method", value_name="APSES")
-        sections.append(("Fig. 1: APSES against the sample size", px.scatter(
-            apl, x="N", y="APSES", color="method", log_x=True, hover_data=["dataset"],
-            title="APSES of KBestEC100 and the proposed method (mean over folds)")))
+    sections += _structure_sections(t)
     runtime = t[["dataset", "N", "cpu_seconds", "wall_seconds"]].copy()
     for m in methods:
         runtime[LABELS.get(m, m)] = t[f"{m}_cpu_seconds"]
