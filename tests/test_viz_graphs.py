@@ -270,3 +270,15 @@ def test_long_heatmap_keeps_readable_labels():
     assert fig.layout.yaxis.tickfont.size >= 10
     assert fig.layout.height / 110 >= 16
     assert list(fig.layout.yaxis.tickvals) == rows
+
+
+def test_highlight_edges_may_be_a_generator():
+    """The arrows and the hover text both see the highlighted edges, also from a generator."""
+    import networkx as nx
+
+    from bnma_core.viz.graphs import dag_figure
+
+    g = nx.DiGraph([("a", "b"), ("b", "c")])
+    as_list = dag_figure(g, highlight_edges=[("a", "b")])
+    as_gen = dag_figure(g, highlight_edges=(e for e in [("a", "b")]))
+    assert as_gen.to_json() == as_list.to_json()

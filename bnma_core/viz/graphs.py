@@ -211,12 +211,11 @@ def dag_figure(graph: nx.DiGraph, class_node: Hashable | None = None,
         edge_weight in d for _, _, d in graph.edges(data=True))
     size, has_class = _node_sizes(graph, highlight, class_node)
 
+    marked_edges = {tuple(e) for e in highlight_edges}     # once: it may be a generator
     fig = go.Figure()
-    annotations = _edge_arrows(edges, pos, size, weight_range, weighted,
-                               {tuple(e) for e in highlight_edges})
+    annotations = _edge_arrows(edges, pos, size, weight_range, weighted, marked_edges)
     fig.add_trace(_edge_hover_trace(edges, pos, weight_range, weighted, weight_label,
-                                    {tuple(e) for e in highlight_edges},
-                                    fig_height(pos, height)))
+                                    marked_edges, fig_height(pos, height)))
     groups, marked = _node_groups(graph, class_node, highlight, has_class, size)
     for nodes, name, color, symbol, node_size in groups:
         if nodes:
