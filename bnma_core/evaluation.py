@@ -229,6 +229,47 @@ def _run_job(name: str, est: Any, fold: int, train: DiscreteDataset, test: Discr
             "n_test": test.n_rows, "n_train_dropped": train.n_rows - used, "_proba": P}
 
 
+def _cv_splits(src: _Source, folds: int, seed: int
+               ) -> list[tuple[int, DiscreteDataset, DiscreteDataset, np.ndarray]]:
+    """(fold, training dataset, test dataset, test row positions) of each stratified fold."""
+    skf = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
+    splits = []
+    for f, (tr, te) in enumerate(skf.split(np.zeros(src.n_rows), src.y)):
+        train, test = src.split(tr, te)
+        splits.append((f, train, test, te))
+    return splits
+
+
+def _cv_jobs(ests: Mapping[str, Any], splits: list, should_stop: Callable[[], bool] | None):
+    """The delayed (method × fold) jobs, method by method; none more once ``should_stop()``."""
+    for name, est in ests.items():
+        for f, train, test, _ in splits:
+            if should_stop is not None and should_stop():
+                return
+            yield delayed(_run_job)(name, est, f, train, test)
+
+
+def _cv_run(src: _Source, ests: Mapping[str, Any], splits: list, total: int, n_jobs: int,
+            progress: Callable[[int, int, str, int], None] | None,
+            should_stop: Callable[[], bool] | None, return_proba: bool
+            ) -> tuple[list[dict[str, Any]], dict[str, np.ndarray]]:
+    """Run the jobs through joblib: (result rows in finishing order, out-of-fold probabilities
+    per method when ``return_proba``), calling ``progress`` after each job."""
+    n_classes = len(src.classes)
+    rows = []
+    proba = {}
+    for res in Parallel(n_jobs=n_jobs, return_as="generator")(_cv_jobs(ests, splits,
+                                                                       should_stop)):
+        P = res.pop("_proba")
+        if return_proba:
+            out = proba.setdefault(res["method"], np.full((src.n_rows, n_classes), np.nan))
+            out[splits[res["fold"]][3]] = P
+        rows.append(res)
+        if progress is not None:
+            progress(len(rows), total, res["method"], res["fold"])
+    return rows, proba
+
+
 # --------------------------------------------------------------------------------------------
 # Cross-validation
 # --------------------------------------------------------------------------------------------
@@ -305,31 +346,9 @@ def cross_validate(data: Any, methods: Sequence[str] | Mapping[str, Any], folds:
     ests = _estimators(methods, seed, method_params)
     _check_methods_fit(ests, src.ds)
     folds = _check_folds(folds, src)
-    skf = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
-    n_classes = len(src.classes)
-    splits = []
-    for f, (tr, te) in enumerate(skf.split(np.zeros(src.n_rows), src.y)):
-        train, test = src.split(tr, te)
-        splits.append((f, train, test, te))
-
-    def jobs():
-        for name, est in ests.items():
-            for f, train, test, _ in splits:
-                if should_stop is not None and should_stop():
-                    return
-                yield delayed(_run_job)(name, est, f, train, test)
-
-    total = len(ests) * folds
-    rows = []
-    proba = {}
-    for res in Parallel(n_jobs=n_jobs, return_as="generator")(jobs()):
-        P = res.pop("_proba")
-        if return_proba:
-            out = proba.setdefault(res["method"], np.full((src.n_rows, n_classes), np.nan))
-            out[splits[res["fold"]][3]] = P
-        rows.append(res)
-        if progress is not None:
-            progress(len(rows), total, res["method"], res["fold"])
+    splits = _cv_splits(src, folds, seed)
+    rows, proba = _cv_run(src, ests, splits, len(ests) * folds, n_jobs, progress, should_stop,
+                          return_proba)
     results = pd.DataFrame(rows, columns=RESULT_COLUMNS)
     if return_proba:
         return results, CVPredictions(src.y.copy(), list(src.classes), proba)
@@ -543,6 +562,51 @@ def zero_one_decomposition(predictions: np.ndarray, y: np.ndarray, n_classes: in
     return {"error": error, "bias2": bias2, "variance": variance}
 
 
+def _check_bias_variance_args(n_repeats: Any, train_fraction: float, test_fraction: float
+                              ) -> None:
+    """Refuse fewer than two repeats and fractions outside (0, 1) (:func:`bias_variance`)."""
+    if isinstance(n_repeats, bool) or not isinstance(n_repeats, (int, np.integer)) \
+            or n_repeats < 2:
+        raise ValueError(f"n_repeats must be a whole number of at least 2 (got {n_repeats!r}).")
+    for nm, v in (("train_fraction", train_fraction), ("test_fraction", test_fraction)):
+        if not 0 < float(v) < 1:
+            raise ValueError(f"{nm} must be strictly between 0 and 1 (got {v!r}).")
+
+
+def _holdout_split(src: _Source, test_fraction: float, seed: int
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """(training pool, held-out test rows): one stratified split of the row positions."""
+    idx = np.arange(src.n_rows)
+    try:
+        pool, test = train_test_split(idx, test_size=test_fraction, random_state=seed,
+                                      stratify=src.y)
+    except ValueError as exc:
+        raise DataError(f"Too few rows to hold out a stratified test set: {exc}") from None
+    return pool, test
+
+
+def _bv_job(name: str, est: Any, train: DiscreteDataset, test_ds: DiscreteDataset
+            ) -> tuple[str, np.ndarray]:
+    """Fit ``est`` on one training set: (name, predicted class codes of the test set)."""
+    from .classifiers.registry import fit_method
+
+    P = aligned_proba(fit_method(est, train), test_ds.X, test_ds.classes)
+    return name, np.argmax(P, axis=1)
+
+
+def _bv_rows(name: str, preds: list[np.ndarray], src: _Source, test: np.ndarray, m: int,
+             n_repeats: int, per_point: bool) -> pd.DataFrame:
+    """One method's rows of :func:`bias_variance` from its predictions on every training set."""
+    terms = zero_one_decomposition(np.array(preds), src.y[test], len(src.classes))
+    if per_point:
+        return pd.DataFrame({"method": name, "row": test, **terms, "noise": 0.0})
+    return pd.DataFrame([{
+        "method": name, "error": float(terms["error"].mean()),
+        "bias2": float(terms["bias2"].mean()),
+        "variance": float(terms["variance"].mean()), "noise": 0.0,
+        "n_train": m, "n_test": len(test), "n_repeats": int(n_repeats)}])
+
+
 def bias_variance(methods: Sequence[str] | Mapping[str, Any], data: Any, n_repeats: int = 10,
                   train_fraction: float = 0.5, seed: int = 0, *, test_fraction: float = 0.5,
                   target: str | None = None, discretization: str = "median", n_bins: int = 3,
@@ -586,50 +650,21 @@ def bias_variance(methods: Sequence[str] | Mapping[str, Any], data: Any, n_repea
     Kohavi, R. & Wolpert, D. H. (1996). Bias plus variance decomposition for zero-one loss
     functions. ICML, 275-283.
     """
-    if isinstance(n_repeats, bool) or not isinstance(n_repeats, (int, np.integer)) \
-            or n_repeats < 2:
-        raise ValueError(f"n_repeats must be a whole number of at least 2 (got {n_repeats!r}).")
-    for nm, v in (("train_fraction", train_fraction), ("test_fraction", test_fraction)):
-        if not 0 < float(v) < 1:
-            raise ValueError(f"{nm} must be strictly between 0 and 1 (got {v!r}).")
+    _check_bias_variance_args(n_repeats, train_fraction, test_fraction)
     src = _source(data, target, discretization, n_bins, missing)
     ests = _estimators(methods, seed, method_params)
     _check_methods_fit(ests, src.ds)
-    idx = np.arange(src.n_rows)
-    try:
-        pool, test = train_test_split(idx, test_size=test_fraction, random_state=seed,
-                                      stratify=src.y)
-    except ValueError as exc:
-        raise DataError(f"Too few rows to hold out a stratified test set: {exc}") from None
+    pool, test = _holdout_split(src, test_fraction, seed)
     rng = np.random.default_rng(seed)
     m = max(2, int(round(train_fraction * len(pool))))
-    from .classifiers.registry import fit_method
-
-    n_classes = len(src.classes)
-    yte = src.y[test]
     draws = []
     for _ in range(n_repeats):
         tr = np.sort(rng.choice(pool, size=m, replace=False))
         draws.append(src.split(tr, test))
-
-    def job(name, est, train, test_ds):
-        P = aligned_proba(fit_method(est, train), test_ds.X, test_ds.classes)
-        return name, np.argmax(P, axis=1)
-
-    out = Parallel(n_jobs=n_jobs)(delayed(job)(name, est, *d)
+    out = Parallel(n_jobs=n_jobs)(delayed(_bv_job)(name, est, *d)
                                   for name, est in ests.items() for d in draws)
-    rows = []
-    for name in ests:
-        preds = np.array([p for nm, p in out if nm == name])
-        terms = zero_one_decomposition(preds, yte, n_classes)
-        if per_point:
-            rows.append(pd.DataFrame({"method": name, "row": test, **terms, "noise": 0.0}))
-        else:
-            rows.append(pd.DataFrame([{
-                "method": name, "error": float(terms["error"].mean()),
-                "bias2": float(terms["bias2"].mean()),
-                "variance": float(terms["variance"].mean()), "noise": 0.0,
-                "n_train": m, "n_test": len(test), "n_repeats": int(n_repeats)}]))
+    rows = [_bv_rows(name, [p for nm, p in out if nm == name], src, test, m, n_repeats,
+                     per_point) for name in ests]
     return pd.concat(rows, ignore_index=True)
 
 

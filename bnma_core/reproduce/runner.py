@@ -105,21 +105,54 @@ def run_grid(paper: str, out: str | Path, quick: bool = False, workers: int = 2,
     keys = list(mod.grid(quick)) if keys is None else list(keys)
     done = store.done_ids()
     todo = [k for k in keys if key_id(k) not in done]
-    run_id = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
-    summary = RunSummary(run_id, paper, len(keys), len(keys) - len(todo),
-                         workers=scheduler or workers)
-    record = {"run_id": run_id, "paper": paper, "quick": quick, "workers": scheduler or workers,
-              "started": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-              "n_cells": len(keys), "n_skipped": summary.n_skipped, "n_computed": 0,
-              "status": "running", "code_version": code_version(), "machine": machine()}
-    store.write_run(record)
-    bar = None
-    if progress is True:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(keys), initial=summary.n_skipped, desc=paper, unit="cell")
+    summary, record = _start_run(store, paper, quick, len(keys), len(todo),
+                                 scheduler or workers)
+    bar = _progress_bar(progress, paper, len(keys), summary.n_skipped)
     t0 = time.perf_counter()
     failures: list[str] = []
+    stored = _storer(store, summary, compact_every, bar, progress, len(keys))
+    try:
+        if todo and scheduler is None and workers == 0:
+            if _run_local(paper, todo, stored, should_stop, failures):
+                summary.stopped = True
+        elif todo:
+            summary.stopped = _run_dask(paper, todo, workers, scheduler, stored, should_stop,
+                                        failures)
+    finally:
+        if bar is not None:
+            bar.close()
+        _finish_run(store, summary, record, compact_every, len(todo), failures, t0)
+    return summary
+
+
+def _start_run(store: ResultStore, paper: str, quick: bool, n_cells: int, n_todo: int,
+               workers: int | str) -> tuple[RunSummary, dict]:
+    """A new run id, its :class:`RunSummary` and its run record (written as "running")."""
+    run_id = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
+    summary = RunSummary(run_id, paper, n_cells, n_cells - n_todo, workers=workers)
+    record = {"run_id": run_id, "paper": paper, "quick": quick, "workers": workers,
+              "started": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+              "n_cells": n_cells, "n_skipped": summary.n_skipped, "n_computed": 0,
+              "status": "running", "code_version": code_version(), "machine": machine()}
+    store.write_run(record)
+    return summary, record
+
+
+def _progress_bar(progress: bool | Callable, paper: str, total: int, initial: int):
+    """A tqdm bar when ``progress is True``, else None."""
+    if progress is not True:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, desc=paper, unit="cell")
+
+
+def _storer(store: ResultStore, summary: RunSummary, compact_every: int, bar: Any,
+            progress: bool | Callable[[int, int, dict], None], n_cells: int
+            ) -> Callable[[dict], None]:
+    """The callback storing one computed row: stamps the run id, appends it, compacts every
+    ``compact_every`` cells and reports progress (bar or callable)."""
+    run_id = summary.run_id
 
     def stored(row: dict) -> None:
         row["run_id"] = run_id
@@ -130,38 +163,41 @@ def run_grid(paper: str, out: str | Path, quick: bool = False, workers: int = 2,
         if bar is not None:
             bar.update(1)
         elif callable(progress):
-            progress(summary.n_skipped + summary.n_computed, len(keys), row)
+            progress(summary.n_skipped + summary.n_computed, n_cells, row)
 
-    try:
-        if todo and scheduler is None and workers == 0:
-            for k in todo:
-                if should_stop is not None and should_stop():
-                    summary.stopped = True
-                    break
-                try:
-                    row = run_cell(paper, k)
-                except Exception as e:  # noqa: BLE001 - reported, the other cells go on
-                    failures.append(f"{type(e).__name__}: {e}")
-                    continue
-                stored(row)
-        elif todo:
-            summary.stopped = _run_dask(paper, todo, workers, scheduler, stored, should_stop,
-                                        failures)
-    finally:
-        if bar is not None:
-            bar.close()
-        if compact_every and summary.n_computed:
-            store.compact()
-        summary.wall_seconds = time.perf_counter() - t0
-        summary.failures = failures
-        record.update(n_computed=summary.n_computed, wall_seconds=summary.wall_seconds,
-                      n_failed=len(failures), failures=failures[:20],
-                      finished=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-                      status="stopped" if summary.stopped else (
-                          "complete" if summary.n_computed == len(todo) else "failed"))
-        store.write_run(record)
-        summary.record = record
-    return summary
+    return stored
+
+
+def _run_local(paper: str, todo: list[dict], stored: Callable[[dict], None],
+               should_stop: Callable[[], bool] | None, failures: list[str]) -> bool:
+    """Run the cells one after another in this process (``workers=0``); True when stopped."""
+    for k in todo:
+        if should_stop is not None and should_stop():
+            return True
+        try:
+            row = run_cell(paper, k)
+        except Exception as e:  # noqa: BLE001 - reported, the other cells go on
+            failures.append(f"{type(e).__name__}: {e}")
+            continue
+        stored(row)
+    return False
+
+
+def _finish_run(store: ResultStore, summary: RunSummary, record: dict, compact_every: int,
+                n_todo: int, failures: list[str], t0: float) -> None:
+    """Final compaction, then the summary's and run record's totals and status (record
+    written again)."""
+    if compact_every and summary.n_computed:
+        store.compact()
+    summary.wall_seconds = time.perf_counter() - t0
+    summary.failures = failures
+    record.update(n_computed=summary.n_computed, wall_seconds=summary.wall_seconds,
+                  n_failed=len(failures), failures=failures[:20],
+                  finished=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+                  status="stopped" if summary.stopped else (
+                      "complete" if summary.n_computed == n_todo else "failed"))
+    store.write_run(record)
+    summary.record = record
 
 
 MAX_RESUBMITS = 3  # per cell, after its result was lost on the way back (not a cell error)
