@@ -151,6 +151,53 @@ def _size(n_bytes: float) -> str:
     return f"{n_bytes / 1e9:.2f} GB" if n_bytes >= 1e8 else f"{max(n_bytes / 1e6, 0.1):.1f} MB"
 
 
+def _kbest_problem(cols: list[int], X: np.ndarray, augmented: bool) -> str | None:
+    """Check the exact search's limits and the complete rows before a run: say the size (or
+    the problem, with the remedy) and return the problem, None if the run can go."""
+    problem = None
+    n_dp = len(cols) - (1 if augmented else 0)
+    try:
+        mem, secs = check_limits(n_dp, int(k), len(X), augmented)
+        st.caption(f"{len(cols)} variables, {len(X):,} complete rows "
+                   f"({ds.n_rows - len(X):,} with missing values left out); estimated memory "
+                   f"{mem / 1e9:.2f} GB.")
+    except ResourceLimitError as exc:
+        problem = str(exc)
+        st.error(problem)
+        too_wide_remedy(len(cols), int(k))
+    if len(X) == 0:
+        problem = "No complete rows: every row has a missing value among these variables."
+        st.error(problem)
+    return problem
+
+
+def _kbest_work(X: np.ndarray, ar: np.ndarray, k_value, ess_value, cls: int, augmented: bool):
+    """The background work of a K-best run (no Streamlit calls): the K best classes, None if
+    stopped."""
+
+    def work(r: background.Run):
+        def cb(stage, fraction):
+            r.report({"stage": stage, "fraction": float(fraction)})
+            return r.should_stop()
+        try:
+            return k_best(X, ar, int(k_value), classes=True, ess=float(ess_value),
+                          class_index=cls, augmented=augmented, progress=cb)
+        except Stopped:
+            return None
+
+    return work
+
+
+def _kbest_draw_live(r: background.Run) -> None:
+    """The live progress of a K-best run."""
+    ev = r.events[-1] if r.events else {"stage": "starting", "fraction": 0.0}
+    st.progress(min(max(ev["fraction"], 0.0), 1.0),
+                text=f"Searching: {ev['stage']} ({r.seconds:.0f} s)")
+    note = background.busy_note(r)
+    if note:
+        st.caption(note)
+
+
 def kbest_view() -> None:
     """The K best classes of the complete rows (issue 8)."""
     cols = sorted({names.index(n) for n in chosen} | {ds.class_index})
@@ -166,20 +213,7 @@ def kbest_view() -> None:
                          "is searched.")
     remember("exact_mode")
     augmented = mode == "eanb"
-    problem = None
-    n_dp = len(cols) - (1 if augmented else 0)
-    try:
-        mem, secs = check_limits(n_dp, int(k), len(X), augmented)
-        st.caption(f"{len(cols)} variables, {len(X):,} complete rows "
-                   f"({ds.n_rows - len(X):,} with missing values left out); estimated memory "
-                   f"{mem / 1e9:.2f} GB.")
-    except ResourceLimitError as exc:
-        problem = str(exc)
-        st.error(problem)
-        too_wide_remedy(len(cols), int(k))
-    if len(X) == 0:
-        problem = "No complete rows: every row has a missing value among these variables."
-        st.error(problem)
+    problem = _kbest_problem(cols, X, augmented)
 
     b1, b2, _ = st.columns([1, 1, 10], gap="small")
     active = background.current(RUN)
@@ -189,39 +223,18 @@ def kbest_view() -> None:
     last = st.session_state.setdefault(STATE, {})
     key = (fingerprint, tuple(cols), int(k), float(ess), mode)
 
-
-    def work(r: background.Run):
-        def cb(stage, fraction):
-            r.report({"stage": stage, "fraction": float(fraction)})
-            return r.should_stop()
-        try:
-            return k_best(X, ar, int(k), classes=True, ess=float(ess), class_index=cls,
-                          augmented=augmented, progress=cb)
-        except Stopped:
-            return None
-
-
-    def draw_live(r: background.Run) -> None:
-        ev = r.events[-1] if r.events else {"stage": "starting", "fraction": 0.0}
-        st.progress(min(max(ev["fraction"], 0.0), 1.0),
-                    text=f"Searching: {ev['stage']} ({r.seconds:.0f} s)")
-        note = background.busy_note(r)
-        if note:
-            st.caption(note)
-
-
     if stop:
         background.stop(RUN)
     if run and problem is None:
         last.pop("error", None)
-        background.start(RUN, work, key=key)
+        background.start(RUN, _kbest_work(X, ar, k, ess, cls, augmented), key=key)
         st.rerun()  # draw the page again with the run going (Stop enabled, live progress)
 
     finished = background.finished(RUN, last)
     if finished is not None:
         last["entry"] = {"key": finished.key, "result": finished.result,
                          "stopped": finished.stopped or finished.result is None}
-    background.live(RUN, draw_live, interval=1.0)
+    background.live(RUN, _kbest_draw_live, interval=1.0)
     background.show_error(last)
 
     entry = last.get("entry")
@@ -230,58 +243,72 @@ def kbest_view() -> None:
     if entry is not None and entry["result"] is None:
         st.warning(f"Stopped: no result (stages: {', '.join(STAGES)}).")
     elif entry is not None:
-        res = entry["result"]
-        _, ecols, ek, _, emode = entry["key"]
-        vnames = [names[c] for c in ecols]
-        cname = ds.class_name
-        if entry["key"] != key:
-            st.caption("Showing the last run; the settings have changed since. Press Run to "
-                       "update.")
-        w = posterior_weights(res)
-        st.subheader(f"The {len(res)} best equivalence classes")
-        bar_fig = go.Figure(go.Bar(x=[f"#{i + 1}" for i in range(len(res))], y=w,
-                                   hovertext=[f"log score {r.log_score:.2f}" for r in res]))
-        bar_fig.update_layout(yaxis_title="posterior weight (within the K)", height=300,
-                              margin={"t": 30}, xaxis_type="category")
-        chart(bar_fig, "kbest_weights")
-        m = len(vnames)
-        view = st.radio("Edge probability", ["link", "arrow"], horizontal=True, key="exact_edges",
-                        format_func={"link": "link (either direction)",
-                                     "arrow": "compelled arrow (row → column)"}.get,
-                        help="A link is shared by every network of a class, so its probability is "
-                             "well defined. An arrow counts only where the whole class agrees on "
-                             "its direction (a directed edge of the CPDAG).")
-        mat = np.zeros((m, m))
-        for wt, r in zip(w, res):
-            if view == "link":
-                for v, pa in enumerate(r.parents):
-                    for p in pa:
-                        mat[p, v] += wt
-                        mat[v, p] += wt
-            else:
-                for u, v, d in r.cpdag.edges(data="directed"):
-                    if d:
-                        mat[u, v] += wt
-        title = ("Link probability across the K classes" if view == "link"
-                 else "Compelled-arrow probability across the K classes (row → column)")
-        chart(heatmap_figure(np.clip(mat, 0, 1), vnames, vnames, title, zmin=0, zmax=1,
-                             value_label="probability"), f"kbest_edges_{view}")
-        st.subheader("Classes drawn as CPDAGs")
-        st.caption("An arrow drawn both ways is undirected: the class holds networks with either "
-                   "direction.")
-        shown = st.slider("Classes to draw", 1, max(1, min(MAX_SHOWN, len(res))),
-                          min(3, len(res)), key="exact_shown") if len(res) > 1 else 1
-        grid = st.columns(min(shown, 3))
-        for i, r in enumerate(res[:shown]):
-            g = nx.relabel_nodes(r.cpdag, dict(enumerate(vnames)))
-            fig = dag_figure(g, class_node=cname, edge_weight=None,
-                             title=f"#{i + 1}: weight {w[i]:.3f}, log score {r.log_score:.2f}")
-            grid[i % len(grid)].plotly_chart(fig, width="stretch", key=f"exact_cpdag_{i}")
+        _show_kbest(entry, key)
 
 
-def subbagging_view() -> None:
-    """Subbagging K-best (Sugahara, Aomi & Ueno; issue 12): per-subsample classes, edge
-    stability across subsamples and the averaged prediction of one row."""
+def _show_kbest(entry: dict, key: tuple) -> None:
+    """The weights, the edge probabilities and the CPDAGs of a finished K-best run."""
+    res = entry["result"]
+    _, ecols, ek, _, emode = entry["key"]
+    vnames = [names[c] for c in ecols]
+    cname = ds.class_name
+    if entry["key"] != key:
+        st.caption("Showing the last run; the settings have changed since. Press Run to "
+                   "update.")
+    w = posterior_weights(res)
+    st.subheader(f"The {len(res)} best equivalence classes")
+    bar_fig = go.Figure(go.Bar(x=[f"#{i + 1}" for i in range(len(res))], y=w,
+                               hovertext=[f"log score {r.log_score:.2f}" for r in res]))
+    bar_fig.update_layout(yaxis_title="posterior weight (within the K)", height=300,
+                          margin={"t": 30}, xaxis_type="category")
+    chart(bar_fig, "kbest_weights")
+    _kbest_edge_heatmap(res, w, vnames)
+    _kbest_cpdags(res, w, vnames, cname)
+
+
+def _kbest_edge_heatmap(res: list, w, vnames: list[str]) -> None:
+    """The link (or compelled-arrow) probability of every pair across the K classes."""
+    m = len(vnames)
+    view = st.radio("Edge probability", ["link", "arrow"], horizontal=True, key="exact_edges",
+                    format_func={"link": "link (either direction)",
+                                 "arrow": "compelled arrow (row → column)"}.get,
+                    help="A link is shared by every network of a class, so its probability is "
+                         "well defined. An arrow counts only where the whole class agrees on "
+                         "its direction (a directed edge of the CPDAG).")
+    mat = np.zeros((m, m))
+    for wt, r in zip(w, res):
+        if view == "link":
+            for v, pa in enumerate(r.parents):
+                for p in pa:
+                    mat[p, v] += wt
+                    mat[v, p] += wt
+        else:
+            for u, v, d in r.cpdag.edges(data="directed"):
+                if d:
+                    mat[u, v] += wt
+    title = ("Link probability across the K classes" if view == "link"
+             else "Compelled-arrow probability across the K classes (row → column)")
+    chart(heatmap_figure(np.clip(mat, 0, 1), vnames, vnames, title, zmin=0, zmax=1,
+                         value_label="probability"), f"kbest_edges_{view}")
+
+
+def _kbest_cpdags(res: list, w, vnames: list[str], cname: str) -> None:
+    """The first few classes drawn as CPDAGs."""
+    st.subheader("Classes drawn as CPDAGs")
+    st.caption("An arrow drawn both ways is undirected: the class holds networks with either "
+               "direction.")
+    shown = st.slider("Classes to draw", 1, max(1, min(MAX_SHOWN, len(res))),
+                      min(3, len(res)), key="exact_shown") if len(res) > 1 else 1
+    grid = st.columns(min(shown, 3))
+    for i, r in enumerate(res[:shown]):
+        g = nx.relabel_nodes(r.cpdag, dict(enumerate(vnames)))
+        fig = dag_figure(g, class_node=cname, edge_weight=None,
+                         title=f"#{i + 1}: weight {w[i]:.3f}, log score {r.log_score:.2f}")
+        grid[i % len(grid)].plotly_chart(fig, width="stretch", key=f"exact_cpdag_{i}")
+
+
+def _subbagging_settings() -> tuple:
+    """The subbagging settings (T, share of rows, seed)."""
     s1, s2, s3, _ = st.columns([1, 1, 1, 3])
     n_sub = s1.number_input("T (subsamples)", 1, 100, step=1, key=persistent("subb_T", 10),
                             help="How many subsamples; each gets its own K-best search "
@@ -293,8 +320,12 @@ def subbagging_view() -> None:
     seed = s3.number_input("Seed", 0, 2**31 - 1, step=1, key=persistent("subb_seed", 0),
                            help="Same seed, same subsamples and the same result.")
     remember("subb_T", "subb_frac", "subb_seed")
+    return n_sub, frac, seed
 
-    features = [n for n in chosen if n != ds.class_name]
+
+def _subbagging_problem(features: list[str], n_sub, frac) -> tuple:
+    """Check the limits before a subbagging run: say the size (or the problem, with the
+    remedy); return (problem or None, the selected dataset or None)."""
     problem = None
     sel = None
     if not features:
@@ -325,22 +356,17 @@ def subbagging_view() -> None:
     if problem:
         st.error(problem)
         too_wide_remedy(len(chosen) if ds.class_name in chosen else len(chosen) + 1, int(k))
+    return problem, sel
 
-    b1, b2, _ = st.columns([1, 1, 10], gap="small")
-    active = background.current(SUB_RUN)
-    running = active is not None and not active.done
-    run = b1.button("Run", type="primary", disabled=problem is not None, key="subb_run_btn",
-                    help="Draw the subsamples and find the K best classes of each.")
-    stop = b2.button("Stop", disabled=not running, key="subb_stop_btn",
-                     help="Stop after the current stage; the finished subsamples are kept "
-                          "and averaged.")
-    last = st.session_state.setdefault(SUB_STATE, {})
-    key = (fingerprint, tuple(features), int(k), float(ess), int(n_sub), float(frac),
-           int(seed))
+
+def _subbagging_work(n_sub, frac, k_value, ess_value, seed):
+    """The background work of a subbagging run (no Streamlit calls): the fitted model, None if
+    stopped before the first subsample."""
 
     def work(r: background.Run):
-        est = get_spec(SUBBAG).make(n_subsamples=int(n_sub), subsample=float(frac), k=int(k),
-                                    ess=float(ess), random_state=int(seed))
+        est = get_spec(SUBBAG).make(n_subsamples=int(n_sub), subsample=float(frac),
+                                    k=int(k_value), ess=float(ess_value),
+                                    random_state=int(seed))
 
         def progress(ev: dict) -> bool:
             r.report(ev)
@@ -349,6 +375,12 @@ def subbagging_view() -> None:
             return est.fit_dataset(r.meta["data"], progress=progress)
         except Stopped:
             return None
+
+    return work
+
+
+def _subbagging_draw_live(n_sub):
+    """The live progress of a subbagging run of ``n_sub`` subsamples."""
 
     def draw_live(r: background.Run) -> None:
         ev = r.events[-1] if r.events else {"subsample": 0, "n_subsamples": int(n_sub),
@@ -362,6 +394,29 @@ def subbagging_view() -> None:
         if note:
             st.caption(note)
 
+    return draw_live
+
+
+def subbagging_view() -> None:
+    """Subbagging K-best (Sugahara, Aomi & Ueno; issue 12): per-subsample classes, edge
+    stability across subsamples and the averaged prediction of one row."""
+    n_sub, frac, seed = _subbagging_settings()
+
+    features = [n for n in chosen if n != ds.class_name]
+    problem, sel = _subbagging_problem(features, n_sub, frac)
+
+    b1, b2, _ = st.columns([1, 1, 10], gap="small")
+    active = background.current(SUB_RUN)
+    running = active is not None and not active.done
+    run = b1.button("Run", type="primary", disabled=problem is not None, key="subb_run_btn",
+                    help="Draw the subsamples and find the K best classes of each.")
+    stop = b2.button("Stop", disabled=not running, key="subb_stop_btn",
+                     help="Stop after the current stage; the finished subsamples are kept "
+                          "and averaged.")
+    last = st.session_state.setdefault(SUB_STATE, {})
+    key = (fingerprint, tuple(features), int(k), float(ess), int(n_sub), float(frac),
+           int(seed))
+
     if stop:
         background.stop(SUB_RUN)
     store = cache.result_store()  # same data and settings: the same (seeded) result
@@ -370,7 +425,8 @@ def subbagging_view() -> None:
         if ("subbag", key) in store:
             last["entry"] = store[("subbag", key)]
         else:
-            background.start(SUB_RUN, work, key=key, meta={"data": sel})
+            background.start(SUB_RUN, _subbagging_work(n_sub, frac, k, ess, seed), key=key,
+                             meta={"data": sel})
             st.rerun()
 
     finished = background.finished(SUB_RUN, last)
@@ -381,7 +437,7 @@ def subbagging_view() -> None:
                          or finished.result.stopped_}
         if not last["entry"]["stopped"]:
             store[("subbag", finished.key)] = last["entry"]
-    background.live(SUB_RUN, draw_live, interval=1.0)
+    background.live(SUB_RUN, _subbagging_draw_live(n_sub), interval=1.0)
     background.show_error(last)
 
     entry = last.get("entry")
@@ -418,6 +474,44 @@ def show_subbagging(entry: dict, key: tuple) -> None:
                      "handle missing values (summed out).")
 
     # 1. per subsample ---------------------------------------------------------------------
+    weights_fig, summary = _subbagging_per_subsample(model, done, vnames, cname)
+    # 2. edge stability ---------------------------------------------------------------------
+    table, stability_fig = _subbagging_stability(model)
+    # 3. prediction for one row -------------------------------------------------------------
+    row, prediction_fig, pred_table = _subbagging_prediction(model, data, done)
+
+    # 4. exports -----------------------------------------------------------------------------
+    st.subheader("Export")
+    settings = {"dataset": fingerprint[:12], "features": ", ".join(efeat),
+                "class": cname, "K (classes per subsample)": ek, "α (BDeu)": eess,
+                "T (subsamples)": T_run, "subsamples finished": done,
+                "rows per subsample": len(model.subsamples_[0].rows),
+                "share of rows": efrac, "seed": eseed, "stopped early": entry["stopped"],
+                "incomplete rows left out": model.n_rows_dropped_}
+    all_classes = pd.concat([viz_kbest.subsample_classes(model, i).assign(subsample=i + 1)
+                             for i in range(done)], ignore_index=True)
+    all_classes = all_classes[["subsample", *[c for c in all_classes if c != "subsample"]]]
+    report = _subbagging_report(settings, weights_fig, summary, all_classes, table,
+                                stability_fig, row, prediction_fig, pred_table)
+
+    x1, x2, x3 = st.columns(3)
+    x1.download_button("Edge stability (CSV)", lambda: export.table_csv(table),
+                       "edge_stability.csv", "text/csv", on_click="ignore",
+                       help="Per edge feature: its posterior in each subsample, the mean and "
+                            "the standard deviation.")
+    x2.download_button("Classes of every subsample (CSV)",
+                       lambda: export.table_csv(all_classes, index=False),
+                       "subsample_classes.csv", "text/csv", on_click="ignore")
+    x3.download_button("Report (HTML)", report, "subbagging_report.html", "text/html",
+                       on_click="ignore",
+                       help="One self-contained page: settings, figures and tables of this "
+                            "run.")
+    st.caption("Each chart's toolbar (top right of a chart) also downloads it as SVG.")
+
+
+def _subbagging_per_subsample(model, done: int, vnames: list[str], cname: str) -> tuple:
+    """View 1: the weights of every subsample's classes, the classes of one subsample and one
+    of them drawn; return (the weights figure, the summary table) for the exports."""
     st.subheader("Per subsample: its K best classes")
     weights_fig = viz_kbest.subsample_weights_figure(
         model, title="Weights of each subsample's classes (best class at the bottom)")
@@ -462,8 +556,11 @@ def show_subbagging(entry: dict, key: tuple) -> None:
           "subbagging_class", r2, key="subb_cpdag")
     r1.caption("An arrow drawn both ways is an undirected CPDAG edge: the class holds "
                "networks with either direction.")
+    return weights_fig, summary
 
-    # 2. edge stability ---------------------------------------------------------------------
+
+def _subbagging_stability(model) -> tuple:
+    """View 2: edge stability across subsamples; return (the table, the figure or None)."""
     st.subheader("Edge stability across subsamples")
     table = viz_kbest.edge_stability(model)
     n_rows = len(table)
@@ -489,8 +586,12 @@ def show_subbagging(entry: dict, key: tuple) -> None:
         chart(stability_fig, "edge_stability")
     with st.expander("Edge stability table"):
         st.dataframe(table.round(4), width="stretch")
+    return table, stability_fig
 
-    # 3. prediction for one row -------------------------------------------------------------
+
+def _subbagging_prediction(model, data, done: int) -> tuple:
+    """View 3: the averaged prediction of one row with the spread of the subsamples'
+    predictions; return (the row, the figure or None, the table or None)."""
     st.subheader("Averaged prediction for one row")
     first, last_id = int(data.row_ids[0]), int(data.row_ids[-1])
     q1, q2 = st.columns([1, 3])
@@ -508,57 +609,51 @@ def show_subbagging(entry: dict, key: tuple) -> None:
     except ValueError as exc:
         q2.info(str(exc) + " Choose another row.")
         pos = None
-    prediction_fig = None
-    pred_table = None
-    if pos is not None:
-        frame = data.to_frame().iloc[[pos]]
-        frame.index = [int(row)]
-        frame.index.name = "row"
-        q2.dataframe(frame.astype(object).where(frame.notna(), "missing"), width="stretch")
-        x = data.X[[pos]]
-        per = model.subsample_posteriors(x)[:, 0, :]
-        avg = model.predict_proba(x)[0]
-        labels = [str(c) for c in model.classes_]
-        truth = data.classes[data.y[pos]] if data.y[pos] >= 0 else None
-        missing = [n for n, c in zip(data.feature_names, x[0]) if c < 0]
-        inside = _subsamples_with_row(model, data, pos)
-        prediction_fig = viz_kbest.subsample_posterior_figure(
-            per, labels, avg, truth=truth,
-            title=f"Row {int(row)}: P(class) averaged over {done} subsamples × their K "
-                  "classes")
-        f1, f2 = st.columns([3, 2])
-        chart(prediction_fig, "subbagging_prediction", f1)
-        pred_table = pd.DataFrame({
-            "class": labels, "averaged P": avg, "min over subsamples": per.min(axis=0),
-            "max over subsamples": per.max(axis=0),
-            "sd over subsamples": per.std(axis=0, ddof=1) if done > 1 else 0.0})
-        f2.dataframe(pred_table, hide_index=True, width="stretch", column_config={
-            c: st.column_config.NumberColumn(c.replace(" over subsamples", ""), format="%.4f",
-                                             help=f"{c} (one value per subsample)")
-            for c in pred_table.columns[2:]} | {
-            "averaged P": st.column_config.NumberColumn(format="%.4f")})
-        f2.caption(
-            f"Predicted: **{labels[int(np.argmax(avg))]}**"
-            + (f" (recorded: {truth})" if truth is not None else "") + ". Each grey point "
-            "is one subsample's prediction (its K classes weighted); the red diamond is "
-            "their average, the model's prediction. "
-            + (f"Missing in this row, summed out exactly: {', '.join(missing)}. "
-               if missing else "")
-            + (f"This row was among the training rows of {inside} of the {done} "
-               "subsamples." if inside is not None else
-               "This row has a missing value, so no subsample learned from it."))
+    if pos is None:
+        return row, None, None
+    frame = data.to_frame().iloc[[pos]]
+    frame.index = [int(row)]
+    frame.index.name = "row"
+    q2.dataframe(frame.astype(object).where(frame.notna(), "missing"), width="stretch")
+    x = data.X[[pos]]
+    per = model.subsample_posteriors(x)[:, 0, :]
+    avg = model.predict_proba(x)[0]
+    labels = [str(c) for c in model.classes_]
+    truth = data.classes[data.y[pos]] if data.y[pos] >= 0 else None
+    missing = [n for n, c in zip(data.feature_names, x[0]) if c < 0]
+    inside = _subsamples_with_row(model, data, pos)
+    prediction_fig = viz_kbest.subsample_posterior_figure(
+        per, labels, avg, truth=truth,
+        title=f"Row {int(row)}: P(class) averaged over {done} subsamples × their K "
+              "classes")
+    f1, f2 = st.columns([3, 2])
+    chart(prediction_fig, "subbagging_prediction", f1)
+    pred_table = pd.DataFrame({
+        "class": labels, "averaged P": avg, "min over subsamples": per.min(axis=0),
+        "max over subsamples": per.max(axis=0),
+        "sd over subsamples": per.std(axis=0, ddof=1) if done > 1 else 0.0})
+    f2.dataframe(pred_table, hide_index=True, width="stretch", column_config={
+        c: st.column_config.NumberColumn(c.replace(" over subsamples", ""), format="%.4f",
+                                         help=f"{c} (one value per subsample)")
+        for c in pred_table.columns[2:]} | {
+        "averaged P": st.column_config.NumberColumn(format="%.4f")})
+    f2.caption(
+        f"Predicted: **{labels[int(np.argmax(avg))]}**"
+        + (f" (recorded: {truth})" if truth is not None else "") + ". Each grey point "
+        "is one subsample's prediction (its K classes weighted); the red diamond is "
+        "their average, the model's prediction. "
+        + (f"Missing in this row, summed out exactly: {', '.join(missing)}. "
+           if missing else "")
+        + (f"This row was among the training rows of {inside} of the {done} "
+           "subsamples." if inside is not None else
+           "This row has a missing value, so no subsample learned from it."))
+    return row, prediction_fig, pred_table
 
-    # 4. exports -----------------------------------------------------------------------------
-    st.subheader("Export")
-    settings = {"dataset": fingerprint[:12], "features": ", ".join(efeat),
-                "class": cname, "K (classes per subsample)": ek, "α (BDeu)": eess,
-                "T (subsamples)": T_run, "subsamples finished": done,
-                "rows per subsample": len(model.subsamples_[0].rows),
-                "share of rows": efrac, "seed": eseed, "stopped early": entry["stopped"],
-                "incomplete rows left out": model.n_rows_dropped_}
-    all_classes = pd.concat([viz_kbest.subsample_classes(model, i).assign(subsample=i + 1)
-                             for i in range(done)], ignore_index=True)
-    all_classes = all_classes[["subsample", *[c for c in all_classes if c != "subsample"]]]
+
+def _subbagging_report(settings: dict, weights_fig, summary, all_classes, table,
+                       stability_fig, row, prediction_fig, pred_table):
+    """The HTML report of a subbagging run, as a callable built on click only (no Streamlit
+    calls there)."""
 
     def report() -> str:  # built on click only (no Streamlit calls here)
         sections = [("Per-subsample class weights", weights_fig),
@@ -573,19 +668,7 @@ def show_subbagging(entry: dict, key: tuple) -> None:
         return export.html_report("Subbagging K-best model averaging", sections=sections,
                                   settings=settings)
 
-    x1, x2, x3 = st.columns(3)
-    x1.download_button("Edge stability (CSV)", lambda: export.table_csv(table),
-                       "edge_stability.csv", "text/csv", on_click="ignore",
-                       help="Per edge feature: its posterior in each subsample, the mean and "
-                            "the standard deviation.")
-    x2.download_button("Classes of every subsample (CSV)",
-                       lambda: export.table_csv(all_classes, index=False),
-                       "subsample_classes.csv", "text/csv", on_click="ignore")
-    x3.download_button("Report (HTML)", report, "subbagging_report.html", "text/html",
-                       on_click="ignore",
-                       help="One self-contained page: settings, figures and tables of this "
-                            "run.")
-    st.caption("Each chart's toolbar (top right of a chart) also downloads it as SVG.")
+    return report
 
 
 def _most_variable_row(model, data) -> None:
