@@ -1056,6 +1056,43 @@ def encode_labels(labels: pd.Series, classes: list[str] | None = None) -> tuple[
     return lookup[inverse], classes
 
 
+def _encode_transposed(X: pd.DataFrame, labels: pd.Series, discretization: str, n_bins: int,
+                       cut_points: dict | None) -> tuple[DiscreteEncoder, np.ndarray,
+                                                         list[str], np.ndarray]:
+    """Fit the encoder on ``X`` and encode the class labels; the features' codes are written
+    variable by variable into a ``(n_vars + 1, n_rows)`` array (int8 when every arity is below
+    128) whose last row is left for the class codes. Returns ``(enc, y, classes, codes_t)``."""
+    enc = DiscreteEncoder(discretization, n_bins, cut_points).fit(X)
+    y, classes = encode_labels(labels)
+    small = max([len(classes), *enc.arities]) < 128  # codes fit in int8 before the copy
+    codes_t = np.empty((X.shape[1] + 1, len(X)), dtype=np.int8 if small else CODE_DTYPE)
+    enc._transform_into(X, codes_t[:-1])  # variable by variable
+    return enc, y, classes, codes_t
+
+
+def _complete_rows(codes_t: np.ndarray) -> tuple[np.ndarray, int]:
+    """Mask and count of the rows with no missing feature value (``codes_t`` is transposed,
+    class last); :class:`DataError` when fewer than :data:`MIN_COMPLETE_ROWS`."""
+    complete = ~(codes_t[:-1] < 0).any(axis=0)
+    n_complete = int(complete.sum())
+    if n_complete < MIN_COMPLETE_ROWS:
+        raise DataError(
+            f"Only {n_complete} row(s) have no missing value; at least {MIN_COMPLETE_ROWS} "
+            "complete rows are needed to learn anything."
+        )
+    return complete, n_complete
+
+
+def _note_discretized(enc: DiscreteEncoder, notices: list[str]) -> None:
+    """Append a notice naming the continuous columns ``enc`` discretized, and how (if any)."""
+    cont = [c.name for c in enc.columns_ if c.kind == "continuous"]
+    if cont:
+        how = {"median": "two bins split at the median",
+               "quantile": f"{enc.n_bins} equal-frequency bins",
+               "cuts": "the given cut points"}[enc.discretization]
+        notices.append(f"Continuous column(s) discretized into {how}: " + ", ".join(cont) + ".")
+
+
 def load_dataset(source: Any, target: str | None = None, *, discretization: str = "median",
                  n_bins: int = 3, cut_points: dict | None = None, missing: str = "keep",
                  drop_id_columns: bool = True, sep: str | None = None,
@@ -1096,19 +1133,10 @@ def load_dataset(source: Any, target: str | None = None, *, discretization: str 
             source, target, drop_id_columns, sep=sep, decimal=decimal,
             drop_columns=drop_columns, class_bins=class_bins)
         cls = labels.name
-        enc = DiscreteEncoder(discretization, n_bins, cut_points).fit(X)
-        y, classes = encode_labels(labels)
-        small = max([len(classes), *enc.arities]) < 128  # codes fit in int8 before the copy
-        codes_t = np.empty((X.shape[1] + 1, len(X)), dtype=np.int8 if small else CODE_DTYPE)
-        enc._transform_into(X, codes_t[:-1])  # variable by variable
+        enc, y, classes, codes_t = _encode_transposed(X, labels, discretization, n_bins,
+                                                      cut_points)
     codes_t[-1] = y
-    complete = ~(codes_t[:-1] < 0).any(axis=0)
-    n_complete = int(complete.sum())
-    if n_complete < MIN_COMPLETE_ROWS:
-        raise DataError(
-            f"Only {n_complete} row(s) have no missing value; at least {MIN_COMPLETE_ROWS} "
-            "complete rows are needed to learn anything."
-        )
+    complete, n_complete = _complete_rows(codes_t)
     raw = X.copy(deep=False)  # (copy on write: X's columns are not changed)
     raw[cls] = labels
     codes = np.empty(codes_t.shape[::-1], dtype=CODE_DTYPE)
@@ -1119,12 +1147,7 @@ def load_dataset(source: Any, target: str | None = None, *, discretization: str 
                        f"for training ({n_complete} complete rows remain).")
         codes, raw = codes[complete], raw.loc[complete].reset_index(drop=True)
         row_ids = row_ids[complete]
-    cont = [c.name for c in enc.columns_ if c.kind == "continuous"]
-    if cont:
-        how = {"median": "two bins split at the median",
-               "quantile": f"{enc.n_bins} equal-frequency bins",
-               "cuts": "the given cut points"}[enc.discretization]
-        notices.append(f"Continuous column(s) discretized into {how}: " + ", ".join(cont) + ".")
+    _note_discretized(enc, notices)
     y = codes[:, -1]
     if y.size == 0 or y.min() == y.max():
         raise DataError("After removing incomplete rows only one class is left.")

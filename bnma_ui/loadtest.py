@@ -110,12 +110,97 @@ def _rss_after_sessions_closed(browser, url: str, pid: int, baseline: float,
     return now
 
 
+def _prepare_sessions(browser, url: str, n_sessions: int, iterations: int):
+    """Open ``n_sessions`` sessions set up on the Order MCMC page (session 0 for a long run to
+    be stopped) and an observer on Compare methods; returns ``(sessions, observer)``."""
+    sessions = [_open_session(browser, url) for _ in range(n_sessions)]
+    observer = _open_session(browser, url)
+    for i, (_, page) in enumerate(sessions):
+        nav(page, "Order MCMC")
+        # session 0 runs long enough to be stopped (4 chains, up to 4 parents: tens of
+        # seconds on WBC); the others run to the end
+        set_number(page, "Iterations", STOPPED_RUN_ITERATIONS if i == 0 else iterations)
+        if i == 0:
+            set_slider(page, "Chains", 4)
+            set_slider(page, "Max parents", 4)
+    nav(observer[1], "Compare methods")
+    return sessions, observer
+
+
+def _click_run(sessions, res: LoadResult, log_dir: Path, n_sessions: int) -> list[float]:
+    """Click Run in every session; the click times (a Run button that stays disabled is
+    recorded in ``res.errors`` with a screenshot, and the others still start)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    started = []
+    for i, (_, page) in enumerate(sessions):
+        try:
+            page.get_by_test_id("stMainBlockContainer").get_by_role(
+                "button", name="Run").click()
+        except PlaywrightTimeout:  # keep the evidence, measure the others
+            shot = log_dir / f"load_{n_sessions}_session{i}_run_disabled.png"
+            page.screenshot(path=str(shot), full_page=True)
+            res.errors.append(f"session {i}: the Run button stayed disabled ({shot.name})")
+        started.append(time.perf_counter())
+    return started
+
+
+def _stop_session0(page, res: LoadResult) -> tuple[float, str]:
+    """Click session 0's Stop and wait for "Stopped after" (``res.stop_latency_s``); returns
+    the click time and the page state afterwards."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    stop_clicked = time.perf_counter()
+    button = page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop")
+    try:
+        button.click(timeout=30_000)
+        page.get_by_text("Stopped after").wait_for(timeout=120_000)
+        res.stop_latency_s = time.perf_counter() - stop_clicked
+        state = "stopped"
+    except PlaywrightTimeout:  # the run ended before the click: say so
+        res.errors.append("session 0's run ended before Stop could be "
+                          f"clicked (page state: {_state(page)})")
+        state = _state(page)
+    return stop_clicked, state
+
+
+def _watch_runs(sessions, observer, res: LoadResult, pid: int,
+                timeout: float) -> tuple[dict[int, float], list[float], float]:
+    """Until every run has ended or ``timeout`` passes: track the server's peak RSS, stop
+    session 0's run once progress shows, note the sessions whose run ended, and have the
+    observer switch pages once per round. Returns ``(ended, switches, peak)``."""
+    ended: dict[int, float] = {}
+    stop_clicked = None
+    switches: list[float] = []
+    peak = res.rss_start_mb
+    deadline = time.time() + timeout
+    target = "Order MCMC"
+    while len(ended) < len(sessions) and time.time() < deadline:
+        peak = max(peak, rss_mb(pid))
+        for i, (_, page) in enumerate(sessions):
+            if i in ended:
+                continue
+            state = _state(page)
+            if i == 0 and stop_clicked is None and state == "running" and \
+                    page.get_by_text("Iterations per chain (of").count():
+                stop_clicked, state = _stop_session0(page, res)
+            if i == 0 and stop_clicked is None and state != "running":
+                res.errors.append(f"session 0's run ended ({state}) before Stop could be "
+                                  "clicked")
+            if state != "running":
+                ended[i] = time.perf_counter()
+                if state == "error":
+                    res.errors.append(f"session {i}: exception shown")
+        switches.append(_switch(observer[1], target))
+        target = "Compare methods" if target == "Order MCMC" else "Order MCMC"
+    return ended, switches, peak
+
+
 def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = None,
              timeout: float = 600.0) -> LoadResult:
     """Serve the app, open ``n_sessions`` sessions that each start an order-MCMC run on WBC
     (session 0 stops its run once progress shows), and an observer that switches pages while
     the runs go on."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import sync_playwright
 
     res = LoadResult(n_sessions, iterations)
@@ -123,64 +208,11 @@ def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = N
     with streamlit_server(log_dir / f"load_{n_sessions}.log") as (url, proc), \
             sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        sessions = [_open_session(browser, url) for _ in range(n_sessions)]
-        observer = _open_session(browser, url)
-        for i, (_, page) in enumerate(sessions):
-            nav(page, "Order MCMC")
-            # session 0 runs long enough to be stopped (4 chains, up to 4 parents: tens of
-            # seconds on WBC); the others run to the end
-            set_number(page, "Iterations", STOPPED_RUN_ITERATIONS if i == 0 else iterations)
-            if i == 0:
-                set_slider(page, "Chains", 4)
-                set_slider(page, "Max parents", 4)
-        nav(observer[1], "Compare methods")
+        sessions, observer = _prepare_sessions(browser, url, n_sessions, iterations)
         # every page imported and the server's one-time kernel warm-up settled, before any run
         res.rss_start_mb = _settled_rss(proc.pid, timeout=180.0)
-        started = []
-        for i, (_, page) in enumerate(sessions):
-            try:
-                page.get_by_test_id("stMainBlockContainer").get_by_role(
-                    "button", name="Run").click()
-            except PlaywrightTimeout:  # keep the evidence, measure the others
-                shot = log_dir / f"load_{n_sessions}_session{i}_run_disabled.png"
-                page.screenshot(path=str(shot), full_page=True)
-                res.errors.append(f"session {i}: the Run button stayed disabled ({shot.name})")
-            started.append(time.perf_counter())
-        ended: dict[int, float] = {}
-        stop_clicked = None
-        switches: list[float] = []
-        peak = res.rss_start_mb
-        deadline = time.time() + timeout
-        target = "Order MCMC"
-        while len(ended) < n_sessions and time.time() < deadline:
-            peak = max(peak, rss_mb(proc.pid))
-            for i, (_, page) in enumerate(sessions):
-                if i in ended:
-                    continue
-                state = _state(page)
-                if i == 0 and stop_clicked is None and state == "running" and \
-                        page.get_by_text("Iterations per chain (of").count():
-                    stop_clicked = time.perf_counter()
-                    button = page.get_by_test_id("stMainBlockContainer").get_by_role(
-                        "button", name="Stop")
-                    try:
-                        button.click(timeout=30_000)
-                        page.get_by_text("Stopped after").wait_for(timeout=120_000)
-                        res.stop_latency_s = time.perf_counter() - stop_clicked
-                        state = "stopped"
-                    except PlaywrightTimeout:  # the run ended before the click: say so
-                        res.errors.append("session 0's run ended before Stop could be "
-                                          f"clicked (page state: {_state(page)})")
-                        state = _state(page)
-                if i == 0 and stop_clicked is None and state != "running":
-                    res.errors.append(f"session 0's run ended ({state}) before Stop could be "
-                                      "clicked")
-                if state != "running":
-                    ended[i] = time.perf_counter()
-                    if state == "error":
-                        res.errors.append(f"session {i}: exception shown")
-            switches.append(_switch(observer[1], target))
-            target = "Compare methods" if target == "Order MCMC" else "Order MCMC"
+        started = _click_run(sessions, res, log_dir, n_sessions)
+        ended, switches, peak = _watch_runs(sessions, observer, res, proc.pid, timeout)
         res.completed = len(ended)
         res.run_seconds = [round(ended[i] - started[i], 2) for i in sorted(ended)]
         if switches:
