@@ -764,6 +764,32 @@ def _post_order(root) -> list:
     return out
 
 
+def _draws(nodes: list, kinds: list[int], rng: np.random.Generator, T: int
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """The random numbers of T calls of :func:`_sample`, in their order: per sample, a uniform
+    per node of kind 1 (runs of them drawn at once, as ``Generator.random(k)`` gives the same
+    stream) and ``Generator.integers(0, cookies)`` per node of kind 2. Returns (uniforms (T,
+    n_1), integers (T, n_2))."""
+    segments: list[tuple[int, int]] = []       # runs of uniforms, single integers
+    for kind, m in zip(kinds, nodes):
+        if kind == 1 and segments and segments[-1][0] == 1:
+            segments[-1] = (1, segments[-1][1] + 1)
+        elif kind:
+            segments.append((kind, 1 if kind == 1 else len(m.cookies)))
+    u = np.empty((T, kinds.count(1)))
+    ints = np.empty((T, kinds.count(2)), dtype=np.int64)
+    for t in range(T):
+        i = j = 0
+        for kind, k in segments:
+            if kind == 1:
+                u[t, i:i + k] = rng.random(k)
+                i += k
+            else:
+                ints[t, j] = rng.integers(0, k)
+                j += 1
+    return u, ints
+
+
 def _sample_many(root, rng: np.random.Generator, T: int) -> list[dict] | None:
     """``[_sample(root, rng)[0] for _ in range(T)]`` with the same random numbers and the same
     results, computed one tree node at a time for all T samples at once (numpy over T).
@@ -794,24 +820,7 @@ def _sample_many(root, rng: np.random.Generator, T: int) -> list[dict] | None:
         dead[id(m)] = all(any(is_dead(sub) for sub in (*c.ancestors, c.descendant))
                           for c in m.cookies)
         kinds.append(0 if len(m.cookies) == 1 else 2 if dead[id(m)] else 1)
-    segments: list[tuple[int, int]] = []       # runs of uniforms, single integers
-    for kind, m in zip(kinds, nodes):
-        if kind == 1 and segments and segments[-1][0] == 1:
-            segments[-1] = (1, segments[-1][1] + 1)
-        elif kind:
-            segments.append((kind, 1 if kind == 1 else len(m.cookies)))
-    n_u = kinds.count(1)
-    u = np.empty((T, n_u))
-    ints = np.empty((T, kinds.count(2)), dtype=np.int64)
-    for t in range(T):
-        i = j = 0
-        for kind, k in segments:
-            if kind == 1:
-                u[t, i:i + k] = rng.random(k)
-                i += k
-            else:
-                ints[t, j] = rng.integers(0, k)
-                j += 1
+    u, ints = _draws(nodes, kinds, rng, T)
     score: dict[int, np.ndarray] = {}
     choice: dict[int, np.ndarray] = {}
     i = j = 0
