@@ -1,1 +1,0 @@
-"""scikit-learn estimators for Bayesian network classifiers (DESIGN §6)."""

@@ -1,1 +1,0 @@
-"""numba kernels only: they take small integer / float arrays, never DataFrames (DESIGN §1)."""
