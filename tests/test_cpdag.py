@@ -8,6 +8,7 @@ import networkx as nx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles import all_dag_graphs
 
 from bnma_core.structure.cpdag import (
     consistent_extension,
@@ -22,23 +23,9 @@ from bnma_core.structure.cpdag import (
 )
 
 
-def _all_dags(n):
-    pairs = list(itertools.combinations(range(n), 2))
-    for states in itertools.product((0, 1, 2), repeat=len(pairs)):
-        g = nx.DiGraph()
-        g.add_nodes_from(range(n))
-        for (a, b), s in zip(pairs, states):
-            if s == 1:
-                g.add_edge(a, b)
-            elif s == 2:
-                g.add_edge(b, a)
-        if nx.is_directed_acyclic_graph(g):
-            yield g
-
-
 @pytest.fixture(scope="module")
 def four():
-    dags = list(_all_dags(4))
+    dags = list(all_dag_graphs(4))
     groups = {}
     for g in dags:
         groups.setdefault(equivalence_key(g), []).append(g)

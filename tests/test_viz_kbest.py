@@ -4,46 +4,20 @@ hand."""
 
 from __future__ import annotations
 
-from itertools import combinations, product
+from itertools import combinations
 
-import networkx as nx
 import numpy as np
 import pandas as pd
 import pytest
+from oracles import all_dag_parents as _all_dags
+from oracles import equivalence_class_key as _ec
+from oracles import kbest_data as _data
 
 from bnma_core import viz
 from bnma_core.classifiers.kbest import SubbaggingKBest
 from bnma_core.viz.kbest import edge_stability, subsample_classes, subsample_summary
 
 NAMES = ["a", "b", "c", "y"]
-
-
-def _data(n=40, seed=3):
-    rng = np.random.default_rng(seed)
-    ar = np.array([2, 3, 2, 2])  # three features, class last
-    D = rng.integers(0, ar, size=(n, 4))
-    D[:, 3] = np.where(rng.random(n) < 0.8, D[:, 0], D[:, 3])
-    D[:, 1] = np.where(rng.random(n) < 0.6, (D[:, 3] + D[:, 2]) % 3, D[:, 1])
-    return D, ar
-
-
-def _all_dags(n):
-    cands = [[tuple(s) for r in range(n) for s in combinations([u for u in range(n) if u != v], r)]
-             for v in range(n)]
-    for pa in product(*cands):
-        g = nx.DiGraph()
-        g.add_nodes_from(range(n))
-        g.add_edges_from((p, v) for v in range(n) for p in pa[v])
-        if nx.is_directed_acyclic_graph(g):
-            yield pa
-
-
-def _ec(pa):
-    n = len(pa)
-    adj = {frozenset((p, c)) for c in range(n) for p in pa[c]}
-    vs = frozenset((min(a, b), c, max(a, b)) for c in range(n) for a, b in combinations(pa[c], 2)
-                   if frozenset((a, b)) not in adj)
-    return frozenset(adj), vs
 
 
 ALL = list(_all_dags(4))
