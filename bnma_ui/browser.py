@@ -74,6 +74,57 @@ def streamlit_server(log_path: Path, start_timeout: float = 90.0):
                 proc.kill()
 
 
+LAPTOP = {"width": 1280, "height": 800}
+"""The viewport of every browser session here (issue 14: the dashboard on a laptop)."""
+
+
+@contextmanager
+def headless_chromium():
+    """Debian's chromium, headless, through playwright-python; yields the browser."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@contextmanager
+def laptop_page(browser, timeout_ms: int = 60_000):
+    """A page in a fresh context with the :data:`LAPTOP` viewport; every locator wait times
+    out after ``timeout_ms``."""
+    ctx = browser.new_context(viewport=LAPTOP)
+    try:
+        page = ctx.new_page()
+        page.set_default_timeout(timeout_ms)
+        yield page
+    finally:
+        ctx.close()
+
+
+def exception_text(page) -> str | None:
+    """The text of the first Streamlit exception box on the page, or None when there is none."""
+    boxes = page.locator('[data-testid="stException"]')
+    return boxes.first.inner_text() if boxes.count() else None
+
+
+def screenshot(page, path: Path) -> None:
+    """Screenshot of the whole page: Streamlit scrolls inside its main block, so the viewport
+    is stretched to the content's height for the picture, then restored."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.mouse.move(5, 5)  # no tooltip over the content
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    size = page.viewport_size
+    height = page.evaluate(
+        "() => { const m = document.querySelector('[data-testid=\"stMain\"]');"
+        " return m ? m.scrollHeight : document.body.scrollHeight; }")
+    page.set_viewport_size({"width": size["width"], "height": int(min(max(height, 600), 7000))})
+    page.screenshot(path=str(path))
+    page.set_viewport_size(size)
+
+
 def rss_mb(pid: int) -> float:
     """Resident memory of a process in MB (Linux ``/proc``), NaN elsewhere."""
     try:

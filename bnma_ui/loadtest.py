@@ -18,8 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from .browser import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
+    LAPTOP,
+    exception_text,
+    headless_chromium,
     nav,
     rss_mb,
     set_number,
@@ -56,7 +57,7 @@ class LoadResult:
 
 
 def _open_session(browser, url: str):
-    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    ctx = browser.new_context(viewport=LAPTOP)
     page = ctx.new_page()
     page.set_default_timeout(120_000)
     page.goto(url)
@@ -69,7 +70,7 @@ def _state(page) -> str:
         return "stopped"
     if page.get_by_role("heading", name="Held-out accuracy").count():
         return "done"
-    if page.locator('[data-testid="stException"]').count():
+    if exception_text(page) is not None:
         return "error"
     return "running"
 
@@ -201,13 +202,10 @@ def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = N
     """Serve the app, open ``n_sessions`` sessions that each start an order-MCMC run on WBC
     (session 0 stops its run once progress shows), and an observer that switches pages while
     the runs go on."""
-    from playwright.sync_api import sync_playwright
-
     res = LoadResult(n_sessions, iterations)
     log_dir = Path(log_dir or Path.cwd() / "benchmarks" / "out")
     with streamlit_server(log_dir / f"load_{n_sessions}.log") as (url, proc), \
-            sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            headless_chromium() as browser:
         sessions, observer = _prepare_sessions(browser, url, n_sessions, iterations)
         # every page imported and the server's one-time kernel warm-up settled, before any run
         res.rss_start_mb = _settled_rss(proc.pid, timeout=180.0)
@@ -223,7 +221,6 @@ def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = N
         for ctx, _ in [*sessions, observer]:
             ctx.close()
         res.rss_end_mb = _rss_after_sessions_closed(browser, url, proc.pid, res.rss_start_mb)
-        browser.close()
     res.server_stop_s = server_stop_seconds(log_dir / f"load_{n_sessions}.log")
     return res
 

@@ -37,6 +37,46 @@ def _subprocesses_import_this_checkout():
         os.environ["PYTHONPATH"] = old
 
 
+SHOTS = ROOT / "screenshots"
+"""Where the browser tests put their screenshots (git-ignored); look at them after a run."""
+
+
+def shot(page, name: str) -> None:
+    """Whole-page screenshot ``screenshots/<name>.png`` of a browser test."""
+    from bnma_ui.browser import screenshot
+
+    screenshot(page, SHOTS / f"{name}.png")
+
+
+def no_exception(page) -> None:
+    """Fail with the text of Streamlit's exception box when the page shows one."""
+    from bnma_ui.browser import exception_text
+
+    text = exception_text(page)
+    assert text is None, text
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless chromium for the browser tests of one module (skips without it)."""
+    from bnma_ui.browser import headless_chromium, missing_requirement
+
+    reason = missing_requirement()
+    if reason:
+        pytest.skip(f"{reason}; browser test skipped")
+    with headless_chromium() as b:
+        yield b
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh laptop-sized page (60 s locator timeout)."""
+    from bnma_ui.browser import laptop_page
+
+    with laptop_page(browser) as pg:
+        yield pg
+
+
 @pytest.fixture(scope="session")
 def root() -> Path:
     """The repository root."""

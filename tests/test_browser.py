@@ -10,11 +10,10 @@ from __future__ import annotations
 import time
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, SHOTS, no_exception, shot
 
+from bnma_ui.browser import metric as _metric
 from bnma_ui.browser import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     missing_requirement,
     nav,
     set_number,
@@ -22,9 +21,6 @@ from bnma_ui.browser import (
     streamlit_server,
     wait_idle,
 )
-from bnma_ui.browser import metric as _metric
-
-SHOTS = ROOT / "screenshots"
 
 pytestmark = pytest.mark.browser
 
@@ -60,45 +56,6 @@ def server():
             yield url
     except RuntimeError as exc:
         pytest.fail(str(exc))
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser):
-    ctx = browser.new_context(viewport={"width": 1280, "height": 800})  # issue 14: a laptop
-    pg = ctx.new_page()
-    pg.set_default_timeout(60_000)
-    yield pg
-    ctx.close()
-
-
-def no_exception(page) -> None:
-    assert page.locator('[data-testid="stException"]').count() == 0, \
-        page.locator('[data-testid="stException"]').first.inner_text()
-
-
-def shot(page, name: str) -> None:
-    """Screenshot of the whole page: Streamlit scrolls inside its main block, so the viewport
-    is stretched to the content's height for the picture."""
-    SHOTS.mkdir(exist_ok=True)
-    page.mouse.move(5, 5)  # no tooltip over the content
-    page.evaluate("() => document.activeElement && document.activeElement.blur()")
-    size = page.viewport_size
-    height = page.evaluate(
-        "() => { const m = document.querySelector('[data-testid=\"stMain\"]');"
-        " return m ? m.scrollHeight : document.body.scrollHeight; }")
-    page.set_viewport_size({"width": size["width"], "height": int(min(max(height, 600), 7000))})
-    page.screenshot(path=str(SHOTS / f"{name}.png"))
-    page.set_viewport_size(size)
 
 
 GOOD_CSV = "age,marker,smoker,outcome\n" + "".join(

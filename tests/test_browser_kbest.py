@@ -10,20 +10,18 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import SHOTS
+from conftest import no_exception as _no_exception
+from conftest import shot as _shot
 
+from bnma_ui.browser import metric as _metric
 from bnma_ui.browser import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     missing_requirement,
     nav,
     set_number,
     streamlit_server,
     wait_idle,
 )
-from bnma_ui.browser import metric as _metric
-
-SHOTS = ROOT / "screenshots"
 
 pytestmark = pytest.mark.browser
 
@@ -52,43 +50,6 @@ def server():
             yield url
     except RuntimeError as exc:
         pytest.fail(str(exc))
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser):
-    ctx = browser.new_context(viewport={"width": 1280, "height": 800})  # a laptop
-    pg = ctx.new_page()
-    pg.set_default_timeout(60_000)
-    yield pg
-    ctx.close()
-
-
-def _no_exception(page) -> None:
-    assert page.locator('[data-testid="stException"]').count() == 0, \
-        page.locator('[data-testid="stException"]').first.inner_text()
-
-
-def _shot(page, name: str) -> None:
-    """Whole-page screenshot (the viewport stretched to the content, then restored)."""
-    page.mouse.move(5, 5)  # no tooltip over the content
-    page.evaluate("() => document.activeElement && document.activeElement.blur()")
-    size = page.viewport_size
-    height = page.evaluate(
-        "() => { const m = document.querySelector('[data-testid=\"stMain\"]');"
-        " return m ? m.scrollHeight : document.body.scrollHeight; }")
-    page.set_viewport_size({"width": size["width"], "height": int(min(max(height, 600), 7000))})
-    page.screenshot(path=str(SHOTS / f"{name}.png"))
-    page.set_viewport_size(size)
 
 
 def _plot(page, text: str):

@@ -9,8 +9,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import no_exception, shot
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_browser import server  # noqa: F401  (the dashboard served for the browser test)
 
 from bnma_core.clustering import (
     EMA,
@@ -25,12 +27,6 @@ from bnma_core.data import dataset_from_codes
 from bnma_core.kernels.counting import config_index, parent_strides
 from bnma_core.scores import family_counts, log_ml_counts, posterior_cpt
 from bnma_ui.browser import nav, set_number, wait_idle
-
-try:  # the browser fixtures of the end-to-end test module
-    from test_browser import browser, no_exception, page, server, shot  # noqa: F401
-    HAVE_BROWSER_HELPERS = True
-except ImportError:  # the fixtures moved: the browser test below is skipped
-    HAVE_BROWSER_HELPERS = False
 
 
 def _planted(n_rows=300, n_feat=6, noise=0.12, seed=0, k=2):
@@ -530,8 +526,7 @@ def test_clustering_figures():
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not HAVE_BROWSER_HELPERS, reason="test_browser helpers not available")
-def test_clustering_page_in_browser(server, page):  # noqa: F811
+def test_clustering_page_in_browser(server, page):  # noqa: F811  (server: test_browser's)
     """Headless chromium: the page runs EMA-TAN on the default WBC data, draws the live traces
     and the results."""
     if not (Path(__file__).resolve().parents[1] / "pages" / "6_Clustering.py").exists():
