@@ -35,6 +35,27 @@ PRUNE_WEIGHT = 1e-15
 
 
 @njit(cache=True, nogil=True)
+def _normalize_block(gamma: np.ndarray, m0: int, m1: int, rc: int) -> float:
+    """Turn the log joint terms ``gamma[m0:m1, :rc]`` of one data row (its completions of the
+    missing cells times the clusters) into responsibilities in place; returns their
+    log-sum-exp, the row's log-likelihood."""
+    mx = -np.inf
+    for m in range(m0, m1):
+        for c in range(rc):
+            if gamma[m, c] > mx:
+                mx = gamma[m, c]
+    acc = 0.0
+    for m in range(m0, m1):
+        for c in range(rc):
+            acc += math.exp(gamma[m, c] - mx)
+    lse = mx + math.log(acc)
+    for m in range(m0, m1):
+        for c in range(rc):
+            gamma[m, c] = math.exp(gamma[m, c] - lse)
+    return lse
+
+
+@njit(cache=True, nogil=True)
 def e_step(X: np.ndarray, starts: np.ndarray, offs: np.ndarray, log_theta_c: np.ndarray,
            D: np.ndarray, P: np.ndarray, act_ptr: np.ndarray, act_idx: np.ndarray,
            gamma: np.ndarray, row_ll: np.ndarray) -> float:
@@ -73,21 +94,9 @@ def e_step(X: np.ndarray, starts: np.ndarray, offs: np.ndarray, log_theta_c: np.
                         prod[c] = 1.0
             for c in range(rc):
                 gamma[m, c] += math.log(prod[c])
-        mx = -np.inf
-        for m in range(m0, m1):
-            for c in range(rc):
-                if gamma[m, c] > mx:
-                    mx = gamma[m, c]
-        acc = 0.0
-        for m in range(m0, m1):
-            for c in range(rc):
-                acc += math.exp(gamma[m, c] - mx)
-        lse = mx + math.log(acc)
+        lse = _normalize_block(gamma, m0, m1, rc)
         row_ll[g] = lse
         total += lse
-        for m in range(m0, m1):
-            for c in range(rc):
-                gamma[m, c] = math.exp(gamma[m, c] - lse)
     return total
 
 
@@ -334,21 +343,9 @@ def bnet_e_step(X: np.ndarray, ids: np.ndarray, starts: np.ndarray, tbase: np.nd
                     else:
                         s += log_tab[tbase[i] + (u * rc + c) * ri + X[m, i]]
                 gamma[m, c] = s
-        mx = -np.inf
-        for m in range(m0, m1):
-            for c in range(rc):
-                if gamma[m, c] > mx:
-                    mx = gamma[m, c]
-        acc = 0.0
-        for m in range(m0, m1):
-            for c in range(rc):
-                acc += math.exp(gamma[m, c] - mx)
-        lse = mx + math.log(acc)
+        lse = _normalize_block(gamma, m0, m1, rc)
         row_ll[g] = lse
         total += lse
-        for m in range(m0, m1):
-            for c in range(rc):
-                gamma[m, c] = math.exp(gamma[m, c] - lse)
     return total
 
 

@@ -699,6 +699,20 @@ def _propose_segment(ch: ChainArrays, w: _Scratch, it: int, lo: int, hi: int) ->
 
 
 @njit(cache=True, inline="always")
+def _ref_sq_distance_change(ref_pos: np.ndarray, order: np.ndarray, new_order: np.ndarray,
+                            lo: int, hi: int) -> float:
+    """Change of Σ_p (p - ref_pos[order[p]])² when positions ``lo..hi`` of ``order`` become
+    those of ``new_order``: the update of the Spearman distance to the reference order
+    (Hwang & Zhang 2005's rank-correlation trace) for a move that touches only that segment."""
+    dsum = 0.0
+    for p in range(lo, hi + 1):
+        d_old = p - ref_pos[order[p]]
+        d_new = p - ref_pos[new_order[p]]
+        dsum += d_new * d_new - d_old * d_old
+    return dsum
+
+
+@njit(cache=True, inline="always")
 def _segment_move(tab: TableArrays, ch: ChainArrays, w: _Scratch, it: int, lo: int, hi: int,
                   has_ref: bool) -> tuple[bool, float, float]:
     """Any move in the full regime: rescore positions lo..hi of the proposed order, accept or
@@ -719,12 +733,7 @@ def _segment_move(tab: TableArrays, ch: ChainArrays, w: _Scratch, it: int, lo: i
         pred |= np.uint64(1) << np.uint64(v)
     if not ch.log_u[it] < delta:
         return False, 0.0, 0.0
-    dsum = 0.0
-    if has_ref:
-        for p in range(lo, hi + 1):
-            d_old = p - ref_pos[order[p]]
-            d_new = p - ref_pos[new_order[p]]
-            dsum += d_new * d_new - d_old * d_old
+    dsum = _ref_sq_distance_change(ref_pos, order, new_order, lo, hi) if has_ref else 0.0
     for p in range(lo, hi + 1):
         order[p] = new_order[p]
         prefix[p] = new_prefix[p]
@@ -765,12 +774,7 @@ def _candidate_relocate(tab: TableArrays, ch: ChainArrays, w: _Scratch, it: int,
         delta += t - terms[p]
     if not ch.log_u[it] < delta:
         return False, 0.0, 0.0
-    dsum = 0.0
-    if has_ref:
-        for p in range(lo, hi + 1):
-            d_old = p - ref_pos[order[p]]
-            d_new = p - ref_pos[new_order[p]]
-            dsum += d_new * d_new - d_old * d_old
+    dsum = _ref_sq_distance_change(ref_pos, order, new_order, lo, hi) if has_ref else 0.0
     for p in range(lo, hi + 1):
         order[p] = new_order[p]
         pos[new_order[p]] = p
