@@ -292,3 +292,16 @@ def show_error(state: dict) -> None:
     """The last run's bad-input message, shown until the next run starts."""
     if state.get("error"):
         st.error(state["error"])
+
+
+def entry_for_data(state: dict, fingerprint: str, at: int = 1, message: str | None = None
+                   ) -> dict | None:
+    """The page's last result (``state["entry"]``) if it was computed on the dataset with this
+    ``fingerprint`` (item ``at`` of the entry's key), else None — with ``message`` shown, when
+    given, so that a user who switched datasets knows why the result went away."""
+    entry = state.get("entry")
+    if entry is not None and entry["key"][at] != fingerprint:
+        if message:
+            st.info(message)
+        return None
+    return entry

@@ -196,11 +196,9 @@ if finished is not None and finished.result is not None:
 background.show_error(last)
 background.live(RUN, draw_live, interval=1.0)
 
-entry = last.get("entry")
-if entry is not None and entry["key"][1] != fingerprint:
-    st.info("The last comparison was run on another dataset; press Run to compare on this "
-            "one.")
-    entry = None
+entry = background.entry_for_data(
+    last, fingerprint, message="The last comparison was run on another dataset; press Run to "
+                               "compare on this one.")
 if entry is not None and len(entry["results"]):
     results = entry["results"]
     if entry["stopped"]:

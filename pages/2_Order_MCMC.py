@@ -249,10 +249,9 @@ background.live(RUN, draw_live, interval=1.0)
 background.show_error(last)
 
 # --- results ---------------------------------------------------------------------------------
-entry = last.get("entry")
-if entry is not None and entry["key"][1] != fingerprint:
-    st.info("The last run used another dataset; press Run to sample orders for this one.")
-    entry = None
+entry = background.entry_for_data(
+    last, fingerprint, message="The last run used another dataset; press Run to sample orders "
+                               "for this one.")
 if entry is not None:
     model = entry["model"]
     mapping = name_map(model.variable_names_, ds)

@@ -237,9 +237,7 @@ def kbest_view() -> None:
     background.live(RUN, _kbest_draw_live, interval=1.0)
     background.show_error(last)
 
-    entry = last.get("entry")
-    if entry is not None and entry["key"][0] != fingerprint:
-        entry = None
+    entry = background.entry_for_data(last, fingerprint, at=0)
     if entry is not None and entry["result"] is None:
         st.warning(f"Stopped: no result (stages: {', '.join(STAGES)}).")
     elif entry is not None:
@@ -440,9 +438,7 @@ def subbagging_view() -> None:
     background.live(SUB_RUN, _subbagging_draw_live(n_sub), interval=1.0)
     background.show_error(last)
 
-    entry = last.get("entry")
-    if entry is not None and entry["key"][0] != fingerprint:
-        entry = None
+    entry = background.entry_for_data(last, fingerprint, at=0)
     if entry is None:
         return
     if entry["model"] is None:

@@ -173,10 +173,8 @@ background.live(RUN, draw_live, interval=1.0)
 background.show_error(last)
 
 # --- results ---------------------------------------------------------------------------------
-entry = last.get("entry")
-if entry is not None and entry["key"][1] != fingerprint:
-    st.info("The last run used another dataset; press Run to cluster this one.")
-    entry = None
+entry = background.entry_for_data(
+    last, fingerprint, message="The last run used another dataset; press Run to cluster this one.")
 if entry is None:
     st.info("Choose the settings and press Run.")
     st.stop()

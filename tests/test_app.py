@@ -217,6 +217,12 @@ def test_compare_three_folds():
     at.button[0].click().run()
     assert at.session_state["cmp_run"]["entry"] is entry and entry["results"].shape[0] == 6
     assert at.session_state["compare__bnma_bg"].taken
+    # another dataset: the stored result is not shown for it, and the page says why
+    at.session_state["bnma_dataset"] = _wbc("drop")
+    at.run()
+    _no_failure(at)
+    assert any("another dataset" in i.value for i in at.info)
+    assert not any("folds" in d.value.columns for d in at.dataframe)
 
 
 def _chart_titles(at: AppTest) -> list[str]:
