@@ -116,6 +116,7 @@ def test_reproduce_cells_store_and_report(tmp_path):
     path = write_report("anchors", tmp_path, keys=keys)
     html = path.read_text()
     assert "Weka" in html and "pyAgrum" in html and "iris" in html
+    assert "Ceilings" in html and "fold_oracle" in html  # what the data allow
     assert f"recommended method ({DEFAULT_METHOD})" in html
     assert "Not checkable" in html  # the default method did not run in these cells
     again = run_grid("anchors", tmp_path, workers=0, keys=keys)

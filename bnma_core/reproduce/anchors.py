@@ -32,8 +32,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["ANCHORS", "DATASETS", "TIE", "BEST_SINGLE_ANCHOR_MEAN", "TARGET", "load",
-           "anchor_table", "make_method", "run_fold", "run_method", "summarize", "overview",
-           "markdown", "run", "target_claims", "grid", "config", "cell", "report"]
+           "anchor_table", "ceilings", "make_method", "run_fold", "run_method", "summarize",
+           "overview", "markdown", "run", "target_claims", "grid", "config", "cell", "report"]
 
 ROOT = Path(__file__).resolve().parents[2]
 ANCHORS = Path(os.environ.get("BNMA_ANCHORS", ROOT.parent / "shared" / "anchors"))
@@ -100,6 +100,47 @@ def anchor_table(anchors: str | Path | None = None) -> pd.DataFrame:
             rec[f"best_{fam}_method"] = str(b["method"])
         rec["best_anchor"] = max(rec["best_weka"], rec["best_pyagrum"])
         recs.append(rec)
+    return pd.DataFrame(recs)
+
+
+def _majority_hits(cells: np.ndarray, y: np.ndarray) -> int:
+    """Rows that the majority class of their cell classifies correctly (ties: any class)."""
+    _, cell = np.unique(cells, return_inverse=True)
+    counts = np.zeros((cell.max() + 1, int(y.max()) + 1), dtype=np.int64)
+    np.add.at(counts, (cell, y), 1)
+    return int(counts.max(axis=1).sum())
+
+
+def ceilings(anchors: str | Path | None = None, datasets: tuple[str, ...] = DATASETS
+             ) -> pd.DataFrame:
+    """What the data allow on Weka's folds, per dataset (docs/accuracy.md §9).
+
+    ``single_rule``: the accuracy on all rows of the best single function of the attributes
+    (the majority class of each occupied cell of the attribute table) — no rule does better;
+    ``fold_oracle``: the mean over folds of the best function of each *test* fold (the bound
+    for any learner, which may predict a cell differently from fold to fold); ``lookup_table``:
+    the cell-majority table learned on each training fold (a cell absent from training gets
+    the training majority), a memorising baseline.
+    """
+    recs = []
+    for name in datasets:
+        X, y, _, folds = load(name, anchors)
+        _, cells = np.unique(X, axis=0, return_inverse=True)
+        cells = cells.ravel()
+        per_fold, lookup = [], []
+        for k in range(int(folds.max()) + 1):
+            te = folds == k
+            per_fold.append(_majority_hits(cells[te], y[te]) / te.sum())
+            tr = ~te
+            counts = np.zeros((cells.max() + 1, int(y.max()) + 1), dtype=np.int64)
+            np.add.at(counts, (cells[tr], y[tr]), 1)
+            fallback = int(np.bincount(y[tr]).argmax())
+            pred = np.where(counts.sum(axis=1) > 0, counts.argmax(axis=1), fallback)
+            lookup.append(float(np.mean(pred[cells[te]] == y[te])))
+        recs.append({"dataset": name, "rows": len(y), "cells": int(cells.max() + 1),
+                     "single_rule": _majority_hits(cells, y) / len(y),
+                     "fold_oracle": float(np.mean(per_fold)),
+                     "lookup_table": float(np.mean(lookup))})
     return pd.DataFrame(recs)
 
 
@@ -368,7 +409,13 @@ def report(cells: pd.DataFrame, meta: dict) -> str:
          "cannot make. Win / tie / loss: more than half a point ahead of the best anchor / "
          "within half a point / more than half a point behind. Seconds: wall clock of fit + "
          "predict over the ten folds."),
-        ("All methods over the datasets", ov.reset_index())]
+        ("All methods over the datasets", ov.reset_index()),
+        ("What the data allow", "single_rule: accuracy on all rows of the best single function "
+         "of the attributes (each cell's majority class); fold_oracle: the best function of each "
+         "test fold, averaged (a bound for any learner); lookup_table: each training fold's "
+         "cell-majority table. A method ahead of single_rule predicts some mixed cell "
+         "differently from fold to fold."),
+        ("Ceilings", ceilings(datasets=tuple(dict.fromkeys(summary["dataset"]))))]
     for ds, g in summary.groupby("dataset", sort=False):
         a = g.iloc[0]
         tab = g[["method", "acc_mean", "acc_se", "diff_to_best", "result", "seconds"]]
