@@ -103,12 +103,12 @@ def anchor_table(anchors: str | Path | None = None) -> pd.DataFrame:
     return pd.DataFrame(recs)
 
 
-def _majority_hits(cells: np.ndarray, y: np.ndarray) -> int:
-    """Rows that the majority class of their cell classifies correctly (ties: any class)."""
-    _, cell = np.unique(cells, return_inverse=True)
-    counts = np.zeros((cell.max() + 1, int(y.max()) + 1), dtype=np.int64)
-    np.add.at(counts, (cell, y), 1)
-    return int(counts.max(axis=1).sum())
+def _cell_class_counts(cells: np.ndarray, y: np.ndarray, n_cells: int, n_classes: int
+                       ) -> np.ndarray:
+    """(n_cells, n_classes) counts of the rows of each cell of the attribute table by class."""
+    counts = np.zeros((n_cells, n_classes), dtype=np.int64)
+    np.add.at(counts, (cells, y), 1)
+    return counts
 
 
 def ceilings(anchors: str | Path | None = None, datasets: tuple[str, ...] = DATASETS
@@ -127,18 +127,19 @@ def ceilings(anchors: str | Path | None = None, datasets: tuple[str, ...] = DATA
         X, y, _, folds = load(name, anchors)
         _, cells = np.unique(X, axis=0, return_inverse=True)
         cells = cells.ravel()
+        shape = (int(cells.max()) + 1, int(y.max()) + 1)
         per_fold, lookup = [], []
         for k in range(int(folds.max()) + 1):
             te = folds == k
-            per_fold.append(_majority_hits(cells[te], y[te]) / te.sum())
-            tr = ~te
-            counts = np.zeros((cells.max() + 1, int(y.max()) + 1), dtype=np.int64)
-            np.add.at(counts, (cells[tr], y[tr]), 1)
-            fallback = int(np.bincount(y[tr]).argmax())
-            pred = np.where(counts.sum(axis=1) > 0, counts.argmax(axis=1), fallback)
+            test = _cell_class_counts(cells[te], y[te], *shape)
+            per_fold.append(test.max(axis=1).sum() / te.sum())
+            train = _cell_class_counts(cells[~te], y[~te], *shape)
+            fallback = int(train.sum(axis=0).argmax())
+            pred = np.where(train.sum(axis=1) > 0, train.argmax(axis=1), fallback)
             lookup.append(float(np.mean(pred[cells[te]] == y[te])))
-        recs.append({"dataset": name, "rows": len(y), "cells": int(cells.max() + 1),
-                     "single_rule": _majority_hits(cells, y) / len(y),
+        everything = _cell_class_counts(cells, y, *shape)
+        recs.append({"dataset": name, "rows": len(y), "cells": shape[0],
+                     "single_rule": everything.max(axis=1).sum() / len(y),
                      "fold_oracle": float(np.mean(per_fold)),
                      "lookup_table": float(np.mean(lookup))})
     return pd.DataFrame(recs)
