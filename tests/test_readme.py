@@ -102,3 +102,12 @@ def test_no_pointer_outside_the_repository():
             for ln in f.read_text(encoding="utf-8", errors="replace").splitlines()
             if OUTSIDE.search(ln)]
     assert not hits, "pointers outside the repository:\n" + "\n".join(hits)
+
+
+def test_readme_names_every_registered_method_and_the_default():
+    from bnma_core.classifiers.registry import DEFAULT_METHOD, available_methods
+
+    methods = _readme().split("## Methods", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"`([a-z0-9_]+)`", methods))
+    assert set(available_methods()) <= named, set(available_methods()) - named
+    assert f"The recommended one is `{DEFAULT_METHOD}`" in methods
