@@ -222,6 +222,21 @@ def test_bad_alpha_is_rejected(bad):
         NaiveBayes(alpha=bad).fit(X, y)
 
 
+@pytest.mark.parametrize(("bad", "message"), [(float("nan"), "missing values"),
+                                              (None, "missing values"),
+                                              (float("inf"), "infinity"),
+                                              (0.5, "continuous")])
+def test_bad_labels_are_named(bad, message):
+    """A missing, infinite or non-integral float label is refused by name, never cast."""
+    X, y = random_data(n=40, p=3)
+    y = y.astype(object if bad is None else float)
+    y[3] = bad
+    if message == "continuous":
+        y = y + bad
+    with pytest.raises(ValueError, match=message):
+        NaiveBayes().fit(X, y)
+
+
 @pytest.mark.parametrize("bad", [-1, 1.5, "2"])
 def test_bad_k_is_rejected(bad):
     X, y = random_data(n=40, p=3)

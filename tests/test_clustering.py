@@ -347,6 +347,7 @@ def test_collapse_remedies_reported():
 # Missing values, inputs, attributes, errors
 # ---------------------------------------------------------------------------------------------
 
+@pytest.mark.filterwarnings("ignore::bnma_core.clustering.base.CollapsedStartWarning")
 @pytest.mark.parametrize("cls", [EMATAN, EMA, EMTAN, EMBNET])
 def test_missing_values_are_marginalised(cls):
     X, _ = _planted(120, 4, noise=0.2, seed=6)
@@ -417,6 +418,7 @@ def test_bad_parameters_raise_clear_errors(kw, match):
         EMATAN(**kw).fit(X)
 
 
+@pytest.mark.filterwarnings("ignore::bnma_core.clustering.base.CollapsedStartWarning")
 def test_bad_inputs():
     with pytest.raises(ValueError, match="integer"):
         EMATAN().fit(np.array([[0.5, 1.0], [1.0, 0.0]]))
@@ -511,6 +513,7 @@ def test_clustering_page_run_and_bic_range():
     assert list(table["clusters"]) == [2, 3]
 
 
+@pytest.mark.filterwarnings("ignore::bnma_core.clustering.base.CollapsedStartWarning")
 def test_clustering_figures():
     from bnma_core import viz
 

@@ -121,10 +121,13 @@ class DiscreteBNClassifier(ClassifierMixin, BaseEstimator):
                 y_arr = y_arr.ravel()
             else:
                 raise ValueError("y must be one-dimensional")
-        if y_arr.dtype.kind == "f" and type_of_target(y_arr) == "continuous":
-            raise ValueError("Unknown label type: continuous. The class must be categorical.")
+        # missing and infinite labels first: type_of_target casts floats to int to test them
         if pd.isna(pd.Series(y_arr, dtype=object)).any():
             raise ValueError("y contains missing values; remove those rows first.")
+        if y_arr.dtype.kind == "f" and np.isinf(y_arr).any():
+            raise ValueError("y contains infinity; the class must be categorical.")
+        if y_arr.dtype.kind == "f" and type_of_target(y_arr) == "continuous":
+            raise ValueError("Unknown label type: continuous. The class must be categorical.")
         return y_arr
 
     def _codes_from_array(self, X: np.ndarray, arities: Any) -> np.ndarray:
