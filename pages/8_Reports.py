@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit.components.v1 as components
 
-from bnma_core.reproduce import PAPERS, PENDING, ResultStore, load_paper
+from bnma_core.reproduce import PAPERS, PENDING, ResultStore, load_paper, missing_inputs
 from bnma_core.reproduce.cli import DEFAULT_OUT
 from bnma_core.reproduce.runner import run_grid, write_report
 from bnma_ui import background
@@ -103,6 +103,11 @@ remember("rep_paper")
 pending = paper in PENDING
 if pending:
     st.warning(f"{paper}: not yet available (issue {PENDING[paper]}). Nothing to run.")
+else:  # data that is not part of the package (anchors, the subbagging paper's files)
+    absent = missing_inputs(paper, quick=True)
+    if absent:
+        st.warning(absent)
+        pending = True
 
 active = background.current(RUN)
 running = active is not None and not active.done

@@ -67,11 +67,26 @@ def test_dev_requirements_add_pins_on_top_of_the_runtime_ones():
 def test_entry_point_and_package_data_are_declared():
     proj = _pyproject()
     assert proj["project"]["scripts"]["bnma"] == "bnma_core.cli:main"
-    globs = proj["tool"]["setuptools"]["package-data"]["bnma_core.datasets"]
-    src = ROOT / "bnma_core" / "datasets"
-    for f in src.iterdir():
-        if f.is_file() and f.suffix != ".py":
-            assert any(f.match(g) for g in globs), f"{f.name} is not covered by {globs}"
+    for package in ("bnma_core.datasets", "bnma_core.reproduce"):
+        globs = proj["tool"]["setuptools"]["package-data"][package]
+        src = ROOT.joinpath(*package.split("."))
+        for f in src.rglob("*"):
+            if f.is_file() and f.suffix not in {".py", ".pyc", ".nbi", ".nbc"}:
+                rel = f.relative_to(src)
+                assert any(rel.match(g) for g in globs), f"{rel} is not covered by {globs}"
+
+
+def test_papers_tables_equal_the_specs():
+    """The packaged copies of the papers' tables stay the spec files' (when present)."""
+    specs = ROOT.parent / "shared" / "specs"
+    pairs = {"santafe_table1.csv": "ema-tan-table1.csv",
+             "sugahara_table1.csv": "subbagging-table1.csv"}
+    tables = ROOT / "bnma_core" / "reproduce" / "tables"
+    assert {f.name for f in tables.glob("*.csv")} == set(pairs)
+    if not specs.is_dir():
+        pytest.skip("the shared specs folder next to the repository is absent")
+    for ours, spec in pairs.items():
+        assert (tables / ours).read_bytes() == (specs / spec).read_bytes(), ours
 
 
 def _source_files() -> set[str]:
@@ -146,6 +161,11 @@ def test_installed_wheel_finds_its_data_outside_the_checkout(wheel, tmp_path):
     cli = subprocess.run([sys.executable, "-m", "bnma_core", "methods"], capture_output=True,
                          text=True, timeout=300, cwd=tmp_path, env=env)
     assert cli.returncode == 0 and "ukdb" in cli.stdout, cli.stderr
+    code = ("from bnma_core.reproduce import santafe, sugahara; "
+            "print(len(sugahara.paper_table()), len(santafe.paper_table()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path, env=env)
+    assert out.returncode == 0 and out.stdout.split() == ["26", "90"], out.stderr
 
 
 # --- the shared fixtures of tests/conftest.py ------------------------------------------------

@@ -189,6 +189,47 @@ def test_cli_pending_unknown_and_a_report(tmp_path):
     assert r.stdout.strip().endswith("report.html") and "<table" in html
 
 
+def test_papers_on_absent_data_say_so_before_running(tmp_path, monkeypatch):
+    """A pip-installed package has no anchors folder and no subbagging data: `bnma reproduce`
+    names the folder, the environment variable and exits 2 before planning a cell (it used to
+    fail every anchors cell, and write an empty sugahara report)."""
+    from bnma_core.reproduce import PAPERS, missing_inputs
+    from bnma_core.reproduce import anchors as ra
+    from bnma_core.reproduce import sugahara as rs
+
+    for paper in ("hwang2005", "dash2002", "ukdb", "santafe", "smoke"):  # bundled data only
+        assert missing_inputs(paper, quick=True) is None and missing_inputs(paper) is None
+    assert set(PAPERS) == {"hwang2005", "dash2002", "ukdb", "santafe", "smoke", "anchors",
+                           "sugahara"}
+    none = tmp_path / "none"
+    env = {**ENV, "BNMA_ANCHORS": str(none), "BNMA_SUGAHARA_DATA": str(none)}
+    for paper, var in (("anchors", "BNMA_ANCHORS"), ("sugahara", "BNMA_SUGAHARA_DATA")):
+        r = subprocess.run([sys.executable, "-m", "bnma_core.reproduce", paper, "--quick",
+                            "--workers", "0", "--out", str(tmp_path), "--no-progress"],
+                           env=env, capture_output=True, text=True)
+        assert r.returncode == 2 and var in r.stderr and str(none) in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+        assert not (tmp_path / paper).exists()  # nothing planned, nothing stored
+    monkeypatch.setattr(ra, "ANCHORS", none)
+    monkeypatch.setenv("BNMA_SUGAHARA_DATA", str(none))
+    assert "BNMA_ANCHORS" in missing_inputs("anchors") and "BNMA_SUGAHARA_DATA" in \
+        missing_inputs("sugahara")
+    partial = tmp_path / "partial"  # the folder is there, one data set's folds are not
+    (partial / "data").mkdir(parents=True)
+    (partial / "folds").mkdir()
+    (partial / "results.csv").write_text("x\n")
+    for d in ra.QUICK_DATASETS:
+        (partial / "data" / f"{d}.csv").write_text("x\n")
+        if d != "iris":
+            (partial / "folds" / f"{d}.weka.txt").write_text("1\n")
+    monkeypatch.setattr(ra, "ANCHORS", partial)
+    assert "lacks the data or folds of iris" in missing_inputs("anchors", quick=True)
+    (tmp_path / "sug").mkdir()
+    (tmp_path / "sug" / rs.BY_NAME["iris"].file).write_text("x\n")
+    monkeypatch.setenv("BNMA_SUGAHARA_DATA", str(tmp_path / "sug"))
+    assert missing_inputs("sugahara", quick=True) is None  # the others are listed in the report
+
+
 def test_report_helpers():
     m, h = mean_ci([1.0, 2.0, 3.0], 0.95)
     assert m == 2.0 and h == pytest.approx(2.4841377, rel=1e-6)  # t(0.975, 2) * 1 / sqrt(3)
@@ -338,6 +379,16 @@ def test_reports_page_lists_opens_and_runs(tmp_path):
     if pending is not None:
         at.selectbox(key="rep_paper").set_value(pending[0]).run()
         assert any(f"issue {pending[1]}" in w.value for w in at.warning)
+    from bnma_core.reproduce import anchors as ra
+
+    ra_anchors = ra.ANCHORS
+    ra.ANCHORS = tmp_path / "no-anchors"  # the anchors folder is not part of the package
+    try:
+        at.selectbox(key="rep_paper").set_value("anchors").run()
+        assert any("BNMA_ANCHORS" in w.value for w in at.warning)
+        assert at.button[0].disabled
+    finally:
+        ra.ANCHORS = ra_anchors
     at.selectbox(key="rep_paper").set_value("smoke")
     at.radio(key="rep_workers").set_value(0).run()
     at.button[0].click().run()

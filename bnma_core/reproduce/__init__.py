@@ -7,9 +7,10 @@ report per paper (issue 17).
 pieces), one module per paper (``hwang2005``, ``dash2002``, ``ukdb``).
 """
 
-from .papers import PAPERS, PENDING, NotAvailable, load_paper, paper_names
+from .papers import PAPERS, PENDING, NotAvailable, load_paper, missing_inputs, paper_names
 from .runner import RunSummary, run_cell, run_grid, write_report
 from .store import ResultStore, cell_seed, key_id
 
-__all__ = ["PAPERS", "PENDING", "NotAvailable", "load_paper", "paper_names", "RunSummary",
-           "run_cell", "run_grid", "write_report", "ResultStore", "cell_seed", "key_id"]
+__all__ = ["PAPERS", "PENDING", "NotAvailable", "load_paper", "missing_inputs", "paper_names",
+           "RunSummary", "run_cell", "run_grid", "write_report", "ResultStore", "cell_seed",
+           "key_id"]

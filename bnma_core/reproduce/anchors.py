@@ -61,6 +61,24 @@ def _dir(anchors: str | Path | None) -> Path:
     return path
 
 
+def missing_inputs(quick: bool = False) -> str | None:
+    """The anchors folder is not part of the package: say where it was looked for and how to
+    name it (:func:`bnma_core.reproduce.papers.missing_inputs`)."""
+    path = ANCHORS
+    datasets = QUICK_DATASETS if quick else DATASETS
+    if not (path / "results.csv").exists():
+        return (f"anchors: the anchors folder (Weka's folds and the Weka / pyAgrum results of "
+                f"issue 16) was not found at {path}; it is not part of the package. Set "
+                "BNMA_ANCHORS=/path/to/anchors (the folder holding results.csv, data/ and folds/) "
+                "and run again.")
+    absent = [d for d in datasets if not (path / "data" / f"{d}.csv").exists()
+              or not (path / "folds" / f"{d}.weka.txt").exists()]
+    if absent:
+        return (f"anchors: {path} lacks the data or folds of {', '.join(absent)}; the folder "
+                "named by BNMA_ANCHORS must hold data/NAME.csv and folds/NAME.weka.txt for each.")
+    return None
+
+
 @lru_cache(maxsize=16)
 def _load(name: str, anchors: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     root = Path(anchors)

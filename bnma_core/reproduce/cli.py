@@ -67,7 +67,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Run the sub-command; returns the exit status (messages on stderr, report path on
     stdout)."""
-    from .papers import load_paper
+    from .papers import load_paper, missing_inputs
     from .runner import run_grid, write_report
 
     try:
@@ -77,6 +77,10 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     except ValueError as e:
         print(f"bnma reproduce: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    reason = missing_inputs(args.paper, args.quick)
+    if reason:
+        print(f"bnma reproduce: {reason}", file=sys.stderr)
         return EXIT_USAGE
     try:
         summary = run_grid(args.paper, args.out, quick=args.quick, workers=args.workers,

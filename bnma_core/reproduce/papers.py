@@ -8,7 +8,10 @@ A paper is one module of this package declaring
 * ``cell(key: dict) -> dict`` — run one cell, return JSON-serialisable metrics (seeds from
   :func:`bnma_core.reproduce.store.cell_seed` or from the key itself, never from the order);
 * ``config(quick: bool) -> dict`` — the settings shown in the report;
-* ``report(cells: pandas.DataFrame, meta: dict) -> str`` — one self-contained HTML page.
+* ``report(cells: pandas.DataFrame, meta: dict) -> str`` — one self-contained HTML page;
+* optionally ``missing_inputs(quick: bool) -> str | None`` — why the grid cannot run here (data
+  that is not part of the package and is absent), with the remedy; checked by
+  :func:`missing_inputs` before any cell is planned (``bnma reproduce`` and the Reports page).
 
 Adding a paper is one module and one line in :data:`PAPERS`; :data:`PENDING` names papers whose
 module does not exist yet (``bnma reproduce`` refuses them with the issue number).
@@ -19,7 +22,8 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-__all__ = ["PAPERS", "PENDING", "NotAvailable", "load_paper", "paper_names"]
+__all__ = ["PAPERS", "PENDING", "NotAvailable", "load_paper", "missing_inputs",
+           "paper_names"]
 
 PAPERS: dict[str, str] = {
     "hwang2005": "bnma_core.reproduce.hwang2005",
@@ -50,3 +54,10 @@ def load_paper(name: str) -> ModuleType:
     if name in PENDING:
         raise NotAvailable(f"{name}: not yet available: issue {PENDING[name]}")
     raise ValueError(f"unknown paper {name!r}; choose from {', '.join(paper_names())}")
+
+
+def missing_inputs(name: str, quick: bool = False) -> str | None:
+    """Why paper ``name``'s grid (quick or full) cannot run on this machine, with the remedy;
+    None when everything it reads is present (papers on bundled data always)."""
+    check = getattr(load_paper(name), "missing_inputs", None)
+    return None if check is None else check(quick)

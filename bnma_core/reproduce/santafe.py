@@ -42,7 +42,7 @@ import pandas as pd
 
 TITLE = "Santafé, Lozano & Larrañaga: EMA-TAN for clustering, Table 1 (random TANs)"
 ISSUE = 13
-PAPER_CSV = Path(__file__).resolve().parents[2] / "experiments" / "santafe_table1_paper.csv"
+PAPER_CSV = Path(__file__).resolve().parent / "tables" / "santafe_table1.csv"
 BASELINES = {"EM-TAN": "emtan", "EM-BNET": "embnet", "EMA": "ema"}
 OURS = ("ematan", "emtan", "embnet", "ema")
 PEERS = ("stepmix", "kmodes")
@@ -359,8 +359,8 @@ def check_claims(df: pd.DataFrame, t1: pd.DataFrame) -> list[dict]:
     out = []
     if not PAPER_CSV.exists() or t1.empty:
         return [claim("EMA-TAN clusters more accurately than EM-TAN, EM-BNET and EMA",
-                      "Table 1", "the paper's table (experiments/santafe_table1_paper.csv) or "
-                      "our cells are missing", NOT_CHECKABLE, "")]
+                      "Table 1", "the paper's table (tables/santafe_table1.csv of "
+                      "bnma_core.reproduce) or our cells are missing", NOT_CHECKABLE, "")]
     paper = paper_table()
     pool = table1(df, pooled=True)
     orders = sorted(set(t1["order"])) if len(t1) else []

@@ -41,7 +41,7 @@ __all__ = ["TITLE", "ISSUE", "DATASETS", "METHODS", "PAPER_METHODS", "Dataset", 
 TITLE = ("Sugahara, Aomi & Ueno: Bayesian network model averaging classifiers by subbagging "
          "(Table 1)")
 ISSUE = 12
-PAPER_TABLE_NAME = "subbagging-table1.csv"
+PAPER_TABLE_NAME = "sugahara_table1.csv"
 
 # Table 1 column -> (registry name, parameter overrides). Paper settings are the registry's.
 METHODS: dict[str, tuple[str, dict]] = {
@@ -134,7 +134,8 @@ def data_dir() -> Path:
 
 
 def _paper_table_path() -> Path:
-    return data_dir().parents[1] / "specs" / PAPER_TABLE_NAME
+    """The paper's Table 1, shipped with the package (``tables/README.md``)."""
+    return Path(__file__).resolve().parent / "tables" / PAPER_TABLE_NAME
 
 
 @lru_cache(maxsize=64)
@@ -281,6 +282,18 @@ def missing_datasets(quick: bool = False) -> list[str]:
     return [d for d in s["datasets"] if not (data_dir() / BY_NAME[d].file).exists()]
 
 
+def missing_inputs(quick: bool = False) -> str | None:
+    """None when at least one data set of the grid is present (absent ones are listed in the
+    report); else where the files were looked for and how to name the folder."""
+    s = QUICK if quick else FULL
+    if len(missing_datasets(quick)) < len(s["datasets"]):
+        return None
+    return (f"sugahara: none of the grid's data files ({', '.join(s['datasets'])}) is in "
+            f"{data_dir()}; they are not part of the package. Set "
+            "BNMA_SUGAHARA_DATA=/path/to/sugahara (the folder of the paper's CSV files) and run "
+            "again.")
+
+
 @lru_cache(maxsize=4)
 def _prepared(file: str, sha: str, continuous: tuple | str, n_folds: int, seed: int):
     from bnma_core.data import DataError
@@ -339,8 +352,8 @@ def fold_frame(cells: pd.DataFrame) -> pd.DataFrame:
 
 
 def paper_table(path: Path | None = None) -> pd.DataFrame | None:
-    """The transcribed Table 1 (data set rows only), indexed by the paper's data set name;
-    None when the spec folder is absent."""
+    """The transcribed Table 1 (data set rows only, ``tables/sugahara_table1.csv`` unless
+    ``path``), indexed by the paper's data set name; None when the file is absent."""
     path = _paper_table_path() if path is None else Path(path)
     if not path.exists():
         return None
