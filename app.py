@@ -255,8 +255,9 @@ def _reading_controls(raw: bytes) -> tuple[dict, pd.DataFrame]:
         drop = st.multiselect(
             "Columns to leave out", columns, key="app_drop",
             help="For example a patient number or a column you do not want the models to "
-                 "use. Columns whose every value differs (identifiers) and columns with one "
-                 "value in every row are left out automatically.")
+                 "use. Identifiers (text that never repeats, whole numbers that count the "
+                 "rows or sit in a column named like an id) and columns with one value in "
+                 "every row are left out automatically.")
     return dict(sep=sep, dec=dec, drop=drop), table
 
 

@@ -190,6 +190,13 @@ def format_summary(summary) -> str:
     return "\n".join(lines)
 
 
+def _print_notices(ds) -> None:
+    """How the file was read (separator, decimal comma, identifier columns removed, columns
+    binned ...), on stderr before any result: the same notices the dashboard shows."""
+    for notice in ds.notices:
+        print(f"bnma: note: {notice}", file=sys.stderr)
+
+
 def _cmd_cv(args: argparse.Namespace) -> int:
     from .evaluation import cross_validate, summarize
 
@@ -207,11 +214,15 @@ def _cmd_cv(args: argparse.Namespace) -> int:
             bar.set_postfix_str(f"{method} fold {fold + 1}", refresh=False)
             bar.update(1)
 
+    from .data import check_discretization, load_dataset
+
+    check_discretization(args.discretization, args.n_bins)
+    ds = load_dataset(resolve_data(args.data), args.target, discretization=args.discretization,
+                      n_bins=args.n_bins, missing=args.missing)
+    _print_notices(ds)
     t0 = time.perf_counter()
     try:
-        results = cross_validate(resolve_data(args.data), methods, folds=args.folds,
-                                 seed=args.seed, target=args.target,
-                                 discretization=args.discretization, n_bins=args.n_bins,
+        results = cross_validate(ds, methods, folds=args.folds, seed=args.seed,
                                  n_jobs=args.n_jobs, progress=progress, missing=args.missing,
                                  method_params=params)
     finally:
@@ -284,6 +295,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     from .data import load_dataset
 
     ds = load_dataset(resolve_data(args.data), args.target, missing=args.missing)
+    _print_notices(ds)
     last = int(ds.row_ids[-1])
     if args.row > last:
         raise CLIError(f"--row {args.row} is past the end of the data (the last row is {last}; "

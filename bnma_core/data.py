@@ -897,8 +897,22 @@ def choose_class_column(columns: list[str], target: str | None = None) -> str:
     return columns[-1]
 
 
+_ID_WORDS = frozenset({"id", "ids", "uid", "uuid", "key", "code", "no", "nr", "num", "number",
+                       "index", "idx", "ref", "record", "row"})
+
+
+def _id_name(name: Any) -> bool:
+    """A column name with a word that names identifiers (``patient_id``, ``PatientID``,
+    ``Sample code number``, ``row``) — word by word, so ``acid`` or ``fluid`` do not count."""
+    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", str(name))
+    return any(w.lower() in _ID_WORDS for w in words)
+
+
 def _id_like(col: pd.Series) -> bool:
-    """All values present and distinct, and not real-valued measurements."""
+    """All values present and distinct, and either text (a label that is never repeated
+    carries no information) or whole numbers that count rows (consecutive) or sit in a column
+    named like an identifier. Other all-distinct whole numbers (an income, a count) are
+    measurements: kept and binned like any numeric column."""
     if col.isna().any() or len(col) < MIN_COMPLETE_ROWS:
         return False
     factorized = _factorize(col)
@@ -907,7 +921,10 @@ def _id_like(col: pd.Series) -> bool:
     num = _as_numeric(col)
     if num is None:
         return True
-    return bool(np.all(np.equal(np.mod(num.to_numpy(), 1), 0)))
+    values = num.to_numpy()
+    if not np.all(np.equal(np.mod(values, 1), 0)):
+        return False
+    return _id_name(col.name) or bool(np.all(np.diff(np.sort(values)) == 1))
 
 
 def prepare_frame(source: Any, target: str | None = None, drop_id_columns: bool = True

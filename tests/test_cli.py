@@ -28,7 +28,7 @@ def run(argv, capsys):
 def assert_one_line_error(code, err, fragment):
     assert code == 2
     assert "Traceback" not in err
-    lines = [ln for ln in err.splitlines() if ln.strip()]
+    lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("bnma: note: ")]
     assert len(lines) == 1, err
     assert lines[0].startswith("bnma") and "error" in lines[0]
     assert fragment in lines[0]
@@ -190,3 +190,20 @@ def test_cv_set_passes_method_parameters(capsys):
     assert _method_params(["brai.max_ci_tests=None", "brai.alpha=0.01", "nb.prior=bdeu"],
                           ["brai", "nb"]) == {"brai": {"max_ci_tests": None, "alpha": 0.01},
                                               "nb": {"prior": "bdeu"}}
+
+
+def test_cv_says_how_the_file_was_read(tmp_path, capsys):
+    """Separator, decimal comma, identifier column and binning are reported on stderr, as the
+    dashboard reports them; the results are those of the library on the same file."""
+    rows = [f"p{i};{20 + (i * 7) % 45};{50 + (i * 3.7) % 40:.1f};{'ja' if i % 3 else 'nein'};"
+            f"{'krank' if (i * 7) % 45 > 22 else 'gesund'}" for i in range(60)]
+    path = tmp_path / "eu.csv"
+    path.write_text("id;alter;gewicht;raucher;klasse\n" + "\n".join(
+        r.replace(".", ",") for r in rows) + "\n")
+    code, stdout, err = run(["cv", "--data", str(path), "--methods", "nb", "--folds", "3",
+                             "--no-progress"], capsys)
+    assert code == 0 and "60 rows" in stdout
+    notes = [ln for ln in err.splitlines() if ln.startswith("bnma: note: ")]
+    assert any("semicolon" in n for n in notes) and any("decimal comma" in n for n in notes)
+    assert any("Identifier" in n and "id" in n for n in notes)
+    assert any("median: alter, gewicht" in n for n in notes), notes

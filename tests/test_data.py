@@ -375,6 +375,26 @@ def _european(n: int = 40, seed: int = 0) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
+def test_identifier_columns_are_text_row_counters_or_named_so():
+    """Every value distinct is not enough for a number: an all-distinct income is a
+    measurement (kept, binned); a row counter or a column named like an identifier is not."""
+    rng = np.random.default_rng(3)
+    df = _good_frame(60).assign(
+        income=rng.permutation(np.arange(60) * 997 + 20_000),   # all distinct, not consecutive
+        counter=rng.permutation(np.arange(60)) + 1,              # 1..60: counts the rows
+        PatientNo=rng.permutation(np.arange(60) * 13 + 5),       # named as an identifier
+        ref_text=[f"r{i}x" for i in range(60)],                  # text, never repeated
+        acid=rng.permutation(np.arange(60) * 7))                 # "id" inside a word only
+    ds = load_dataset(df)
+    assert {"income", "acid"} <= set(ds.names) and ds.arities[ds.names.index("income")] == 2
+    assert not {"counter", "PatientNo", "ref_text"} & set(ds.names)
+    note = next(n for n in ds.notices if "Identifier" in n)
+    assert all(c in note for c in ("counter", "PatientNo", "ref_text"))
+    assert "income" not in note and "acid" not in note
+    kept = load_dataset(df, drop_id_columns=False)
+    assert {"counter", "PatientNo", "ref_text"} <= set(kept.names)
+
+
 def test_semicolon_and_decimal_comma_detected_and_explained():
     ds = load_dataset(_european())
     assert "weight" in ds.names and ds.encoder.columns_[0].kind == "continuous"
