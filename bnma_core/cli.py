@@ -130,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--rows", type=_positive_int(1), default=1000)
     sm.add_argument("--seed", type=_positive_int(0), default=0)
     sm.add_argument("--out", required=True, help="output CSV file")
+    sm.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_explain_parser(sub)
     return parser
 
@@ -261,13 +262,27 @@ def _cmd_sample(args: argparse.Namespace) -> int:
         from .network import load_network
     except ImportError:
         raise CLIError("network support (bnma_core.network) is not installed") from None
+    from .network.sampling import labels_frame, sample_chunks
+
     net = load_network(args.network)
-    frame = net.sample_frame(args.rows, args.seed)
-    try:
-        frame.to_csv(args.out, index=False)
+    bar = None
+    if not args.no_progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=args.rows, file=sys.stderr, delay=1.0, unit="row", unit_scale=True,
+                   desc="sampling", leave=False)
+    try:  # streamed: the rows of one draw with this seed, written block by block
+        with open(args.out, "w", newline="") as f:
+            for i, codes in enumerate(sample_chunks(net, args.rows, args.seed)):
+                labels_frame(net, codes).to_csv(f, index=False, header=i == 0)
+                if bar is not None:
+                    bar.update(len(codes))
     except OSError as exc:
         raise CLIError(f"cannot write {args.out}: {exc.strerror or exc}") from None
-    print(f"{len(frame)} rows x {frame.shape[1]} columns sampled from {args.network} "
+    finally:
+        if bar is not None:
+            bar.close()
+    print(f"{args.rows} rows x {net.n_vars} columns sampled from {args.network} "
           f"(seed {args.seed}) -> {args.out}")
     return 0
 

@@ -105,7 +105,7 @@ def test_python_dash_m_entry_point():
 
 @pytest.mark.skipif(importlib.util.find_spec("bnma_core.network") is None,
                     reason="bnma_core.network (branch net) not merged yet")
-def test_sample_alarm(tmp_path, capsys):
+def test_sample_alarm(tmp_path, capsys, monkeypatch):
     out = tmp_path / "alarm.csv"
     code, stdout, _ = run(["sample", "--network", "alarm", "--rows", "200", "--seed", "0",
                            "--out", str(out)], capsys)
@@ -116,6 +116,18 @@ def test_sample_alarm(tmp_path, capsys):
     run(["sample", "--network", "alarm", "--rows", "200", "--seed", "0", "--out", str(again)],
         capsys)
     pd.testing.assert_frame_equal(df, pd.read_csv(again))
+    # streamed block by block, the file holds the rows of the library's one in-memory draw
+    from bnma_core.network import load_network, sampling
+
+    chunks = sampling.sample_chunks
+    monkeypatch.setattr(sampling, "sample_chunks",
+                        lambda bn, n, seed: chunks(bn, n, seed, chunk_rows=64))  # 4 blocks
+    code, _, _ = run(["sample", "--network", "alarm", "--rows", "200", "--seed", "0",
+                      "--out", str(again), "--no-progress"], capsys)
+    want = load_network("alarm").sample_frame(200, 0)
+    for path in (out, again):
+        got = pd.read_csv(path, dtype=str, keep_default_na=False)
+        assert code == 0 and (got.to_numpy() == want.to_numpy().astype(str)).all()
 
 
 @pytest.mark.skipif(importlib.util.find_spec("bnma_core.network") is None,

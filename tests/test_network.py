@@ -334,6 +334,28 @@ def test_sampling_reproducible_and_datasets(asia, alarm):
         asia.sample_codes(-1, seed=0)
 
 
+@pytest.mark.parametrize(("n", "chunk"), [(0, 5), (1, 5), (50, 7), (50, 50), (50, 64)])
+def test_chunked_sample_is_the_one_draw(alarm, n, chunk):
+    """Blocks of any size from one seed concatenate to sample_codes' rows, in order."""
+    from bnma_core.network.sampling import sample_chunks
+
+    blocks = list(sample_chunks(alarm, n, seed=5, chunk_rows=chunk))
+    assert all(len(b) <= chunk for b in blocks) and len(blocks) == -(-n // chunk)
+    got = np.concatenate(blocks) if blocks else np.zeros((0, alarm.n_vars), np.int32)
+    assert np.array_equal(got, alarm.sample_codes(n, seed=5))
+
+
+def test_a_sample_too_large_for_memory_is_refused_by_name(alarm, monkeypatch):
+    from bnma_core.data import DataError
+    from bnma_core.network import sampling
+
+    monkeypatch.setattr(sampling, "MAX_SAMPLE_CELLS", 37 * 100)
+    alarm.sample_codes(100, seed=0)  # at the limit
+    with pytest.raises(DataError, match=r"at most 100 rows here.*sample_chunks"):
+        alarm.sample_codes(101, seed=0)
+    assert sum(len(b) for b in sampling.sample_chunks(alarm, 1000, 0, chunk_rows=64)) == 1000
+
+
 # ------------------------------------------------------------------------------ fitting
 def test_from_structure_closed_form():
     codes = np.array([[0, 0], [0, 1], [0, 1], [1, 1], [1, 1], [1, 1], [1, 0]])

@@ -7,19 +7,25 @@ the instance) and wraps the codes as arrays, datasets or label frames.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from ..data import DiscreteDataset, dataset_from_codes
+from ..data import DataError, DiscreteDataset, dataset_from_codes
 from ..kernels.counting import parent_strides
 from ..kernels.sampling import forward_sample
 
 if TYPE_CHECKING:
     from .model import DiscreteBN
 
-__all__ = ["sample_codes", "sample_dataset", "sample_frame", "sampling_tables"]
+__all__ = ["MAX_SAMPLE_CELLS", "labels_frame", "sample_chunks", "sample_codes",
+           "sample_dataset", "sample_frame", "sampling_tables"]
+
+MAX_SAMPLE_CELLS = 1 << 28
+"""Rows × variables of one in-memory sample (268 million cells: 2 GiB of uniform draws and
+1 GiB of codes); larger samples are streamed with :func:`sample_chunks` (``bnma sample`` does)."""
 
 
 def sampling_tables(bn: DiscreteBN) -> tuple[np.ndarray, ...]:
@@ -55,8 +61,32 @@ def sample_codes(bn: DiscreteBN, n_rows: int,
     n_rows = int(n_rows)
     if n_rows < 0:
         raise ValueError("n_rows must be >= 0")
-    u = np.random.default_rng(seed).random((n_rows, bn.n_vars))
-    return forward_sample(*sampling_tables(bn), bn.arities, u)
+    if n_rows * bn.n_vars > MAX_SAMPLE_CELLS:
+        raise DataError(
+            f"{n_rows:,} rows x {bn.n_vars} variables of {bn.name} is more than one sample "
+            f"held in memory may be ({MAX_SAMPLE_CELLS:,} cells, at most "
+            f"{MAX_SAMPLE_CELLS // bn.n_vars:,} rows here); stream it in pieces with "
+            "bnma_core.network.sampling.sample_chunks (as `bnma sample` does) or ask for fewer "
+            "rows.")
+    return _codes(bn, np.random.default_rng(seed), n_rows)
+
+
+def _codes(bn: DiscreteBN, rng: np.random.Generator, n_rows: int) -> np.ndarray:
+    return forward_sample(*sampling_tables(bn), bn.arities, rng.random((n_rows, bn.n_vars)))
+
+
+def sample_chunks(bn: DiscreteBN, n_rows: int, seed: int | np.random.Generator | None = None,
+                  chunk_rows: int = 100_000) -> Iterator[np.ndarray]:
+    """The rows of :func:`sample_codes` ``(bn, n_rows, seed)``, identical and in the same order,
+    as int32 code blocks of at most ``chunk_rows`` rows: memory stays that of one block.
+    (NumPy's ``Generator.random`` fills arrays in C order, so consecutive blocks drawn from one
+    generator are the rows of one large draw.)"""
+    n_rows, chunk_rows = int(n_rows), int(chunk_rows)
+    if n_rows < 0 or chunk_rows < 1:
+        raise ValueError("n_rows must be >= 0 and chunk_rows >= 1")
+    rng = np.random.default_rng(seed)
+    for start in range(0, n_rows, chunk_rows):
+        yield _codes(bn, rng, min(chunk_rows, n_rows - start))
 
 
 def sample_dataset(bn: DiscreteBN, n_rows: int, seed: int | np.random.Generator | None = None,
@@ -75,6 +105,10 @@ def sample_dataset(bn: DiscreteBN, n_rows: int, seed: int | np.random.Generator 
 def sample_frame(bn: DiscreteBN, n_rows: int,
                  seed: int | np.random.Generator | None = None) -> pd.DataFrame:
     """A forward sample as a DataFrame of state labels (one column per variable)."""
-    codes = sample_codes(bn, n_rows, seed)
+    return labels_frame(bn, sample_codes(bn, n_rows, seed))
+
+
+def labels_frame(bn: DiscreteBN, codes: np.ndarray) -> pd.DataFrame:
+    """Codes of ``bn``'s variables as a DataFrame of state labels (one column per variable)."""
     return pd.DataFrame({nm: np.array(st, dtype=object)[codes[:, i]]
-                         for i, (nm, st) in enumerate(zip(bn.names, bn.states))})
+                         for i, (nm, st) in enumerate(zip(bn.names, bn.states, strict=True))})
