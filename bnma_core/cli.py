@@ -354,6 +354,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                        .split())
         print(f"bnma: error: {msg}", file=sys.stderr)
         return EXIT_USAGE
+    except MemoryError:  # a guard missed a size: still one line, never a traceback
+        print(f"bnma {args.command}: error: not enough memory for this request; use fewer rows "
+              "or variables, or a method setting that needs less (see `bnma methods`).",
+              file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("bnma: interrupted", file=sys.stderr)
         return 130

@@ -219,3 +219,13 @@ def test_cv_says_how_the_file_was_read(tmp_path, capsys):
     assert any("semicolon" in n for n in notes) and any("decimal comma" in n for n in notes)
     assert any("Identifier" in n and "id" in n for n in notes)
     assert any("median: alter, gewicht" in n for n in notes), notes
+
+
+def test_out_of_memory_is_one_line(monkeypatch, capsys):
+    from bnma_core import cli
+
+    def boom(args):
+        raise MemoryError
+    monkeypatch.setitem(cli.COMMANDS, "methods", boom)
+    code, _, err = run(["methods"], capsys)
+    assert_one_line_error(code, err, "not enough memory")
