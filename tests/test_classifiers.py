@@ -359,3 +359,33 @@ def test_structure_vocabulary():
     assert {r for (a, _), r in roles.items() if a == "class"} == {"class"}
     assert {r for (a, _), r in roles.items() if a != "class"} == {"parent"}
     assert all("weight" in d and "kind" not in d for _, _, d in g.edges(data=True))
+
+
+def test_unseen_values_warn_and_are_marginalized():
+    """A label or state code no training row had is treated as missing, with a warning that
+    names the column; missing and seen values do not warn."""
+    import warnings
+
+    from bnma_core.classifiers.base import UnseenValueWarning
+
+    X, y = random_data(n=60, p=3)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"]).astype(str)
+    m = NaiveBayes().fit(frame, y)
+    test = frame.iloc[:4].copy()
+    test.iloc[1, 1] = "never"
+    test.iloc[2, 1] = "seen-nowhere"
+    with pytest.warns(UnseenValueWarning, match=r"b \(2 rows, e\.g\. 'never'\)") as rec:
+        p = m.predict_proba(test)
+    assert len(rec) == 1 and rec[0].filename == __file__  # points at this call
+    as_missing = test.copy()
+    as_missing.iloc[1:3, 1] = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_allclose(p, m.predict_proba(as_missing), atol=1e-12)
+    codes = NaiveBayes().fit(X, y)
+    bad = X[:3].copy()
+    bad[0, 2] = codes.arities_[2] + 4
+    with pytest.warns(UnseenValueWarning, match=rf"x2 \(1 row, e\.g\. {bad[0, 2]}\)"):
+        p = codes.predict_proba(bad)
+    bad[0, 2] = -1
+    np.testing.assert_allclose(p, codes.predict_proba(bad), atol=1e-12)

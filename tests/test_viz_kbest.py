@@ -123,7 +123,7 @@ def test_subsample_classes_and_summary(fitted):
 
 def test_posterior_figure_shows_every_subsample_and_the_average(fitted):
     model, D = fitted
-    row = pd.DataFrame([[D[0, 0], -1, D[0, 2]]], columns=NAMES[:3])  # b missing
+    row = pd.DataFrame([[D[0, 0], None, D[0, 2]]], columns=NAMES[:3])  # b missing
     per = model.subsample_posteriors(row)[:, 0, :]
     avg = model.predict_proba(row)[0]
     np.testing.assert_allclose(per.mean(axis=0), avg, atol=1e-12)

@@ -5,10 +5,12 @@ Inputs accepted by ``fit`` / ``predict`` / ``predict_proba``:
 * an integer array of state codes (``0 .. r-1``; negative values mean *missing*), e.g.
   ``DiscreteDataset.X``; arities are ``max + 1`` over the training rows unless ``fit`` is given
   ``arities=``. At prediction a code ``>= arity`` (a state never seen in training) is treated as
-  missing and marginalized;
+  missing and marginalized, with an :class:`UnseenValueWarning` naming the columns;
 * a pandas DataFrame (labels, numbers or both) or a float array: coded by a
   :class:`~bnma_core.data.DiscreteEncoder` fitted on the training rows (categorical values kept,
-  continuous columns split at the training median). ``NaN`` / ``None`` are missing;
+  continuous columns split at the training median). ``NaN`` / ``None`` are missing; a label
+  never seen in training is treated as missing too, with an :class:`UnseenValueWarning`
+  (as scikit-learn's ``OneHotEncoder(handle_unknown="ignore")`` warns);
 * a :class:`~bnma_core.data.DiscreteDataset` through :meth:`DiscreteBNClassifier.fit_dataset`
   (what :func:`bnma_core.classifiers.registry.fit_method` calls): the dataset's codes, arities,
   variable names, state labels and class labels, no re-encoding.
@@ -16,7 +18,9 @@ Inputs accepted by ``fit`` / ``predict`` / ``predict_proba``:
 
 from __future__ import annotations
 
+import sys
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,6 +32,41 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from ..data import CODE_DTYPE, DataError, DiscreteEncoder
+
+
+class UnseenValueWarning(UserWarning):
+    """Prediction rows hold values no training row had; they are treated as missing."""
+
+
+def _plain(v: Any) -> Any:
+    """A NumPy scalar as the Python value it holds (for messages)."""
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _warn_unseen(unseen: np.ndarray, names: list[str], examples: list[Any]) -> None:
+    """One warning per call: the columns (with a value) whose unseen cells are marginalized."""
+    counts = unseen.sum(axis=0)
+    cols = np.flatnonzero(counts)
+    if not len(cols):
+        return
+    parts = [f"{names[j]} ({int(counts[j])} row{'s' if counts[j] > 1 else ''}, "
+             f"e.g. {_plain(examples[j])!r})" for j in cols[:5]]
+    more = f" and {len(cols) - 5} more columns" if len(cols) > 5 else ""
+    warnings.warn("Values not seen in training are treated as missing and marginalized: "
+                  + ", ".join(parts) + more + ".", UnseenValueWarning,
+                  stacklevel=_caller_level())
+
+
+_PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
+
+
+def _caller_level() -> int:
+    """``stacklevel`` of the first frame outside ``bnma_core``, so that a warning points at
+    the user's ``predict`` call however deep the library's own calls go."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _check_array(X: Any) -> np.ndarray:
@@ -185,7 +224,12 @@ class DiscreteBNClassifier(ClassifierMixin, BaseEstimator):
             if Xdf.shape[1] != self.n_features_in_:
                 raise ValueError(f"X has {Xdf.shape[1]} features, but {type(self).__name__} "
                                  f"is expecting {self.n_features_in_} features as input.")
-            return self.input_encoder_.transform(Xdf)
+            codes = self.input_encoder_.transform(Xdf)
+            unseen = (codes < 0) & Xdf.notna().to_numpy()
+            if unseen.any():
+                _warn_unseen(unseen, list(Xdf.columns),
+                             [Xdf.iloc[np.argmax(unseen[:, j]), j] for j in range(unseen.shape[1])])
+            return codes
         Xa = np.asarray(X.to_numpy() if isinstance(X, pd.DataFrame) else X)
         if Xa.ndim != 2:
             raise ValueError("Expected 2D array. Reshape your data.")
@@ -193,7 +237,11 @@ class DiscreteBNClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"X has {Xa.shape[1]} features, but {type(self).__name__} "
                              f"is expecting {self.n_features_in_} features as input.")
         codes = _state_codes(Xa)
-        codes[codes >= self.arities_[None, :]] = -1
+        unseen = codes >= self.arities_[None, :]
+        if unseen.any():
+            _warn_unseen(unseen, self._variable_names()[0],
+                         [codes[np.argmax(unseen[:, j]), j] for j in range(unseen.shape[1])])
+            codes[unseen] = -1
         return np.ascontiguousarray(codes, dtype=CODE_DTYPE)
 
     def _variable_names(self) -> tuple[list[str], str]:
