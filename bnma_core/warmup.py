@@ -50,6 +50,8 @@ def warm_up(progress: Callable[[str, float], None] | None = None) -> dict[str, f
         try:
             params = {k: v for k, v in _SMALL.items() if k in spec.defaults}
             est = make_classifier(name, **params)
+            if "random_state" in est.get_params():  # the same warm-up on every machine
+                est.set_params(random_state=0)
             est.fit(X, y, arities=arities)
             est.predict_proba(X[:10])
             times[name] = time.perf_counter() - t0

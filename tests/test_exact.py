@@ -223,6 +223,37 @@ def test_max_in_degree_equals_restricted_brute_force(five, max_parents):
                 min(15, len(best)))
 
 
+@pytest.mark.parametrize("max_cells", [3, 6, 12, 18])
+def test_family_cell_limit_equals_restricted_brute_force(five, max_cells):
+    """Families with more than ``max_cells`` cells (r_v · q_v) are left out of the search:
+    the K best DAGs are the brute-force best among the DAGs whose families all fit."""
+    ar = five["ar"]
+    cells = np.array([[ar[v] * np.prod([ar[p] for p in range(5) if (int(x) >> p) & 1])
+                       for v, x in enumerate(row)] for row in five["full"]])
+    ok = (cells <= max_cells).all(axis=1)
+    ref = five["scores"][ok]
+    ids = [tuple(int(x) for x in m) for m in five["full"][ok]]
+    res = k_best(five["X"], ar, 20, classes=False, max_family_cells=max_cells)
+    got = [tuple(sum(1 << p for p in pa) for pa in r.parents) for r in res]
+    _check_topk([r.log_score for r in res], got, ref, ids, min(20, int(ok.sum())))
+    b = best_network(five["X"], ar)  # the default limit (2^22 cells) binds nothing here
+    assert abs(b.log_score - five["scores"].max()) < 1e-9
+
+
+def test_default_family_cell_limit_keeps_tables_small():
+    """The bootstrap sample that asked for 10^7-cell tables (WBC, 80 rows, bagging_ebn seed
+    10: an OOM kill of the CI machine) now learns networks whose every table is <= 2^22."""
+    from bnma_core import warmup
+    from bnma_core.classifiers.registry import make_classifier
+    from bnma_core.structure.local_scores import MAX_FAMILY_CELLS
+
+    X, y, ar = warmup._small_data()
+    m = make_classifier("bagging_ebn", n_estimators=2, random_state=10).fit(X, y, arities=ar)
+    for nets in m.networks_:
+        for net in nets if isinstance(nets, list) else [nets]:
+            assert max(c.size for c in net.cpts) <= MAX_FAMILY_CELLS
+
+
 @pytest.mark.parametrize("c", [0, 4])
 def test_eanb_equals_brute_force_over_augmented_structures(five, c):
     X, ar = five["X"], five["ar"]

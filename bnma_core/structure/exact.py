@@ -34,7 +34,7 @@ from ..kernels.exact import kbest_networks, kbest_parent_sets
 from ..network import DiscreteBN
 from ..scores import family_counts, log_ml_counts, posterior_cpt
 from .cpdag import dag_to_cpdag, ec_hash, parents_to_dag, zobrist_codes
-from .local_scores import check_score, local_scores, validate_complete
+from .local_scores import MAX_FAMILY_CELLS, check_score, local_scores, validate_complete
 
 
 class ResourceLimitError(DataError):
@@ -209,7 +209,8 @@ def k_best(X: np.ndarray, arities: Sequence[int], k: int, *, classes: bool = Tru
            class_index: int | None = None, augmented: bool = False,
            limits: ExactLimits | None = None,
            progress: Callable[[str, float], bool] | None = None,
-           sample_weight: np.ndarray | None = None) -> list[ScoredStructure]:
+           sample_weight: np.ndarray | None = None,
+           max_family_cells: int | None = MAX_FAMILY_CELLS) -> list[ScoredStructure]:
     """The K best DAGs or the K best Markov equivalence classes, best first.
 
     Parameters
@@ -240,6 +241,9 @@ def k_best(X: np.ndarray, arities: Sequence[int], k: int, *, classes: bool = Tru
         its end).
     sample_weight : (n_rows,) floats, optional
         Row weights: counts become sums of weights (AdaBoost-style learners; spec §4).
+    max_family_cells : int or None, default ``MAX_FAMILY_CELLS`` (:mod:`.local_scores`)
+        Families with more cells (r_v · q_v) are not considered, so that every returned
+        network's parameter tables fit in memory; None = no limit.
 
     Returns
     -------
@@ -267,7 +271,7 @@ def k_best(X: np.ndarray, arities: Sequence[int], k: int, *, classes: bool = Tru
     tick = _stage_ticker(progress)
     tick(STAGES[0], 0.0)
     ls, offset = _permuted_local_scores(Xc, ar, perm, score, ess, lim, augmented, class_index,
-                                        sample_weight)
+                                        sample_weight, max_family_cells)
     if m == 0:
         return [ScoredStructure.from_parents(0.0, [()] * n)]
     tick(STAGES[1], 0.3)
@@ -325,14 +329,15 @@ def _stage_ticker(progress: Callable[[str, float], bool] | None) -> Callable[[st
 
 def _permuted_local_scores(Xc: np.ndarray, ar: np.ndarray, perm: list[int], score: str,
                            ess: float, lim: int | None, augmented: bool, class_index: int | None,
-                           sample_weight: np.ndarray | None) -> tuple[np.ndarray, float]:
+                           sample_weight: np.ndarray | None, max_family_cells: int | None
+                           ) -> tuple[np.ndarray, float]:
     """Local scores of the columns in DP order ``perm`` (EANB: the class, last, forced into
     every parent set) and the score offset (EANB: the class's parentless family score)."""
     n = Xc.shape[1]
     Xp = Xc[:, perm]
     arp = ar[perm]
     ls = local_scores(Xp, arp, score, ess, lim, forced=[n - 1] if augmented else (),
-                      sample_weight=sample_weight)
+                      sample_weight=sample_weight, max_family_cells=max_family_cells)
     offset = 0.0
     if augmented:
         offset = log_ml_counts(family_counts(Xc, int(class_index), [], ar, sample_weight),

@@ -25,6 +25,11 @@ from ..scores import parents_to_mask
 
 SCORE_KINDS = {"k2": 0, "bdeu": 1}
 MAX_VARS = 30
+MAX_FAMILY_CELLS = 1 << 22
+"""Largest family (child states × parent configurations) a learned network may hold: its
+dense table of parameters is then at most 32 MB. Larger parent sets get score -inf, like sets
+beyond ``max_parents`` (a BDeu optimum on few, repeated rows — a bootstrap sample — can ask for
+six 10-valued parents, 10^7 cells per node, more memory than a classifier should take)."""
 
 
 def validate_complete(X: np.ndarray, arities: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -108,7 +113,8 @@ def set_terms(X: np.ndarray, arities: np.ndarray, score: str = "bdeu", ess: floa
 
 def local_scores(X: np.ndarray, arities: Iterable[int], score: str = "bdeu", ess: float = 1.0,
                  max_parents: int | None = None, forced: Iterable[int] = (),
-                 sample_weight: np.ndarray | None = None) -> np.ndarray:
+                 sample_weight: np.ndarray | None = None,
+                 max_family_cells: int | None = MAX_FAMILY_CELLS) -> np.ndarray:
     """Local scores of every parent set of every variable (BDeu with equivalent sample size
     ``ess`` or K2), uniform structure prior.
 
@@ -128,11 +134,14 @@ def local_scores(X: np.ndarray, arities: Iterable[int], score: str = "bdeu", ess
         n_vars - len(forced) variables, each family scored with the forced parents added.
     sample_weight : (n_rows,) floats, optional
         Row weights (fractional counts, e.g. boosting); default 1 per row.
+    max_family_cells : int or None, default :data:`MAX_FAMILY_CELLS`
+        Largest r_v · q_v (forced parents included) a family may have; None = no limit.
 
     Returns
     -------
     (m, 2^(m-1)) float64
-        ``table[v, compress(P, v)] = log ML(v | P ∪ forced)``; -inf beyond ``max_parents``.
+        ``table[v, compress(P, v)] = log ML(v | P ∪ forced)``; -inf beyond ``max_parents``
+        and for families larger than ``max_family_cells``.
 
     References
     ----------
@@ -150,8 +159,24 @@ def local_scores(X: np.ndarray, arities: Iterable[int], score: str = "bdeu", ess
         raise ValueError("max_parents must be a non-negative integer.")
     A, G, r_index = set_terms(X, ar, score, ess, max_size=min(lim, m - 1) + 1 + len(forced),
                               sample_weight=sample_weight)
-    return local_score_table(A, G, r_index, m, np.int64(parents_to_mask(forced)),
-                             SCORE_KINDS[score], lim)
+    table = local_score_table(A, G, r_index, m, np.int64(parents_to_mask(forced)),
+                              SCORE_KINDS[score], lim)
+    if max_family_cells is not None:
+        for v in range(m):  # row by row: no second table in memory
+            table[v][family_cells_row(ar, m, v) > max_family_cells] = -np.inf
+    return table
+
+
+def family_cells_row(arities: np.ndarray, m: int, v: int) -> np.ndarray:
+    """``cells[compress(P, v)] = r_v · Π_{p ∈ P ∪ forced} r_p`` for every parent set P of
+    variable ``v`` among the first ``m`` columns (forced = the columns after them), as floats,
+    laid out like row ``v`` of :func:`local_scores`' table."""
+    ar = np.asarray(arities, dtype=float)
+    row = np.empty(1 << max(m - 1, 0))
+    row[0] = ar[v] * float(np.prod(ar[m:]))
+    for b, u in enumerate(u for u in range(m) if u != v):
+        row[1 << b: 2 << b] = row[: 1 << b] * ar[u]  # the sets with bit b: those without, × r_u
+    return row
 
 
 def lookup(table: np.ndarray, v: int, parents: Iterable[int]) -> float:
