@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from .data import CODE_DTYPE
+from .data import CODE_DTYPE, DataError
 from .kernels.counting import (
     count_family,
     count_family_weighted,
@@ -71,12 +71,30 @@ def parents_to_mask(parents: Iterable[int]) -> int:
     return m
 
 
+MAX_DENSE_FAMILY_CELLS = 1 << 26
+"""Largest (q_i, r_i) count table :func:`family_counts` allocates (512 MiB of float64)."""
+
+
 def family_counts(data: np.ndarray, child: int, parents: Iterable[int] | int | None,
                   arities: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-    """N_ijk as a (q_i, r_i) float array (rows missing the child or a parent are skipped)."""
+    """N_ijk as a (q_i, r_i) float array (rows missing the child or a parent are skipped).
+
+    Raises
+    ------
+    DataError
+        The table would have more than :data:`MAX_DENSE_FAMILY_CELLS` cells (a method setting
+        such as KDB's k = 8 on 10-valued attributes): refused before allocation, with the size.
+    """
     data = np.ascontiguousarray(data, dtype=CODE_DTYPE)
     pa = _as_parents(parents)
     ar = np.asarray(arities, dtype=np.int64)
+    cells = float(ar[int(child)]) * float(np.prod(ar[pa].astype(float)))
+    if cells > MAX_DENSE_FAMILY_CELLS:
+        raise DataError(
+            f"A probability table for variable {int(child)} with {len(pa)} parents would have "
+            f"{cells:.3g} cells ({cells * 8 / 2**30:.3g} GiB), more than this library holds "
+            f"({MAX_DENSE_FAMILY_CELLS:.3g} cells, 512 MiB). Use fewer parents per variable "
+            "(a smaller k or max_parents) or merge the states of many-valued columns.")
     if weights is None:
         return count_family(data, int(child), pa, ar)
     return count_family_weighted(data, np.asarray(weights, dtype=np.float64), int(child), pa, ar)

@@ -410,3 +410,17 @@ def test_batched_local_measures_equal_scalar_ones_and_are_scale_free(seed, scale
         for b in range(ry):
             assert clmi[a, b] == pytest.approx(
                 conditional_local_mutual_information(p, a, b, 2.0), abs=1e-12)
+
+
+def test_a_count_table_too_large_is_refused_before_allocation(monkeypatch):
+    """KDB k = 8 on 10-valued columns asked for 2e8-cell tables; the size is named instead."""
+    from bnma_core import scores
+    from bnma_core.data import DataError
+
+    data = np.zeros((5, 4), dtype=np.int32)
+    ar = np.array([10, 10, 10, 2])
+    assert scores.family_counts(data, 3, [0, 1, 2], ar).shape == (1000, 2)
+    monkeypatch.setattr(scores, "MAX_DENSE_FAMILY_CELLS", 1999)
+    with pytest.raises(DataError, match=r"variable 3 with 3 parents would have 2e\+03 cells"):
+        scores.family_counts(data, 3, [0, 1, 2], ar)
+    assert scores.family_counts(data, 3, [0, 1], ar).shape == (100, 2)
