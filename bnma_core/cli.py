@@ -199,10 +199,15 @@ def _print_notices(ds) -> None:
 
 
 def _cmd_cv(args: argparse.Namespace) -> int:
+    from .data import check_discretization, load_dataset
     from .evaluation import cross_validate, summarize
 
     methods = _check_methods(args.methods)
     params = _method_params(args.set, methods)
+    check_discretization(args.discretization, args.n_bins)
+    ds = load_dataset(resolve_data(args.data), args.target, discretization=args.discretization,
+                      n_bins=args.n_bins, missing=args.missing)
+    _print_notices(ds)
     bar = None
     if not args.no_progress:
         from tqdm import tqdm
@@ -215,12 +220,6 @@ def _cmd_cv(args: argparse.Namespace) -> int:
             bar.set_postfix_str(f"{method} fold {fold + 1}", refresh=False)
             bar.update(1)
 
-    from .data import check_discretization, load_dataset
-
-    check_discretization(args.discretization, args.n_bins)
-    ds = load_dataset(resolve_data(args.data), args.target, discretization=args.discretization,
-                      n_bins=args.n_bins, missing=args.missing)
-    _print_notices(ds)
     t0 = time.perf_counter()
     try:
         results = cross_validate(ds, methods, folds=args.folds, seed=args.seed,
