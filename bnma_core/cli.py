@@ -88,6 +88,20 @@ def _add_data_arguments(p: argparse.ArgumentParser, help_data: str) -> None:
                    help="rows with a missing value: keep them (default, as the dashboard; "
                         "methods learn from available cases and marginalize at prediction) "
                         "or drop them")
+    p.add_argument("--drop", action="append", default=[], metavar="COLUMN[,COLUMN...]",
+                   help="columns to leave out (repeatable), e.g. an identifier or a column "
+                        "with too many categories")
+    p.add_argument("--sep", default=None,
+                   help="column separator, if the detected one is wrong (e.g. ';' or '\\t')")
+    p.add_argument("--decimal", default=None, choices=[".", ","],
+                   help="decimal mark, if the detected one is wrong")
+
+
+def _read_options(args: argparse.Namespace) -> dict:
+    """The ``load_dataset`` keywords of the data arguments."""
+    drop = [c.strip() for item in args.drop for c in item.split(",") if c.strip()]
+    sep = args.sep.encode().decode("unicode_escape") if args.sep else None  # '\t' -> tab
+    return {"missing": args.missing, "drop_columns": drop, "sep": sep, "decimal": args.decimal}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -206,7 +220,7 @@ def _cmd_cv(args: argparse.Namespace) -> int:
     params = _method_params(args.set, methods)
     check_discretization(args.discretization, args.n_bins)
     ds = load_dataset(resolve_data(args.data), args.target, discretization=args.discretization,
-                      n_bins=args.n_bins, missing=args.missing)
+                      n_bins=args.n_bins, **_read_options(args))
     _print_notices(ds)
     bar = None
     if not args.no_progress:
@@ -308,7 +322,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     from .classifiers.registry import fit_method
     from .data import load_dataset
 
-    ds = load_dataset(resolve_data(args.data), args.target, missing=args.missing)
+    ds = load_dataset(resolve_data(args.data), args.target, **_read_options(args))
     _print_notices(ds)
     last = int(ds.row_ids[-1])
     if args.row > last:

@@ -229,3 +229,32 @@ def test_out_of_memory_is_one_line(monkeypatch, capsys):
     monkeypatch.setitem(cli.COMMANDS, "methods", boom)
     code, _, err = run(["methods"], capsys)
     assert_one_line_error(code, err, "not enough memory")
+
+
+def test_read_options_drop_sep_and_decimal(tmp_path, capsys):
+    """--drop leaves columns out (the remedy the too-many-categories message gives), --sep and
+    --decimal override what was detected; explain takes the same options."""
+    rows = [f"Z{(i * 37) % 90};{20 + (i * 7) % 45};{50 + (i * 3.7) % 40:.1f};"
+            f"{'krank' if (i * 7) % 45 > 22 else 'gesund'}" for i in range(120)]
+    path = tmp_path / "zip.csv"
+    path.write_text("zip;alter;gewicht;klasse\n" + "\n".join(
+        r.replace(".", ",") for r in rows) + "\n")
+    code, _, err = run(["cv", "--data", str(path), "--methods", "nb", "--folds", "3",
+                        "--no-progress"], capsys)
+    assert_one_line_error(code, err, "Column 'zip' has 90 different values")
+    code, out, err = run(["cv", "--data", str(path), "--methods", "nb", "--folds", "3",
+                          "--no-progress", "--drop", "zip", "--sep", ";", "--decimal", ","],
+                         capsys)
+    assert code == 0 and "120 rows" in out, err
+    assert "detected" not in err  # nothing left to detect
+    code, _, err = run(["cv", "--data", str(path), "--methods", "nb", "--drop", "nosuch"],
+                       capsys)
+    assert_one_line_error(code, err, "not in the file: nosuch")
+    tab = tmp_path / "tab.csv"
+    tab.write_text("a\tb\tclass\n" + "".join(f"{i % 3}\t{i % 2}\t{'xy'[i % 4 < 2]}\n"
+                                             for i in range(40)))
+    code, out, err = run(["cv", "--data", str(tab), "--methods", "nb", "--folds", "2",
+                          "--no-progress", "--sep", "\\t"], capsys)
+    assert code == 0 and "40 rows" in out, err
+    code, out, err = run(["explain", "--data", str(path), "--drop", "zip", "--row", "0"], capsys)
+    assert code == 0 and "Row 0" in out, err
