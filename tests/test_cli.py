@@ -204,14 +204,20 @@ def test_cv_set_passes_method_parameters(capsys):
                                               "nb": {"prior": "bdeu"}}
 
 
+def _european_csv(path, extra_header, extra, n):
+    """A semicolon file with decimal commas: ``extra`` columns, then alter (whole numbers,
+    repeated), gewicht (decimals) and the class klasse."""
+    rows = [f"{extra(i)};{20 + (i * 7) % 45};{50 + (i * 3.7) % 40:.1f};"
+            f"{'krank' if (i * 7) % 45 > 22 else 'gesund'}".replace(".", ",") for i in range(n)]
+    path.write_text(f"{extra_header};alter;gewicht;klasse\n" + "\n".join(rows) + "\n")
+    return path
+
+
 def test_cv_says_how_the_file_was_read(tmp_path, capsys):
     """Separator, decimal comma, identifier column and binning are reported on stderr, as the
     dashboard reports them; the results are those of the library on the same file."""
-    rows = [f"p{i};{20 + (i * 7) % 45};{50 + (i * 3.7) % 40:.1f};{'ja' if i % 3 else 'nein'};"
-            f"{'krank' if (i * 7) % 45 > 22 else 'gesund'}" for i in range(60)]
-    path = tmp_path / "eu.csv"
-    path.write_text("id;alter;gewicht;raucher;klasse\n" + "\n".join(
-        r.replace(".", ",") for r in rows) + "\n")
+    path = _european_csv(tmp_path / "eu.csv", "id;raucher",
+                         lambda i: f"p{i};{'ja' if i % 3 else 'nein'}", 60)
     code, stdout, err = run(["cv", "--data", str(path), "--methods", "nb", "--folds", "3",
                              "--no-progress"], capsys)
     assert code == 0 and "60 rows" in stdout
@@ -234,11 +240,7 @@ def test_out_of_memory_is_one_line(monkeypatch, capsys):
 def test_read_options_drop_sep_and_decimal(tmp_path, capsys):
     """--drop leaves columns out (the remedy the too-many-categories message gives), --sep and
     --decimal override what was detected; explain takes the same options."""
-    rows = [f"Z{(i * 37) % 90};{20 + (i * 7) % 45};{50 + (i * 3.7) % 40:.1f};"
-            f"{'krank' if (i * 7) % 45 > 22 else 'gesund'}" for i in range(120)]
-    path = tmp_path / "zip.csv"
-    path.write_text("zip;alter;gewicht;klasse\n" + "\n".join(
-        r.replace(".", ",") for r in rows) + "\n")
+    path = _european_csv(tmp_path / "zip.csv", "zip", lambda i: f"Z{(i * 37) % 90}", 120)
     code, _, err = run(["cv", "--data", str(path), "--methods", "nb", "--folds", "3",
                         "--no-progress"], capsys)
     assert_one_line_error(code, err, "Column 'zip' has 90 different values")
