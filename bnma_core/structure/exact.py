@@ -259,15 +259,9 @@ def k_best(X: np.ndarray, arities: Sequence[int], k: int, *, classes: bool = Tru
     Silander & Myllymäki (2006); Tian, He & Ram (2010); Chen & Tian (2014), §3-4;
     Sugahara, Aomi & Ueno (spec §3).
     """
-    K = _check_k(k)
-    Xc, ar = validate_complete(X, arities)
-    kind = check_score(score, ess)
-    if classes and kind != 1:
-        raise ValueError("Equivalence classes need a score-equivalent score: use score='bdeu' "
-                         "(K2 gives equivalent DAGs different scores).")
+    K, Xc, ar, perm, m, lim = _check_search(X, arities, k, classes, score, ess, max_parents,
+                                            class_index, augmented, limits)
     n = Xc.shape[1]
-    perm, m, lim = _search_order(n, max_parents, class_index, augmented)
-    check_limits(m, K, Xc.shape[0], augmented, limits)
     tick = _stage_ticker(progress)
     tick(STAGES[0], 0.0)
     ls, offset = _permuted_local_scores(Xc, ar, perm, score, ess, lim, augmented, class_index,
@@ -285,6 +279,22 @@ def k_best(X: np.ndarray, arities: Sequence[int], k: int, *, classes: bool = Tru
     if progress is not None:
         progress("done", 1.0)
     return out
+
+
+def _check_search(X: np.ndarray, arities: Sequence[int], k: int, classes: bool, score: str,
+                  ess: float, max_parents: int | None, class_index: int | None, augmented: bool,
+                  limits: ExactLimits | None) -> tuple:
+    """Every check of :func:`k_best` before a table is allocated; returns (K, codes, arities,
+    DP column order, number of DP variables, in-degree limit)."""
+    K = _check_k(k)
+    Xc, ar = validate_complete(X, arities)
+    kind = check_score(score, ess)
+    if classes and kind != 1:
+        raise ValueError("Equivalence classes need a score-equivalent score: use score='bdeu' "
+                         "(K2 gives equivalent DAGs different scores).")
+    perm, m, lim = _search_order(Xc.shape[1], max_parents, class_index, augmented)
+    check_limits(m, K, Xc.shape[0], augmented, limits)
+    return K, Xc, ar, perm, m, lim
 
 
 def _search_order(n: int, max_parents: int | None, class_index: int | None, augmented: bool
