@@ -88,7 +88,9 @@ def family_counts(data: np.ndarray, child: int, parents: Iterable[int] | int | N
     data = np.ascontiguousarray(data, dtype=CODE_DTYPE)
     pa = _as_parents(parents)
     ar = np.asarray(arities, dtype=np.int64)
-    cells = float(ar[int(child)]) * float(np.prod(ar[pa].astype(float)))
+    cells = int(ar[child])
+    for p in pa.tolist():  # Python ints: no overflow, ~1 µs (np.prod here doubled the call)
+        cells *= int(ar[p])
     if cells > MAX_DENSE_FAMILY_CELLS:
         raise DataError(
             f"A probability table for variable {int(child)} with {len(pa)} parents would have "

@@ -161,7 +161,7 @@ def local_scores(X: np.ndarray, arities: Iterable[int], score: str = "bdeu", ess
                               sample_weight=sample_weight)
     table = local_score_table(A, G, r_index, m, np.int64(parents_to_mask(forced)),
                               SCORE_KINDS[score], lim)
-    if max_family_cells is not None:
+    if max_family_cells is not None and float(np.prod(ar.astype(float))) > max_family_cells:
         for v in range(m):  # row by row: no second table in memory
             table[v][family_cells_row(ar, m, v) > max_family_cells] = -np.inf
     return table
