@@ -197,6 +197,22 @@ def test_refuses_too_many_variables_before_allocating():
     assert time.perf_counter() - t < 1.0
 
 
+def test_refuses_too_many_parent_sets_with_missing_values():
+    """Incomplete data go through the score table, one entry per parent set: 16 variables
+    without a parent limit (32,768 sets each) are refused with the limit that fits (7:
+    16,384 sets), and so are 10 ten-valued variables (a family table of 10^10 cells)."""
+    X = np.zeros((20, 16), dtype=np.int32)
+    X[0, 0] = -1
+    t = time.perf_counter()
+    with pytest.raises(ResourceLimitError, match="32,768 parent sets.*max_parents=7 or less"):
+        edge_posteriors(X, [2] * 16, max_parents=None)
+    assert time.perf_counter() - t < 1.0
+    with pytest.raises(ResourceLimitError, match="GB.*max_parents=7 or less"):
+        edge_posteriors(np.full((20, 10), -1), [10] * 10, max_parents=None)
+    X[0, 0] = 0
+    assert edge_posteriors(X[:, :4], [2] * 4, max_parents=None).shape == (4, 4)
+
+
 @pytest.mark.parametrize("kwargs, exc, match", [
     ({"max_parents": -1}, ValueError, "max_parents"),
     ({"max_parents": 1.5}, ValueError, "max_parents"),

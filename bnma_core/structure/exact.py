@@ -14,7 +14,8 @@ and **EANB** (``augmented=True``: the class at ``class_index`` is a parent of ev
 has no parents; the features' structure is optimal; Sugahara, Uto & Ueno 2018).
 
 Scores are log P(D | G) under BDeu (equivalent sample size ``ess``, α = 1 by default) or K2,
-plus a uniform structure prior (log prior 0). Training data must be complete.
+plus a uniform structure prior (log prior 0). Training data must be complete (except for
+:func:`edge_posteriors`, which scores incomplete data as order MCMC does).
 
 Determinism: ties in score are broken by the kernels' fixed order (parent sets by smaller
 bitmask, networks by smaller (sink, rank, rank)), so the same data give the same list.
@@ -406,6 +407,12 @@ MAX_EDGE_VARS = 20
 each further variable more than doubles both)."""
 
 
+MAX_INCOMPLETE_PARENT_SETS = 20_000
+"""With missing values :func:`edge_posteriors` scores every family on its own complete rows
+through order MCMC's score table, one entry per parent set: at most this many parent sets per
+variable (n = 15 without a parent limit, 16,384 sets: about 10 s; 32,768: about 50 s)."""
+
+
 def edge_posteriors_bytes(n_vars: int) -> float:
     """Memory :func:`edge_posteriors` needs for ``n_vars`` variables, in bytes: the local
     scores and their subset sums, n 2^(n-1) doubles each; forward and backward sums, 2^n each;
@@ -541,12 +548,36 @@ def _order_local_scores(X: np.ndarray, arities: Sequence[int], max_parents: int 
     if n == 1:
         return np.zeros((1, 1))
     if via_score_table or (X < 0).any():
+        _check_incomplete_route(X.shape[0], ar, lim)
         return _local_from_score_table(X, ar, lim, score, ess, structure_prior)
     local = local_scores(X, ar, score, ess, lim, max_family_cells=None)
     prior = np.array([log_structure_prior(n, k, structure_prior) if k <= lim else -np.inf
                       for k in range(n)])
     local += prior[np.bitwise_count(np.arange(local.shape[1], dtype=np.uint64))][None, :]
     return local
+
+
+def _check_incomplete_route(n_rows: int, ar: np.ndarray, lim: int) -> None:
+    """Refuse (before allocation) a score table of incomplete data with more than
+    :data:`MAX_INCOMPLETE_PARENT_SETS` parent sets per variable or more memory than the score
+    tables allow, naming the largest ``max_parents`` that fits."""
+    from .score_table import DEFAULT_MAX_BYTES, estimate_table_bytes, n_parent_sets
+
+    n = len(ar)
+
+    def fits(k: int) -> bool:
+        return (n_parent_sets(n - 1, k) <= MAX_INCOMPLETE_PARENT_SETS
+                and estimate_table_bytes(n, n_rows, ar, k) <= DEFAULT_MAX_BYTES)
+
+    if fits(lim):
+        return
+    best = max((k for k in range(lim) if fits(k)), default=0)
+    raise ResourceLimitError(
+        f"With missing values every family is scored on its own complete rows, one table "
+        f"entry per parent set: {n_parent_sets(n - 1, lim):,} parent sets per variable need "
+        f"about {_fmt_bytes(estimate_table_bytes(n, n_rows, ar, lim))} (limits "
+        f"{MAX_INCOMPLETE_PARENT_SETS:,} sets and {_fmt_bytes(DEFAULT_MAX_BYTES)}): use "
+        f"max_parents={best} or less, or remove / impute the incomplete rows.")
 
 
 def _local_from_score_table(X: np.ndarray, ar: np.ndarray, lim: int, score: str, ess: float,
