@@ -250,7 +250,8 @@ def asia():
 
 
 def test_asia_and_wbc_exact_in_seconds(asia, wbc):
-    edge_posteriors(*_data(3))  # the numba cache loaded
+    edge_posteriors(*_data(3))  # the numba cache loaded (or compiled) for both routes
+    edge_posteriors(*_data(3, missing=0.2))
     for X, ar in (asia, (wbc.codes, wbc.arities)):
         t = time.perf_counter()
         E = edge_posteriors(X, ar, 3, "k2", 1.0, "hz")
