@@ -193,3 +193,24 @@ def test_calibration_target_top_label_and_one_vs_rest():
     np.testing.assert_array_equal(o, [0, 0, 1, 1])
     with pytest.raises(ValueError, match="not one of the classes"):
         calibration_target(y, P, positive="d", classes=["a", "b", "c"])
+
+
+def test_reliability_and_decision_figures_draw_the_tables():
+    from bnma_core.viz import decision_curve_figure, reliability_figure
+
+    p, y = _model_data(400, 9)
+    curve = corp_reliability(p, y, n_resamples=50)
+    fig = reliability_figure({"m": curve}, {"m": corp_decomposition(p, y)},
+                             forecast_label="P(yes)")
+    names = [t.name for t in fig.data]
+    assert names[0] == "calibrated (diagonal)" and "m: consistency band" in names
+    line = next(t for t in fig.data if t.name.startswith("m (MCB"))
+    np.testing.assert_allclose(line.y, curve["calibrated"])
+    assert line.line.shape == "hv"  # a step function, as the isotonic fit is
+    band = next(t for t in fig.data if t.name == "m: consistency band")
+    assert len(band.x) == 2 * len(curve)
+    assert fig.layout.xaxis.title.text == "P(yes)"
+    tab = decision_curve(y, {"m": np.column_stack([1 - p, p])})
+    fig = decision_curve_figure(tab, positive="yes")
+    assert [t.name for t in fig.data] == ["m", "treat all", "treat none"]
+    assert fig.layout.yaxis.range[1] == pytest.approx(1.1 * y.mean())

@@ -167,3 +167,18 @@ def test_bayesian_signed_rank_probabilities_sum_to_1(pairs, rope, seed):
     p = bayesian_signed_rank(a, b, rope=rope, n_samples=500, seed=seed)
     assert sum(p.values()) == pytest.approx(1.0)
     assert all(0.0 <= v <= 1.0 for v in p.values())
+
+
+def test_critical_difference_figure_marks_ranks_groups_and_cd():
+    from bnma_core.viz import critical_difference_figure
+
+    cd = critical_difference(_long(_datasets(0), "dataset"), "accuracy")
+    fig = critical_difference_figure(cd)
+    texts = [a.text for a in fig.layout.annotations]
+    for name, rank in zip(cd.ranks["method"], cd.ranks["mean_rank"]):
+        assert f"{name} ({rank:.2f})" in texts
+    assert any(t.startswith(f"CD = {cd.cd:.2f}") for t in texts)
+    group_bars = [s for s in fig.layout.shapes if s.line.width == 5]
+    assert len(group_bars) == len(cd.groups)
+    markers = sorted(t.x[0] for t in fig.data)
+    np.testing.assert_allclose(markers, sorted(cd.ranks["mean_rank"]))

@@ -225,3 +225,21 @@ def test_a_perfect_forecast_scores_brier_0_log_loss_0_accuracy_1(case):
     assert s["brier"].max() == 0.0 and s["log_loss"].max() == 0.0 and s["accuracy"].min() == 1
     # and any forecast scores Brier in [0, 2]
     assert 0.0 <= row_scores(y, P)["brier"].min() and row_scores(y, P)["brier"].max() <= 2.0
+
+
+def test_metric_modules_import_no_heavy_module():
+    """metrics, calibration and comparison load scipy / scikit-learn when a function needs
+    them: importing them costs numpy and pandas only."""
+    import json
+    import subprocess
+    import sys
+
+    code = ("import sys, json; import bnma_core.metrics, bnma_core.calibration, "
+            "bnma_core.comparison; print(json.dumps(sorted({m.split('.')[0] "
+            "for m in sys.modules})))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    heavy = {"scipy", "sklearn", "numba", "plotly", "statsmodels", "matplotlib", "dcurves",
+             "autorank", "baycomp", "streamlit"}
+    assert not set(json.loads(out.stdout.splitlines()[-1])) & heavy
