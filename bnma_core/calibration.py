@@ -131,7 +131,7 @@ def corp_reliability(forecast: Any, outcome: Any, *, band_level: float | None = 
     step function chosen without bins or bandwidths. The consistency band at x holds the
     central ``band_level`` share of the same fit repeated on outcomes drawn as y* ~
     Bernoulli(forecast): where the curve leaves the band, the forecasts are not calibrated at
-    that level (§3 of the paper, resampling variant).
+    that level (the paper's resampling-based bands).
 
     Parameters
     ----------
@@ -174,7 +174,7 @@ def corp_decomposition(forecast: Any, outcome: Any) -> pd.DataFrame:
     With S̄_X the mean (p − y)² of the forecasts, S̄_C that of the CORP-recalibrated forecasts
     (:func:`corp_reliability`'s ``calibrated``) and S̄_R that of the constant forecast ȳ:
     MCB = S̄_X − S̄_C (miscalibration, ≥ 0), DSC = S̄_R − S̄_C (discrimination, ≥ 0),
-    UNC = S̄_R, and S̄_X = MCB − DSC + UNC (Dimitriadis, Gneiting & Jordan 2021, eq. 5).
+    UNC = S̄_R, and S̄_X = MCB − DSC + UNC (Dimitriadis, Gneiting & Jordan 2021).
 
     Returns
     -------
@@ -241,7 +241,7 @@ def calibration_intercept_slope(forecast: Any, outcome: Any, *, level: float = C
     * slope b from logit P(y = 1) = a + b·L (Cox 1958): b < 1 means the forecasts are too
       extreme (over-confident), b > 1 too modest;
     * intercept a from logit P(y = 1) = a + L, the slope fixed at 1 (calibration-in-the-large):
-      a < 0 means the forecasts are too high on average (Van Calster et al. 2019, Box 1).
+      a < 0 means the forecasts are too high on average (Van Calster et al. 2019).
 
     A perfectly calibrated forecast has intercept 0 and slope 1.
 
@@ -295,7 +295,7 @@ def _thresholds(thresholds: Any) -> np.ndarray:
 def net_benefit(forecast: Any, outcome: Any, thresholds: Any = None) -> pd.DataFrame:
     """Net benefit of treating the rows whose forecast is at least the threshold t.
 
-    NB(t) = TP(t)/n − FP(t)/n · t/(1 − t) (Vickers & Elkin 2006, eq. 1): true positives gain
+    NB(t) = TP(t)/n − FP(t)/n · t/(1 − t) (Vickers & Elkin 2006): true positives gain
     1, false positives cost the odds of the threshold, the exchange rate a patient who chooses
     t accepts.
 

@@ -321,7 +321,7 @@ def bayesian_signed_rank(a: Any, b: Any, *, rope: float, higher_is_better: bool 
     θ_left = Σ_ij w_i w_j 1[z_i + z_j < −2r], θ_right likewise > 2r (ties count one half) and
     θ_rope the rest; the probabilities are the shares of draws in which each is the largest
     (Benavoli, Mangili, Corani, Zaffalon & Ruggeri 2014; Benavoli, Corani, Demšar & Zaffalon
-    2017, §5). Same draws as ``baycomp.SignedRankTest`` with ``random_state=seed``.
+    2017). Same draws as ``baycomp.SignedRankTest`` with ``random_state=seed``.
 
     Parameters
     ----------

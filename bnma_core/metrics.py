@@ -17,7 +17,7 @@ Intervals (DESIGN §11):
   clipped to [0, 1]. With more than two classes the AUC is the macro one-vs-rest mean over the
   classes present, and its variance the same placement-value variance of the mean (every class's
   rows are the positives of their own AUC and negatives of the others'; see :func:`macro_auc`).
-* Accuracy, log-loss, Brier: percentile bootstrap over rows (Efron & Tibshirani 1993, §13),
+* Accuracy, log-loss, Brier: percentile bootstrap over rows (Efron & Tibshirani 1993, ch. 13),
   seeded. Each is a mean of one number per row, so a bootstrap replicate is a resampled mean and
   the interval stays on the metric's own scale (a log-loss interval never goes below 0).
 
@@ -189,7 +189,7 @@ def _placements(positive: np.ndarray, scores: np.ndarray
 
     V10_i = share of negatives scored below positive i (ties count one half), V01_j = share of
     positives scored above negative j: DeLong et al. (1988) structural components, from the
-    midranks of Sun & Xu (2014) Algorithm 1.
+    midranks as in Sun & Xu (2014).
     """
     pos, neg = scores[positive], scores[~positive]
     m, n = len(pos), len(neg)
@@ -213,7 +213,7 @@ def delong_auc(y_binary: Any, scores: Any) -> tuple[np.ndarray, np.ndarray]:
     auc : (M,) array
     cov : (M, M) array, Cov = S10 / m + S01 / n with S10, S01 the sample covariances
         (ddof 1) of the positives' and the negatives' placement values (DeLong et al. 1988,
-        eq. 3-5; Sun & Xu 2014 eq. 2). NaN when fewer than two positives or two negatives.
+        Sun & Xu 2014). NaN when fewer than two positives or two negatives.
 
     Raises
     ------
