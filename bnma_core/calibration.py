@@ -123,7 +123,7 @@ def _pav_by_value(values: np.ndarray, sums: np.ndarray, counts: np.ndarray) -> n
 
 
 def corp_reliability(forecast: Any, outcome: Any, *, band_level: float | None = BAND_LEVEL,
-                     n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+                     n_resamples: int = 200, seed: int = 0) -> pd.DataFrame:
     """CORP reliability curve with consistency bands (Dimitriadis, Gneiting & Jordan 2021).
 
     The calibrated probability at a forecast value x is the isotonic regression of the outcome
@@ -138,7 +138,8 @@ def corp_reliability(forecast: Any, outcome: Any, *, band_level: float | None = 
     forecast : (n,) predicted probabilities of the event
     outcome : (n,) 0/1 outcomes
     band_level : coverage of the consistency band; None for no band
-    n_resamples : resamples of the band
+    n_resamples : resamples of the band (each one isotonic fit over the distinct forecast
+        values: 200 take ~1 s for 20,000 distinct values)
     seed : seed of the resampling (same seed, same band)
 
     Returns
