@@ -39,8 +39,8 @@ import pandas as pd
 from .metrics import CI_LEVEL, check_predictions
 
 __all__ = ["BAND_LEVEL", "calibration_target", "corp_reliability", "corp_decomposition",
-           "calibration_intercept_slope", "net_benefit", "decision_curve",
-           "DEFAULT_THRESHOLDS"]
+           "calibration_intercept_slope", "calibration_summary", "net_benefit",
+           "decision_curve", "DEFAULT_THRESHOLDS"]
 
 BAND_LEVEL = 0.90
 """Level of the consistency bands (the default of Dimitriadis et al.'s ``reliabilitydiag``)."""
@@ -278,6 +278,61 @@ def calibration_intercept_slope(forecast: Any, outcome: Any, *, level: float = C
         rows.append({"parameter": name, "estimate": est, "se": se, "lower": est - z * se,
                      "upper": est + z * se, "level": level, "n": n, "converged": ok})
     return pd.DataFrame(rows)
+
+
+def calibration_summary(y: Any, P: Any | Mapping[str, Any], *, positive: Any = None,
+                        classes: Sequence[Any] | None = None, folds: Any = None,
+                        level: float = CI_LEVEL) -> pd.DataFrame:
+    """Calibration intercept and slope and the CORP decomposition, pooled and per fold, for one
+    or several methods.
+
+    Parameters
+    ----------
+    y, P : true class codes and the (n, K) probabilities, or ``{method: (n, K) array}``
+    positive, classes : the event, as in :func:`calibration_target` (top-label for K > 2
+        without ``positive``)
+    folds : (n,) fold id of each row, optional
+    level : interval coverage
+
+    Returns
+    -------
+    Tidy DataFrame: (``method``,) ``scope`` (``"pooled"`` / ``"fold"``), ``fold``, ``target``,
+    then :func:`calibration_intercept_slope`'s columns, then ``miscalibration``,
+    ``discrimination``, ``uncertainty`` and ``mean_score`` of the block. A block in which only
+    one outcome occurs gets NaN estimates and ``converged`` False.
+    """
+    if isinstance(P, Mapping):
+        if not P:
+            raise ValueError("No methods given; pass at least one probability matrix.")
+        out = pd.concat([calibration_summary(y, p, positive=positive, classes=classes,
+                                             folds=folds, level=level).assign(method=str(m))
+                         for m, p in P.items()], ignore_index=True)
+        return out[["method", *[c for c in out.columns if c != "method"]]]
+    forecast, outcome, target = calibration_target(y, P, positive=positive, classes=classes)
+    blocks = [("pooled", pd.NA, np.ones(len(outcome), dtype=bool))]
+    if folds is not None:
+        folds = np.asarray(folds)
+        if folds.shape != outcome.shape:
+            raise ValueError(f"{folds.size} fold ids for {len(outcome)} rows; pass one fold id "
+                             "per row.")
+        blocks += [("fold", f.item() if hasattr(f, "item") else f, folds == f)
+                   for f in np.unique(folds)]
+    parts = []
+    for scope, fold, sel in blocks:
+        f, o = forecast[sel], outcome[sel]
+        if o.min() == o.max():
+            tab = pd.DataFrame({"parameter": ["intercept", "slope"], "estimate": np.nan,
+                                "se": np.nan, "lower": np.nan, "upper": np.nan, "level": level,
+                                "n": len(o), "converged": False})
+        else:
+            tab = calibration_intercept_slope(f, o, level=level)
+        dec = corp_decomposition(f, o).iloc[0]
+        for col in ("miscalibration", "discrimination", "uncertainty", "mean_score"):
+            tab[col] = float(dec[col])
+        parts.append(tab.assign(scope=scope, fold=fold, target=target))
+    out = pd.concat(parts, ignore_index=True)
+    first = ["scope", "fold", "target"]
+    return out[[*first, *[c for c in out.columns if c not in first]]]
 
 
 # --------------------------------------------------------------------------------------------

@@ -85,6 +85,8 @@ def check_predictions(y: Any, P: Any, classes: Sequence[Any] | None = None
         raise ValueError(f"Row {int(bad[0])} of the probabilities sums to {sums[bad[0]]:.6g}, "
                          "not 1; pass normalised class probabilities (one column per class).")
     y_raw = np.asarray(y)
+    if y_raw.dtype == bool:
+        y_raw = y_raw.astype(np.int64)
     if y_raw.ndim != 1 or len(y_raw) != P.shape[0]:
         raise ValueError(f"There are {y_raw.size} true classes for {P.shape[0]} rows of "
                          "probabilities; pass one class code per row.")

@@ -214,3 +214,32 @@ def test_reliability_and_decision_figures_draw_the_tables():
     fig = decision_curve_figure(tab, positive="yes")
     assert [t.name for t in fig.data] == ["m", "treat all", "treat none"]
     assert fig.layout.yaxis.range[1] == pytest.approx(1.1 * y.mean())
+
+
+def test_calibration_summary_pooled_and_per_fold_for_several_methods(tmp_path):
+    from bnma_core.calibration import calibration_summary
+
+    p, y = _model_data(2000, 10)
+    folds = np.arange(2000) % 4
+    P = np.column_stack([1 - p, p])
+    sharp = expit(2 * logit(p))
+    tab = calibration_summary(y, {"ok": P, "sharp": np.column_stack([1 - sharp, sharp])},
+                              folds=folds, classes=["no", "yes"], positive="yes")
+    assert list(tab.columns[:4]) == ["method", "scope", "fold", "target"]
+    assert len(tab) == 2 * (1 + 4) * 2 and set(tab["target"]) == {"P(yes)"}
+    pooled = tab[tab["scope"] == "pooled"].set_index(["method", "parameter"])
+    want = _by_parameter(calibration_intercept_slope(p, y))
+    assert pooled.loc[("ok", "slope"), "estimate"] == pytest.approx(want.loc["slope",
+                                                                             "estimate"])
+    assert pooled.loc[("sharp", "slope"), "upper"] < 1
+    assert pooled.loc[("sharp", "intercept"), "miscalibration"] > pooled.loc[
+        ("ok", "intercept"), "miscalibration"]
+    fold1 = tab[(tab["scope"] == "fold") & (tab["fold"] == 1) & (tab["method"] == "ok")]
+    want = _by_parameter(calibration_intercept_slope(p[folds == 1], y[folds == 1]))
+    np.testing.assert_allclose(fold1.set_index("parameter")["estimate"],
+                               want["estimate"][["intercept", "slope"]])
+    tab.to_csv(tmp_path / "calibration.csv", index=False)
+    # a fold with one outcome only: NaN, not an error
+    one = calibration_summary(np.r_[y[:10] * 0, y], np.vstack([P[:10], P]),
+                              folds=np.r_[np.full(10, 9), folds])
+    assert not one[one["fold"] == 9]["converged"].any()

@@ -243,3 +243,8 @@ def test_metric_modules_import_no_heavy_module():
     heavy = {"scipy", "sklearn", "numba", "plotly", "statsmodels", "matplotlib", "dcurves",
              "autorank", "baycomp", "streamlit"}
     assert not set(json.loads(out.stdout.splitlines()[-1])) & heavy
+
+
+def test_boolean_outcomes_are_class_codes():
+    y, P = check_predictions(np.array([True, False]), [[0.2, 0.8], [0.6, 0.4]])
+    assert y.tolist() == [1, 0]
