@@ -76,6 +76,11 @@ def check_predictions(y: Any, P: Any, classes: Sequence[Any] | None = None
                          "matrix with at least two class columns.")
     if P.shape[0] == 0:
         raise ValueError("There are no rows of predictions; pass at least one row.")
+    nan_rows = np.flatnonzero(np.isnan(P).any(axis=1))
+    if nan_rows.size:
+        raise ValueError(f"{nan_rows.size} rows (the first is row {int(nan_rows[0])}) have no "
+                         "probabilities (NaN), as rows of a fold that did not finish; pass only "
+                         "the rows that were predicted.")
     if not np.all(np.isfinite(P)) or P.min() < -_ROW_SUM_TOL or P.max() > 1 + _ROW_SUM_TOL:
         raise ValueError("The probabilities must be finite numbers in [0, 1]; pass class "
                          "probabilities, not scores or log-probabilities.")

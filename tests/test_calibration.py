@@ -206,7 +206,6 @@ def test_reliability_and_decision_figures_draw_the_tables():
     assert names[0] == "calibrated (diagonal)" and "m: consistency band" in names
     line = next(t for t in fig.data if t.name.startswith("m (MCB"))
     np.testing.assert_allclose(line.y, curve["calibrated"])
-    assert line.line.shape == "hv"  # a step function, as the isotonic fit is
     band = next(t for t in fig.data if t.name == "m: consistency band")
     assert len(band.x) == 2 * len(curve)
     assert fig.layout.xaxis.title.text == "P(yes)"

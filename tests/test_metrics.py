@@ -179,7 +179,8 @@ def test_auc_per_class_gives_delong_intervals():
     ([0, 2], [[0.5, 0.5], [0.5, 0.5]], "codes must be"),
     ([0], [[0.5, 0.5], [0.5, 0.5]], "one class code per row"),
     ([0, 1], [0.5, 0.5], "at least two class columns"),
-    ([0, 1], [[np.nan, 1.0], [0.5, 0.5]], "finite numbers"),
+    ([0, 1], [[np.nan, 1.0], [0.5, 0.5]], "did not finish"),
+    ([0, 1], [[np.inf, 1.0], [0.5, 0.5]], "finite numbers"),
     (["a", "b"], [[0.5, 0.5], [0.5, 0.5]], "integer codes"),
 ])
 def test_bad_predictions_get_one_sentence(y, P, match):

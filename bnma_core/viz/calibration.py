@@ -28,8 +28,9 @@ def reliability_figure(curves: pd.DataFrame | Mapping[str, pd.DataFrame],
     Parameters
     ----------
     curves : the table of :func:`bnma_core.calibration.corp_reliability`, or ``{method:
-        table}``; each curve is drawn as the step function it is, each band as a shaded area
-        (the band of calibrated forecasts: a curve outside it is miscalibrated there)
+        table}``; each curve joins the calibrated values of the distinct forecasts linearly
+        (as scikit-learn's isotonic fit interpolates), each band is a shaded area (the band of
+        calibrated forecasts: a curve outside it is miscalibrated there)
     decomposition : :func:`bnma_core.calibration.corp_decomposition`'s row (or ``{method:
         row}``), written into the legend as MCB / DSC / UNC
     forecast_label : the x-axis title (e.g. ``"P(malignant)"`` or ``"top-label confidence"``)
@@ -51,7 +52,7 @@ def reliability_figure(curves: pd.DataFrame | Mapping[str, pd.DataFrame],
                 x=np.concatenate([x, x[::-1]]),
                 y=np.concatenate([tab["band_upper"].to_numpy(float),
                                   tab["band_lower"].to_numpy(float)[::-1]]),
-                fill="toself", fillcolor=_BAND_FILL, line=dict(width=0), line_shape="hv",
+                fill="toself", fillcolor=_BAND_FILL, line=dict(width=0),
                 name=f"{name}: consistency band", hoverinfo="skip", legendgroup=str(name)))
         label = str(name)
         if decomposition is not None and name in decomposition:
@@ -59,7 +60,7 @@ def reliability_figure(curves: pd.DataFrame | Mapping[str, pd.DataFrame],
             label += (f" (MCB {d['miscalibration']:.3f}, DSC {d['discrimination']:.3f}, "
                       f"UNC {d['uncertainty']:.3f})")
         fig.add_trace(go.Scatter(
-            x=x, y=tab["calibrated"], mode="lines", line_shape="hv", name=label,
+            x=x, y=tab["calibrated"], mode="lines", name=label,
             legendgroup=str(name), line=dict(width=2, **style),
             customdata=tab["n"], hovertemplate="forecast %{x:.3f} → observed %{y:.3f}"
             "<br>%{customdata} rows<extra>" + str(name) + "</extra>"))
