@@ -115,7 +115,7 @@ def _check_binary(forecast: Any, outcome: Any) -> tuple[np.ndarray, np.ndarray]:
 # --------------------------------------------------------------------------------------------
 
 
-def _pav_by_value(values: np.ndarray, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def _pav_by_value(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Isotonic fit at each distinct forecast value (sorted) from outcome sums and counts."""
     from sklearn.isotonic import isotonic_regression
 
@@ -151,7 +151,7 @@ def corp_reliability(forecast: Any, outcome: Any, *, band_level: float | None = 
     p, o = _check_binary(forecast, outcome)
     values, inverse, counts = np.unique(p, return_inverse=True, return_counts=True)
     sums = np.bincount(inverse, weights=o, minlength=len(values))
-    fit = _pav_by_value(values, sums, counts.astype(float))
+    fit = _pav_by_value(sums, counts.astype(float))
     lower = upper = np.full(len(values), np.nan)
     if band_level is not None:
         if not 0 < band_level < 1:
@@ -161,7 +161,7 @@ def corp_reliability(forecast: Any, outcome: Any, *, band_level: float | None = 
         rng = np.random.default_rng(seed)
         draws = rng.binomial(counts[None, :], values[None, :],
                              size=(int(n_resamples), len(values)))
-        refits = np.vstack([_pav_by_value(values, d.astype(float), counts.astype(float))
+        refits = np.vstack([_pav_by_value(d.astype(float), counts.astype(float))
                             for d in draws])
         a = (1 - band_level) / 2
         lower, upper = np.quantile(refits, [a, 1 - a], axis=0)
