@@ -371,7 +371,7 @@ def metric_intervals(y: Any, P: Any | Mapping[str, Any], *, folds: Any = None,
         (``"pooled"`` or ``"fold"``), ``fold`` (NA for pooled), ``metric``, ``estimate``,
         ``lower``, ``upper``, ``interval`` (``"bootstrap"`` or ``"DeLong"``), ``level``, ``n``.
         The pooled AUC ranks all out-of-fold rows together, so it differs from the mean of
-        the per-fold AUCs.
+        the per-fold AUCs; the pooled bootstrap resamples rows regardless of their fold.
     """
     if isinstance(P, Mapping):
         if not P:
