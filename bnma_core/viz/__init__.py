@@ -4,6 +4,7 @@ Split by topic so each part of the library owns its figures; everything is re-ex
 so callers write ``from bnma_core import viz; viz.dag_figure(...)``.
 """
 
+from .calibration import *  # noqa: F401,F403
 from .clustering import *  # noqa: F401,F403
 from .evaluation import *  # noqa: F401,F403
 from .graphs import *  # noqa: F401,F403
