@@ -5,7 +5,7 @@ Every number comes from ArviZ's own functions (``arviz_stats.base.array_stats``)
 rank-normalised split R-hat (max of the bulk and the folded, tail, version), the bulk and tail
 effective sample sizes, the Monte Carlo standard error of a mean, the autocorrelation and the
 pooled ranks of a rank plot. They are computed for the order log score and for every edge
-indicator; the verdict uses the thresholds Vehtari et al. (2021, §4) recommend: R-hat ≤ 1.01
+indicator; the verdict uses the thresholds Vehtari et al. (2021) recommend: R-hat ≤ 1.01
 and bulk and tail ESS ≥ 400 from at least 4 chains.
 
 **Edge indicators.** For each post-burn-in order ≺_t recorded by
@@ -121,7 +121,7 @@ def _quantity(name: str, draws: np.ndarray, max_lag: int, n_bins: int) -> Quanti
 
 
 def rank_counts(draws: np.ndarray, n_bins: int = N_BINS) -> np.ndarray:
-    """Rank-plot data (Vehtari et al. 2021, §4.1): the draws of all chains ranked together by
+    """Rank-plot data (Vehtari et al. 2021): the draws of all chains ranked together by
     ArviZ (``compute_ranks``, ties averaged), and for each chain the number of its draws whose
     rank falls in each of ``n_bins`` equal bins of 1..N. Returns (n_chains, n_bins) counts."""
     x = np.asarray(draws, dtype=float)
@@ -204,7 +204,7 @@ def convergence_diagnostics(log_score: np.ndarray, edges: np.ndarray | None = No
         Variable names for the edge table.
     rhat_max, ess_min : float
         The verdict's thresholds: R-hat ≤ 1.01 and bulk and tail ESS ≥ 400 (Vehtari et al.
-        2021, §4: 4 chains, ESS ≥ 100 per chain).
+        2021: 4 chains, ESS ≥ 100 per chain).
     settled : float
         Edges whose trace varies by less than this over all draws are settled: reported, but
         without R-hat / ESS and not judged (module docstring).

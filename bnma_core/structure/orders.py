@@ -7,6 +7,11 @@ acceptance probability is min(1, P(≺new|D) / P(≺t|D)), eq. 12); adjacent swa
 one node, and a BiDAG-like mix (13 % random swaps, 86 % adjacent swaps, 1 % relocations) are
 options. After a move touching positions a < b only the nodes at positions a..b are rescored.
 
+Step mode (:meth:`OrderMCMC.step`) advances one chain a few iterations through the same
+kernel and reports each move from the kernel's own records; the chains record their order every
+``trace_every`` iterations for the convergence diagnostics of
+:mod:`bnma_core.structure.diagnostics` (DESIGN §13).
+
 Known bias: a uniform prior over *orders* is not a uniform prior over DAGs. A DAG consistent
 with many orders (e.g. a sparse one) is counted once per consistent order, so order MCMC weights
 each DAG by its number of linear extensions (Friedman & Koller 2003; Ellis & Wong 2008). The
@@ -63,12 +68,13 @@ def spearman_orders(order: Sequence[int], reference: Sequence[int]) -> float:
 
 
 def potential_scale_reduction(chains: Sequence[np.ndarray]) -> float:
-    """Rank-normalised split R-hat (Vehtari, Gelman, Simpson, Carpenter & Bürkner 2021, eq. 4
-    with the rank normalisation and folding of §4.2; DESIGN §11) of a scalar trace, computed by
-    ArviZ (``arviz_stats``): max of the split R-hat of the rank-normalised draws (bulk) and of
-    the rank-normalised absolute deviations from the median (tail). Chains are cut to the
-    shortest. Values above 1.01 say the chains do not yet agree; NaN with fewer than two
-    chains, fewer than 4 draws per chain or no variation within the chains.
+    """Rank-normalised split R-hat of a scalar trace (Vehtari, Gelman, Simpson, Carpenter &
+    Bürkner 2021: the split R-hat of Gelman & Rubin 1992 after rank normalisation and
+    folding; DESIGN §11, §13), computed by ArviZ (``arviz_stats``): max of the split R-hat
+    of the rank-normalised draws (bulk) and of the rank-normalised absolute deviations from
+    the median (tail). Chains are cut to the shortest. Values above 1.01 say the chains do
+    not yet agree; NaN with fewer than two chains, fewer than 4 draws per chain or no
+    variation within the chains.
     """
     from arviz_stats.base import array_stats  # slow import (~0.6 s): only when used
 
@@ -224,7 +230,8 @@ class OrderMCMCResult:
     first, ...) so that the first k rows draw on every chain; ``order_chain`` /
     ``order_iteration`` say where each came from; ``trace``: DataFrame with chain, iteration,
     log2_score (log2 P(≺, D), Fig. 5), accepted and, with a reference order, spearman;
-    ``rhat``: split-R-hat of the post-burn-in log score over all chains.
+    ``rhat``: rank-normalised split R-hat (:func:`potential_scale_reduction`) of the
+    post-burn-in log score over all chains (NaN with one chain).
     """
 
     orders: np.ndarray
