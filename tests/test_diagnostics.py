@@ -175,6 +175,8 @@ def test_a_long_easy_run_converges_and_a_short_one_does_not():
         OrderMCMC(t, n_iter=100, burn_in=10, n_chains=2, random_state=0).diagnostics()
     with pytest.raises(ValueError, match="trace_every must be 0"):
         OrderMCMC(t, n_iter=100, burn_in=10, trace_every=-1)
+    with pytest.raises(ValueError, match="would record 300,000 orders .* trace_every >= 3"):
+        OrderMCMC(t, n_iter=300000, burn_in=10, trace_every=1)
 
 
 def test_arviz_is_imported_only_when_diagnostics_run():

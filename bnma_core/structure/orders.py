@@ -46,6 +46,7 @@ THREAD_PREFIX = "order-mcmc"
 CHUNK_SECONDS = 0.1  # kernel call length between stop checks in OrderMCMC.stream
 MIN_CHUNK = 100
 MAX_TRACE_ORDERS = 1000  # orders recorded per chain for the diagnostics by default
+MAX_RECORDED_ORDERS = 100_000  # at most (8 n bytes each: 30 MB per ALARM chain)
 MOVE_KINDS = ("swap", "relocate")  # the kernel's move codes 0, 1
 
 
@@ -339,7 +340,8 @@ class OrderMCMC:
         Record each chain's order after every ``trace_every``-th iteration, for the edge
         traces of the convergence diagnostics (:meth:`edge_traces`, :meth:`diagnostics`);
         0 records none. Default: ceil(n_iter / 1,000), at most 1,000 orders per chain
-        (n × 8 bytes each: 0.3 MB per ALARM chain). Recording does not change the chain.
+        (n × 8 bytes each: 0.3 MB per ALARM chain; at most 100,000 per chain). Recording
+        does not change the chain.
 
     Step mode: :meth:`step` advances one chain by a few iterations through the same kernel
     and reports every move (:class:`StepResult`).
@@ -376,6 +378,12 @@ class OrderMCMC:
         if int(trace_every) < 0:
             raise ValueError("trace_every must be 0 (record no orders) or a positive number "
                              "of iterations.")
+        if int(trace_every) > 0 and int(n_iter) // int(trace_every) > MAX_RECORDED_ORDERS:
+            raise ValueError(
+                f"trace_every={int(trace_every)} would record "
+                f"{int(n_iter) // int(trace_every):,} orders per chain; the limit is "
+                f"{MAX_RECORDED_ORDERS:,}: use trace_every >= "
+                f"{-(-int(n_iter) // MAX_RECORDED_ORDERS)} (or 0 to record none).")
         rng = np.random.default_rng(random_state)
         seeds = rng.integers(0, 2**63 - 1, size=int(n_chains))
         self.n_iter, self.burn_in = int(n_iter), int(burn_in)
