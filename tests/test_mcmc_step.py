@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from bnma_core.structure.candidates import best_parent_sets
 from bnma_core.structure.orders import OrderMCMC
 from bnma_core.structure.score_table import build_score_table
 
@@ -112,6 +113,10 @@ def test_best_dag_and_changed_arcs(candidates):
                           and np.isfinite(t.scores[v, k])]
             best = max(compatible, key=lambda k: t.scores[v, k])
             assert parents == set(t.parents(v, best))
+        # the same sets as candidate expansion's Python twin
+        best = best_parent_sets(t, res.order[None])
+        for v in range(t.n_vars):
+            assert best[v] == {tuple(np.flatnonzero(dag[:, v]).tolist())}
         if prev is not None:
             assert set(res.added_arcs) == set(zip(*np.nonzero(dag & ~prev)))
             assert set(res.removed_arcs) == set(zip(*np.nonzero(prev & ~dag)))
