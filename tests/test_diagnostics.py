@@ -71,6 +71,14 @@ def test_chains_stuck_in_different_modes_are_not_converged():
     assert counts[:2, :10].sum() == 0 and counts[2:, 10:].sum() == 0
 
 
+def test_chains_constant_in_different_states_are_the_least_converged():
+    ls, ed = _iid(seed=3)
+    ed[:, :, 1, 2] = np.array([0.0, 0.0, 1.0, 1.0])[:, None]  # each chain stuck, apart
+    r = convergence_diagnostics(ls, ed)
+    assert not r.converged and "worst 1 -> 2" in r.verdict
+    assert r.least_converged[0].name == "1 -> 2"
+
+
 def test_numbers_equal_arviz_called_directly():
     rng = np.random.default_rng(2)
     ls = np.cumsum(rng.normal(size=(4, 600)), axis=1)  # autocorrelated

@@ -260,20 +260,23 @@ def convergence_diagnostics(log_score: np.ndarray, edges: np.ndarray | None = No
             "posterior": flat.mean(axis=(1, 2)), "mcse": mcse, "rhat": rhat,
             "ess_bulk": ess_b, "ess_tail": ess_t, "range": rng_, "settled": ~moving})
         n_judged = int(moving.sum())
+        # how unconverged each edge looks: R-hat, an undefined one among the worst, settled
+        # edges last
+        key = np.where(moving, np.where(np.isnan(rhat), np.inf, rhat), -np.inf)
         bad_rhat = moving & ~(rhat <= rhat_max)
         if bad_rhat.any():
-            worst = int(np.nanargmax(np.where(moving, rhat, -np.inf)))
+            worst = int(np.argmax(key))
+            value = "undefined" if np.isnan(rhat[worst]) else f"{rhat[worst]:.3f}"
             problems.append(f"{int(bad_rhat.sum())} of {n_judged} varying edges have R-hat "
                             f"above {rhat_max} (worst {labels[y[worst]]} -> "
-                            f"{labels[x[worst]]}: {rhat[worst]:.3f})")
+                            f"{labels[x[worst]]}: {value})")
         low_e = np.fmin(ess_b, ess_t)
         bad_ess = moving & ~(low_e >= ess_min)
         if bad_ess.any():
             problems.append(f"{int(bad_ess.sum())} of {n_judged} varying edges have an "
                             f"effective sample size below {ess_min:.0f} (smallest "
                             f"{np.nanmin(np.where(moving, low_e, np.inf)):.0f})")
-        order = np.argsort(-np.where(moving & np.isfinite(rhat), rhat, -np.inf),
-                           kind="stable")[: min(n_least, int(moving.sum()))]
+        order = np.argsort(-key, kind="stable")[: min(n_least, n_judged)]
         least = [_quantity(f"{labels[y[k]]} -> {labels[x[k]]}", flat[k], max_lag, n_bins)
                  for k in order]
         half = n_chains // 2
