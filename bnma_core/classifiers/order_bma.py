@@ -345,7 +345,8 @@ class OrderMCMCBMA(_OrderBMABase):
     sampled_order_names_ : list of list of str
     trace_ : DataFrame (chain, iteration, log2_score, accepted[, spearman])
     rhat_ : float
-        Split-R-hat of the post-burn-in log score.
+        Rank-normalised split R-hat of the post-burn-in log score (Vehtari et al. 2021, by
+        ArviZ; NaN with one chain).
     acceptance_rate_ : float
     edge_posterior_ : DataFrame (parent x child), edge_graph_ : networkx.DiGraph
     markov_blanket_probability_ : Series (per feature)

@@ -67,6 +67,9 @@ class ChainArrays(NamedTuple):
     kept: np.ndarray  # (n_kept, n) kept orders
     ref_pos: np.ndarray  # (n,) position of each variable in the reference order, or (0,)
     trace_spear: np.ndarray  # (n_iter,) Spearman correlation to the reference, or (0,)
+    trace_delta: np.ndarray  # (n_iter,) log acceptance ratio of each proposal, or (0,) = off
+    thin_orders: np.ndarray  # (n_iter // thin, n) order after every thin-th iteration
+    thin: int  # record the order after iterations thin, 2 thin, ... (1-based)
 
 
 # --------------------------------------------------------------------------------------------
@@ -677,25 +680,42 @@ class _Scratch(NamedTuple):
 
 
 @njit(cache=True, inline="always")
-def _propose_segment(ch: ChainArrays, w: _Scratch, it: int, lo: int, hi: int) -> None:
-    """Proposed order of positions lo..hi into ``w.new_order``: swap (kind 0) or relocation of
-    the node at position i to position j (kind 1)."""
-    order = ch.order
-    i = ch.move_i[it]
-    j = ch.move_j[it]
-    if ch.move_kind[it] == 0:
+def _propose_into(order: np.ndarray, new_order: np.ndarray, i: int, j: int, kind: int,
+                  lo: int, hi: int) -> None:
+    """Proposed order of positions lo..hi (lo = min(i, j), hi = max(i, j)) into
+    ``new_order``: swap positions i and j (kind 0) or relocate the node at position i to
+    position j (kind 1). The one definition of the proposal: the chain
+    (:func:`_propose_segment`) and :func:`propose_order` both call it."""
+    if kind == 0:
         for p in range(lo, hi + 1):
-            w.new_order[p] = order[p]
-        w.new_order[i] = order[j]
-        w.new_order[j] = order[i]
+            new_order[p] = order[p]
+        new_order[i] = order[j]
+        new_order[j] = order[i]
     elif i < j:
         for p in range(i, j):
-            w.new_order[p] = order[p + 1]
-        w.new_order[j] = order[i]
+            new_order[p] = order[p + 1]
+        new_order[j] = order[i]
     else:
         for p in range(j + 1, i + 1):
-            w.new_order[p] = order[p - 1]
-        w.new_order[j] = order[i]
+            new_order[p] = order[p - 1]
+        new_order[j] = order[i]
+
+
+@njit(cache=True, inline="always")
+def _propose_segment(ch: ChainArrays, w: _Scratch, it: int, lo: int, hi: int) -> None:
+    """Proposed order of positions lo..hi of iteration ``it``'s move into ``w.new_order``."""
+    _propose_into(ch.order, w.new_order, ch.move_i[it], ch.move_j[it], ch.move_kind[it], lo,
+                  hi)
+
+
+@njit(cache=True)
+def propose_order(order: np.ndarray, i: int, j: int, kind: int) -> np.ndarray:
+    """The whole order a move proposes (a copy): swap positions i and j (kind 0) or relocate
+    the node at position i to position j (kind 1), by the chain's own :func:`_propose_into`
+    (what step mode shows for a rejected move)."""
+    new_order = order.copy()
+    _propose_into(order, new_order, i, j, kind, min(i, j), max(i, j))
+    return new_order
 
 
 @njit(cache=True, inline="always")
@@ -716,7 +736,8 @@ def _ref_sq_distance_change(ref_pos: np.ndarray, order: np.ndarray, new_order: n
 def _segment_move(tab: TableArrays, ch: ChainArrays, w: _Scratch, it: int, lo: int, hi: int,
                   has_ref: bool) -> tuple[bool, float, float]:
     """Any move in the full regime: rescore positions lo..hi of the proposed order, accept or
-    not, update. Returns (accepted, score change, change of sum d^2)."""
+    not, update. Returns (accepted, log acceptance ratio = proposed minus current log score,
+    change of sum d^2 (0 when rejected))."""
     _propose_segment(ch, w, it, lo, hi)
     order, prefix, terms, ref_pos = ch.order, ch.prefix, ch.terms, ch.ref_pos
     new_order, new_prefix, new_terms = w.new_order, w.new_prefix, w.new_terms
@@ -732,7 +753,7 @@ def _segment_move(tab: TableArrays, ch: ChainArrays, w: _Scratch, it: int, lo: i
         delta += t - terms[p]
         pred |= np.uint64(1) << np.uint64(v)
     if not ch.log_u[it] < delta:
-        return False, 0.0, 0.0
+        return False, delta, 0.0
     dsum = _ref_sq_distance_change(ref_pos, order, new_order, lo, hi) if has_ref else 0.0
     for p in range(lo, hi + 1):
         order[p] = new_order[p]
@@ -773,7 +794,7 @@ def _candidate_relocate(tab: TableArrays, ch: ChainArrays, w: _Scratch, it: int,
         new_terms[p] = t
         delta += t - terms[p]
     if not ch.log_u[it] < delta:
-        return False, 0.0, 0.0
+        return False, delta, 0.0
     dsum = _ref_sq_distance_change(ref_pos, order, new_order, lo, hi) if has_ref else 0.0
     for p in range(lo, hi + 1):
         order[p] = new_order[p]
@@ -816,11 +837,18 @@ def mcmc_run(tab: TableArrays, ch: ChainArrays, start: int, stop: int) -> None:
     made inside the loop costs two atomic reference-count updates as well.
     Random draws are made outside (``move_*``, ``log_u``), so runs split into chunks give the
     same chain as one run.
+
+    Records for step mode and diagnostics: when ``ch.trace_delta`` has a slot per iteration,
+    it receives each proposal's log acceptance ratio (proposed minus current log score, also
+    for rejected moves; the acceptance probability is min(1, exp(delta))); ``ch.thin_orders``
+    row r receives the order after iteration (r + 1) * ``ch.thin``. Both cost one comparison
+    per iteration when off (``benchmarks/mcmc_step.py``).
     """
     order, terms, local, pos, state = ch.order, ch.terms, ch.local, ch.pos, ch.state
     move_i, move_j, move_kind, log_u = ch.move_i, ch.move_j, ch.move_kind, ch.log_u
     trace_score, trace_acc, keep_slot, kept = ch.trace_score, ch.trace_acc, ch.keep_slot, ch.kept
     ref_pos, trace_spear = ch.ref_pos, ch.trace_spear
+    trace_delta, thin_orders, thin = ch.trace_delta, ch.thin_orders, ch.thin
     logsum, cand, cbit, regime = tab.logsum, tab.cand, tab.cbit, tab.regime
     K = cand.shape[1]
     n = order.shape[0]
@@ -830,6 +858,11 @@ def mcmc_run(tab: TableArrays, ch: ChainArrays, start: int, stop: int) -> None:
     chg_term = np.empty(n)
     chg_local = np.empty(n, dtype=np.int64)
     has_ref = ref_pos.shape[0] == n
+    record = trace_delta.shape[0] > 0
+    # next iteration whose order is recorded: (it + 1) a multiple of thin (-1 = none)
+    next_thin = -1
+    if thin > 0 and thin_orders.shape[0] > 0:
+        next_thin = ((start + thin) // thin) * thin - 1
     total = state[0]
     n_acc = state[1]
     sumd2 = state[2]
@@ -909,6 +942,14 @@ def mcmc_run(tab: TableArrays, ch: ChainArrays, start: int, stop: int) -> None:
                 sumd2 += dsum
         trace_score[it] = total
         trace_acc[it] = accepted
+        if record:
+            trace_delta[it] = delta
+        if it == next_thin:
+            row = (it + 1) // thin - 1
+            if row < thin_orders.shape[0]:
+                for p in range(n):
+                    thin_orders[row, p] = order[p]
+            next_thin += thin
         if has_ref:
             trace_spear[it] = 1.0 - 6.0 * sumd2 / (n * (n * n - 1.0))
         slot = keep_slot[it]
@@ -1196,3 +1237,90 @@ def order_edge_probabilities(tab: TableArrays, order: np.ndarray, class_index: i
                 if has_c >= 0 and b != class_index:
                     co[v, b] += we
     return edge, co
+
+
+@njit(cache=True)
+def _entry_parents(tab: TableArrays) -> tuple[np.ndarray, np.ndarray]:
+    """Variable indices of the parents of every scanned table entry: ``par[v, k, :npar[v, k]]``
+    for k < ``limits[v]`` (global bits in the full regime, candidate-local bits mapped through
+    ``cand`` in the candidate regime)."""
+    n, m = tab.masks.shape
+    nb = tab.cand.shape[1] if tab.regime == 1 else n
+    npar = np.zeros((n, m), dtype=np.int64)
+    most = 0
+    for v in range(n):
+        for k in range(tab.limits[v]):
+            g = tab.masks[v, k]
+            c = 0
+            while g != np.uint64(0):
+                g &= g - np.uint64(1)
+                c += 1
+            npar[v, k] = c
+            most = max(most, c)
+    par = np.zeros((n, m, max(most, 1)), dtype=np.int64)
+    for v in range(n):
+        for k in range(tab.limits[v]):
+            g = tab.masks[v, k]
+            c = 0
+            for b in range(nb):
+                if (g >> np.uint64(b)) & np.uint64(1):
+                    par[v, k, c] = tab.cand[v, b] if tab.regime == 1 else b
+                    c += 1
+    return par, npar
+
+
+@njit(cache=True, nogil=True)
+def orders_edge_probabilities(tab: TableArrays, orders: np.ndarray) -> np.ndarray:
+    """``out[t, y, x] = P(y -> x | D, ≺_t)`` for every order t of ``orders`` (T, n): the
+    order-conditional edge posteriors of :func:`order_edge_probabilities` (the same window of
+    parent sets and weights, :func:`_window`), for many orders at once — each entry's parents
+    are listed once per call instead of decoded from its bitmask per order (the edge traces
+    of :mod:`bnma_core.structure.diagnostics`; tested equal to the one-order function)."""
+    T, n = orders.shape
+    m = tab.masks.shape[1]
+    par, npar = _entry_parents(tab)
+    idx = np.empty(m, dtype=np.int64)
+    w = np.empty(m)
+    out = np.zeros((T, n, n))
+    for t in range(T):
+        order = orders[t]
+        pos = order_positions(order)
+        for v in range(n):
+            pred = _node_pred(tab, order, pos, v)
+            cnt = _window(tab.masks[v], tab.scores[v], tab.limits[v], pred, tab.log_eps_rel,
+                          idx, w)
+            tot = 0.0
+            for e in range(cnt):
+                tot += w[e]
+            for e in range(cnt):
+                k = idx[e]
+                we = w[e] / tot
+                for c in range(npar[v, k]):
+                    out[t, par[v, k, c], v] += we
+    return out
+
+
+@njit(cache=True)
+def order_best_parents(tab: TableArrays, order: np.ndarray) -> np.ndarray:
+    """The best network consistent with an order: ``adj[y, x]`` is True when y is a parent of
+    x in x's highest-scoring parent set among those of its predecessors (either regime). Each
+    node's sets are sorted by decreasing score, so that set is the first compatible one; it
+    always lies within the scan limit, since the empty set is compatible and scores above the
+    limit (:func:`sort_table`). The DAG maximising P(G, D) given ≺, as the factorisation over
+    nodes given the order is separable (Buntine 1991; Friedman & Koller 2003)."""
+    n = order.shape[0]
+    adj = np.zeros((n, n), dtype=np.bool_)
+    pa = np.empty(n, dtype=np.int64)
+    st = np.empty(n, dtype=np.int64)
+    ar = np.ones(n, dtype=np.int64)
+    pos = order_positions(order)
+    for v in range(n):
+        pred = _node_pred(tab, order, pos, v)
+        limit = tab.limits[v]
+        k = _first_compatible(tab.masks[v], limit, ~pred)
+        if k == limit:
+            continue
+        npa, _, _ = _mask_parents(tab, v, tab.masks[v, k], ar, -1, pa, st)
+        for kk in range(npa):
+            adj[pa[kk], v] = True
+    return adj

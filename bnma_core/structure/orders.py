@@ -7,6 +7,11 @@ acceptance probability is min(1, P(≺new|D) / P(≺t|D)), eq. 12); adjacent swa
 one node, and a BiDAG-like mix (13 % random swaps, 86 % adjacent swaps, 1 % relocations) are
 options. After a move touching positions a < b only the nodes at positions a..b are rescored.
 
+Step mode (:meth:`OrderMCMC.step`) advances one chain a few iterations through the same
+kernel and reports each move from the kernel's own records; the chains record their order every
+``trace_every`` iterations for the convergence diagnostics of
+:mod:`bnma_core.structure.diagnostics` (DESIGN §14).
+
 Known bias: a uniform prior over *orders* is not a uniform prior over DAGs. A DAG consistent
 with many orders (e.g. a sparse one) is counted once per consistent order, so order MCMC weights
 each DAG by its number of linear extensions (Friedman & Koller 2003; Ellis & Wong 2008). The
@@ -25,7 +30,13 @@ from itertools import permutations
 import numpy as np
 import pandas as pd
 
-from ..kernels.orders import ChainArrays, mcmc_run
+from ..kernels.orders import (
+    ChainArrays,
+    mcmc_run,
+    order_best_parents,
+    orders_edge_probabilities,
+    propose_order,
+)
 from .score_table import ScoreTable
 
 MOVES = ("swap", "adjacent", "relocate", "mix")
@@ -34,6 +45,9 @@ LOG2E = 1.0 / math.log(2.0)
 THREAD_PREFIX = "order-mcmc"
 CHUNK_SECONDS = 0.1  # kernel call length between stop checks in OrderMCMC.stream
 MIN_CHUNK = 100
+MAX_TRACE_ORDERS = 1000  # orders recorded per chain for the diagnostics by default
+MAX_RECORDED_ORDERS = 100_000  # at most (8 n bytes each: 30 MB per ALARM chain)
+MOVE_KINDS = ("swap", "relocate")  # the kernel's move codes 0, 1
 
 
 def spearman_orders(order: Sequence[int], reference: Sequence[int]) -> float:
@@ -55,24 +69,23 @@ def spearman_orders(order: Sequence[int], reference: Sequence[int]) -> float:
 
 
 def potential_scale_reduction(chains: Sequence[np.ndarray]) -> float:
-    """Split-R-hat (Gelman et al., BDA3 §11.4) of a scalar trace: every chain is split in halves,
-    R-hat = sqrt(((L-1)/L W + B/L) / W). Values near 1 suggest the chains agree; NaN when there
-    are fewer than 4 draws per half-chain or no within-chain variation."""
-    halves = []
-    for c in chains:
-        c = np.asarray(c, dtype=float)
-        h = len(c) // 2
-        if h < 4:
-            return float("nan")
-        halves += [c[:h], c[h: 2 * h]]
-    L = min(len(h) for h in halves)
-    x = np.array([h[:L] for h in halves])
-    means = x.mean(axis=1)
-    W = x.var(axis=1, ddof=1).mean()
-    B = L * means.var(ddof=1)
-    if W <= 0:
+    """Rank-normalised split R-hat of a scalar trace (Vehtari, Gelman, Simpson, Carpenter &
+    Bürkner 2021: the split R-hat of Gelman & Rubin 1992 after rank normalisation and
+    folding; DESIGN §11, §14), computed by ArviZ (``arviz_stats``): max of the split R-hat
+    of the rank-normalised draws (bulk) and of the rank-normalised absolute deviations from
+    the median (tail). Chains are cut to the shortest. Values above 1.01 say the chains do
+    not yet agree; NaN with fewer than two chains, fewer than 4 draws per chain or no
+    variation within the chains.
+    """
+    from arviz_stats.base import array_stats  # slow import (~0.6 s): only when used
+
+    arrays = [np.asarray(c, dtype=float) for c in chains]
+    if len(arrays) < 2 or min(len(c) for c in arrays) < 4:
         return float("nan")
-    return float(np.sqrt(((L - 1) / L * W + B / L) / W))
+    draws = min(len(c) for c in arrays)
+    x = np.stack([c[:draws] for c in arrays])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(array_stats.rhat(x, method="rank"))
 
 
 def exact_order_posterior(table: ScoreTable) -> tuple[np.ndarray, np.ndarray]:
@@ -123,7 +136,7 @@ class OrderChain:
 
     def __init__(self, table: ScoreTable, n_iter: int, burn_in: int, n_orders: int, move: str,
                  rng: np.random.Generator, init_order: np.ndarray | None,
-                 reference: np.ndarray | None) -> None:
+                 reference: np.ndarray | None, trace_every: int = 0) -> None:
         n = table.n_vars
         self.table = table
         self.n_iter = n_iter
@@ -153,11 +166,18 @@ class OrderChain:
         self.keep_slot[its] = np.arange(len(its))
         self.kept_iterations = its
         self.kept = np.zeros((len(its), n), dtype=np.int64)
+        # orders after iterations trace_every, 2 trace_every, ... (edge traces, diagnostics)
+        self.trace_every = int(trace_every)
+        n_thin = n_iter // self.trace_every if self.trace_every > 0 else 0
+        self.thin_orders = np.zeros((n_thin, n), dtype=np.int64)
+        # log acceptance ratio of each proposal: allocated when step mode asks for it
+        self.trace_delta = np.zeros(0)
         self.arrays = ChainArrays(self.order, self.prefix, self.terms, self.local, self.pos,
                                   self.state,
                                   self.mi, self.mj, self.mk, self.log_u, self.trace_score,
                                   self.trace_acc, self.keep_slot, self.kept, self.ref_pos,
-                                  self.trace_spear)
+                                  self.trace_spear, self.trace_delta, self.thin_orders,
+                                  self.trace_every)
         self.t = 0
         self.seconds = 0.0  # wall time in the kernel
         self.cpu_seconds = 0.0  # CPU time of the thread in the kernel (load-independent)
@@ -172,6 +192,23 @@ class OrderChain:
         self.seconds += time.perf_counter() - t0
         self.cpu_seconds += time.thread_time() - c0
         self.t = stop
+
+    def record_moves(self) -> None:
+        """From now on the kernel records each proposal's log acceptance ratio
+        (``trace_delta``, NaN for iterations done before; 8 bytes per iteration)."""
+        if self.trace_delta.shape[0] == 0:
+            self.trace_delta = np.full(self.n_iter, np.nan)
+            self.arrays = self.arrays._replace(trace_delta=self.trace_delta)
+
+    def recorded_orders(self, after: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """Orders recorded every ``trace_every`` iterations so far, after iteration ``after``
+        (1-based): (orders (T, n), iterations (T,))."""
+        if self.trace_every <= 0:
+            return np.zeros((0, self.order.shape[0]), dtype=np.int64), np.zeros(0, np.int64)
+        done = min(self.t // self.trace_every, self.thin_orders.shape[0])
+        its = self.trace_every * np.arange(1, done + 1)
+        keep = its > after
+        return self.thin_orders[:done][keep], its[keep]
 
     @property
     def n_kept(self) -> int:
@@ -194,7 +231,8 @@ class OrderMCMCResult:
     first, ...) so that the first k rows draw on every chain; ``order_chain`` /
     ``order_iteration`` say where each came from; ``trace``: DataFrame with chain, iteration,
     log2_score (log2 P(≺, D), Fig. 5), accepted and, with a reference order, spearman;
-    ``rhat``: split-R-hat of the post-burn-in log score over all chains.
+    ``rhat``: rank-normalised split R-hat (:func:`potential_scale_reduction`) of the
+    post-burn-in log score over all chains (NaN with one chain).
     """
 
     orders: np.ndarray
@@ -205,6 +243,79 @@ class OrderMCMCResult:
     acceptance_rate: float
     iterations_done: int
     seconds: float
+
+
+@dataclass(frozen=True)
+class MoveRecord:
+    """One iteration of an order-MCMC chain, as step mode shows it.
+
+    ``order`` is the order before the move; the move is a ``kind`` "swap" of the nodes at
+    ``positions`` (i, j) (adjacent when |i - j| = 1) or a "relocate" of the node at position
+    i to position j; ``nodes`` are the variables it moves (both for a swap, one for a
+    relocation). Scores are natural-log order scores log P(≺, D) (DESIGN §4):
+    ``proposed_log_score = log_score + log_ratio``; the move is accepted when
+    log(``uniform``) < ``log_ratio``, i.e. with probability
+    ``acceptance_probability`` = min(1, exp(log_ratio)) (Hwang & Zhang eq. 12).
+    """
+
+    iteration: int  # 1-based
+    order: np.ndarray
+    kind: str
+    positions: tuple[int, int]
+    nodes: tuple[int, ...]
+    proposed_order: np.ndarray
+    log_score: float
+    proposed_log_score: float
+    log_ratio: float
+    acceptance_probability: float
+    uniform: float
+    accepted: bool
+
+    @property
+    def new_order(self) -> np.ndarray:
+        """The order after the iteration (the proposed one if accepted)."""
+        return self.proposed_order if self.accepted else self.order
+
+
+@dataclass
+class StepResult:
+    """What :meth:`OrderMCMC.step` did: the ``moves`` in iteration order, the ``order`` and
+    ``log_score`` reached after ``iteration`` iterations of chain ``chain``, the best network
+    for that order (``best_dag[y, x]`` True for the arc y -> x; each node's highest-scoring
+    parent set among its predecessors) and the arcs ``added_arcs`` / ``removed_arcs``
+    (lists of (parent, child)) relative to the best network of the order before the call."""
+
+    chain: int
+    moves: list[MoveRecord]
+    order: np.ndarray
+    log_score: float
+    iteration: int
+    best_dag: np.ndarray
+    added_arcs: list[tuple[int, int]]
+    removed_arcs: list[tuple[int, int]]
+
+    def to_frame(self, names: Sequence[str] | None = None) -> pd.DataFrame:
+        """One row per move: iteration, kind, positions, the moved nodes (by name when
+        ``names`` is given), scores, acceptance probability, uniform draw, accepted."""
+        def label(v: int):
+            return names[v] if names is not None else v
+
+        return pd.DataFrame({
+            "iteration": [m.iteration for m in self.moves],
+            "kind": [m.kind for m in self.moves],
+            "position_i": [m.positions[0] for m in self.moves],
+            "position_j": [m.positions[1] for m in self.moves],
+            "nodes": [", ".join(str(label(v)) for v in m.nodes) for m in self.moves],
+            "log_score": [m.log_score for m in self.moves],
+            "proposed_log_score": [m.proposed_log_score for m in self.moves],
+            "acceptance_probability": [m.acceptance_probability for m in self.moves],
+            "uniform": [m.uniform for m in self.moves],
+            "accepted": [m.accepted for m in self.moves],
+        })
+
+
+def _arcs(adj: np.ndarray) -> list[tuple[int, int]]:
+    return [(int(y), int(x)) for y, x in zip(*np.nonzero(adj))]
 
 
 class OrderMCMC:
@@ -225,12 +336,22 @@ class OrderMCMC:
     start_order, reference_order : sequence of variable indices, optional
         ``reference_order`` enables the Spearman trace (Fig. 6).
     random_state : int, Generator or None
+    trace_every : int or None
+        Record each chain's order after every ``trace_every``-th iteration, for the edge
+        traces of the convergence diagnostics (:meth:`edge_traces`, :meth:`diagnostics`);
+        0 records none. Default: ceil(n_iter / 1,000), at most 1,000 orders per chain
+        (n × 8 bytes each: 0.3 MB per ALARM chain; at most 100,000 per chain). Recording
+        does not change the chain.
+
+    Step mode: :meth:`step` advances one chain by a few iterations through the same kernel
+    and reports every move (:class:`StepResult`).
     """
 
     def __init__(self, table: ScoreTable, n_iter: int = 60000, burn_in: int = 10000,
                  n_orders: int = 30, move: str = "swap", n_chains: int = 1,
                  start: str = "random", start_order: Sequence[int] | None = None,
-                 reference_order: Sequence[int] | None = None, random_state=None) -> None:
+                 reference_order: Sequence[int] | None = None, random_state=None,
+                 trace_every: int | None = None) -> None:
         n = table.n_vars
         if move not in MOVES:
             raise ValueError(f"Unknown move {move!r}; choose one of {', '.join(MOVES)}.")
@@ -252,12 +373,26 @@ class OrderMCMC:
             if start == "reversed":
                 init = init[::-1].copy()
         ref = None if reference_order is None else _check_order(reference_order, n)
+        if trace_every is None:
+            trace_every = -(-int(n_iter) // MAX_TRACE_ORDERS)
+        if int(trace_every) < 0:
+            raise ValueError("trace_every must be 0 (record no orders) or a positive number "
+                             "of iterations.")
+        if int(trace_every) > 0 and int(n_iter) // int(trace_every) > MAX_RECORDED_ORDERS:
+            raise ValueError(
+                f"trace_every={int(trace_every)} would record "
+                f"{int(n_iter) // int(trace_every):,} orders per chain; the limit is "
+                f"{MAX_RECORDED_ORDERS:,}: use trace_every >= "
+                f"{-(-int(n_iter) // MAX_RECORDED_ORDERS)} (or 0 to record none).")
         rng = np.random.default_rng(random_state)
         seeds = rng.integers(0, 2**63 - 1, size=int(n_chains))
         self.n_iter, self.burn_in = int(n_iter), int(burn_in)
         self.reference = ref
+        self.table = table
+        self.trace_every = int(trace_every)
         self.chains = [OrderChain(table, int(n_iter), int(burn_in), int(n_orders), move,
-                                  np.random.default_rng(s), init, ref) for s in seeds]
+                                  np.random.default_rng(s), init, ref, self.trace_every)
+                       for s in seeds]
 
     def _pool(self) -> ThreadPoolExecutor | None:
         """Threads for the chains (None for one chain, run in the caller's thread)."""
@@ -328,6 +463,100 @@ class OrderMCMC:
                 "iter_per_s": c.t / c.seconds if c.seconds > 0 else float("nan"),
                 "done": c.t >= self.n_iter,
             }
+
+    def step(self, n_steps: int = 1, chain: int = 0) -> StepResult:
+        """Advance one chain by ``n_steps`` iterations (step mode) and report every move.
+
+        The iterations run in the sampler's own kernel (:func:`~bnma_core.kernels.orders.
+        mcmc_run`) with the pre-drawn moves and uniforms of this chain, so a chain stepped
+        1, 10 or 100 iterations at a time is the chain :meth:`run` produces with the same
+        seed (``tests/test_mcmc_step.py``). The kernel records each proposal's log acceptance
+        ratio; each :class:`MoveRecord` reads the move (positions, kind) and the uniform draw
+        from the chain's arrays and the proposed order from the kernel's proposal function
+        (:func:`~bnma_core.kernels.orders.propose_order`). The result also holds the best
+        network of the order reached and the arcs that changed since the order before the
+        call. Steps past ``n_iter`` are not taken (the result then has fewer moves).
+        """
+        if not 0 <= int(chain) < len(self.chains):
+            raise ValueError(f"chain must be between 0 and {len(self.chains) - 1}; this run "
+                             f"has {len(self.chains)} chain(s).")
+        if int(n_steps) < 1:
+            raise ValueError("n_steps must be at least 1.")
+        c = self.chains[int(chain)]
+        if c.t >= self.n_iter:
+            raise ValueError(f"Chain {chain} has done all its {self.n_iter} iterations; start "
+                             "a new run with more iterations to step further.")
+        c.record_moves()
+        tab = self.table.arrays()
+        order = c.order.copy()
+        score = c.log_score
+        dag_before = order_best_parents(tab, order)
+        start = c.t
+        c.advance(start + int(n_steps))
+        moves = []
+        for it in range(start, c.t):
+            i, j, kind = int(c.mi[it]), int(c.mj[it]), int(c.mk[it])
+            proposed = propose_order(order, i, j, kind)
+            delta = float(c.trace_delta[it])
+            accepted = bool(c.trace_acc[it])
+            nodes = (int(order[i]), int(order[j])) if kind == 0 else (int(order[i]),)
+            moves.append(MoveRecord(
+                iteration=it + 1, order=order, kind=MOVE_KINDS[kind], positions=(i, j),
+                nodes=nodes, proposed_order=proposed, log_score=score,
+                proposed_log_score=score + delta, log_ratio=delta,
+                acceptance_probability=float(min(1.0, math.exp(min(delta, 0.0)))),
+                uniform=float(math.exp(c.log_u[it])), accepted=accepted))
+            if accepted:
+                order = proposed
+            score = float(c.trace_score[it])
+        dag = order_best_parents(tab, c.order)
+        return StepResult(chain=int(chain), moves=moves, order=c.order.copy(),
+                          log_score=c.log_score, iteration=c.t, best_dag=dag,
+                          added_arcs=_arcs(dag & ~dag_before),
+                          removed_arcs=_arcs(dag_before & ~dag))
+
+    def recorded_orders(self, chain: int = 0, after_burn_in: bool = True
+                        ) -> tuple[np.ndarray, np.ndarray]:
+        """The orders chain ``chain`` recorded every ``trace_every`` iterations so far (after
+        the burn-in unless ``after_burn_in`` is False): (orders (T, n), 1-based iterations)."""
+        return self.chains[chain].recorded_orders(self.burn_in if after_burn_in else 0)
+
+    def log_score_traces(self) -> np.ndarray:
+        """(n_chains, draws) natural-log order scores log P(≺, D) of every post-burn-in
+        iteration, cut to the chain that has done the fewest."""
+        t = min(c.t for c in self.chains)
+        if t <= self.burn_in:
+            return np.zeros((len(self.chains), 0))
+        return np.stack([c.trace_score[self.burn_in: t] for c in self.chains])
+
+    def edge_traces(self) -> np.ndarray:
+        """(n_chains, draws, n, n) order-conditional edge posteriors P(y -> x | D, ≺) of the
+        post-burn-in orders recorded every ``trace_every`` iterations (DESIGN §4), cut to the
+        chain with the fewest: the edge-indicator traces of
+        :func:`bnma_core.structure.diagnostics.convergence_diagnostics` (why these and not the
+        best network's 0/1 arcs: see that function). Memory: 8 n² bytes per draw (11 kB for
+        ALARM; 4 chains × 1,000 draws 44 MB)."""
+        orders = [self.recorded_orders(k)[0] for k in range(len(self.chains))]
+        draws = min(len(o) for o in orders)
+        tab = self.table.arrays()
+        n = self.table.n_vars
+        if draws == 0:
+            return np.zeros((len(self.chains), 0, n, n))
+        if len(self.chains) == 1:
+            return orders_edge_probabilities(tab, orders[0][:draws])[None]
+        with ThreadPoolExecutor(max_workers=min(len(self.chains), 4),
+                                thread_name_prefix=THREAD_PREFIX) as ex:
+            parts = list(ex.map(lambda o: orders_edge_probabilities(tab, o[:draws]), orders))
+        return np.stack(parts)
+
+    def diagnostics(self, names: Sequence[str] | None = None, **kwargs):
+        """Convergence diagnostics of this run (:func:`bnma_core.structure.diagnostics.
+        convergence_diagnostics` on :meth:`log_score_traces` and :meth:`edge_traces`); needs
+        at least 4 chains."""
+        from .diagnostics import convergence_diagnostics
+
+        return convergence_diagnostics(self.log_score_traces(), self.edge_traces(), names,
+                                       **kwargs)
 
     def result(self) -> OrderMCMCResult:
         """Kept orders so far (if no order was kept yet, e.g. stopped during burn-in, the
