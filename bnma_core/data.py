@@ -269,7 +269,6 @@ def _parse_csv_text(text: str, sep: str | None = None, decimal: str | None = Non
             notices.append(f"Columns are separated by a {SEPARATORS[sep]} (detected).")
     header = next(csv.reader([lines[0]], delimiter=sep))
     header = [h.strip() for h in header]
-    _check_shape(header, text, raw, min_rows)
     dupes = sorted(h for h, n in Counter(header).items() if n > 1)
     if dupes:
         raise DataError(
@@ -279,6 +278,7 @@ def _parse_csv_text(text: str, sep: str | None = None, decimal: str | None = Non
         )
     if any(h == "" for h in header):
         raise DataError("A column has no name in the header row; give every column a name.")
+    _check_shape(header, text, raw, min_rows)
     df = _read_pyarrow(text, raw, sep, header)
     try:
         if df is None:
