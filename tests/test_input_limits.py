@@ -10,7 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import bnma_core.data as data_module
+import bnma_core.data.loaders as loaders_module
+import bnma_core.data.preparation as preparation_module
+import bnma_core.data.reading as reading_module
 from bnma_core.data import DataError, check_class_bins, load_dataset, read_table
 from bnma_core.datasets import bundled_path
 from bnma_core.limits import INPUT_RANGES, MAX_CLASS_VALUES, MAX_COLUMNS
@@ -51,25 +53,25 @@ def test_too_few_rows_are_refused_before_the_file_is_parsed(monkeypatch):
 
 
 def test_too_many_values_are_refused_from_the_beginning_of_a_large_file(monkeypatch):
-    monkeypatch.setattr(data_module, "PYARROW_MIN_BYTES", 0)  # the large-file path
-    monkeypatch.setattr(data_module, "MAX_CELLS", 2_000)
-    monkeypatch.setattr(data_module, "HEAD_BYTES", 512)  # the beginning: a few rows
+    monkeypatch.setattr(reading_module, "PYARROW_MIN_BYTES", 0)  # the large-file path
+    monkeypatch.setattr(reading_module, "MAX_CELLS", 2_000)
+    monkeypatch.setattr(reading_module, "HEAD_BYTES", 512)  # the beginning: a few rows
 
     def no_arrow(*args, **kwargs):
         raise AssertionError("the file was parsed")
 
-    monkeypatch.setattr(data_module, "_read_pyarrow", no_arrow)
+    monkeypatch.setattr(reading_module, "_read_pyarrow", no_arrow)
     with pytest.raises(DataError, match=r"about [\d,]+ rows x 10 columns.*at most 2,000"):
         read_table(_wide(10, 1_000))
 
 
 def test_too_many_values_are_refused_before_encoding(monkeypatch):
-    monkeypatch.setattr(data_module, "MAX_CELLS", 2_000)
+    monkeypatch.setattr(reading_module, "MAX_CELLS", 2_000)
 
     def no_encoding(*args, **kwargs):
         raise AssertionError("the table was encoded")
 
-    monkeypatch.setattr(data_module, "_encode_transposed", no_encoding)
+    monkeypatch.setattr(loaders_module, "_encode_transposed", no_encoding)
     with pytest.raises(DataError, match="1,000 rows x 10 columns = 10,000 values"):
         load_dataset(_wide(10, 1_000))
 
@@ -77,14 +79,14 @@ def test_too_many_values_are_refused_before_encoding(monkeypatch):
 def test_the_whole_header_line_is_read_however_wide(monkeypatch, tmp_path):
     """A header longer than the first 64 KiB read of a large file: cut there, its last name
     was empty ("A column has no name") or a prefix of another ("appear more than once")."""
-    monkeypatch.setattr(data_module, "PYARROW_MIN_BYTES", 0)
+    monkeypatch.setattr(reading_module, "PYARROW_MIN_BYTES", 0)
     names = [f"measurement_with_a_long_name_{j}" for j in range(2_500)] + ["class"]
-    pad = data_module.HEAD_BYTES - len(",".join(names)[: data_module.HEAD_BYTES]
+    pad = reading_module.HEAD_BYTES - len(",".join(names)[: reading_module.HEAD_BYTES]
                                        .rpartition(",")[0]) - 1
     names[0] += "x" * pad  # the 64 KiB boundary falls just after a comma
-    assert ",".join(names)[data_module.HEAD_BYTES - 1] == ","
+    assert ",".join(names)[reading_module.HEAD_BYTES - 1] == ","
     raw = _wide(len(names), 12, names)
-    assert len(raw.partition(b"\n")[0]) > data_module.HEAD_BYTES
+    assert len(raw.partition(b"\n")[0]) > reading_module.HEAD_BYTES
     for source in (raw, tmp_path / "wide.csv"):
         if not isinstance(source, bytes):
             source.write_bytes(raw)
@@ -99,7 +101,7 @@ def test_absurd_class_bins_are_refused_before_any_bin_is_computed(monkeypatch):
     def no_quantile(*args, **kwargs):
         raise AssertionError("bins were computed")
 
-    monkeypatch.setattr(data_module, "_cut_points", no_quantile)
+    monkeypatch.setattr(preparation_module, "_cut_points", no_quantile)
     for k in (30_000_000, MAX_CLASS_VALUES + 1, -5):
         with pytest.raises(DataError, match=f"between 2 and {MAX_CLASS_VALUES}"):
             load_dataset(WBC, "clump_thickness", class_bins=k)
@@ -110,7 +112,7 @@ def test_absurd_feature_bins_are_refused_before_the_file_is_read(monkeypatch):
     def no_read(*args, **kwargs):
         raise AssertionError("the file was read")
 
-    monkeypatch.setattr(data_module, "read_table", no_read)
+    monkeypatch.setattr(preparation_module, "read_table", no_read)
     for k in (99, 30_000_000, 1, -3):
         with pytest.raises(DataError, match="between 2 and 20"):
             load_dataset(WBC, discretization="quantile", n_bins=k)
