@@ -18,8 +18,9 @@ import math
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+import pandas as pd
 
-from .data import CODE_DTYPE, DataError
+from .data import CODE_DTYPE, DataError, DiscreteDataset
 from .kernels.counting import (
     count_family,
     count_family_weighted,
@@ -566,6 +567,32 @@ def class_mutual_informations(X: np.ndarray, y: np.ndarray, arities: np.ndarray,
     c = data.shape[1] - 1
     return np.array([mutual_information(joint_distribution(data, [i, c], ar, weights, smoothing),
                                         base) for i in range(X.shape[1])])
+
+
+def informative_features(ds: DiscreteDataset) -> pd.DataFrame:
+    """Features ranked by their mutual information with the class, most informative first.
+
+    I(X_i; C) in bits (:func:`class_mutual_informations`, each feature from the rows where it
+    and the class are both known): a screen of which features carry information about the
+    class before any model is fitted (the Data page's table).
+
+    Parameters
+    ----------
+    ds : DiscreteDataset
+        The coded data.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``feature``, ``MI with class (bits)``, ``states``; ties keep the dataset's
+        order.
+    """
+    mi = class_mutual_informations(ds.X, ds.y, ds.arities[ds.feature_indices],
+                                   len(ds.classes), base=2.0)
+    out = pd.DataFrame({"feature": ds.feature_names, "MI with class (bits)": mi,
+                        "states": ds.arities[ds.feature_indices]})
+    return out.sort_values("MI with class (bits)", ascending=False,
+                           kind="stable").reset_index(drop=True)
 
 
 def pairwise_conditional_mutual_information(X: np.ndarray, y: np.ndarray, arities: np.ndarray,

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 
 def sample_csv_files() -> list[str]:
-    """Bundled CSV files (``bnma_core/datasets``, WBC first)."""
+    """Bundled CSV files (the repository's ``sample_data/``, WBC first)."""
     return bundled_csv_files()
 
 

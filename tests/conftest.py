@@ -85,7 +85,7 @@ def root() -> Path:
 
 @pytest.fixture(scope="session")
 def wbc_path() -> Path:
-    """Path of the bundled Wisconsin breast-cancer CSV (inside the installed package)."""
+    """Path of the bundled Wisconsin breast-cancer CSV (the checkout's ``sample_data/wbc.csv``)."""
     from bnma_core.datasets import bundled_path
 
     return bundled_path("wbc.csv")

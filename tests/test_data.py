@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from conftest import ROOT
 
-import bnma_core.data as data_module
+import bnma_core.data.loaders as loaders_module
+import bnma_core.data.reading as reading_module
 from bnma_core.data import (
     DataError,
     DiscreteEncoder,
@@ -452,8 +453,7 @@ def test_bin_labels_are_readable():
 
 
 def test_select_features_and_informative_ranking():
-    from bnma_core.data import informative_features
-    from bnma_core.scores import class_mutual_informations
+    from bnma_core.scores import class_mutual_informations, informative_features
 
     ds = load_dataset(WBC)
     rank = informative_features(ds)
@@ -488,7 +488,7 @@ def _big_csv(tmp_path, leading_space=False, n=40_000):
                                                                      const, cls)]
     path = tmp_path / "big.csv"
     path.write_text("\n".join(lines) + "\n")
-    assert path.stat().st_size >= data_module.PYARROW_MIN_BYTES
+    assert path.stat().st_size >= reading_module.PYARROW_MIN_BYTES
     return path
 
 
@@ -500,7 +500,7 @@ def test_large_csv_pyarrow_path_equals_c_engine(tmp_path, monkeypatch, leading_s
     fast = load_dataset(path, target="class")
     # pyarrow read it (categorical columns) unless a value starts with a space
     assert isinstance(fast.raw["cat"].dtype, pd.CategoricalDtype) != leading_space
-    monkeypatch.setattr(data_module, "PYARROW_MIN_BYTES", 10**12)
+    monkeypatch.setattr(reading_module, "PYARROW_MIN_BYTES", 10**12)
     slow = load_dataset(path, target="class")
     np.testing.assert_array_equal(fast.codes, slow.codes)
     assert fast.names == slow.names and fast.states == slow.states
@@ -517,7 +517,7 @@ def test_large_csv_short_row_falls_back_to_c_engine(tmp_path, monkeypatch):
     with open(path, "a") as fh:
         fh.write("low,1,2.5,TRUE\n")
     fast = load_dataset(path, target="class")
-    monkeypatch.setattr(data_module, "PYARROW_MIN_BYTES", 10**12)
+    monkeypatch.setattr(reading_module, "PYARROW_MIN_BYTES", 10**12)
     slow = load_dataset(path, target="class")
     np.testing.assert_array_equal(fast.codes, slow.codes)
     assert fast.notices == slow.notices
@@ -568,10 +568,10 @@ def test_fast_reading_path_equals_c_engine(monkeypatch_module, raw, discretizati
     from contextlib import nullcontext
 
     kw = dict(discretization=discretization, missing=missing)
-    monkeypatch_module.setattr(data_module, "PYARROW_MIN_BYTES", 0)
+    monkeypatch_module.setattr(reading_module, "PYARROW_MIN_BYTES", 0)
     fast = _load_or_error(raw, **kw)
-    monkeypatch_module.setattr(data_module, "PYARROW_MIN_BYTES", 10**12)
-    monkeypatch_module.setattr(data_module, "_factorizing_once", nullcontext)
+    monkeypatch_module.setattr(reading_module, "PYARROW_MIN_BYTES", 10**12)
+    monkeypatch_module.setattr(loaders_module, "_factorizing_once", nullcontext)
     slow = _load_or_error(raw, **kw)
     monkeypatch_module.undo()
     if isinstance(slow, str):
@@ -598,7 +598,7 @@ def monkeypatch_module():
 def test_fast_reading_path_is_taken_on_tricky_input(monkeypatch):
     """The comparison above is not vacuous: quoted fields, missing tokens and decimal commas
     are read by pyarrow (categorical raw columns), not handed back to the C engine."""
-    monkeypatch.setattr(data_module, "PYARROW_MIN_BYTES", 0)
+    monkeypatch.setattr(reading_module, "PYARROW_MIN_BYTES", 0)
     lines = ["c0;c1;class"] + [f'"{"ab"[i % 2]}";{i % 3},5;{["yes", "no"][i % 2]}'
                                for i in range(20)] + ['NA;"?";yes']
     ds = load_dataset(("\n".join(lines) + "\n").encode(), target="class")

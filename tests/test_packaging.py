@@ -2,9 +2,11 @@
 
 * ``pyproject.toml`` declares exactly the runtime pins of ``requirements.txt`` (one list of
   versions, two readers: ``pip install .`` and ``make``'s ``pip install -r``).
-* A wheel built from the sources contains every module, the bundled data of
-  :mod:`bnma_core.datasets` and the ``bnma`` entry point (built offline: ``--no-deps
-  --no-build-isolation``, from a copy of the sources so the checkout gets no ``build/``).
+* A wheel built from the sources contains every module, the sample data of the top-level
+  ``sample_data/`` folder (as ``bnma_core/datasets/sample_data/``) and the ``bnma`` entry point
+  (built offline: ``--no-deps --no-build-isolation``, from a copy of the sources so the checkout
+  gets no ``build/``); an editable install of such a copy (what ``make venv`` does) reads the
+  copy's ``sample_data/``.
 * The shared test fixtures of ``tests/conftest.py`` are what they say.
 """
 
@@ -15,8 +17,10 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tomllib
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -64,16 +68,32 @@ def test_dev_requirements_add_pins_on_top_of_the_runtime_ones():
     assert {"pytest", "ruff"} <= set(dev)
 
 
-def test_entry_point_and_package_data_are_declared():
+SAMPLE_PACKAGE = "bnma_core.datasets.sample_data"  # the wheel's name for sample_data/
+
+
+def _package_dirs() -> dict:
+    """Every package pyproject.toml must list -> its source folder: each folder of bnma_core
+    (data-only folders included) and the top-level sample_data/ under its mapped name."""
+    dirs = {".".join(d.relative_to(ROOT).parts): d
+            for d in [ROOT / "bnma_core", *(ROOT / "bnma_core").rglob("*")]
+            if d.is_dir() and "__pycache__" not in d.parts}
+    dirs[SAMPLE_PACKAGE] = ROOT / "sample_data"
+    return dirs
+
+
+def test_entry_point_packages_and_package_data_are_declared():
     proj = _pyproject()
     assert proj["project"]["scripts"]["bnma"] == "bnma_core.cli:main"
-    for package in ("bnma_core.datasets", "bnma_core.reproduce"):
-        globs = proj["tool"]["setuptools"]["package-data"][package]
-        src = ROOT.joinpath(*package.split("."))
-        for f in src.rglob("*"):
+    tool = proj["tool"]["setuptools"]
+    dirs = _package_dirs()
+    assert sorted(tool["packages"]) == sorted(dirs)
+    assert tool["package-dir"] == {SAMPLE_PACKAGE: "sample_data"}
+    for package, src in dirs.items():
+        globs = tool.get("package-data", {}).get(package, [])
+        for f in src.iterdir():
             if f.is_file() and f.suffix not in {".py", ".pyc", ".nbi", ".nbc"}:
-                rel = f.relative_to(src)
-                assert any(rel.match(g) for g in globs), f"{rel} is not covered by {globs}"
+                assert any(f.relative_to(src).match(g) for g in globs), \
+                    f"{f.relative_to(ROOT)} is not covered by {package}'s package data {globs}"
 
 
 def test_papers_tables_equal_the_specs():
@@ -90,26 +110,36 @@ def test_papers_tables_equal_the_specs():
 
 
 def _source_files() -> set[str]:
-    """Every file of the bnma_core sources a wheel must carry (caches excluded)."""
+    """Every file a wheel must carry, by its path in the wheel: the bnma_core sources (caches
+    excluded) and the sample data, which the wheel holds as bnma_core/datasets/sample_data/."""
     out = set()
     for f in (ROOT / "bnma_core").rglob("*"):
         if f.is_file() and "__pycache__" not in f.parts and f.suffix not in {".pyc", ".nbi",
                                                                               ".nbc"}:
             out.add(f.relative_to(ROOT).as_posix())
+    for f in (ROOT / "sample_data").iterdir():
+        out.add(f"bnma_core/datasets/sample_data/{f.name}")
     return out
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> zipfile.ZipFile:
-    tmp = tmp_path_factory.mktemp("wheel")
-    src = tmp / "src"
+def sources(tmp_path_factory) -> Path:
+    """A copy of what a build reads (so the checkout gets no build/ or egg-info)."""
+    src = tmp_path_factory.mktemp("sources") / "src"
     src.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, src / name)
-    shutil.copytree(ROOT / "bnma_core", src / "bnma_core",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.nbi", "*.nbc"))
+    for name in ("bnma_core", "sample_data"):
+        shutil.copytree(ROOT / name, src / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.nbi", "*.nbc"))
+    return src
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory, sources) -> zipfile.ZipFile:
+    tmp = tmp_path_factory.mktemp("wheel")
     cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-           "--no-index", "-q", "-w", str(tmp / "dist"), str(src)]
+           "--no-index", "-q", "-w", str(tmp / "dist"), str(sources)]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
     (path,) = (tmp / "dist").glob("bnma_studio-*.whl")
@@ -123,8 +153,9 @@ def test_wheel_contains_every_module_and_the_bundled_data(wheel):
     missing = _source_files() - names
     assert not missing, f"not in the wheel: {sorted(missing)}"
     for f in ("wbc.csv", "alarm.bif.gz", "hepar2.bif.gz", "asia.bif.gz", "README.md"):
-        assert f"bnma_core/datasets/{f}" in names
-    assert not [n for n in names if n.startswith(("tests/", "experiments/", "pages/"))]
+        assert f"bnma_core/datasets/sample_data/{f}" in names
+    assert not [n for n in names
+                if n.startswith(("tests/", "experiments/", "pages/", "sample_data/"))]
 
 
 @pytest.mark.slow
@@ -156,7 +187,8 @@ def test_installed_wheel_finds_its_data_outside_the_checkout(wheel, tmp_path):
                          timeout=300, cwd=tmp_path, env=env)
     assert out.returncode == 0, out.stderr
     module, data, n_vars, n_nodes = out.stdout.split()
-    assert module.startswith(str(site)) and data.startswith(str(site))
+    assert module.startswith(str(site))
+    assert data == str(site / "bnma_core" / "datasets" / "sample_data" / "wbc.csv")
     assert (n_vars, n_nodes) == ("10", "8")
     cli = subprocess.run([sys.executable, "-m", "bnma_core", "methods"], capture_output=True,
                          text=True, timeout=300, cwd=tmp_path, env=env)
@@ -166,6 +198,41 @@ def test_installed_wheel_finds_its_data_outside_the_checkout(wheel, tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=300, cwd=tmp_path, env=env)
     assert out.returncode == 0 and out.stdout.split() == ["26", "90"], out.stderr
+
+
+@pytest.mark.slow
+def test_editable_install_reads_the_top_level_sample_data(sources, tmp_path):
+    """``pip install -e`` (what ``make venv`` does) of a copy of the sources into a fresh venv
+    whose dependencies come from this one: bnma_core and the sample data are read from the
+    copy's own folders, sample_data/ included, from any working directory."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
+                   timeout=300)
+    python = str(venv / "bin" / "python")
+    deps = sysconfig.get_paths()["purelib"]  # pip, setuptools and the runtime dependencies
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    run = subprocess.run([python, "-m", "pip", "install", "--no-deps", "--no-build-isolation",
+                          "--no-index", "-q", "-e", str(sources)],
+                         capture_output=True, text=True, timeout=600,
+                         env={**clean, "PYTHONPATH": deps})
+    assert run.returncode == 0, run.stdout + run.stderr
+    # the dependencies as a plain path entry (not a site dir: this venv's own editable
+    # install of the checkout is not picked up)
+    purelib = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    site = subprocess.run([python, "-c", purelib], capture_output=True, text=True, timeout=120,
+                          env=clean).stdout.strip()
+    Path(site, "zz_dependencies.pth").write_text(deps + "\n", encoding="utf-8")
+    code = ("import bnma_core; from bnma_core.datasets import bundled_path, bundled_networks; "
+            "from bnma_core.cli import resolve_data; "
+            "print(bnma_core.__file__, bundled_path('wbc.csv'), resolve_data('wbc'), "
+            "','.join(bundled_networks()))")
+    out = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=300,
+                         cwd=tmp_path, env=clean)
+    assert out.returncode == 0, out.stderr
+    module, data, resolved, networks = out.stdout.split()
+    assert module == str(sources / "bnma_core" / "__init__.py")
+    assert data == resolved == str(sources / "sample_data" / "wbc.csv")
+    assert networks == "alarm,asia,hepar2"
 
 
 # --- the shared fixtures of tests/conftest.py ------------------------------------------------

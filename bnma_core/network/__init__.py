@@ -7,7 +7,7 @@ readwrite):
 * :mod:`.inference` — exact queries through :mod:`bnma_core.factors`;
 * :mod:`.bif` / :mod:`.xmlbif` — BIF (bnlearn / pgmpy and JavaBayes dialects) and XMLBIF 0.3
   reading and writing;
-* :mod:`.bundled` — :func:`load_network` and the networks shipped in ``bnma_core/datasets``.
+* :mod:`.bundled` — :func:`load_network` and the networks of ``sample_data/``.
 
 CPT layout (shared with :mod:`bnma_core.scores` and :mod:`bnma_core.factors`): node ``i`` has
 parents ``parents[i]`` and a CPT ``cpts[i]`` of shape (q_i, r_i); row j is the parent

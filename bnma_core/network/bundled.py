@@ -19,7 +19,7 @@ _XML_SUFFIXES = (".xml", ".xmlbif", ".xml.gz", ".xmlbif.gz")
 
 def load_network(name_or_path: str | Path | DiscreteBN) -> DiscreteBN:
     """A bundled network by name (``alarm``, ``hepar2``, ``asia``, in
-    ``bnma_core/datasets/``) or a network read from a file: BIF (``.bif``, ``.bif.gz``) or
+    ``sample_data/``) or a network read from a file: BIF (``.bif``, ``.bif.gz``) or
     XMLBIF (``.xml``, ``.xmlbif``, optionally ``.gz``; also any file whose text starts with
     ``<``)."""
     if isinstance(name_or_path, DiscreteBN):
