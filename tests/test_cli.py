@@ -49,7 +49,7 @@ def test_methods_lists_registry(capsys):
     code, stdout, _ = run(["methods"], capsys)
     assert code == 0
     for name in ("nb", "tan", "kdb1", "kdb2", "kdb"):
-        assert any(line.split()[0] == name for line in stdout.splitlines())
+        assert any(line.split() and line.split()[0] == name for line in stdout.splitlines())
     assert "Naive Bayes" in stdout
 
 

@@ -113,8 +113,9 @@ class PredictiveStacking(DiscreteBNClassifier):
     """
 
     _parameter_constraints = {
-        "candidates": [str, Check(lambda v: len(v) > 0 and all(isinstance(n, str) for n in v),
-                                  "a non-empty sequence of registry names")],
+        "candidates": [Check(lambda v: isinstance(v, str) or (
+            len(v) > 0 and all(isinstance(n, str) for n in v)),
+            "a registry name or a non-empty sequence of them")],
         "weighting": [Options(*WEIGHTINGS)],
         "inner_folds": [Interval("int", 2, None)],
         "random_state": [RANDOM_STATE],
