@@ -35,7 +35,10 @@ def _data(n=60, p=3, seed=0):
 
 
 def _classes():
-    return sorted({get_spec(n).factory_class() for n in METHODS}, key=lambda c: c.__name__)
+    from bnma_core.clustering import CLUSTERERS
+
+    return sorted({get_spec(n).factory_class() for n in METHODS}
+                  | {s.factory for s in CLUSTERERS.values()}, key=lambda c: c.__name__)
 
 
 @pytest.mark.parametrize("cls", _classes(), ids=lambda c: c.__name__)
@@ -45,7 +48,7 @@ def test_constructors_are_keyword_only_with_one_constraint_table(cls):
     assert kinds == {inspect.Parameter.KEYWORD_ONLY}
     with pytest.raises(TypeError):
         cls(1.0)
-    former = set(cls._renamed_parameters)
+    former = set(getattr(cls, "_renamed_parameters", {}))
     assert all(params[old].default == DEPRECATED for old in former)
     assert set(cls._parameter_constraints) == set(params) - {"self"} - former
 
