@@ -287,8 +287,8 @@ class UKDB(DiscreteBNClassifier):
         Candidates for ``k`` chosen on the training rows (DESIGN §10, "a setting chosen on the
         training rows"): by a stratified ``inner_folds``-fold cross-validation on the training
         rows only (highest accuracy; ties to the smaller k; the smallest k when a class has a
-        single training row); the choice is ``k_``, the inner accuracies ``k_scores_``. None
-        (default): ``k`` as given.
+        single training row); the choice is ``k_``, the inner accuracies ``k_scores_``, and
+        ``k`` is not used. None (default): ``k`` as given.
     mode : {"ensemble", "domain", "personalized"}, default "ensemble"
         "domain" = UKDB_L, "personalized" = UKDB_P, "ensemble" = their uniform average.
     alpha : float, default 1.0
