@@ -32,7 +32,7 @@ def bench(v: int, rows: int) -> None:
     Xt = X.astype(float)
     Xt[np.random.default_rng(1).random(X.shape) < 0.1] = np.nan
     est = None
-    for name, make in (("kbest100", lambda: KBestEC(k=100)),
+    for name, make in (("kbest100", lambda: KBestEC(n_best=100)),
                        ("subbkb", lambda: SubbaggingKBest(random_state=0))):
         est = make().fit(X, y)
         emit(f"{name}_fit_n{v}", timed(lambda m=make: m().fit(X, y), repeats=1), "s")

@@ -152,12 +152,12 @@ def build_parser() -> argparse.ArgumentParser:
 # --- commands ------------------------------------------------------------------------------------
 
 def _check_methods(text: str) -> list[str]:
-    from .classifiers.registry import available_methods
+    from .classifiers.registry import available_methods, is_method
 
     names = [m.strip() for m in text.split(",") if m.strip()]
     if not names:
         raise CLIError("no methods given; e.g. --methods nb,tan,kdb")
-    unknown = [m for m in names if m not in available_methods()]
+    unknown = [m for m in names if not is_method(m)]
     if unknown:
         raise CLIError(f"unknown method(s) {', '.join(unknown)}; available: "
                        + ", ".join(available_methods()))
@@ -262,11 +262,20 @@ def _cmd_cv(args: argparse.Namespace) -> int:
 
 
 def _cmd_methods(args: argparse.Namespace) -> int:
-    from .classifiers.registry import METHODS
+    from .classifiers.registry import ALIASES, METHODS, RENAMED, alias_meaning
 
-    width = max(len(n) for n in METHODS) if METHODS else 4
+    width = max(len(n) for n in [*METHODS, *ALIASES, *RENAMED])
     for name, spec in METHODS.items():
-        print(f"{name:<{width}}  {spec.description}")
+        print(f"{name:<{width}}  {spec.display_name}")
+        print(f"{'':<{width}}  {spec.description}")
+    if ALIASES:
+        print("\nAliases (short codes):")
+        for name in ALIASES:
+            print(f"{name:<{width}}  {alias_meaning(name)}")
+    if RENAMED:
+        print("\nFormer codes (still accepted with a warning until the next release):")
+        for name in RENAMED:
+            print(f"{name:<{width}}  now {RENAMED[name]}")
     return 0
 
 

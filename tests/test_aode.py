@@ -89,7 +89,7 @@ def test_skip_leaves_out_missing_super_parents_as_weka():
     with only children missing both modes agree."""
     X, y = _problem(5, missing=0.1)
     ar = np.array([2, 3, 2, 3])
-    skip = AODE(frequency_limit=0, missing="skip").fit(X, y, arities=ar)
+    skip = AODE(frequency_limit=0, predict_missing="skip").fit(X, y, arities=ar)
     marg = AODE(frequency_limit=0).fit(X, y, arities=ar)
     Xt, _ = _problem(6, n=40, missing=0.3)
     got = skip.predict_proba(Xt)
@@ -136,7 +136,7 @@ def test_unseen_declared_values_and_all_missing_rows():
 def test_bad_parameters_are_explained():
     X, y = _problem(10, n=20)
     for kw, msg in (({"frequency_limit": -1}, "frequency_limit"), ({"alpha": 0}, "alpha"),
-                    ({"missing": "impute"}, "missing")):
+                    ({"predict_missing": "impute"}, "predict_missing must be one of")):
         with pytest.raises(ValueError, match=msg):
             AODE(**kw).fit(X, y)
 

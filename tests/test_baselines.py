@@ -67,8 +67,8 @@ def test_banmix_round_zero_is_eap_naive_bayes_and_structures_are_forests():
     Xt = _with_missing(X)
     one = BANMix(max_rounds=1, voting="soft").fit(X, y)
     np.testing.assert_array_equal(BANMix(max_rounds=1).fit(X, y).predict(Xt),
-                                  NaiveBayes(prior="bdeu", ess=1.0).fit(X, y).predict(Xt))
-    nb = NaiveBayes(prior="bdeu", ess=1.0).fit(X, y)
+                                  NaiveBayes(cpt_prior="bdeu", ess=1.0).fit(X, y).predict(Xt))
+    nb = NaiveBayes(cpt_prior="bdeu", ess=1.0).fit(X, y)
     np.testing.assert_allclose(one.predict_proba(Xt), nb.predict_proba(Xt), atol=1e-12)
     full = BANMix().fit(X, y)
     c = full.class_index_
@@ -149,15 +149,15 @@ def test_acll_tan_is_a_spanning_tree_with_the_best_gains():
     np.testing.assert_allclose(cpt, (counts + 1 / (r * q)) / (counts.sum(1, keepdims=True) + 1 / q))
 
 
-METHODS = ["kbest", "subbkb", "bagging_ebn", "adaboost_ebn", "banmix", "acll_tan", "nb_eap",
-           "tan_eap", "brai"]
+METHODS = ["kbest", "kbest_subbagging", "ebn_bagging", "ebn_adaboost", "banmix", "tan_acll",
+           "nb_eap", "tan_eap", "brai"]
 
 
 @pytest.mark.parametrize("name", METHODS)
 def test_registered_methods_give_finite_rows_summing_to_one_with_missing_values(name):
     X, y = _data(n=60, p=4, classes=3, seed=4)
-    small = {"kbest": {"k": 5}, "subbkb": {"n_subsamples": 2, "k": 3},
-             "bagging_ebn": {"n_estimators": 2}, "adaboost_ebn": {"n_estimators": 2},
+    small = {"kbest": {"n_best": 5}, "kbest_subbagging": {"n_subsamples": 2, "n_best": 3},
+             "ebn_bagging": {"n_estimators": 2}, "ebn_adaboost": {"n_estimators": 2},
              "brai": {"n_structures": 5}}.get(name, {})
     est = make_classifier(name, random_state=0, **small)
     P = est.fit(X, y).predict_proba(_with_missing(X))
@@ -173,7 +173,7 @@ def test_ensembles_refuse_above_the_limits_and_bad_parameters():
         BaggingEBN(limits=ExactLimits(max_vars_k10=3)).fit(X, y)
     with pytest.raises(ValueError, match="voting must be"):
         AdaBoostEBN(voting="x").fit(X, y)
-    with pytest.raises(ValueError, match="max_samples must be in"):
+    with pytest.raises(ValueError, match="max_samples must be a number in"):
         BaggingEBN(max_samples=0).fit(X, y)
 
 

@@ -158,8 +158,8 @@ def test_brai_recovers_the_class_markov_blanket_and_seeds_reproduce():
     np.testing.assert_allclose(P[0], np.bincount(y, minlength=2) / len(y), atol=0.02)
 
 
-@pytest.mark.parametrize("kw, msg", [({"alpha": 0.0}, "alpha must be in"),
-                                     ({"alpha": "x"}, "alpha must be in"),
+@pytest.mark.parametrize("kw, msg", [({"significance": 0.0}, "significance must be a number in"),
+                                     ({"significance": "x"}, "significance must be a number in"),
                                      ({"s": 0}, "s must be a positive integer"),
                                      ({"max_order": -1}, "max_order must be None"),
                                      ({"n_structures": 1.5}, "n_structures must be")])
@@ -281,7 +281,8 @@ def test_brai_results_equal_the_reference_implementation(problem):
     name, X, y, kw = problem
     ref = json.loads((Path(__file__).parent / "data" / "brai_reference.json").read_text())[name]
     assert ref["kw"] == kw
-    est = BRAI(**kw).fit(X, y)
+    # the fixture's kw keep the significance level's former name, alpha
+    est = BRAI(**{("significance" if k == "alpha" else k): v for k, v in kw.items()}).fit(X, y)
     Xt = X[:60].astype(float)
     Xt[np.random.default_rng(1).random(Xt.shape) < 0.2] = np.nan
     assert est.tree_size_ == ref["tree"]

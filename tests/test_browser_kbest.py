@@ -34,7 +34,7 @@ def _warm_numba_cache() -> None:
     from bnma_core.datasets import bundled_path
 
     ds = load_dataset(bundled_path("wbc.csv"))
-    model = SubbaggingKBest(n_subsamples=2, k=3, random_state=0).fit_dataset(ds)
+    model = SubbaggingKBest(n_subsamples=2, n_best=3, random_state=0).fit_dataset(ds)
     model.predict_proba(ds.X[:5])
 
 

@@ -284,7 +284,7 @@ def test_registry_entries():
 # itself skips unless SCIPY_ARRAY_API is set (these estimators take discrete codes/labels, not
 # array-API tensors).
 
-@parametrize_with_checks([NaiveBayes(), TAN(), KDB(), TAN(prior="bdeu", ess=1.0)])
+@parametrize_with_checks([NaiveBayes(), TAN(), KDB(), TAN(cpt_prior="bdeu", ess=1.0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -295,7 +295,7 @@ def test_naive_bayes_eap_prior_matches_hand_computation():
     # EAP: theta_ijk = (N_ijk + ess/(r_i q_i)) / (N_ij + ess/q_i); the class is parentless (q=1)
     X = np.array([[0, 0], [0, 1], [1, 2], [1, 2], [1, 0]])
     y = np.array([0, 0, 0, 1, 1])
-    nb = NaiveBayes(prior="bdeu", ess=1.0).fit(X, y, arities=[2, 3])
+    nb = NaiveBayes(cpt_prior="bdeu", ess=1.0).fit(X, y, arities=[2, 3])
     # class: r = 2, q = 1 -> a = 1/2: ((3 + 1/2) / 6, (2 + 1/2) / 6)
     np.testing.assert_allclose(nb.class_prior_, [3.5 / 6, 2.5 / 6], rtol=1e-12)
     # f0: r = 2, q = 2 -> a = 1/4; c0 counts (2, 1), c1 counts (0, 2)
@@ -307,13 +307,13 @@ def test_naive_bayes_eap_prior_matches_hand_computation():
                                              [(1 + a) / 2.5, a / 2.5, (1 + a) / 2.5]],
                                rtol=1e-12)
     # ess scales every pseudo-count
-    nb2 = NaiveBayes(prior="bdeu", ess=4.0).fit(X, y, arities=[2, 3])
+    nb2 = NaiveBayes(cpt_prior="bdeu", ess=4.0).fit(X, y, arities=[2, 3])
     np.testing.assert_allclose(nb2.class_prior_, [5 / 9, 4 / 9], rtol=1e-12)
 
 
 def test_tan_eap_prior_matches_hand_computed_cpts():
     X, y = random_data(n=120, p=4, arity=3, n_classes=2, seed=11)
-    tan = TAN(prior="bdeu", ess=1.0).fit(X, y)
+    tan = TAN(cpt_prior="bdeu", ess=1.0).fit(X, y)
     m = 2
     for i, pa in enumerate(tan.feature_parents_):
         fam = [None] + pa  # class first, then the feature parents
@@ -333,17 +333,19 @@ def test_tan_eap_prior_matches_hand_computed_cpts():
 def test_prior_none_keeps_alpha_and_named_k2_equals_alpha_1(cls):
     X, y = random_data(n=150, p=5, seed=12, missing=0.05)
     ref = cls().fit(X, y).predict_proba(X)
-    for kw in ({"prior": "k2"}, {"prior": "laplace"}, {"prior": 1.0}, {"prior": None}):
+    for kw in ({"cpt_prior": "k2"}, {"cpt_prior": "laplace"}, {"cpt_prior": 1.0},
+               {"cpt_prior": None}):
         np.testing.assert_array_equal(cls(**kw).fit(X, y).predict_proba(X), ref)
     a = cls(alpha=0.3).fit(X, y)
-    b = cls(prior=0.3).fit(X, y)
+    b = cls(cpt_prior=0.3).fit(X, y)
     np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
 
 
-@pytest.mark.parametrize("kw, match", [({"prior": "dirichlet"}, "Unknown CPT prior"),
-                                       ({"prior": -1.0}, "positive pseudo-count"),
-                                       ({"prior": "bdeu", "ess": 0.0}, "ess must be a positive"),
-                                       ({"prior": "bdeu", "alpha": 2.0}, "either prior")])
+@pytest.mark.parametrize("kw, match", [
+    ({"cpt_prior": "dirichlet"}, "cpt_prior must be None, one of 'bdeu'"),
+    ({"cpt_prior": -1.0}, "cpt_prior must be None, .* or a positive number"),
+    ({"cpt_prior": "bdeu", "ess": 0.0}, "ess must be a positive"),
+    ({"cpt_prior": "bdeu", "alpha": 2.0}, "either cpt_prior")])
 def test_bad_prior_is_rejected(kw, match):
     X, y = random_data(n=40, p=3)
     with pytest.raises(ValueError, match=match):

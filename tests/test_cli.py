@@ -49,7 +49,7 @@ def test_methods_lists_registry(capsys):
     code, stdout, _ = run(["methods"], capsys)
     assert code == 0
     for name in ("nb", "tan", "kdb1", "kdb2", "kdb"):
-        assert any(line.split()[0] == name for line in stdout.splitlines())
+        assert any(line.split() and line.split()[0] == name for line in stdout.splitlines())
     assert "Naive Bayes" in stdout
 
 
@@ -194,14 +194,14 @@ def test_output_closed_by_reader_ends_quietly(argv):
 def test_cv_set_passes_method_parameters(capsys):
     """--set METHOD.PARAM=VALUE reaches the estimator (Python literals: None, numbers)."""
     code, out, _ = run(["cv", "--data", WBC, "--methods", "brai", "--folds", "2",
-                        "--set", "brai.n_structures=3", "--set", "brai.alpha=0.01",
+                        "--set", "brai.n_structures=3", "--set", "brai.significance=0.01",
                         "--set", "brai.max_ci_tests=None", "--no-progress"], capsys)
     assert code == 0 and "brai" in out
     from bnma_core.cli import _method_params
 
-    assert _method_params(["brai.max_ci_tests=None", "brai.alpha=0.01", "nb.prior=bdeu"],
-                          ["brai", "nb"]) == {"brai": {"max_ci_tests": None, "alpha": 0.01},
-                                              "nb": {"prior": "bdeu"}}
+    assert _method_params(["brai.max_ci_tests=None", "brai.significance=0.01",
+                           "nb.cpt_prior=bdeu"], ["brai", "nb"]) == {
+        "brai": {"max_ci_tests": None, "significance": 0.01}, "nb": {"cpt_prior": "bdeu"}}
 
 
 def _european_csv(path, extra_header, extra, n):

@@ -294,8 +294,8 @@ def test_same_training_rows_for_every_registered_method():
     while NB kept them. Every registered method learns from incomplete rows (declared and
     tested in test_registry), so all train on the same rows, and the table says so."""
     params = {"bma1": {"n_iter": 200, "burn_in": 50, "max_parents": 1},
-              "fobma": {"max_parents": 1}}
-    res = cross_validate(WBC, ["nb", "manb", "fobma", "bma1", "ukdb"], folds=3, seed=0,
+              "bma_fixed": {"max_parents": 1}}
+    res = cross_validate(WBC, ["nb", "manb", "bma_fixed", "bma1", "ukdb"], folds=3, seed=0,
                          method_params=params)
     assert list(res.columns) == RESULT_COLUMNS
     per_method = res.groupby("method", sort=False)["n_train"].apply(list)

@@ -241,14 +241,14 @@ def test_family_cell_limit_equals_restricted_brute_force(five, max_cells):
 
 
 def test_default_family_cell_limit_keeps_tables_small():
-    """The bootstrap sample that asked for 10^7-cell tables (WBC, 80 rows, bagging_ebn seed
+    """The bootstrap sample that asked for 10^7-cell tables (WBC, 80 rows, ebn_bagging seed
     10: an OOM kill of the CI machine) now learns networks whose every table is <= 2^22."""
     from bnma_core import warmup
     from bnma_core.classifiers.registry import make_classifier
     from bnma_core.structure.local_scores import MAX_FAMILY_CELLS
 
     X, y, ar = warmup._small_data()
-    m = make_classifier("bagging_ebn", n_estimators=2, random_state=10).fit(X, y, arities=ar)
+    m = make_classifier("ebn_bagging", n_estimators=2, random_state=10).fit(X, y, arities=ar)
     for nets in m.networks_:
         for net in nets if isinstance(nets, list) else [nets]:
             assert max(c.size for c in net.cpts) <= MAX_FAMILY_CELLS

@@ -73,7 +73,7 @@ def test_brute_force_counts(tiny):
 @pytest.mark.parametrize("K", [1, 7, 185, 300])
 def test_kbest_equals_explicit_average_over_enumerated_classes(tiny, K):
     D, ar, ranked = tiny
-    clf = KBestEC(k=K).fit(D[:, :3], D[:, 3], arities=ar[:3])
+    clf = KBestEC(n_best=K).fit(D[:, :3], D[:, 3], arities=ar[:3])
     assert len(clf.structures_) == min(K, 185)
     np.testing.assert_allclose([s.log_score for s in clf.structures_],
                                [t[0] for t in ranked[:K]], atol=1e-9)
@@ -86,8 +86,8 @@ def test_kbest_equals_explicit_average_over_enumerated_classes(tiny, K):
 def test_subbagging_with_whole_sample_equals_kbest(tiny):
     D, ar, _ = tiny
     X, y = D[:, :3], D[:, 3]
-    a = KBestEC(k=10).fit(X, y)
-    b = SubbaggingKBest(n_subsamples=1, subsample=1.0, k=10, random_state=0).fit(X, y)
+    a = KBestEC(n_best=10).fit(X, y)
+    b = SubbaggingKBest(n_subsamples=1, max_samples=1.0, n_best=10, random_state=0).fit(X, y)
     Xt = np.vstack([X, [[-1, 1, -1]]])
     np.testing.assert_allclose(a.predict_proba(Xt), b.predict_proba(Xt), atol=1e-12)
 
@@ -95,7 +95,7 @@ def test_subbagging_with_whole_sample_equals_kbest(tiny):
 def test_subbagging_equals_explicit_average_of_subsample_oracles(tiny):
     D, ar, _ = tiny
     X, y = D[:, :3], D[:, 3]
-    clf = SubbaggingKBest(n_subsamples=3, subsample=0.9, k=5, random_state=4).fit(X, y,
+    clf = SubbaggingKBest(n_subsamples=3, max_samples=0.9, n_best=5, random_state=4).fit(X, y,
                                                                                  arities=ar[:3])
     rows = np.array([[0, 1, 1, 0], [1, -1, 0, 0]])
     expect = np.zeros((2, 2))
@@ -114,7 +114,7 @@ def test_one_class_one_subsample_reproduces_ebn(tiny):
     D, _, _ = tiny
     X, y = D[:, :3], D[:, 3]
     a = ExactBN().fit(X, y)
-    b = SubbaggingKBest(n_subsamples=1, subsample=1.0, k=1).fit(X, y)
+    b = SubbaggingKBest(n_subsamples=1, max_samples=1.0, n_best=1).fit(X, y)
     np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X), atol=1e-12)
 
 
@@ -122,13 +122,13 @@ def test_same_seed_same_model_and_rows_sum_to_one():
     rng = np.random.default_rng(0)
     X = rng.integers(0, 3, size=(60, 5))
     y = (X[:, 0] + rng.integers(0, 2, 60)) % 2
-    f = [SubbaggingKBest(n_subsamples=3, k=4, random_state=s).fit(X, y) for s in (7, 7, 8)]
+    f = [SubbaggingKBest(n_subsamples=3, n_best=4, random_state=s).fit(X, y) for s in (7, 7, 8)]
     Xt = X.copy()
     Xt[rng.random(Xt.shape) < 0.3] = -1
     p = [e.predict_proba(Xt) for e in f]
     np.testing.assert_array_equal(p[0], p[1])
     assert not np.array_equal(f[0].subsamples_[0].rows, f[2].subsamples_[0].rows)
-    for q in p + [KBestEC(k=5).fit(X, y).predict_proba(Xt)]:
+    for q in p + [KBestEC(n_best=5).fit(X, y).predict_proba(Xt)]:
         assert np.isfinite(q).all()
         np.testing.assert_allclose(q.sum(axis=1), 1.0)
 
@@ -138,27 +138,27 @@ def test_incomplete_training_rows_are_dropped_and_counted():
     X = rng.integers(0, 2, size=(30, 3)).astype(float)
     y = rng.integers(0, 2, 30)
     X[:4, 1] = np.nan
-    clf = KBestEC(k=3).fit(X, y)
+    clf = KBestEC(n_best=3).fit(X, y)
     assert clf.n_rows_dropped_ == 4
 
 
 def test_bad_input_and_limits_give_plain_messages():
     X = np.zeros((10, 3), dtype=int)
     y = np.arange(10) % 2
-    for bad in ({"k": 0}, {"k": 2.5}, {"ess": -1}):
+    for bad in ({"n_best": 0}, {"n_best": 2.5}, {"ess": -1}):
         with pytest.raises(ValueError, match="must be a positive"):
             KBestEC(**bad).fit(X, y)
-    with pytest.raises(ValueError, match="subsample must be in"):
-        SubbaggingKBest(subsample=1.5).fit(X, y)
+    with pytest.raises(ValueError, match="max_samples must be a number in"):
+        SubbaggingKBest(max_samples=1.5).fit(X, y)
     with pytest.raises(ResourceLimitError, match="limit is 2 variables"):
-        SubbaggingKBest(k=3, limits=ExactLimits(max_vars_k10=2)).fit(X, y)
+        SubbaggingKBest(n_best=3, limits=ExactLimits(max_vars_k10=2)).fit(X, y)
     with pytest.raises(DataError, match="No training row is complete"):
-        KBestEC(k=2).fit(np.full((4, 2), np.nan), [0, 1, 0, 1])
+        KBestEC(n_best=2).fit(np.full((4, 2), np.nan), [0, 1, 0, 1])
 
 
 def test_uniform_weighting_averages_the_classes_equally(tiny):
     D, ar, ranked = tiny
-    clf = KBestEC(k=7, weighting="uniform").fit(D[:, :3], D[:, 3], arities=ar[:3])
+    clf = KBestEC(n_best=7, weighting="uniform").fit(D[:, :3], D[:, 3], arities=ar[:3])
     np.testing.assert_allclose(clf.weights_, np.full(7, 1 / 7))
     rows = np.array([[0, 1, 1, 0], [1, -1, 0, 0]])
     expect = np.mean([[_eap_posterior(D, ar, t[1], x) for x in rows] for t in ranked[:7]], axis=0)
@@ -175,7 +175,7 @@ def test_progress_hook_reports_each_subsample_and_a_stop_keeps_the_finished_ones
     D, ar, _ = tiny
     X, y = D[:, :3], D[:, 3]
     events = []
-    full = SubbaggingKBest(n_subsamples=3, k=4, random_state=2).fit(
+    full = SubbaggingKBest(n_subsamples=3, n_best=4, random_state=2).fit(
         X, y, progress=lambda ev: events.append(ev) and False)
     assert not full.stopped_ and len(full.subsamples_) == 3
     assert [(e["subsample"], e["stage"]) for e in events] == [
@@ -183,7 +183,7 @@ def test_progress_hook_reports_each_subsample_and_a_stop_keeps_the_finished_ones
     assert events[-1]["fraction"] == 1.0
     assert all(a["fraction"] <= b["fraction"] for a, b in zip(events, events[1:]))
 
-    part = SubbaggingKBest(n_subsamples=3, k=4, random_state=2).fit(
+    part = SubbaggingKBest(n_subsamples=3, n_best=4, random_state=2).fit(
         X, y, progress=lambda ev: ev["subsample"] == 1 and ev["stage"] == "done")
     assert part.stopped_ and len(part.subsamples_) == 2
     for a, b in zip(part.subsamples_, full.subsamples_):
@@ -192,9 +192,9 @@ def test_progress_hook_reports_each_subsample_and_a_stop_keeps_the_finished_ones
     expect = full.subsample_posteriors(X)[:2].mean(axis=0)
     np.testing.assert_allclose(part.predict_proba(X), expect, atol=1e-12)
 
-    mid = SubbaggingKBest(n_subsamples=3, k=4, random_state=2).fit(
+    mid = SubbaggingKBest(n_subsamples=3, n_best=4, random_state=2).fit(
         X, y, progress=lambda ev: ev["subsample"] == 2 and ev["stage"] == STAGES[1])
     assert mid.stopped_ and len(mid.subsamples_) == 2  # the unfinished third one is dropped
     with pytest.raises(Stopped, match="first subsample"):
-        SubbaggingKBest(n_subsamples=3, k=4).fit(X, y, progress=lambda ev: True)
+        SubbaggingKBest(n_subsamples=3, n_best=4).fit(X, y, progress=lambda ev: True)
     assert not hasattr(mid, "_progress") or mid._progress is None

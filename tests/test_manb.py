@@ -165,7 +165,7 @@ def test_missing_training_values_equal_exact_bayesian_average_over_completions()
     lj = logsumexp(np.stack(log_terms), axis=0)
     expect = np.exp(lj - logsumexp(lj, axis=1, keepdims=True))
     for missing in ("em", "available"):
-        m = MANaiveBayes(missing=missing).fit(Xmiss, y, arities=ar)
+        m = MANaiveBayes(fit_missing=missing).fit(Xmiss, y, arities=ar)
         assert np.abs(m.predict_proba(Xt) - expect).max() < 1e-10
 
 
@@ -259,9 +259,9 @@ def test_structure_graph_and_labels():
 
 def test_em_with_complete_data_equals_complete_data_result():
     X, y, Xt, ar = _problem(9)
-    ref = MANaiveBayes(missing="available").fit(X, y, arities=ar)
-    em = MANaiveBayes(missing="em").fit(X, y, arities=ar)
-    em_empty = MANaiveBayes(missing="em").fit(X, y, arities=ar, X_unlabeled=X[:0])
+    ref = MANaiveBayes(fit_missing="available").fit(X, y, arities=ar)
+    em = MANaiveBayes(fit_missing="em").fit(X, y, arities=ar)
+    em_empty = MANaiveBayes(fit_missing="em").fit(X, y, arities=ar, X_unlabeled=X[:0])
     for m in (em, em_empty):
         assert m.n_iter_ == 0
         assert np.array_equal(m.predict_proba(Xt), ref.predict_proba(Xt))
@@ -317,7 +317,7 @@ def test_em_with_unlabelled_rows_reaches_a_fixed_point_and_uses_them():
                           np.asarray(ar), np.full(X.shape[1], 0.5))
     for a, b in zip(again.theta_star_, m.theta_star_):
         assert np.abs(a - b).max() < 1e-9
-    ignored = MANaiveBayes(missing="available").fit(X, y, arities=ar, X_unlabeled=Xu)
+    ignored = MANaiveBayes(fit_missing="available").fit(X, y, arities=ar, X_unlabeled=Xu)
     assert ignored.n_iter_ == 0
     assert np.abs(ignored.predict_proba(Xt) - m.predict_proba(Xt)).max() > 1e-4
 
@@ -337,12 +337,12 @@ def test_sklearn_api_and_registry():
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    ({"scoring": "bic"}, "Unknown scoring"),
+    ({"scoring": "bic"}, "scoring must be one of"),
     ({"alpha": 0.0}, "alpha must be a positive"),
     ({"ess": -1.0}, "ess must be a positive"),
     ({"arc_prior": 1.5}, "must lie in"),
     ({"arc_prior": [0.5, 0.5]}, "one value per feature"),
-    ({"missing": "drop"}, "missing-data option"),
+    ({"fit_missing": "drop"}, "fit_missing must be one of"),
     ({"max_em_iter": 0}, "max_em_iter"),
 ])
 def test_bad_parameters_raise_plain_errors(kwargs, match):

@@ -21,7 +21,7 @@ def test_naive_fast_path_equals_elimination(n_features, seed, prior, missing):
     y[:3] = [0, 1, 2]
     X = (rng.random((60, n_features)) * ar).astype(np.int32)
     X[rng.random(X.shape) < missing] = -1
-    nb = NaiveBayes(prior=prior).fit(X, y, arities=ar)
+    nb = NaiveBayes(cpt_prior=prior).fit(X, y, arities=ar)
     assert nb._naive_log_theta is not None
     Xte = (rng.random((40, n_features)) * ar).astype(np.int32)
     Xte[rng.random(Xte.shape) < missing] = -1

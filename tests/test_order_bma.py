@@ -77,7 +77,7 @@ def test_missing_values_marginalized_exactly():
     mc = FixedOrderBMA(order=order, max_parents=2, prune_eps=0.0, max_missing_states=2,
                        n_mc=4000, random_state=0).fit(X, y, arities=ar[:-1])
     np.testing.assert_allclose(mc.predict_proba(row), clf.predict_proba(row), atol=0.03)
-    imp = FixedOrderBMA(order=order, max_parents=2, missing="impute", random_state=1).fit(
+    imp = FixedOrderBMA(order=order, max_parents=2, predict_missing="impute", random_state=1).fit(
         X, y, arities=ar[:-1])
     p = imp.predict_proba(row)
     assert any(np.allclose(p, clf.predict_proba(full[s: s + 1])) for s in range(3))
@@ -196,11 +196,11 @@ def test_bad_input_raises():
         FixedOrderBMA(order=[0, 1, 2]).fit(X, y)
     with pytest.raises(ValueError, match="Unknown variable"):
         FixedOrderBMA(order=["a", "b", "c", "d"]).fit(X, y)
-    with pytest.raises(ValueError, match="missing-value"):
-        FixedOrderBMA(missing="zero").fit(X, y)
+    with pytest.raises(ValueError, match="predict_missing must be one of"):
+        FixedOrderBMA(predict_missing="zero").fit(X, y)
     with pytest.raises(ValueError, match="burn_in"):
         OrderMCMCBMA(n_iter=100, burn_in=100).fit(X, y)
-    with pytest.raises(ValueError, match="Unknown move"):
+    with pytest.raises(ValueError, match="move must be one of"):
         OrderMCMCBMA(n_iter=100, burn_in=10, move="jump").fit(X, y)
     clf = OrderMCMCBMA(n_iter=200, burn_in=50, n_orders=3, random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="between 1"):

@@ -110,7 +110,7 @@ def test_limits_are_declared_and_refused_before_fitting():
     """Order methods have no variable limit since issue 15 (candidate parents beyond 64
     variables); exact structure search declares 20 and is refused beyond it, before any fit."""
     assert capabilities("bma10").max_variables is None
-    assert capabilities("fobma").max_variables is None
+    assert capabilities("bma_fixed").max_variables is None
     assert capabilities("ebn").max_variables == 20 and capabilities("eanb").max_variables == 20
     assert capabilities("nb").max_variables is None
     with pytest.raises(ValueError, match="at most 20 variables"):

@@ -107,10 +107,10 @@ def test_missing_values_and_absent_class_in_inner_folds():
 
 @pytest.mark.parametrize("kw, msg", [
     ({"candidates": ("nb", "magic")}, "Unknown method 'magic'"),
-    ({"candidates": ()}, "at least one candidate"),
+    ({"candidates": ()}, "candidates must be a registry name or a non-empty sequence"),
     ({"candidates": ("nb", "nb")}, "distinct"),
-    ({"weighting": "vote"}, "Unknown weighting"),
-    ({"inner_folds": 1}, "at least 2"),
+    ({"weighting": "vote"}, "weighting must be one of"),
+    ({"inner_folds": 1}, "inner_folds must be an integer >= 2"),
 ])
 def test_bad_parameters(kw, msg):
     X, y = _data()

@@ -436,7 +436,7 @@ def test_bad_input_is_explained():
     X, y = _random_problem(7, n=40)
     with pytest.raises(ValueError, match="k must be"):
         UKDB(k=-1).fit(X, y)
-    with pytest.raises(ValueError, match="Unknown mode"):
+    with pytest.raises(ValueError, match="mode must be one of"):
         UKDB(mode="both").fit(X, y)
     with pytest.raises(ValueError, match="alpha"):
         UKDB(alpha=0).fit(X, y)
@@ -465,9 +465,10 @@ def test_registrations():
     from bnma_core.classifiers.registry import make_classifier
     for name, k, mode in [("ukdb", 2, "ensemble"), ("ukdb1", 1, "ensemble"),
                           ("ukdb2", 2, "ensemble"), ("ukdb_l", 2, "domain"),
-                          ("ukdb_p", 2, "personalized"), ("ukdb_cv", (1, 2), "ensemble")]:
+                          ("ukdb_p", 2, "personalized"), ("ukdb_cv", 2, "ensemble")]:
         est = make_classifier(name, random_state=0)
         assert isinstance(est, UKDB) and est.k == k and est.mode == mode
+    assert make_classifier("ukdb_cv").k_grid == (1, 2)
 
 
 def test_figures():
@@ -615,24 +616,26 @@ def test_precomputed_tables_equal_scanning_the_training_rows(k, max_table_cells,
 
 
 def test_k_chosen_on_training_rows_by_inner_cv():
-    """k = (0, 1, 2): k_ is the candidate with the best inner-CV accuracy on the training rows
-    (recomputed here), and the model then equals UKDB(k=k_)."""
+    """k_grid = (0, 1, 2): k_ is the candidate with the best inner-CV accuracy on the training
+    rows (recomputed here), and the model then equals UKDB(k=k_)."""
     from sklearn.model_selection import StratifiedKFold
 
     X, y = _random_problem(41, n=100, missing=0.05)
-    model = UKDB(k=(2, 0, 1), cv_folds=4).fit(X, y)
+    model = UKDB(k_grid=(2, 0, 1), inner_folds=4).fit(X, y)
     splits = list(StratifiedKFold(4, shuffle=True, random_state=0).split(X, y))
     for k in (0, 1, 2):
-        hits = sum(int(np.sum(UKDB(k=k, cv_folds=4).fit(X[tr], y[tr], arities=model.arities_)
+        hits = sum(int(np.sum(UKDB(k=k, inner_folds=4).fit(X[tr], y[tr], arities=model.arities_)
                               .predict(X[te]) == y[te])) for tr, te in splits)
         assert model.k_scores_[k] == pytest.approx(hits / len(y), abs=1e-15)
     best = max(model.k_scores_.values())
     assert model.k_ == min(k for k, v in model.k_scores_.items() if v == best)
     ref = UKDB(k=model.k_).fit(X, y)
     np.testing.assert_allclose(model.predict_proba(X), ref.predict_proba(X), rtol=1e-12)
-    assert UKDB(k=(2,)).fit(X, y).k_ == 2
+    assert UKDB(k_grid=(2,)).fit(X, y).k_ == 2
     for bad in ((), (1, -1), "2"):
-        with pytest.raises(ValueError, match="k must be"):
-            UKDB(k=bad).fit(X, y)
-    with pytest.raises(ValueError, match="cv_folds"):
-        UKDB(k=(1, 2), cv_folds=1).fit(X, y)
+        with pytest.raises(ValueError, match="k_grid must be"):
+            UKDB(k_grid=bad).fit(X, y)
+    with pytest.raises(ValueError, match="k must be"):
+        UKDB(k="2").fit(X, y)
+    with pytest.raises(ValueError, match="inner_folds"):
+        UKDB(k_grid=(1, 2), inner_folds=1).fit(X, y)

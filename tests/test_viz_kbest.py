@@ -46,7 +46,7 @@ def fitted():
     D, ar = _data()
     X = pd.DataFrame(D[:, :3], columns=NAMES[:3])
     y = pd.Series(D[:, 3], name="y")
-    return SubbaggingKBest(n_subsamples=2, subsample=0.8, k=5, random_state=1).fit(
+    return SubbaggingKBest(n_subsamples=2, max_samples=0.8, n_best=5, random_state=1).fit(
         X, y, arities=ar[:3]), D
 
 
@@ -153,6 +153,6 @@ def test_bad_input_is_a_plain_error(fitted):
 
 def test_same_seed_same_table():
     D, ar = _data(seed=4)
-    tabs = [edge_stability(SubbaggingKBest(n_subsamples=3, k=3, random_state=9).fit(
+    tabs = [edge_stability(SubbaggingKBest(n_subsamples=3, n_best=3, random_state=9).fit(
         D[:, :3], D[:, 3], arities=ar[:3])) for _ in range(2)]
     pd.testing.assert_frame_equal(tabs[0], tabs[1])

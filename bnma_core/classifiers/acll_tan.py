@@ -31,7 +31,8 @@ import networkx as nx
 import numpy as np
 
 from ..scores import family_counts
-from .augmented import AugmentedNaiveBayes
+from .augmented import CPT_PRIOR_CONSTRAINTS, AugmentedNaiveBayes
+from .base import DEPRECATED, Interval, Options
 
 __all__ = ["ACLLTAN", "acll_beta", "acll_family"]
 
@@ -131,7 +132,7 @@ class ACLLTAN(AugmentedNaiveBayes):
     Theorem 3.9), so the gains need not be symmetric and the feature tree is the maximum
     spanning arborescence of the complete gain digraph (Edmonds' algorithm,
     :func:`networkx.maximum_spanning_arborescence`). Parameters are EAP with BDeu
-    pseudo-counts (``prior="bdeu", ess=1``), as Sugahara et al. use for every classifier.
+    pseudo-counts (``cpt_prior="bdeu", ess=1``), as Sugahara et al. use for every classifier.
 
     Parameters
     ----------
@@ -142,8 +143,8 @@ class ACLLTAN(AugmentedNaiveBayes):
         is used as given (α = 1 + β > 0).
     n_prime : float, default 5.0
         Pseudo-count floor N' (the paper's experiments, §5).
-    prior, ess, alpha
-        CPT prior (default the paper's EAP: ``prior="bdeu", ess=1.0``); see
+    cpt_prior, ess, alpha
+        CPT prior (default the paper's EAP: ``cpt_prior="bdeu", ess=1.0``); see
         :class:`~bnma_core.classifiers.augmented.AugmentedNaiveBayes`.
 
     Attributes
@@ -165,38 +166,30 @@ class ACLLTAN(AugmentedNaiveBayes):
     3.7; §5). Sugahara, Aomi & Ueno (paper 001), §2.
     """
 
-    def __init__(self, beta: Any = "dirichlet", n_prime: float = 5.0, alpha: float = 1.0,
-                 prior: Any = "bdeu", ess: float = 1.0) -> None:
+    _parameter_constraints = {
+        **CPT_PRIOR_CONSTRAINTS,
+        "beta": [Options("dirichlet", "uniform"), Interval("real", -1, 1, "right")],
+        "n_prime": [Interval("real", 0, None, "neither")],
+    }
+
+    def __init__(self, *, beta: Any = "dirichlet", n_prime: float = 5.0, alpha: float = 1.0,
+                 cpt_prior: Any = "bdeu", ess: float = 1.0, prior: Any = DEPRECATED) -> None:
         self.beta = beta
         self.n_prime = n_prime
         self.alpha = alpha
-        self.prior = prior
+        self.cpt_prior = cpt_prior
         self.ess = ess
+        self.prior = prior
 
     def _resolve_beta(self, n_classes: int, n_rows: int) -> float:
-        if isinstance(self.beta, str):
-            if self.beta not in ("dirichlet", "uniform"):
-                raise ValueError("beta must be 'dirichlet', 'uniform' or a number in (-1, 1] "
-                                 f"(got {self.beta!r}).")
+        if isinstance(self.beta, str):  # validated: "dirichlet" or "uniform"
             if n_classes < 2:
                 return 0.0          # one class: every tree has the same (zero) CLL
             return acll_beta(n_classes, max(n_rows, 1), self.beta)
-        try:
-            b = float(self.beta)
-        except (TypeError, ValueError):
-            b = float("nan")
-        if not (-1.0 < b <= 1.0):
-            raise ValueError("beta must be 'dirichlet', 'uniform' or a number in (-1, 1] "
-                             f"(got {self.beta!r}).")
-        return b
+        return float(self.beta)
 
     def _learn_parents(self, X: np.ndarray, y: np.ndarray):
-        try:
-            n_prime = float(self.n_prime)
-        except (TypeError, ValueError):
-            n_prime = float("nan")
-        if not (n_prime > 0 and np.isfinite(n_prime)):
-            raise ValueError(f"n_prime must be a positive number (got {self.n_prime!r}).")
+        n_prime = float(self.n_prime)
         p = X.shape[1]
         K = len(self.classes_)
         beta = self.beta_ = self._resolve_beta(K, len(y))

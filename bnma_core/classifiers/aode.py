@@ -23,7 +23,7 @@ pseudo-count ``alpha`` per cell, ``alpha = 1`` reproducing Weka):
 Every CPT goes through :func:`bnma_core.scores.posterior_cpt`, every count through
 :func:`bnma_core.scores.family_counts` (numba kernel ``kernels.counting.count_family``).
 
-Missing test values (``missing``):
+Missing test values (``predict_missing``):
 
 * a missing *child* x_j drops its factor P(x_j | c, x_i): the exact marginal of every SPODE,
   since the factor sums to one over x_j;
@@ -43,7 +43,6 @@ Weka 3.6 ``weka.classifiers.bayes.AODE`` (options ``-F 1``, Laplace estimates).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import networkx as nx
@@ -51,7 +50,7 @@ import numpy as np
 
 from ..data import CODE_DTYPE
 from ..scores import family_counts, posterior_cpt
-from .base import DiscreteBNClassifier
+from .base import DEPRECATED, DiscreteBNClassifier, Interval, Options
 
 __all__ = ["AODE"]
 
@@ -70,9 +69,12 @@ class AODE(DiscreteBNClassifier):
     alpha : float, default 1.0
         Pseudo-count per cell of every estimate (1 = Weka's Laplace estimates; see the module
         docstring for the three formulas).
-    missing : {"marginalize", "skip"}, default "marginalize"
-        What a missing super-parent value does: summed out exactly, or its SPODE left out
-        (Weka). A missing child value always drops its factor (exact).
+    predict_missing : {"marginalize", "skip"}, default "marginalize"
+        What a missing super-parent value in a row to classify does: summed out exactly, or
+        its SPODE left out (Weka). A missing child value always drops its factor (exact).
+    missing : deprecated
+        Former name of ``predict_missing`` (accepted with a FutureWarning until the next
+        release).
 
     Attributes
     ----------
@@ -93,29 +95,22 @@ class AODE(DiscreteBNClassifier):
     #: training rows with missing values are used family by family (available cases)
     handles_missing_in_fit = True
 
-    def __init__(self, frequency_limit: int = 1, alpha: float = 1.0,
-                 missing: str = "marginalize") -> None:
+    _parameter_constraints = {
+        "frequency_limit": [Interval("int", 0, None)],
+        "alpha": [Interval("real", 0, None, "neither")],
+        "predict_missing": [Options(*MISSING_PARENT)],
+    }
+    _renamed_parameters = {"missing": "predict_missing"}
+
+    def __init__(self, *, frequency_limit: int = 1, alpha: float = 1.0,
+                 predict_missing: str = "marginalize", missing: Any = DEPRECATED) -> None:
         self.frequency_limit = frequency_limit
         self.alpha = alpha
+        self.predict_missing = predict_missing
         self.missing = missing
-
-    def _check_params(self) -> None:
-        fl = self.frequency_limit
-        if isinstance(fl, bool) or not isinstance(fl, (int, np.integer)) or fl < 0:
-            raise ValueError(f"frequency_limit must be a whole number >= 0 (got {fl!r}).")
-        try:
-            a = float(self.alpha)
-        except (TypeError, ValueError):
-            a = float("nan")
-        if not (a > 0 and math.isfinite(a)):
-            raise ValueError(f"alpha must be a positive number (got {self.alpha!r}).")
-        if self.missing not in MISSING_PARENT:
-            raise ValueError(f"Unknown missing={self.missing!r}; choose one of "
-                             f"{', '.join(MISSING_PARENT)}.")
 
     # --- training ------------------------------------------------------------------------------
     def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
-        self._check_params()
         a = float(self.alpha)
         p = X.shape[1]
         m = len(self.classes_)
@@ -201,7 +196,7 @@ class AODE(DiscreteBNClassifier):
             picked = s[np.arange(n), xs]                         # (n, m)
             use = obs & ok[xs]
             terms[use, i] = picked[use]
-            if self.missing == "marginalize" and (~obs).any() and ok.any():
+            if self._param("predict_missing") == "marginalize" and (~obs).any() and ok.any():
                 miss = ~obs
                 terms[miss, i] = np.logaddexp.reduce(s[miss][:, ok], axis=1)
         out = np.logaddexp.reduce(terms, axis=1)                # (n, m)

@@ -8,9 +8,9 @@ everything else lives here once:
 * **Parameters.** Posterior-predictive CPTs theta_ijk = (a_ijk + N_ijk) / (a_ij + N_ij)
   (DESIGN §3; Dash & Cooper 2002, eq. 6), computed with :func:`bnma_core.scores.family_counts`
   and :func:`bnma_core.scores.posterior_cpt`. By default one pseudo-count ``alpha`` = a per
-  cell, so the class prior is (a + N_c) / (a |C| + N); ``prior="bdeu"`` (with ``ess``) gives
+  cell, so the class prior is (a + N_c) / (a |C| + N); ``cpt_prior="bdeu"`` (with ``ess``) gives
   a_ijk = ess / (r_i q_i) for every node, the class included (q = 1): the EAP parameters that
-  Sugahara et al. use for every classifier (``ess=1``); ``prior="k2"`` / ``"laplace"``: 1.
+  Sugahara et al. use for every classifier (``ess=1``); ``cpt_prior="k2"`` / ``"laplace"``: 1.
 * **Missing values in training.** Counts are taken per family: a training row with a missing
   value is skipped only in the families (child + parents) that involve that value and still
   counts everywhere else. Structure statistics (MI, CMI) likewise use the rows complete in the
@@ -25,7 +25,6 @@ everything else lives here once:
 
 from __future__ import annotations
 
-import math
 import weakref
 from typing import Any
 
@@ -36,7 +35,7 @@ from ..data import CODE_DTYPE
 from ..factors import CHUNK_CELLS, FactorModel, class_log_posterior
 from ..kernels.manb import naive_log_joint
 from ..scores import cpt_alpha, family_counts, posterior_cpt
-from .base import DiscreteBNClassifier
+from .base import DEPRECATED, DiscreteBNClassifier, Interval, Options
 
 ENUMERATION_LIMIT = 4096
 """Largest number of joint states of the missing (non-barren) features summed out in one
@@ -47,37 +46,30 @@ _CHUNK_CELLS = CHUNK_CELLS  # float64 cells of one intermediate factor block (~1
 _FACTOR_MODELS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _positive(value: Any, message: str) -> float:
-    """``value`` as a positive finite float, else ValueError(message)."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(message) from None
-    if not (v > 0 and math.isfinite(v)):
-        raise ValueError(message)
-    return v
+POSITIVE = Interval("real", 0, None, "neither")
+
+CPT_PRIOR_CONSTRAINTS = {
+    "alpha": [POSITIVE],
+    "cpt_prior": [None, Options("bdeu", "k2", "laplace"), POSITIVE],
+    "ess": [POSITIVE],
+}
+"""The CPT-prior parameters shared by the augmented naive Bayes family (DESIGN §10)."""
 
 
-def _check_alpha(alpha: Any) -> float:
-    return _positive(alpha, f"alpha must be a positive number (got {alpha!r}).")
-
-
-def resolve_cpt_prior(prior: Any, alpha: Any, ess: Any) -> tuple[str | float, float]:
+def resolve_cpt_prior(cpt_prior: Any, alpha: Any, ess: Any) -> tuple[str | float, float]:
     """The (prior, ess) pair that :func:`bnma_core.scores.posterior_cpt` takes, from a
-    classifier's ``prior`` / ``alpha`` / ``ess`` parameters: ``prior=None`` means the
-    pseudo-count ``alpha`` (the historical parameter); a given ``prior`` (a name or a positive
-    pseudo-count) replaces ``alpha``, which must then keep its default 1.0."""
-    e = _positive(ess, f"ess must be a positive number (got {ess!r}).")
-    if prior is None:
-        return _check_alpha(alpha), e
-    if _check_alpha(alpha) != 1.0:
-        raise ValueError(f"Give either prior={prior!r} or alpha={alpha!r}, not both "
-                         "(prior=None uses alpha as the pseudo-count).")
-    if isinstance(prior, str):
-        cpt_alpha(prior, 2, 1, e)  # validates the name
-        return ("k2" if prior == "laplace" else prior), e
-    return _positive(prior, f"prior must be 'bdeu', 'k2', 'laplace' or a positive "
-                            f"pseudo-count (got {prior!r})."), e
+    classifier's validated ``cpt_prior`` / ``alpha`` / ``ess`` parameters: ``cpt_prior=None``
+    means the pseudo-count ``alpha``; a given ``cpt_prior`` (a name or a positive pseudo-count)
+    replaces ``alpha``, which must then keep its default 1.0."""
+    if cpt_prior is None:
+        return float(alpha), float(ess)
+    if float(alpha) != 1.0:
+        raise ValueError(f"Give either cpt_prior={cpt_prior!r} or alpha={alpha!r}, not both "
+                         "(cpt_prior=None uses alpha as the pseudo-count).")
+    if isinstance(cpt_prior, str):
+        cpt_alpha(cpt_prior, 2, 1, float(ess))  # validates the name
+        return ("k2" if cpt_prior == "laplace" else cpt_prior), float(ess)
+    return float(cpt_prior), float(ess)
 
 
 class AugmentedNaiveBayes(DiscreteBNClassifier):
@@ -89,15 +81,17 @@ class AugmentedNaiveBayes(DiscreteBNClassifier):
     Parameters
     ----------
     alpha : float, default 1.0
-        Pseudo-count a_ijk of every CPT cell, used when ``prior`` is None.
-    prior : {"bdeu", "k2", "laplace"} or float, optional
+        Pseudo-count a_ijk of every CPT cell, used when ``cpt_prior`` is None.
+    cpt_prior : {"bdeu", "k2", "laplace"} or float, optional
         Dirichlet prior of the CPTs (:func:`bnma_core.scores.posterior_cpt`). None (the
         default) uses the pseudo-count ``alpha``; ``"bdeu"`` gives a_ijk = ess / (r_i q_i)
-        for every node, the class included: ``prior="bdeu", ess=1.0`` are the EAP parameters
+        for every node, the class included: ``cpt_prior="bdeu", ess=1.0`` are the EAP parameters
         of Sugahara et al. (theta_ijk = (N_ijk + 1/(r_i q_i)) / (N_ij + 1/q_i));
         ``"k2"`` = ``"laplace"`` = pseudo-count 1; a number is the pseudo-count.
     ess : float, default 1.0
-        Equivalent sample size of ``prior="bdeu"``.
+        Equivalent sample size of ``cpt_prior="bdeu"``.
+    prior : deprecated
+        Former name of ``cpt_prior`` (accepted with a FutureWarning until the next release).
 
     Fitted attributes
     -----------------
@@ -121,10 +115,15 @@ class AugmentedNaiveBayes(DiscreteBNClassifier):
         ``feature_names_in_`` when fitted on a DataFrame, else ``x0, x1, ...``.
     """
 
-    def __init__(self, alpha: float = 1.0, prior: Any = None, ess: float = 1.0) -> None:
+    _parameter_constraints = CPT_PRIOR_CONSTRAINTS
+    _renamed_parameters = {"prior": "cpt_prior"}
+
+    def __init__(self, *, alpha: float = 1.0, cpt_prior: Any = None, ess: float = 1.0,
+                 prior: Any = DEPRECATED) -> None:
         self.alpha = alpha
-        self.prior = prior
+        self.cpt_prior = cpt_prior
         self.ess = ess
+        self.prior = prior
 
     # --- hooks -----------------------------------------------------------------------------
     def _learn_parents(self, X: np.ndarray, y: np.ndarray
@@ -142,8 +141,8 @@ class AugmentedNaiveBayes(DiscreteBNClassifier):
         return super().fit(X, y, arities)
 
     def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
-        prior, ess = resolve_cpt_prior(getattr(self, "prior", None), self.alpha,
-                                       getattr(self, "ess", 1.0))
+        prior, ess = resolve_cpt_prior(self._param("cpt_prior"), self._param("alpha"),
+                                       self._param("ess"))
         p = X.shape[1]
         n_classes = len(self.classes_)
         names, cname = self._variable_names()

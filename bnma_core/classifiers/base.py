@@ -18,8 +18,11 @@ Inputs accepted by ``fit`` / ``predict`` / ``predict_proba``:
 
 from __future__ import annotations
 
+import inspect
+import math
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +72,161 @@ def _caller_level() -> int:
     return level
 
 
+# --- parameters: one declared table per estimator ---------------------------------------------
+# scikit-learn's ``_parameter_constraints`` idea (sklearn/utils/_param_validation.py) with the
+# library's one-sentence messages ("NAME must be LIMIT (got VALUE)."): an estimator declares
+# ``_parameter_constraints = {name: [constraint, ...]}`` (a value is valid when it satisfies one
+# of the constraints) and, for a renamed parameter, ``_renamed_parameters = {old: new}``.
+# ``__init__`` stores every parameter unchanged; :meth:`DiscreteBNClassifier._validate_parameters`
+# checks them when fitting (DESIGN §10, parameter glossary).
+
+DEPRECATED = "deprecated"
+"""Default of a parameter's former name: not given (scikit-learn's deprecation pattern)."""
+
+
+def _is_deprecated_default(value: Any) -> bool:
+    return isinstance(value, str) and value == DEPRECATED
+
+
+class Interval:
+    """Numbers between ``low`` and ``high`` (None: unbounded); ``kind`` "int" or "real";
+    ``closed`` one of "both", "left", "right", "neither". Booleans, NaN and infinity are
+    never accepted."""
+
+    def __init__(self, kind: str, low: float | None = None, high: float | None = None,
+                 closed: str = "both") -> None:
+        self.kind, self.low, self.high, self.closed = kind, low, high, closed
+
+    def __call__(self, value: Any) -> bool:
+        if isinstance(value, bool | np.bool_):
+            return False
+        ok_type = (int, np.integer) if self.kind == "int" else (int, float, np.integer,
+                                                                np.floating)
+        if not isinstance(value, ok_type) or not math.isfinite(float(value)):
+            return False
+        v = float(value)
+        lo_ok = self.low is None or (v >= self.low if self.closed in ("both", "left")
+                                     else v > self.low)
+        hi_ok = self.high is None or (v <= self.high if self.closed in ("both", "right")
+                                      else v < self.high)
+        return lo_ok and hi_ok
+
+    def __str__(self) -> str:
+        what = "integer" if self.kind == "int" else "number"
+        left_open = self.closed in ("right", "neither")
+        if self.high is None and self.low == 0:
+            return f"a positive {what}" if left_open else f"a non-negative {what}"
+        if self.high is None and self.low == 1 and self.kind == "int" and not left_open:
+            return "a positive integer"
+        if self.high is None and self.low is not None:
+            return f"an {what} {'>' if left_open else '>='} {self.low:g}" if what == "integer" \
+                else f"a {what} {'>' if left_open else '>='} {self.low:g}"
+        lo = "-inf" if self.low is None else f"{self.low:g}"
+        hi = "inf" if self.high is None else f"{self.high:g}"
+        return (f"a{'n' if what == 'integer' else ''} {what} in "
+                f"{'(' if left_open else '['}{lo}, {hi}"
+                f"{']' if self.closed in ('both', 'right') else ')'}")
+
+
+class Options:
+    """One of the given values (strings compared exactly)."""
+
+    def __init__(self, *values: Any) -> None:
+        self.values = values
+
+    def __call__(self, value: Any) -> bool:
+        return isinstance(value, str | int | float) and not isinstance(value, bool) \
+            and value in self.values
+
+    def __str__(self) -> str:
+        return "one of " + ", ".join(repr(v) for v in self.values)
+
+
+class Check:
+    """Any value ``predicate`` accepts, described by ``description``."""
+
+    def __init__(self, predicate: Callable[[Any], bool], description: str) -> None:
+        self.predicate, self.description = predicate, description
+
+    def __call__(self, value: Any) -> bool:
+        try:
+            return bool(self.predicate(value))
+        except (TypeError, ValueError):
+            return False
+
+    def __str__(self) -> str:
+        return self.description
+
+
+BOOLEAN = Check(lambda v: isinstance(v, bool | np.bool_), "True or False")
+RANDOM_STATE = Check(lambda v: v is None or (isinstance(v, int | np.integer)
+                                             and not isinstance(v, bool) and v >= 0)
+                     or isinstance(v, np.random.Generator | np.random.RandomState),
+                     "None, a non-negative integer seed or a numpy random generator")
+
+
+def _satisfies(value: Any, constraint: Any) -> bool:
+    if constraint is None:
+        return value is None
+    if isinstance(constraint, type):
+        return isinstance(value, constraint)
+    return constraint(value)
+
+
+def _describe(constraint: Any) -> str:
+    if constraint is None:
+        return "None"
+    if isinstance(constraint, type):
+        return f"a {constraint.__name__}"
+    return str(constraint)
+
+
+def check_parameter(name: str, value: Any, constraints: list) -> None:
+    """ValueError "NAME must be A or B (got VALUE)." unless ``value`` satisfies one of
+    ``constraints`` (None, a type, or an :class:`Interval` / :class:`Options` / :class:`Check`)."""
+    if any(_satisfies(value, c) for c in constraints):
+        return
+    described = [_describe(c) for c in constraints]
+    text = described[0] if len(described) == 1 else \
+        ", ".join(described[:-1]) + " or " + described[-1]
+    raise ValueError(f"{name} must be {text} (got {value!r}).")
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+def validate_parameters(est: Any, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The parameters of ``est`` (or ``params``, default ``est.get_params(deep=False)``) by
+    their current names, checked against its declared ``_parameter_constraints``; a value
+    given under a former name (``_renamed_parameters``) is used for the new name with a
+    FutureWarning naming it (ValueError when both are given).
+    """
+    params = dict(est.get_params(deep=False) if params is None else params)
+    renamed = getattr(type(est), "_renamed_parameters", {})
+    if renamed:
+        sig = inspect.signature(type(est).__init__).parameters
+        for old, new in renamed.items():
+            value = params.pop(old, DEPRECATED)
+            if _is_deprecated_default(value):
+                continue
+            if not _same(params[new], sig[new].default):
+                raise ValueError(f"{type(est).__name__}: give {new} only ({old} is its former "
+                                 "name).")
+            warnings.warn(f"{type(est).__name__}: the parameter {old!r} was renamed {new!r}; "
+                          f"{old} is accepted until the next release. Use {new}={value!r}.",
+                          FutureWarning, stacklevel=_caller_level())
+            params[new] = value
+    for name, constraints in getattr(type(est), "_parameter_constraints", {}).items():
+        check_parameter(name, params[name], constraints)
+    return params
+
+
 def _check_array(X: Any) -> np.ndarray:
     """A 2-D array of a supported dtype (ValueError otherwise)."""
     Xa = np.asarray(X)
@@ -110,12 +268,33 @@ def _state_codes(X: Any) -> np.ndarray:
 class DiscreteBNClassifier(ClassifierMixin, BaseEstimator):
     """Base class: converts inputs to codes, stores ``classes_``; subclasses implement
     ``_fit_codes(X, y)`` and ``_predict_log_proba_codes(X)`` on int32 code arrays
-    (``X``: (n, p) with -1 = missing; ``y``: (n,) in ``0..n_classes-1``)."""
+    (``X``: (n, p) with -1 = missing; ``y``: (n,) in ``0..n_classes-1``).
+
+    Subclasses declare their parameters' limits in ``_parameter_constraints`` and former
+    parameter names in ``_renamed_parameters`` (module section "parameters"); both are checked
+    at the start of every fit.
+    """
+
+    _parameter_constraints: dict[str, list] = {}
+    _renamed_parameters: dict[str, str] = {}
+
+    def _validate_parameters(self) -> dict[str, Any]:
+        """Check the parameters (:func:`validate_parameters`) and keep their values by current
+        name for :meth:`_param`."""
+        self._params = validate_parameters(self)
+        return self._params
+
+    def _param(self, name: str) -> Any:
+        """The value of parameter ``name`` for this fit (given under its former name or not)."""
+        params = getattr(self, "_params", None)
+        return getattr(self, name) if params is None else params[name]
 
     # --- input conversion ------------------------------------------------------------------
     def _prepare_fit(self, X: Any, y: Any, arities: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Validate ``X`` / ``y``; set ``classes_``, ``arities_``, ``feature_states_``,
-        ``input_encoder_``, ``n_features_in_``; return (int32 codes, int32 class codes)."""
+        ``input_encoder_``, ``n_features_in_``; return (int32 codes, int32 class codes).
+        The parameters are checked first (:meth:`_validate_parameters`)."""
+        self._validate_parameters()
         y_arr = self._check_y(y)
         if sp.issparse(X):
             raise TypeError("Sparse data was passed, but dense data is required; "

@@ -81,7 +81,8 @@ from ..kernels.citests import bootstrap_columns, g2_statistic, thin_pairs
 from ..scores import DirichletScore, family_counts, observed_family_counts
 from ..structure.cpdag import consistent_extension
 from ..structure.exact import ResourceLimitError, ScoredStructure, _fmt_secs
-from .kbest import _check_ess, _check_positive_int, _ExactStructureClassifier
+from .base import DEPRECATED, RANDOM_STATE, Interval, Options
+from .kbest import _ExactStructureClassifier
 
 __all__ = ["BRAI", "DEFAULT_MAX_CI_TESTS", "g2_test", "rai"]
 
@@ -874,10 +875,10 @@ class BRAI(_ExactStructureClassifier):
     s : int, default 3
         Bootstrap samples (children) per tree node (the paper's s = 3). ``s = 1`` draws no
         bootstrap: plain RAI (:func:`rai`), one structure.
-    alpha : float, default 0.05
-        Level of the G² CI tests (spec §4 default).
+    significance : float, default 0.05
+        Significance level of the G² CI tests (spec §4 default).
     cmi_threshold : float, "bdeu" or None, default None
-        None: G² tests at ``alpha``. A number: the reference code's test instead
+        None: G² tests at ``significance``. A number: the reference code's test instead
         (causality-lab ``CondIndepCMI``): X ⊥ Y | Z when the empirical conditional mutual
         information (nats) of the bootstrap sample is at most this threshold (the code's
         example uses 0.012). A fixed threshold is not a consistent test — small dependencies
@@ -915,6 +916,8 @@ class BRAI(_ExactStructureClassifier):
         Equivalent sample size of BDeu (leaf scores) and of the EAP parameters
         (α / (r_i q_i)).
     random_state : int, Generator or None
+    alpha : deprecated
+        Former name of ``significance`` (accepted with a FutureWarning until the next release).
 
     Attributes
     ----------
@@ -945,12 +948,26 @@ class BRAI(_ExactStructureClassifier):
     ``rai.py``).
     """
 
-    def __init__(self, n_structures: int = 100, s: int = 3, alpha: float = 0.05,
+    _parameter_constraints = {
+        "n_structures": [Interval("int", 1, None)],
+        "s": [Interval("int", 1, None)],
+        "significance": [Interval("real", 0, 1, "neither")],
+        "max_order": [None, Interval("int", 0, None)],
+        "ess": [Interval("real", 0, None, "neither")],
+        "random_state": [RANDOM_STATE],
+        "cmi_threshold": [None, Options("bdeu"), Interval("real", 0, None)],
+        "max_ci_tests": [None, Interval("real", 1, None)],
+    }
+    _renamed_parameters = {"alpha": "significance"}
+
+    def __init__(self, *, n_structures: int = 100, s: int = 3, significance: float = 0.05,
                  max_order: int | None = None, ess: float = 1.0, random_state: Any = None,
                  cmi_threshold: float | str | None = None,
-                 max_ci_tests: int | None = DEFAULT_MAX_CI_TESTS) -> None:
+                 max_ci_tests: int | None = DEFAULT_MAX_CI_TESTS,
+                 alpha: Any = DEPRECATED) -> None:
         self.n_structures = n_structures
         self.s = s
+        self.significance = significance
         self.alpha = alpha
         self.cmi_threshold = cmi_threshold
         self.max_order = max_order
@@ -961,37 +978,13 @@ class BRAI(_ExactStructureClassifier):
     def _builder(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator
                  ) -> tuple[_TreeBuilder, int]:
         """The validated parameters as a tree builder on the complete training rows, and T."""
-        T = _check_positive_int("n_structures", self.n_structures)
-        s = _check_positive_int("s", self.s)
-        ess = _check_ess(self.ess)
-        try:
-            a = float(self.alpha)
-        except (TypeError, ValueError):
-            a = float("nan")
-        if not 0.0 < a < 1.0:
-            raise ValueError(f"alpha must be in (0, 1) (got {self.alpha!r}).")
+        T, s, ess = int(self.n_structures), int(self.s), float(self.ess)
+        a = float(self._param("significance"))
         cmi = self.cmi_threshold
         select = isinstance(cmi, str) and cmi == "bdeu"
-        if select:
-            cmi = None
-        elif cmi is not None:
-            try:
-                cmi = float(cmi)
-            except (TypeError, ValueError):
-                cmi = float("nan")
-            if not (cmi >= 0.0 and np.isfinite(cmi)) or isinstance(self.cmi_threshold, bool):
-                raise ValueError("cmi_threshold must be None, 'bdeu' or a non-negative number "
-                                 f"(got {self.cmi_threshold!r}).")
+        cmi = None if select or cmi is None else float(cmi)
         mo = self.max_order
-        if mo is not None and (isinstance(mo, bool) or not isinstance(mo, (int, np.integer))
-                               or mo < 0):
-            raise ValueError(f"max_order must be None or a non-negative integer (got {mo!r}).")
-        mt = self.max_ci_tests
-        if mt is not None:
-            if (isinstance(mt, bool) or not isinstance(mt, (int, np.integer, float))
-                    or not 1 <= mt < float("inf")):
-                raise ValueError(f"max_ci_tests must be None or a number >= 1 (got {mt!r}).")
-            mt = int(mt)
+        mt = None if self.max_ci_tests is None else int(self.max_ci_tests)
         data, ar = self._training_table(X, y)
         tb = _TreeBuilder(data, ar, a, s, None if mo is None else int(mo),
                           DirichletScore("bdeu", ess), rng, cmi, mt)

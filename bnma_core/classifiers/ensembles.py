@@ -1,8 +1,8 @@
 """Ensemble baselines of Sugahara, Aomi & Ueno's Table 1 (DESIGN §4, §6).
 
-* :class:`BaggingEBN` (``bagging_ebn``): EBNs learned on bootstrap samples of 90 % of the
+* :class:`BaggingEBN` (``ebn_bagging``): EBNs learned on bootstrap samples of 90 % of the
   training rows (drawn with replacement), class posteriors averaged.
-* :class:`AdaBoostEBN` (``adaboost_ebn``): AdaBoost with EBN as base learner; row weights
+* :class:`AdaBoostEBN` (``ebn_adaboost``): AdaBoost with EBN as base learner; row weights
   enter BDeu and the EAP parameters as fractional counts; SAMME for more than two classes.
 * :class:`BANMix` (``banmix``): bAN_mix of Jing, Pavlović & Rehg (2008) — AdaBoost whose
   round j uses naive Bayes plus the j strongest conditional-mutual-information feature edges.
@@ -22,15 +22,19 @@ import numpy as np
 
 from ..scores import pairwise_conditional_mutual_information
 from ..structure.exact import ExactLimits, ScoredStructure, best_network, check_limits
-from .kbest import _check_ess, _check_positive_int, _ExactStructureClassifier
+from .base import BOOLEAN, RANDOM_STATE, Interval, Options
+from .kbest import _ExactStructureClassifier
 
 __all__ = ["AdaBoostEBN", "BANMix", "BaggingEBN", "samme_alpha"]
 
 
-def _check_voting(voting: str) -> str:
-    if voting not in ("soft", "hard"):
-        raise ValueError(f"voting must be 'soft' or 'hard' (got {voting!r}).")
-    return voting
+_EXACT_CONSTRAINTS = {
+    "n_estimators": [Interval("int", 1, None)],
+    "voting": [Options("soft", "hard")],
+    "ess": [Interval("real", 0, None, "neither")],
+    "max_parents": [None, Interval("int", 0, None)],
+    "limits": [None, ExactLimits],
+}
 
 
 class _WeightedMembers(_ExactStructureClassifier):
@@ -94,7 +98,12 @@ class BaggingEBN(_WeightedMembers):
     Breiman, L. (1996). Bagging predictors. Machine Learning 24, 123-140. Spec §4.
     """
 
-    def __init__(self, n_estimators: int = 10, max_samples: float = 0.9, bootstrap: bool = True,
+    _parameter_constraints = {**_EXACT_CONSTRAINTS,
+                              "max_samples": [Interval("real", 0, 1, "right")],
+                              "bootstrap": [BOOLEAN], "random_state": [RANDOM_STATE]}
+
+    def __init__(self, *, n_estimators: int = 10, max_samples: float = 0.9,
+                 bootstrap: bool = True,
                  voting: str = "soft", ess: float = 1.0, max_parents: int | None = None,
                  limits: ExactLimits | None = None, random_state: Any = None) -> None:
         self.n_estimators = n_estimators
@@ -107,12 +116,7 @@ class BaggingEBN(_WeightedMembers):
         self.random_state = random_state
 
     def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
-        T = _check_positive_int("n_estimators", self.n_estimators)
-        _check_voting(self.voting)
-        ess = _check_ess(self.ess)
-        frac = float(self.max_samples)
-        if not 0.0 < frac <= 1.0:
-            raise ValueError(f"max_samples must be in (0, 1] (got {self.max_samples!r}).")
+        T, ess, frac = int(self.n_estimators), float(self.ess), float(self.max_samples)
         data, ar = self._training_table(X, y)
         n = len(data)
         m = max(1, int(math.floor(frac * n + 1e-9)))
@@ -219,7 +223,9 @@ class AdaBoostEBN(_Boosting):
     Hastie, T. (2009). Multi-class AdaBoost. Statistics and its Interface 2 (SAMME). Spec §4.
     """
 
-    def __init__(self, n_estimators: int = 10, voting: str = "hard", ess: float = 1.0,
+    _parameter_constraints = _EXACT_CONSTRAINTS
+
+    def __init__(self, *, n_estimators: int = 10, voting: str = "hard", ess: float = 1.0,
                  max_parents: int | None = None, limits: ExactLimits | None = None) -> None:
         self.n_estimators = n_estimators
         self.voting = voting
@@ -233,9 +239,7 @@ class AdaBoostEBN(_Boosting):
         return s, self._network(s, data, ar, w)
 
     def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
-        T = _check_positive_int("n_estimators", self.n_estimators)
-        _check_voting(self.voting)
-        self._ess = _check_ess(self.ess)
+        T, self._ess = int(self.n_estimators), float(self.ess)
         data, ar = self._training_table(X, y)
         check_limits(data.shape[1], 1, len(data), False, self.limits)
         self._boost(data, ar, T)
@@ -275,7 +279,11 @@ class BANMix(_Boosting):
     Machine Learning 73, 155-184. Spec ``subbagging-kbest.md`` §4.
     """
 
-    def __init__(self, max_rounds: int | None = None, voting: str = "hard",
+    _parameter_constraints = {"max_rounds": [None, Interval("int", 1, None)],
+                              "voting": _EXACT_CONSTRAINTS["voting"],
+                              "ess": _EXACT_CONSTRAINTS["ess"]}
+
+    def __init__(self, *, max_rounds: int | None = None, voting: str = "hard",
                  ess: float = 1.0) -> None:
         self.max_rounds = max_rounds
         self.voting = voting
@@ -320,9 +328,6 @@ class BANMix(_Boosting):
         return s, self._network(s, data, ar, w)
 
     def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
-        _check_voting(self.voting)
-        _check_ess(self.ess)
-        rounds = X.shape[1] if self.max_rounds is None else _check_positive_int(
-            "max_rounds", self.max_rounds)
+        rounds = X.shape[1] if self.max_rounds is None else int(self.max_rounds)
         data, ar = self._training_table(X, y)
         self._boost(data, ar, rounds)

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..data import DataError
 from ..structure.exact import ExactLimits, ScoredStructure, best_network
-from .base import DiscreteBNClassifier
+from .base import DiscreteBNClassifier, Interval, Options
 
 
 class ExactBN(DiscreteBNClassifier):
@@ -62,8 +62,14 @@ class ExactBN(DiscreteBNClassifier):
     """
 
     _augmented = False
+    _parameter_constraints = {
+        "ess": [Interval("real", 0, None, "neither")],
+        "max_parents": [None, Interval("int", 0, None)],
+        "scoring": [Options("bdeu", "k2")],
+        "limits": [None, ExactLimits],
+    }
 
-    def __init__(self, ess: float = 1.0, max_parents: int | None = None, scoring: str = "bdeu",
+    def __init__(self, *, ess: float = 1.0, max_parents: int | None = None, scoring: str = "bdeu",
                  limits: ExactLimits | None = None) -> None:
         self.ess = ess
         self.max_parents = max_parents

@@ -3,7 +3,7 @@
 * :class:`KBestEC` (``kbest``): P(c | x) = sum_k w_k P(c | x, G_k, theta_k) over the K best
   Markov equivalence classes G_1..G_K under BDeu (Chen & Tian 2014), w_k = the posterior of
   G_k normalised within the K (Sugahara, Aomi & Ueno, "KBestEC100" at K = 100).
-* :class:`SubbaggingKBest` (``subbkb``): the proposed method of Sugahara, Aomi & Ueno — T
+* :class:`SubbaggingKBest` (``kbest_subbagging``): the proposed method of Sugahara, Aomi & Ueno — T
   subsamples D_t of m = floor(0.9 |D|) rows drawn **without** replacement, the K best classes
   learned on each, P(c | x) = (1/T) sum_t sum_k w_tk P(c | x, G_tk, theta_tk)
   (spec ``subbagging-kbest.md`` §2, steps 1-4).
@@ -38,7 +38,7 @@ from ..structure.exact import (
     k_best,
     posterior_weights,
 )
-from .base import DiscreteBNClassifier
+from .base import BOOLEAN, DEPRECATED, RANDOM_STATE, DiscreteBNClassifier, Interval, Options
 
 __all__ = ["KBestEC", "Subsample", "SubbaggingKBest"]
 
@@ -119,9 +119,9 @@ class KBestEC(_ExactStructureClassifier):
 
     Parameters
     ----------
-    k : int, default 100
-        Number of equivalence classes (the paper's KBestEC100). Fewer are used when fewer
-        classes exist.
+    n_best : int, default 100
+        Number of best equivalence classes K (the paper's KBestEC100). Fewer are used when
+        fewer classes exist.
     ess : float, default 1.0
         BDeu equivalent sample size α, also the EAP pseudo-count scale α / (r_i q_i).
     max_parents : int or None, default None
@@ -133,6 +133,8 @@ class KBestEC(_ExactStructureClassifier):
         w_k as above (the paper's definition) or 1/K ("uniform", a diagnostic option: on
         small data BDeu puts almost all weight on the best class, see
         ``experiments/sugahara.md``).
+    k : deprecated
+        Former name of ``n_best`` (accepted with a FutureWarning until the next release).
 
     Attributes
     ----------
@@ -154,20 +156,27 @@ class KBestEC(_ExactStructureClassifier):
     averaging classifiers by subbagging (paper 001; spec ``subbagging-kbest.md`` §3.4, §4).
     """
 
-    def __init__(self, k: int = 100, ess: float = 1.0, max_parents: int | None = None,
-                 limits: ExactLimits | None = None, weighting: str = "posterior") -> None:
-        self.k = k
+    _parameter_constraints = {
+        "n_best": [Interval("int", 1, None)],
+        "ess": [Interval("real", 0, None, "neither")],
+        "max_parents": [None, Interval("int", 0, None)],
+        "limits": [None, ExactLimits],
+        "weighting": [Options("posterior", "uniform")],
+    }
+    _renamed_parameters = {"k": "n_best"}
+
+    def __init__(self, *, n_best: int = 100, ess: float = 1.0, max_parents: int | None = None,
+                 limits: ExactLimits | None = None, weighting: str = "posterior",
+                 k: Any = DEPRECATED) -> None:
+        self.n_best = n_best
         self.ess = ess
         self.max_parents = max_parents
         self.limits = limits
         self.weighting = weighting
+        self.k = k
 
     def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
-        k = _check_positive_int("k", self.k)
-        ess = _check_ess(self.ess)
-        if self.weighting not in ("posterior", "uniform"):
-            raise ValueError("weighting must be 'posterior' or 'uniform' "
-                             f"(got {self.weighting!r}).")
+        k, ess = int(self._param("n_best")), float(self.ess)
         data, ar = self._training_table(X, y)
         self.structures_ = k_best(data, ar, k, classes=True, score="bdeu", ess=ess,
                                   max_parents=self.max_parents, class_index=self.class_index_,
@@ -205,7 +214,7 @@ class SubbaggingKBest(_ExactStructureClassifier):
     """Subbagging K-best equivalence-class model averaging (Sugahara, Aomi & Ueno).
 
     From the complete training rows D draw ``n_subsamples`` = T subsamples D_t of
-    m = floor(``subsample`` · |D|) rows without replacement; on each find the K best
+    m = floor(``max_samples`` · |D|) rows without replacement; on each find the K best
     equivalence classes under BDeu; predict with
 
         P(c | x) = (1/T) sum_t sum_k w_tk P(c | x, G_tk, theta_tk),
@@ -217,11 +226,12 @@ class SubbaggingKBest(_ExactStructureClassifier):
     ----------
     n_subsamples : int, default 10
         T (the paper's value).
-    subsample : float in (0, 1], default 0.9
-        Fraction of rows per subsample; m = floor(subsample · |D|), at least 1 (the paper's
-        0.9; the rounding is not stated in the paper — spec §2 "open", floor is our default).
-    k : int, default 10
-        Equivalence classes per subsample (the paper's K = 10).
+    max_samples : float in (0, 1], default 0.9
+        Share of the rows drawn per subsample; m = floor(max_samples · |D|), at least 1 (the
+        paper's 0.9; the rounding is not stated in the paper — spec §2 "open", floor is our
+        default).
+    n_best : int, default 10
+        Best equivalence classes K per subsample (the paper's K = 10).
     ess : float, default 1.0
         BDeu equivalent sample size α and EAP pseudo-count scale.
     refit_on_full : bool, default False
@@ -234,6 +244,9 @@ class SubbaggingKBest(_ExactStructureClassifier):
         w_tk as above or 1/K (as :class:`KBestEC`).
     random_state : int, Generator or None
         Seed of the subsample draws (resolved in ``fit``; same seed, same model).
+    subsample, k : deprecated
+        Former names of ``max_samples`` and ``n_best`` (accepted with a FutureWarning until
+        the next release).
 
     Attributes
     ----------
@@ -249,8 +262,8 @@ class SubbaggingKBest(_ExactStructureClassifier):
 
     Notes
     -----
-    With ``subsample=1.0, n_subsamples=1`` the model equals :class:`KBestEC` with the same
-    ``k`` (tested). Time grows with T, memory does not (subsamples run one after another).
+    With ``max_samples=1.0, n_subsamples=1`` the model equals :class:`KBestEC` with the same
+    ``n_best`` (tested). Time grows with T, memory does not (subsamples run one after another).
 
     References
     ----------
@@ -258,19 +271,31 @@ class SubbaggingKBest(_ExactStructureClassifier):
     subbagging (paper 001), §4 and the APSES definition; Chen & Tian (2014).
     """
 
-    def __init__(self, n_subsamples: int = 10, subsample: float = 0.9, k: int = 10,
+    _parameter_constraints = {
+        **KBestEC._parameter_constraints,
+        "n_subsamples": [Interval("int", 1, None)],
+        "max_samples": [Interval("real", 0, 1, "right")],
+        "refit_on_full": [BOOLEAN],
+        "random_state": [RANDOM_STATE],
+    }
+    _renamed_parameters = {"subsample": "max_samples", "k": "n_best"}
+
+    def __init__(self, *, n_subsamples: int = 10, max_samples: float = 0.9, n_best: int = 10,
                  ess: float = 1.0, refit_on_full: bool = False, max_parents: int | None = None,
                  limits: ExactLimits | None = None, weighting: str = "posterior",
-                 random_state: Any = None) -> None:
+                 random_state: Any = None, subsample: Any = DEPRECATED,
+                 k: Any = DEPRECATED) -> None:
         self.n_subsamples = n_subsamples
-        self.subsample = subsample
-        self.k = k
+        self.max_samples = max_samples
+        self.n_best = n_best
         self.ess = ess
         self.refit_on_full = refit_on_full
         self.max_parents = max_parents
         self.limits = limits
         self.weighting = weighting
         self.random_state = random_state
+        self.subsample = subsample
+        self.k = k
 
     def fit(self, X: Any, y: Any, arities: Any = None,
             progress: Callable[[dict], bool] | None = None) -> SubbaggingKBest:
@@ -300,15 +325,8 @@ class SubbaggingKBest(_ExactStructureClassifier):
 
     def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
         progress = getattr(self, "_progress", None)
-        T = _check_positive_int("n_subsamples", self.n_subsamples)
-        k = _check_positive_int("k", self.k)
-        ess = _check_ess(self.ess)
-        frac = float(self.subsample)
-        if not (0.0 < frac <= 1.0):
-            raise ValueError(f"subsample must be in (0, 1] (got {self.subsample!r}).")
-        if self.weighting not in ("posterior", "uniform"):
-            raise ValueError("weighting must be 'posterior' or 'uniform' "
-                             f"(got {self.weighting!r}).")
+        T, k, ess = int(self.n_subsamples), int(self._param("n_best")), float(self.ess)
+        frac = float(self._param("max_samples"))
         data, ar = self._training_table(X, y)
         n = len(data)
         m = subsample_size(n, frac)

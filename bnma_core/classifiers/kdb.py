@@ -7,7 +7,8 @@ from typing import Any
 import numpy as np
 
 from ..scores import class_mutual_informations, pairwise_conditional_mutual_information
-from .augmented import AugmentedNaiveBayes
+from .augmented import CPT_PRIOR_CONSTRAINTS, AugmentedNaiveBayes
+from .base import DEPRECATED, Interval
 
 
 class KDB(AugmentedNaiveBayes):
@@ -22,10 +23,10 @@ class KDB(AugmentedNaiveBayes):
     Parameters
     ----------
     k : int, default 2
-        Maximum number of feature parents per feature.
+        Dependence order: the most feature parents a feature may have.
     alpha : float, default 1.0
         Dirichlet pseudo-count per CPT cell (see :class:`~bnma_core.classifiers.NaiveBayes`).
-    prior, ess : str or float, optional; float, default 1.0
+    cpt_prior, ess : str or float, optional; float, default 1.0
         Named CPT prior replacing ``alpha``, and the BDeu equivalent sample size (see
         :class:`~bnma_core.classifiers.augmented.AugmentedNaiveBayes`).
 
@@ -40,17 +41,18 @@ class KDB(AugmentedNaiveBayes):
     (the KDB algorithm, Fig. 1).
     """
 
-    def __init__(self, k: int = 2, alpha: float = 1.0, prior: Any = None,
-                 ess: float = 1.0) -> None:
+    _parameter_constraints = {**CPT_PRIOR_CONSTRAINTS, "k": [Interval("int", 0, None)]}
+
+    def __init__(self, *, k: int = 2, alpha: float = 1.0, cpt_prior: Any = None,
+                 ess: float = 1.0, prior: Any = DEPRECATED) -> None:
         self.k = k
         self.alpha = alpha
-        self.prior = prior
+        self.cpt_prior = cpt_prior
         self.ess = ess
+        self.prior = prior
 
     def _learn_parents(self, X: np.ndarray, y: np.ndarray):
-        k = self.k
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
-            raise ValueError(f"k must be a non-negative integer (got {k!r}).")
+        k = int(self.k)
         p = X.shape[1]
         n_classes = len(self.classes_)
         mi = class_mutual_informations(X, y, self.arities_, n_classes)

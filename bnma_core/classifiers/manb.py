@@ -28,7 +28,7 @@ import numpy as np
 from ..data import CODE_DTYPE
 from ..kernels.manb import naive_counts, naive_counts_soft, naive_log_joint
 from ..scores import DirichletScore, posterior_cpt
-from .base import DiscreteBNClassifier
+from .base import DEPRECATED, Check, DiscreteBNClassifier, Interval, Options
 
 __all__ = ["MANaiveBayes"]
 
@@ -55,7 +55,7 @@ class MANaiveBayes(DiscreteBNClassifier):
         Prior probability of the arc C -> F_i (Assumption 5, p_s of eq. 3). 0.5 for every
         feature is the uniform prior over the 2^N structures; an array gives one value per
         feature. Values must lie in [0, 1]; 1 forces the arc (the MAP naive Bayes), 0 removes it.
-    missing : {"em", "available"}, default "em"
+    fit_missing : {"em", "available"}, default "em"
         Incomplete training data (Dash & Cooper, section 5). A missing feature value in a
         labelled row is a missing *leaf*: integrating it out leaves exactly the observed-value
         counts in both the marginal likelihood and the parameter posterior of every structure,
@@ -69,6 +69,8 @@ class MANaiveBayes(DiscreteBNClassifier):
         Most EM iterations (only used with unlabelled rows).
     tol : float, default 1e-8
         EM stops when no parameter (theta* or class prior) changes by more than ``tol``.
+    missing : deprecated
+        Former name of ``fit_missing`` (accepted with a FutureWarning until the next release).
 
     Attributes
     ----------
@@ -106,21 +108,37 @@ class MANaiveBayes(DiscreteBNClassifier):
     ICML, eq. 6 (parameters), 8 (marginal likelihood), 10-12 (theta*), 13 (arc weights).
     """
 
-    def __init__(self, alpha: float = 1.0, scoring: str = "k2", ess: float = 1.0,
-                 arc_prior: Any = 0.5, missing: str = "em", max_em_iter: int = 100,
-                 tol: float = 1e-8) -> None:
+    _parameter_constraints = {
+        "alpha": [Interval("real", 0, None, "neither")],
+        "scoring": [Options(*_SCORES)],
+        "ess": [Interval("real", 0, None, "neither")],
+        "fit_missing": [Options(*_MISSING)],
+        "max_em_iter": [Interval("int", 1, None)],
+        "tol": [Interval("real", 0, None, "neither")],
+        "arc_prior": [Check(lambda v: np.all((np.asarray(v, dtype=np.float64) >= 0)
+                                             & (np.asarray(v, dtype=np.float64) <= 1))
+                            and np.asarray(v).ndim <= 1,
+                            "a probability in [0, 1] or one per feature (values must lie in "
+                            "[0, 1])")],
+    }
+    _renamed_parameters = {"missing": "fit_missing"}
+
+    def __init__(self, *, alpha: float = 1.0, scoring: str = "k2", ess: float = 1.0,
+                 arc_prior: Any = 0.5, fit_missing: str = "em", max_em_iter: int = 100,
+                 tol: float = 1e-8, missing: Any = DEPRECATED) -> None:
         self.alpha = alpha
         self.scoring = scoring
         self.ess = ess
         self.arc_prior = arc_prior
-        self.missing = missing
+        self.fit_missing = fit_missing
         self.max_em_iter = max_em_iter
         self.tol = tol
+        self.missing = missing
 
     # --- fitting -----------------------------------------------------------------------------
     def fit(self, X: Any, y: Any, arities: Any = None, X_unlabeled: Any = None) -> MANaiveBayes:
         """Fit on labelled rows ``X``, ``y``; ``X_unlabeled`` (optional) holds rows whose class
-        is unknown, used by EM when ``missing="em"``.
+        is unknown, used by EM when ``fit_missing="em"``.
 
         Parameters
         ----------
@@ -141,21 +159,9 @@ class MANaiveBayes(DiscreteBNClassifier):
         self._fit_codes(Xc, yc, Xu)
         return self
 
-    def _check_params(self, n_features: int) -> np.ndarray:
-        if self.scoring not in _SCORES:
-            raise ValueError(f"Unknown scoring {self.scoring!r}; "
-                             f"choose one of {', '.join(_SCORES)}.")
-        if not (np.isfinite(self.alpha) and self.alpha > 0):
-            raise ValueError(f"alpha must be a positive number (got {self.alpha}).")
-        if not (np.isfinite(self.ess) and self.ess > 0):
-            raise ValueError(f"ess must be a positive number (got {self.ess}).")
-        if self.missing not in _MISSING:
-            raise ValueError(
-                f"Unknown missing-data option {self.missing!r}; choose 'em' or 'available'.")
-        if int(self.max_em_iter) < 1:
-            raise ValueError("max_em_iter must be at least 1.")
-        if not self.tol > 0:
-            raise ValueError("tol must be positive.")
+    def _arc_prior(self, n_features: int) -> np.ndarray:
+        """``arc_prior`` as one probability per feature (its shape depends on the data, so it
+        is checked here rather than in the parameter table)."""
         prior = np.asarray(self.arc_prior, dtype=np.float64)
         if prior.ndim == 0:
             prior = np.full(n_features, float(prior))
@@ -170,7 +176,7 @@ class MANaiveBayes(DiscreteBNClassifier):
                    ) -> None:
         n_classes = len(self.classes_)
         arities = np.asarray(self.arities_, dtype=np.int64)
-        arc_prior = self._check_params(X.shape[1])
+        arc_prior = self._arc_prior(X.shape[1])
         r_max = int(max(arities.max(), 1))
         X = np.ascontiguousarray(X, dtype=CODE_DTYPE)
         y = np.ascontiguousarray(y, dtype=CODE_DTYPE)
@@ -178,7 +184,7 @@ class MANaiveBayes(DiscreteBNClassifier):
         class_counts = np.bincount(y[y >= 0], minlength=n_classes).astype(np.float64)
         self._set_parameters(counts, class_counts, arities, arc_prior)
         self.n_iter_ = 0
-        if X_unlabeled is not None and len(X_unlabeled) and self.missing == "em":
+        if X_unlabeled is not None and len(X_unlabeled) and self._param("fit_missing") == "em":
             self._em(counts, class_counts, X_unlabeled, arities, arc_prior)
         self._set_structure()
 

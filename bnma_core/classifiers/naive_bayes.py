@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .augmented import AugmentedNaiveBayes
+from .base import DEPRECATED
 
 
 class NaiveBayes(AugmentedNaiveBayes):
@@ -19,7 +20,7 @@ class NaiveBayes(AugmentedNaiveBayes):
         With ``alpha=1`` this is exactly the MAP naive Bayes of Dash & Cooper (2002), eq. 6,
         with a_ijk = 1 (and the class prior (1 + N_c) / (|C| + N)): the single-structure
         baseline their model-averaged naive classifier is compared against.
-    prior, ess : str or float, optional; float, default 1.0
+    cpt_prior, ess : str or float, optional; float, default 1.0
         Named CPT prior replacing ``alpha``, and the BDeu equivalent sample size (see
         :class:`~bnma_core.classifiers.augmented.AugmentedNaiveBayes`).
 
@@ -35,13 +36,15 @@ class NaiveBayes(AugmentedNaiveBayes):
     Dash, D. & Cooper, G. F. (2002). Exact model averaging with naive Bayesian classifiers.
     ICML, eq. 6.
     Sugahara, Aomi & Ueno. Bayesian network model averaging classifiers by subbagging
-    (the EAP prior, ``prior="bdeu"``).
+    (the EAP prior, ``cpt_prior="bdeu"``).
     """
 
-    def __init__(self, alpha: float = 1.0, prior: Any = None, ess: float = 1.0) -> None:
+    def __init__(self, *, alpha: float = 1.0, cpt_prior: Any = None, ess: float = 1.0,
+                 prior: Any = DEPRECATED) -> None:
         self.alpha = alpha
-        self.prior = prior
+        self.cpt_prior = cpt_prior
         self.ess = ess
+        self.prior = prior
 
     def _learn_parents(self, X: np.ndarray, y: np.ndarray):
         return [[] for _ in range(X.shape[1])], {}, None

@@ -8,8 +8,9 @@
 Both treat the class as one more node of the network. The class posterior normalises the joint
 P(c, f | D) over c. Missing test values are marginalized exactly when the missing variables have
 at most ``max_missing_states`` joint states, else estimated by Monte Carlo (``n_mc`` uniformly drawn
-completions, importance weight = number of joint states / n_mc); ``missing="impute"`` instead
-draws every missing value uniformly at random, as the paper's experiments did (Section IV-D).
+completions, importance weight = number of joint states / n_mc); ``predict_missing="impute"``
+instead draws every missing value uniformly at random, as the paper's experiments did (Section
+IV-D).
 
 The marginal-likelihood parameter is named ``scoring`` (not ``score``) so that
 scikit-learn's ``ClassifierMixin.score(X, y)`` keeps working on these estimators.
@@ -28,13 +29,14 @@ import pandas as pd
 from scipy.special import logsumexp
 
 from ..data import CODE_DTYPE
-from ..scores import class_mutual_informations
+from ..scores import PRIORS, SCORES, class_mutual_informations
 from ..structure.candidates import expand_candidates
-from ..structure.orders import OrderMCMC
+from ..structure.orders import MOVES, STARTS, OrderMCMC
 from ..structure.score_table import build_score_table, compress_rows
-from .base import DiscreteBNClassifier
+from .base import DEPRECATED, RANDOM_STATE, Check, DiscreteBNClassifier, Interval, Options
 
 MISSING = ("marginalize", "impute")
+"""Values of ``predict_missing``."""
 COMBINE = ("joint", "posterior")
 EDGE_GRAPH_MIN_WEIGHT = 1e-3
 N_THREADS = min(4, os.cpu_count() or 1)
@@ -45,22 +47,37 @@ def _split(lo: int, hi: int, parts: int) -> list[tuple[int, int]]:
     return [(int(x), int(y)) for x, y in zip(b[:-1], b[1:]) if y > x]
 
 
+def _is_order(value: Any) -> bool:
+    return not isinstance(value, str) and len(value) > 0
+
+
+_ORDER = Check(_is_order, "a sequence of variable names or indices")
+_COMMON_CONSTRAINTS = {
+    "max_parents": [Interval("int", 0, None)],
+    "structure_prior": [Options(*PRIORS)],
+    "scoring": [Options(*SCORES)],
+    "ess": [Interval("real", 0, None, "neither")],
+    "predict_missing": [Options(*MISSING)],
+    "max_missing_states": [Interval("int", 1, None)],
+    "n_mc": [Interval("int", 1, None)],
+    "prune_eps": [Interval("real", 0, None)],
+    "random_state": [RANDOM_STATE],
+    "candidates": [Options("auto"), None, Interval("int", 1, None),
+                   Check(lambda v: np.asarray(v).ndim == 2, "an (n, K) array of candidates")],
+}
+_RENAMED = {"prior": "structure_prior", "missing": "predict_missing"}
+
+
 class _OrderBMABase(DiscreteBNClassifier):
     """Shared machinery: score table, class posteriors from a list of orders, edge posteriors."""
 
-    # --- setup -------------------------------------------------------------------------------
-    def _check_common(self) -> None:
-        if self.missing not in MISSING:
-            raise ValueError(f"Unknown missing-value strategy {self.missing!r}; use "
-                             "'marginalize' or 'impute'.")
-        if int(self.max_missing_states) < 1 or int(self.n_mc) < 1:
-            raise ValueError("max_missing_states and n_mc must be positive.")
+    _renamed_parameters = _RENAMED
 
+    # --- setup -------------------------------------------------------------------------------
     def _setup(self, X: np.ndarray, y: np.ndarray, scoring: str | None = None,
                ess: float | None = None) -> None:
         """Score table of the training rows; ``scoring`` / ``ess`` override the parameters
         (the Dirichlet prior chosen by :class:`OrderMCMCBMA`'s ``dirichlet_grid``)."""
-        self._check_common()
         self.scoring_ = self.scoring if scoring is None else scoring
         self.ess_ = float(self.ess if ess is None else ess)
         p = X.shape[1]
@@ -70,7 +87,7 @@ class _OrderBMABase(DiscreteBNClassifier):
         codes = np.column_stack([X, y]).astype(CODE_DTYPE)
         self.variable_arities_ = np.append(self.arities_, len(self.classes_)).astype(np.int64)
         self.table_ = build_score_table(codes, self.variable_arities_, self.max_parents,
-                                        self.scoring_, self.prior, self.ess_,
+                                        self.scoring_, self._param("structure_prior"), self.ess_,
                                         candidates=self.candidates, prune_eps=self.prune_eps)
         self._fit_rows = codes  # kept for candidate expansion only, dropped after setup
 
@@ -97,7 +114,7 @@ class _OrderBMABase(DiscreteBNClassifier):
         if not miss.any():
             return X, np.arange(len(X)), np.zeros(len(X))
         rng = np.random.default_rng(self.random_state)
-        if self.missing == "impute":
+        if self._param("predict_missing") == "impute":
             Xi = X.copy()
             r, c = np.nonzero(miss)
             Xi[r, c] = rng.integers(0, self.arities_[c])
@@ -124,7 +141,8 @@ class _OrderBMABase(DiscreteBNClassifier):
     def order_log_joints(self, X: np.ndarray, orders: np.ndarray | None = None,
                          batch: int = 200_000) -> np.ndarray:
         """log P(c, x | D, ≺_t) for each order t, test row and class (eq. 9), missing values
-        handled as set by ``missing``. ``X`` are feature codes. Returns (T, n_rows, n_classes).
+        handled as set by ``predict_missing``. ``X`` are feature codes. Returns
+        (T, n_rows, n_classes).
 
         The rows go to the kernel in at most ``batch`` rows per call (and one part per thread);
         every call recounts the CPTs from the table, so small batches cost time: 5,000 cost
@@ -227,13 +245,15 @@ class FixedOrderBMA(_OrderBMABase):
         mutual information with the class — so every feature may take the class as a parent.
     max_parents : int
         Maximum in-degree l (paper: 3).
-    prior : {"hz", "uniform"}
+    structure_prior : {"hz", "uniform"}
         Structure prior, Hwang & Zhang eq. 13 by default.
     scoring : {"k2", "bdeu"}
         Marginal likelihood; K2 (a_ijk = 1) is the paper's.
     ess : float
         BDeu equivalent sample size.
-    missing : {"marginalize", "impute"}
+    predict_missing : {"marginalize", "impute"}
+        A missing value in a row to classify: summed out (exactly, or by Monte Carlo beyond
+        ``max_missing_states``), or drawn uniformly at random (the paper's experiments).
     max_missing_states, n_mc : int
         Exact marginalization up to this many joint missing states; else ``n_mc`` Monte-Carlo
         completions.
@@ -247,6 +267,9 @@ class FixedOrderBMA(_OrderBMABase):
         (default) = every parent set up to 64 variables (the paper's), beyond that (or when
         that table would not fit in memory) K = 16 candidate parents per node chosen by
         single-parent score gain; None = every parent set; K = K candidates per node.
+    prior, missing : deprecated
+        Former names of ``structure_prior`` and ``predict_missing`` (accepted with a
+        FutureWarning until the next release).
 
     Attributes
     ----------
@@ -260,22 +283,27 @@ class FixedOrderBMA(_OrderBMABase):
     Hwang & Zhang (2005), eq. 9; Dash & Cooper (2004).
     """
 
-    def __init__(self, order: Sequence[Any] | None = None, max_parents: int = 3,
-                 prior: str = "hz", scoring: str = "k2", ess: float = 1.0,
-                 missing: str = "marginalize", max_missing_states: int = 4096, n_mc: int = 512,
-                 prune_eps: float = 1e-12, random_state: Any = None,
-                 candidates: Any = "auto") -> None:
+    _parameter_constraints = {**_COMMON_CONSTRAINTS, "order": [None, _ORDER]}
+
+    def __init__(self, *, order: Sequence[Any] | None = None, max_parents: int = 3,
+                 structure_prior: str = "hz", scoring: str = "k2", ess: float = 1.0,
+                 predict_missing: str = "marginalize", max_missing_states: int = 4096,
+                 n_mc: int = 512, prune_eps: float = 1e-12, random_state: Any = None,
+                 candidates: Any = "auto", prior: Any = DEPRECATED,
+                 missing: Any = DEPRECATED) -> None:
         self.order = order
         self.max_parents = max_parents
-        self.prior = prior
+        self.structure_prior = structure_prior
         self.scoring = scoring
         self.ess = ess
-        self.missing = missing
+        self.predict_missing = predict_missing
         self.max_missing_states = max_missing_states
         self.n_mc = n_mc
         self.prune_eps = prune_eps
         self.random_state = random_state
         self.candidates = candidates
+        self.prior = prior
+        self.missing = missing
 
     combine = "joint"
 
@@ -302,13 +330,13 @@ class OrderMCMCBMA(_OrderBMABase):
     n_iter, burn_in, n_orders : int
         Iterations, burn-in and kept orders per chain (paper: 60,000, 10,000, 30 — every
         1,667th order after burn-in).
-    max_parents, prior, scoring, ess
+    max_parents, structure_prior, scoring, ess
         As in :class:`FixedOrderBMA`.
     move : {"swap", "adjacent", "relocate", "mix"}
         Proposal (paper: swap two uniformly chosen positions).
     n_chains : int
         Independent chains (parallel threads); kept orders are interleaved across chains.
-    missing, max_missing_states, n_mc, prune_eps
+    predict_missing, max_missing_states, n_mc, prune_eps
         As in :class:`FixedOrderBMA`.
     random_state : int or None
     candidates : "auto", None, int or (n, K) array
@@ -335,6 +363,8 @@ class OrderMCMCBMA(_OrderBMABase):
         kept with its orders -- a type-II maximum likelihood choice of the parameter prior
         (Silander, Kontkanen & Myllymäki 2007 on BDeu's sensitivity to it). None (default):
         ``scoring`` / ``ess`` as given. ``fit_stream`` does not take a grid.
+    prior, missing : deprecated
+        Former names of ``structure_prior`` and ``predict_missing``.
 
     Attributes
     ----------
@@ -357,24 +387,43 @@ class OrderMCMCBMA(_OrderBMABase):
     consistent orders (see :mod:`bnma_core.structure.orders`).
     """
 
-    def __init__(self, n_iter: int = 60000, burn_in: int = 10000, n_orders: int = 30,
-                 max_parents: int = 3, prior: str = "hz", scoring: str = "k2", ess: float = 1.0,
-                 move: str = "swap", n_chains: int = 1, missing: str = "marginalize",
-                 random_state: Any = None, max_missing_states: int = 4096, n_mc: int = 512,
+    _parameter_constraints = {
+        **_COMMON_CONSTRAINTS,
+        "n_iter": [Interval("int", 1, None)],
+        "burn_in": [Interval("int", 0, None)],
+        "n_orders": [Interval("int", 1, None)],
+        "move": [Options(*MOVES)],
+        "n_chains": [Interval("int", 1, None)],
+        "start": [Options(*STARTS)],
+        "start_order": [None, _ORDER],
+        "reference_order": [None, _ORDER],
+        "combine": [Options(*COMBINE)],
+        "expand_rounds": [Interval("int", 0, None)],
+        "dirichlet_grid": [None, Options("k2"), Interval("real", 0, None, "neither"),
+                           Check(lambda v: not isinstance(v, str) and len(v) > 0,
+                                 "a non-empty sequence of 'k2' and positive numbers")],
+    }
+
+    def __init__(self, *, n_iter: int = 60000, burn_in: int = 10000, n_orders: int = 30,
+                 max_parents: int = 3, structure_prior: str = "hz", scoring: str = "k2",
+                 ess: float = 1.0, move: str = "swap", n_chains: int = 1,
+                 predict_missing: str = "marginalize", random_state: Any = None,
+                 max_missing_states: int = 4096, n_mc: int = 512,
                  prune_eps: float = 1e-12, candidates: Any = "auto",
                  start: str = "random", start_order: Sequence[Any] | None = None,
                  reference_order: Sequence[Any] | None = None, combine: str = "joint",
-                 expand_rounds: int = 0, dirichlet_grid: Sequence[Any] | None = None) -> None:
+                 expand_rounds: int = 0, dirichlet_grid: Sequence[Any] | None = None,
+                 prior: Any = DEPRECATED, missing: Any = DEPRECATED) -> None:
         self.n_iter = n_iter
         self.burn_in = burn_in
         self.n_orders = n_orders
         self.max_parents = max_parents
-        self.prior = prior
+        self.structure_prior = structure_prior
         self.scoring = scoring
         self.ess = ess
         self.move = move
         self.n_chains = n_chains
-        self.missing = missing
+        self.predict_missing = predict_missing
         self.random_state = random_state
         self.max_missing_states = max_missing_states
         self.n_mc = n_mc
@@ -386,11 +435,11 @@ class OrderMCMCBMA(_OrderBMABase):
         self.combine = combine
         self.expand_rounds = expand_rounds
         self.dirichlet_grid = dirichlet_grid
+        self.prior = prior
+        self.missing = missing
 
     def _sampler(self, X: np.ndarray, y: np.ndarray, reference_order: Any,
                  scoring: str | None = None, ess: float | None = None) -> OrderMCMC:
-        if self.combine not in COMBINE:
-            raise ValueError(f"Unknown combine {self.combine!r}; use 'joint' or 'posterior'.")
         self._setup(X, y, scoring, ess)
         ref = reference_order if reference_order is not None else self.reference_order
         ref_idx = None if ref is None else self._resolve_order(ref)
@@ -404,8 +453,6 @@ class OrderMCMCBMA(_OrderBMABase):
         """``expand_rounds`` rounds of candidate expansion (pilot run, expand, rebuild)."""
         self.candidates_replaced_ = []
         rounds = int(self.expand_rounds)
-        if rounds < 0:
-            raise ValueError("expand_rounds must be >= 0.")
         if rounds == 0 or self.table_.regime != "candidates":
             return
         codes = self._fit_rows
@@ -418,8 +465,8 @@ class OrderMCMCBMA(_OrderBMABase):
             if replaced == 0:
                 break
             self.table_ = build_score_table(codes, self.variable_arities_, self.max_parents,
-                                            self.scoring_, self.prior, self.ess_,
-                                            candidates=cand, prune_eps=self.prune_eps)
+                                            self.scoring_, self._param("structure_prior"),
+                                            self.ess_, candidates=cand, prune_eps=self.prune_eps)
 
     def _finish(self, sampler: OrderMCMC) -> None:
         res = sampler.result()

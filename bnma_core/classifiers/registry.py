@@ -1,11 +1,23 @@
 """One registry of classification methods (DESIGN §6).
 
-Each entry maps a short name (``nb``, ``tan``, ``bma10``, ...) to a factory given as
+Each entry maps a method code (``nb``, ``tan``, ``bma10``, ...) to a factory given as
 ``"module:Class"`` (imported lazily, so importing the registry is cheap), the factory's default
-arguments, a one-line plain-language description, and the method's declared
-:class:`Capabilities` (what it does with missing values, how many variables it takes, what it
-exposes). The CLI, the Compare page, cross-validation and the experiments all read this table:
-a method appears everywhere by being registered once here, and :func:`fit_method` is the one
+arguments, a plain-words display name (``"Order-MCMC averaging, 10 orders"``), a one-line
+description, and the method's declared :class:`Capabilities` (what it does with missing values,
+how many variables it takes, what it exposes).
+
+Method codes follow one rule (DESIGN §6): ``<family>[<n>][_<variant>]`` in lower case, where
+``<family>`` names the model family learned or averaged (``nb``, ``tan``, ``kdb``, ``ukdb``,
+``bma``, ``ebn``, ``kbest``, ...), ``<n>`` the family's defining count where it has one (k of
+KDB / UKDB, the number of orders of ``bma``) and ``_<variant>`` what differs from the family's
+default (``_eap`` parameters, ``_ml`` / ``_cv`` a setting chosen on the training rows, ``_l`` /
+``_p`` one part of UKDB, ``_acll`` / ``_bagging`` / ``_adaboost`` / ``_subbagging`` / ``_fixed``
+the learning procedure around the family). A short code for a registered one is declared in
+:data:`ALIASES` (``kdb`` means ``kdb2``); a renamed code is kept in :data:`RENAMED` and still
+accepted, with a FutureWarning naming the new one, until the next release.
+
+The CLI, the Compare page, cross-validation and the experiments all read this table: a method
+appears everywhere by being registered once here, and :func:`fit_method` is the one
 function that builds a registered method on a :class:`~bnma_core.data.DiscreteDataset`.
 
 Missing-value vocabulary (DESIGN glossary; the same words in code, UI and CLI):
@@ -24,6 +36,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,45 +106,109 @@ DEFAULT_CAPABILITIES = Capabilities()
 
 @dataclass(frozen=True)
 class MethodSpec:
+    """One registered method.
+
+    Attributes
+    ----------
+    name : str
+        The method code (module docstring: the naming rule).
+    factory : str
+        ``"bnma_core.classifiers.module:ClassName"``.
+    description : str
+        One plain-language line: what the method does and where it comes from.
+    defaults : dict
+        Constructor arguments of the registered configuration.
+    randomized : bool
+        Whether the estimator takes ``random_state``.
+    capabilities : Capabilities
+    test_params : dict
+        Overrides giving a small, fast model (scikit-learn contract tests).
+    display_name : str
+        A plain-words name shown beside the code (e.g. "Order-MCMC averaging, 10 orders").
+    """
+
     name: str
-    factory: str  # "bnma_core.classifiers.module:ClassName"
+    factory: str
     description: str
     defaults: dict[str, Any] = field(default_factory=dict)
-    randomized: bool = False  # takes random_state
+    randomized: bool = False
     capabilities: Capabilities = DEFAULT_CAPABILITIES
     test_params: dict[str, Any] = field(default_factory=dict)
-    """Overrides giving a small, fast model (scikit-learn contract tests)."""
+    display_name: str = ""
 
     def factory_class(self) -> type:
         module, _, cls = self.factory.partition(":")
         return getattr(importlib.import_module(module), cls)
 
     def make(self, **overrides: Any):
+        """A new estimator with the registered defaults and ``overrides`` (a former parameter
+        name is mapped to its new name with a FutureWarning, so that it replaces the
+        registered default)."""
+        from .base import _caller_level
+
+        cls = self.factory_class()
+        renamed = getattr(cls, "_renamed_parameters", {})
+        for old in [k for k in overrides if k in renamed]:
+            new = renamed[old]
+            warnings.warn(f"{self.name}: the parameter {old!r} was renamed {new!r}; {old} is "
+                          f"accepted until the next release. Use {new}={overrides[old]!r}.",
+                          FutureWarning, stacklevel=_caller_level())
+            overrides[new] = overrides.pop(old)
         params = {**self.defaults, **overrides}
         if not self.randomized:
             params.pop("random_state", None)
-        return self.factory_class()(**params)
+        return cls(**params)
 
 
 METHODS: dict[str, MethodSpec] = {}
+"""Method code -> :class:`MethodSpec`, one entry per method (aliases and former codes are in
+:data:`ALIASES` and :data:`RENAMED`)."""
+
+ALIASES: dict[str, str] = {}
+"""Declared short codes: alias -> the registered code it means (``bnma methods`` lists them)."""
+
+RENAMED: dict[str, str] = {}
+"""Former codes still accepted until the next release: old code -> new code."""
 
 
 def register(spec: MethodSpec) -> MethodSpec:
+    if not spec.display_name:
+        raise ValueError(f"{spec.name}: a registered method needs a display_name.")
     METHODS[spec.name] = spec
     return spec
 
 
 def available_methods() -> list[str]:
+    """Every registered method code (without aliases and former codes)."""
     return list(METHODS)
 
 
+def is_method(name: str) -> bool:
+    """Whether ``name`` is a registered code, a declared alias or a former code."""
+    return name in METHODS or name in ALIASES or name in RENAMED
+
+
+def resolve_name(name: str) -> str:
+    """The registered code ``name`` stands for: itself, the code of an alias, or the new code
+    of a former one (with a FutureWarning naming it); ValueError naming the choices."""
+    if name in METHODS:
+        return name
+    if name in ALIASES:
+        return ALIASES[name]
+    if name in RENAMED:
+        from .base import _caller_level
+
+        new = RENAMED[name]
+        warnings.warn(f"The method code {name!r} was renamed {new!r}; {name} is accepted until "
+                      f"the next release.", FutureWarning, stacklevel=_caller_level())
+        return new
+    raise ValueError(f"Unknown method {name!r}; available: {', '.join(METHODS)}")
+
+
 def get_spec(name: str) -> MethodSpec:
-    """The registered :class:`MethodSpec` of ``name`` (ValueError naming the choices)."""
-    try:
-        return METHODS[name]
-    except KeyError:
-        raise ValueError(
-            f"Unknown method {name!r}; available: {', '.join(METHODS)}") from None
+    """The registered :class:`MethodSpec` of ``name`` (a code, an alias or a former code; see
+    :func:`resolve_name`); ValueError naming the choices."""
+    return METHODS[resolve_name(name)]
 
 
 def make_classifier(name: str, **overrides: Any):
@@ -140,7 +217,23 @@ def make_classifier(name: str, **overrides: Any):
 
 
 def describe(name: str) -> str:
-    return METHODS[name].description
+    """The one-line description of method ``name``."""
+    return get_spec(name).description
+
+
+def display_name(name: str) -> str:
+    """The plain-words name of method ``name`` (e.g. "Order-MCMC averaging, 10 orders")."""
+    return get_spec(name).display_name
+
+
+def alias_meaning(name: str) -> str:
+    """What an alias or former code stands for, in words ('' for a registered code)."""
+    if name in ALIASES:
+        target = ALIASES[name]
+        return f"same as {target} ({METHODS[target].display_name})"
+    if name in RENAMED:
+        return f"former code of {RENAMED[name]}, accepted until the next release"
+    return ""
 
 
 def capabilities(method: Any) -> Capabilities:
@@ -208,6 +301,7 @@ def resource_limit(method: Any, dataset: Any, rows: Any = None, label: str | Non
     from ..data import DataError
 
     if isinstance(method, str):
+        method = resolve_name(method)
         est = get_spec(method).make(**params)
     elif getattr(method, "check_resources", None) is None:
         return ""
@@ -265,8 +359,8 @@ def fit_method(method: Any, dataset: Any, rows: Any = None, **params: Any):
     from sklearn.base import clone
 
     if isinstance(method, str):
-        spec = get_spec(method)
-        est = spec.make(**params)
+        method = resolve_name(method)
+        est = get_spec(method).make(**params)
     else:
         est = clone(method)
         if params:
@@ -322,35 +416,36 @@ register(MethodSpec(
     "at the cost of one naive Bayes (Dash & Cooper 2002).",
     {"alpha": 1.0, "scoring": "k2", "arc_prior": 0.5},
     capabilities=Capabilities(fit_missing="available", predict_missing="marginalize",
-                              exposes=("dag", "edge_posteriors"))))
+                              exposes=("dag", "edge_posteriors")),
+    display_name="Model-averaged naive Bayes"))
 
 # bnma_core.classifiers.naive_bayes / tan / kdb
 register(MethodSpec("nb", "bnma_core.classifiers.naive_bayes:NaiveBayes",
                     "Naive Bayes: every feature depends only on the class.", {"alpha": 1.0},
-                    capabilities=_AUGMENTED))
+                    capabilities=_AUGMENTED, display_name="Naive Bayes"))
 register(MethodSpec("tan", "bnma_core.classifiers.tan:TAN",
                     "Tree-augmented naive Bayes: features also form a tree of strongest "
                     "dependencies (Friedman et al. 1997).", {"alpha": 1.0},
-                    capabilities=_AUGMENTED))
+                    capabilities=_AUGMENTED, display_name="Tree-augmented naive Bayes"))
 register(MethodSpec("kdb1", "bnma_core.classifiers.kdb:KDB",
                     "k-dependence Bayes with k = 1: each feature may depend on one other "
-                    "feature (Sahami 1996).", {"k": 1, "alpha": 1.0}, capabilities=_AUGMENTED))
+                    "feature (Sahami 1996).", {"k": 1, "alpha": 1.0}, capabilities=_AUGMENTED,
+                    display_name="k-dependence Bayes, 1 feature parent"))
 register(MethodSpec("kdb2", "bnma_core.classifiers.kdb:KDB",
                     "k-dependence Bayes with k = 2: each feature may depend on two other "
-                    "features (Sahami 1996).", {"k": 2, "alpha": 1.0}, capabilities=_AUGMENTED))
-register(MethodSpec("kdb", "bnma_core.classifiers.kdb:KDB",
-                    "k-dependence Bayes (k = 2; same as kdb2).", {"k": 2, "alpha": 1.0},
-                    capabilities=_AUGMENTED))
+                    "features (Sahami 1996).", {"k": 2, "alpha": 1.0}, capabilities=_AUGMENTED,
+                    display_name="k-dependence Bayes, 2 feature parents"))
 
 # bnma_core.classifiers.order_bma (Hwang & Zhang 2005) ---------------------------------------
 _ORDERS = Capabilities(fit_missing="available", predict_missing="marginalize",
                        max_variables=None, exposes=("edge_posteriors",))
 _MCMC_CLI = {"n_iter": 10000, "burn_in": 2000, "max_parents": 3}
 register(MethodSpec(
-    "fobma", "bnma_core.classifiers.order_bma:FixedOrderBMA",
+    "bma_fixed", "bnma_core.classifiers.order_bma:FixedOrderBMA",
     "BMA over all networks (up to 3 parents per node) consistent with one node order: the class "
     "first, then features by decreasing mutual information with the class (a heuristic order).",
-    {"max_parents": 3}, capabilities=_ORDERS, test_params={"max_parents": 1}))
+    {"max_parents": 3}, capabilities=_ORDERS, test_params={"max_parents": 1},
+    display_name="Averaging over all networks of one fixed order"))
 for _k in (1, 10, 30):
     register(MethodSpec(
         f"bma{_k}", "bnma_core.classifiers.order_bma:OrderMCMCBMA",
@@ -358,34 +453,36 @@ for _k in (1, 10, 30):
         "sampled by order MCMC (Hwang & Zhang 2005); for speed 10,000 iterations with burn-in "
         "2,000 instead of the paper's 60,000 / 10,000.",
         {**_MCMC_CLI, "n_orders": _k}, randomized=True, capabilities=_ORDERS,
-        test_params={"n_iter": 60, "burn_in": 10, "n_orders": min(_k, 2), "max_parents": 1}))
+        test_params={"n_iter": 60, "burn_in": 10, "n_orders": min(_k, 2), "max_parents": 1},
+        display_name=f"Order-MCMC averaging, {_k} order{'s' if _k > 1 else ''}"))
 del _k
 
 # ukdb
 _UKDB = dict(fit_missing="available", predict_missing="marginalize")
-register(MethodSpec("ukdb", "bnma_core.classifiers.ukdb:UKDB",
-                    "UKDB (k = 2): average of a network learned from all patients (domain "
-                    "knowledge) and one built for each new patient (personalized knowledge)",
-                    {"k": 2, "mode": "ensemble"},
-                    capabilities=Capabilities(**_UKDB, exposes=("dag", "instance_structures"))))
 register(MethodSpec("ukdb1", "bnma_core.classifiers.ukdb:UKDB",
                     "UKDB with k = 1: each attribute depends on the class and at most one "
                     "other attribute", {"k": 1, "mode": "ensemble"},
-                    capabilities=Capabilities(**_UKDB, exposes=("dag", "instance_structures"))))
+                    capabilities=Capabilities(**_UKDB, exposes=("dag", "instance_structures")),
+                    display_name="UKDB (general + per-row network), 1 feature parent"))
 register(MethodSpec("ukdb2", "bnma_core.classifiers.ukdb:UKDB",
-                    "UKDB with k = 2 (same as ukdb)", {"k": 2, "mode": "ensemble"},
-                    capabilities=Capabilities(**_UKDB, exposes=("dag", "instance_structures"))))
+                    "UKDB (k = 2): average of a network learned from all patients (domain "
+                    "knowledge) and one built for each new patient (personalized knowledge)",
+                    {"k": 2, "mode": "ensemble"},
+                    capabilities=Capabilities(**_UKDB, exposes=("dag", "instance_structures")),
+                    display_name="UKDB (general + per-row network), 2 feature parents"))
 register(MethodSpec("ukdb_l", "bnma_core.classifiers.ukdb:UKDB",
                     "UKDB_L (k = 2): one network of the strongest dependences in the training "
                     "data (domain knowledge)", {"k": 2, "mode": "domain"},
-                    capabilities=Capabilities(**_UKDB, exposes=("dag",))))
+                    capabilities=Capabilities(**_UKDB, exposes=("dag",)),
+                    display_name="UKDB, general network only (UKDB_L)"))
 register(MethodSpec("ukdb_p", "bnma_core.classifiers.ukdb:UKDB",
                     "UKDB_P (k = 2): a network built for each patient from the dependences "
                     "between that patient's own values (personalized knowledge)",
                     {"k": 2, "mode": "personalized"},
-                    capabilities=Capabilities(**_UKDB, exposes=("instance_structures",))))
+                    capabilities=Capabilities(**_UKDB, exposes=("instance_structures",)),
+                    display_name="UKDB, per-row network only (UKDB_P)"))
 
-# --- bnma_core.classifiers.exact (exact / K-best structure learning, issue 11) ----------------
+# --- bnma_core.classifiers.exact (exact / K-best structure learning) --------------------------
 # Exact learning refuses incomplete training rows (the classifiers drop them and count them in
 # n_rows_dropped_); test values are marginalised by DiscreteBN.class_posterior.
 _EXACT = Capabilities(fit_missing="drop", predict_missing="marginalize", max_variables=20,
@@ -393,81 +490,93 @@ _EXACT = Capabilities(fit_missing="drop", predict_missing="marginalize", max_var
 register(MethodSpec(
     "ebn", "bnma_core.classifiers.exact:ExactBN",
     "Exact Bayesian network: the globally best-scoring network over the features and the class "
-    "(BDeu, found exhaustively; at most 20 variables).", {"ess": 1.0}, capabilities=_EXACT))
+    "(BDeu, found exhaustively; at most 20 variables).", {"ess": 1.0}, capabilities=_EXACT,
+    display_name="Exact best network"))
 register(MethodSpec(
     "eanb", "bnma_core.classifiers.exact:ExactANB",
     "Exact augmented naive Bayes: the class points to every feature and the features' own "
     "network is the best-scoring one (BDeu, exhaustive; at most 20 features).", {"ess": 1.0},
-    capabilities=_EXACT))
+    capabilities=_EXACT, display_name="Exact augmented naive Bayes"))
 
-# --- bnma_core.classifiers.aode and UKDB with k chosen by inner CV (issue 16) -----------------
+# --- bnma_core.classifiers.aode and UKDB with k chosen by inner CV ----------------------------
 register(MethodSpec(
     "aode", "bnma_core.classifiers.aode:AODE",
     "Averaged one-dependence estimators: averages the networks in which each feature in turn is "
     "the parent of all others (Webb et al. 2005; the AODE users know from Weka).",
     {"frequency_limit": 1, "alpha": 1.0},
     capabilities=Capabilities(fit_missing="available", predict_missing="marginalize",
-                              exposes=())))
+                              exposes=()),
+    display_name="Averaged one-dependence estimators (AODE)"))
 register(MethodSpec(
     "ukdb_cv", "bnma_core.classifiers.ukdb:UKDB",
     "UKDB with k (1 or 2) chosen on the training rows by 5-fold cross-validation: the UKDB "
     "setting that was at least as accurate as KDB over the 16 data sets of issue 16.",
-    {"k": (1, 2), "mode": "ensemble"},
-    capabilities=Capabilities(**_UKDB, exposes=("dag", "instance_structures"))))
+    {"k_grid": (1, 2), "mode": "ensemble"},
+    capabilities=Capabilities(**_UKDB, exposes=("dag", "instance_structures")),
+    display_name="UKDB, feature parents (1 or 2) chosen by inner cross-validation"))
 del _UKDB
 
-# --- bnma_core.classifiers.kbest / ensembles / acll_tan / brai (subbagging paper, issue 12) ----
+# --- bnma_core.classifiers.kbest / ensembles / acll_tan / brai (subbagging paper) -------------
 # Sugahara, Aomi & Ueno, "Bayesian network model averaging classifiers by subbagging": the
 # proposed method, KBestEC100 and the Table 1 baselines with the paper's EAP parameters.
-# Exact-search methods refuse incomplete training rows (dropped, counted) and the limits of
-# issue 11 (18 variables for K > 10, else 20); aCLL-TAN, bAN_mix and B-RAI declare nothing, so
+# Exact-search methods refuse incomplete training rows (dropped, counted) and the exact-search
+# limits (18 variables for K > 10, else 20); aCLL-TAN, bAN_mix and B-RAI declare nothing, so
 # cross-validation gives them complete rows only and says how many were dropped.
 _KBEST18 = Capabilities(fit_missing="drop", predict_missing="marginalize", max_variables=18)
 register(MethodSpec(
     "kbest", "bnma_core.classifiers.kbest:KBestEC",
     "K-best model averaging: averages the predictions of the 100 best-scoring network classes "
     "(BDeu), weighted by their posterior (Chen & Tian 2014); at most 18 variables.",
-    {"k": 100, "ess": 1.0}, capabilities=_KBEST18))
+    {"n_best": 100, "ess": 1.0}, capabilities=_KBEST18,
+    display_name="Averaging over the 100 best networks"))
 register(MethodSpec(
-    "subbkb", "bnma_core.classifiers.kbest:SubbaggingKBest",
+    "kbest_subbagging", "bnma_core.classifiers.kbest:SubbaggingKBest",
     "Subbagging K-best: the 10 best network classes on each of 10 subsamples of 90% of the "
     "rows, all averaged (Sugahara, Aomi & Ueno); at most 20 variables.",
-    {"n_subsamples": 10, "subsample": 0.9, "k": 10, "ess": 1.0}, randomized=True,
-    capabilities=_EXACT))
+    {"n_subsamples": 10, "max_samples": 0.9, "n_best": 10, "ess": 1.0}, randomized=True,
+    capabilities=_EXACT,
+    display_name="Averaging over the 10 best networks of 10 subsamples (subbagging)"))
 register(MethodSpec(
     "nb_eap", "bnma_core.classifiers.naive_bayes:NaiveBayes",
     "Naive Bayes with the EAP parameters of the subbagging paper (BDeu pseudo-counts, α = 1).",
-    {"prior": "bdeu", "ess": 1.0}, capabilities=_AUGMENTED))
+    {"cpt_prior": "bdeu", "ess": 1.0}, capabilities=_AUGMENTED,
+    display_name="Naive Bayes, BDeu parameters"))
 register(MethodSpec(
     "tan_eap", "bnma_core.classifiers.tan:TAN",
     "Tree-augmented naive Bayes with the EAP parameters of the subbagging paper (BDeu, α = 1).",
-    {"prior": "bdeu", "ess": 1.0}, capabilities=_AUGMENTED))
+    {"cpt_prior": "bdeu", "ess": 1.0}, capabilities=_AUGMENTED,
+    display_name="Tree-augmented naive Bayes, BDeu parameters"))
 register(MethodSpec(
-    "acll_tan", "bnma_core.classifiers.acll_tan:ACLLTAN",
+    "tan_acll", "bnma_core.classifiers.acll_tan:ACLLTAN",
     "aCLL-TAN: the feature tree that best approximates the conditional log-likelihood "
     "(Carvalho et al. 2013; their Monte Carlo beta, pseudo-count 5), EAP parameters.",
-    {"beta": "dirichlet", "n_prime": 5.0}))
+    {"beta": "dirichlet", "n_prime": 5.0},
+    display_name="Tree-augmented naive Bayes fitted for classification (aCLL-TAN)"))
 register(MethodSpec(
-    "bagging_ebn", "bnma_core.classifiers.ensembles:BaggingEBN",
+    "ebn_bagging", "bnma_core.classifiers.ensembles:BaggingEBN",
     "Bagging of 10 exact networks, each learned on a bootstrap sample of 90% of the rows; "
     "predictions averaged. At most 20 variables.",
-    {"n_estimators": 10, "max_samples": 0.9}, randomized=True, capabilities=_EXACT))
+    {"n_estimators": 10, "max_samples": 0.9}, randomized=True, capabilities=_EXACT,
+    display_name="Bagging of 10 exact best networks"))
 register(MethodSpec(
-    "adaboost_ebn", "bnma_core.classifiers.ensembles:AdaBoostEBN",
+    "ebn_adaboost", "bnma_core.classifiers.ensembles:AdaBoostEBN",
     "AdaBoost of 10 exact networks (weighted rows, SAMME weights). At most 20 variables.",
-    {"n_estimators": 10}, capabilities=_EXACT))
+    {"n_estimators": 10}, capabilities=_EXACT,
+    display_name="AdaBoost of 10 exact best networks"))
 register(MethodSpec(
     "banmix", "bnma_core.classifiers.ensembles:BANMix",
     "bAN_mix: boosting that starts from naive Bayes and adds the next strongest feature link "
-    "each round (Jing, Pavlović & Rehg 2008).", {}))
+    "each round (Jing, Pavlović & Rehg 2008).", {},
+    display_name="Boosted augmented naive Bayes (bAN_mix)"))
 register(MethodSpec(
     "brai", "bnma_core.classifiers.brai:BRAI",
     "B-RAI: averages 100 networks sampled, in proportion to their BDeu score, from a tree of "
     "recursive-autonomy (RAI) independence tests on 3 bootstrap samples per node "
     "(Rohekar et al. 2018).",
-    {"n_structures": 100, "s": 3, "alpha": 0.05}, randomized=True))
+    {"n_structures": 100, "s": 3, "significance": 0.05}, randomized=True,
+    display_name="Averaging over 100 networks from bootstrapped independence tests (B-RAI)"))
 
-# --- issue 16: the Dirichlet prior chosen by marginal likelihood; stacking over families ------
+# --- the Dirichlet prior chosen by marginal likelihood; stacking over families ----------------
 register(MethodSpec(
     "bma10_ml", "bnma_core.classifiers.order_bma:OrderMCMCBMA",
     "bma10 with its Dirichlet prior (K2, or BDeu with equivalent sample size 0.5-20) chosen on "
@@ -475,7 +584,8 @@ register(MethodSpec(
     {**_MCMC_CLI, "n_orders": 10, "dirichlet_grid": ("k2", 0.5, 1.0, 2.0, 5.0, 10.0, 20.0)},
     randomized=True, capabilities=_ORDERS,
     test_params={"n_iter": 60, "burn_in": 10, "n_orders": 2, "max_parents": 1,
-                 "dirichlet_grid": ("k2", 1.0)}))
+                 "dirichlet_grid": ("k2", 1.0)},
+    display_name="Order-MCMC averaging, 10 orders, prior chosen by marginal likelihood"))
 register(MethodSpec(
     "stack", "bnma_core.classifiers.stacking:PredictiveStacking",
     "Stacking of naive Bayes, TAN, AODE, KDB (k = 1) and bma10, weighted by how well each "
@@ -483,7 +593,13 @@ register(MethodSpec(
     {"candidates": ("nb", "tan", "aode", "kdb1", "bma10"), "weighting": "stacking",
      "inner_folds": 5}, randomized=True,
     capabilities=Capabilities(fit_missing="available", predict_missing="marginalize"),
-    test_params={"candidates": ("nb", "tan"), "inner_folds": 2}))
+    test_params={"candidates": ("nb", "tan"), "inner_folds": 2},
+    display_name="Stacking of five classifiers"))
+
+# --- declared aliases and former codes ---------------------------------------------------------
+ALIASES.update({"kdb": "kdb2", "ukdb": "ukdb2"})
+RENAMED.update({"fobma": "bma_fixed", "subbkb": "kbest_subbagging", "acll_tan": "tan_acll",
+                "bagging_ebn": "ebn_bagging", "adaboost_ebn": "ebn_adaboost"})
 
 
 # --- the recommended method (issue 16) ---------------------------------------------------------

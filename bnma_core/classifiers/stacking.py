@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
-from .base import DiscreteBNClassifier
+from .base import RANDOM_STATE, Check, DiscreteBNClassifier, Interval, Options
 
 __all__ = ["PredictiveStacking", "stacking_weights", "WEIGHTINGS"]
 
@@ -112,7 +112,16 @@ class PredictiveStacking(DiscreteBNClassifier):
     models_ : dict name -> candidate refitted on all training rows (weight > 0 only)
     """
 
-    def __init__(self, candidates: tuple[str, ...] = ("nb", "tan", "aode", "kdb1", "bma10"),
+    _parameter_constraints = {
+        "candidates": [Check(lambda v: isinstance(v, str) or (
+            len(v) > 0 and all(isinstance(n, str) for n in v)),
+            "a registry name or a non-empty sequence of them")],
+        "weighting": [Options(*WEIGHTINGS)],
+        "inner_folds": [Interval("int", 2, None)],
+        "random_state": [RANDOM_STATE],
+    }
+
+    def __init__(self, *, candidates: tuple[str, ...] = ("nb", "tan", "aode", "kdb1", "bma10"),
                  weighting: str = "stacking", inner_folds: int = 5,
                  random_state: Any = 1) -> None:
         self.candidates = candidates
@@ -130,10 +139,6 @@ class PredictiveStacking(DiscreteBNClassifier):
             get_spec(n)  # ValueError naming the registered methods
         if len(set(names)) != len(names):
             raise ValueError(f"candidates must be distinct; got {names}")
-        if self.weighting not in WEIGHTINGS:
-            raise ValueError(f"Unknown weighting {self.weighting!r}; use one of {WEIGHTINGS}.")
-        if int(self.inner_folds) < 2:
-            raise ValueError("inner_folds must be at least 2.")
         return names
 
     def _seed(self) -> int:

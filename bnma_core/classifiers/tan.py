@@ -8,7 +8,8 @@ import networkx as nx
 import numpy as np
 
 from ..scores import class_mutual_informations, pairwise_conditional_mutual_information
-from .augmented import AugmentedNaiveBayes
+from .augmented import CPT_PRIOR_CONSTRAINTS, AugmentedNaiveBayes
+from .base import DEPRECATED, Interval
 
 
 class TAN(AugmentedNaiveBayes):
@@ -24,7 +25,7 @@ class TAN(AugmentedNaiveBayes):
         Dirichlet pseudo-count per CPT cell (see :class:`~bnma_core.classifiers.NaiveBayes`).
     root : int or str, optional
         Root of the tree: a feature index or name. Default: feature 0.
-    prior, ess : str or float, optional; float, default 1.0
+    cpt_prior, ess : str or float, optional; float, default 1.0
         Named CPT prior replacing ``alpha``, and the BDeu equivalent sample size (see
         :class:`~bnma_core.classifiers.augmented.AugmentedNaiveBayes`).
 
@@ -41,12 +42,16 @@ class TAN(AugmentedNaiveBayes):
     Machine Learning 29, 131-163 (Construct-TAN, Theorem 2).
     """
 
-    def __init__(self, alpha: float = 1.0, root: Any = None, prior: Any = None,
-                 ess: float = 1.0) -> None:
+    _parameter_constraints = {**CPT_PRIOR_CONSTRAINTS,
+                              "root": [None, str, Interval("int", 0, None)]}
+
+    def __init__(self, *, alpha: float = 1.0, root: Any = None, cpt_prior: Any = None,
+                 ess: float = 1.0, prior: Any = DEPRECATED) -> None:
         self.alpha = alpha
         self.root = root
-        self.prior = prior
+        self.cpt_prior = cpt_prior
         self.ess = ess
+        self.prior = prior
 
     def _root_index(self, p: int) -> int:
         if self.root is None:

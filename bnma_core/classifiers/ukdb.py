@@ -58,7 +58,15 @@ from ..scores import (
     posterior_cpt,
 )
 from .augmented import ENUMERATION_LIMIT
-from .base import DiscreteBNClassifier
+from .base import (
+    BOOLEAN,
+    DEPRECATED,
+    Check,
+    DiscreteBNClassifier,
+    Interval,
+    Options,
+    validate_parameters,
+)
 
 __all__ = ["UKDB", "UKDBExplanation", "KDependenceStructure", "build_k_dependence_structure"]
 
@@ -272,12 +280,15 @@ class UKDB(DiscreteBNClassifier):
 
     Parameters
     ----------
-    k : int or sequence of int, default 2
-        Number of class parents X_p and maximum number of attribute parents per attribute.
-        k = 0 gives naive Bayes. A sequence of candidates (e.g. ``(1, 2)``) is resolved at fit
-        by a stratified ``cv_folds``-fold cross-validation on the training rows only (highest
-        accuracy; ties to the smaller k; the smallest k when a class has a single training
-        row); the choice is ``k_``, the inner accuracies ``k_scores_``.
+    k : int, default 2
+        Dependence order: number of class parents X_p and maximum number of attribute parents
+        per attribute. k = 0 gives naive Bayes.
+    k_grid : sequence of int, optional
+        Candidates for ``k`` chosen on the training rows (DESIGN §10, "a setting chosen on the
+        training rows"): by a stratified ``inner_folds``-fold cross-validation on the training
+        rows only (highest accuracy; ties to the smaller k; the smallest k when a class has a
+        single training row); the choice is ``k_``, the inner accuracies ``k_scores_``, and
+        ``k`` is not used. None (default): ``k`` as given.
     mode : {"ensemble", "domain", "personalized"}, default "ensemble"
         "domain" = UKDB_L, "personalized" = UKDB_P, "ensemble" = their uniform average.
     alpha : float, default 1.0
@@ -303,15 +314,18 @@ class UKDB(DiscreteBNClassifier):
     min_dependence : float or None, default None
         If a number, attribute parents need (local) CMI strictly above it, so an attribute may
         get fewer than k parents; None keeps the k highest whatever their sign.
-    cv_folds : int, default 5
-        Inner folds of the choice of ``k`` when ``k`` is a sequence (fewer when a class has
-        fewer training rows; at least 2).
+    inner_folds : int, default 5
+        Inner folds of the choice of ``k`` from ``k_grid`` (fewer when a class has fewer
+        training rows; at least 2).
     max_table_cells : int, default 2**24
         Budget (float cells) for UKDB_P's count tables n(x_S, c) over every attribute subset S
         of size <= k + 1, built once at fit so that a prediction costs the same whatever the
         number of training rows. If all tables together would exceed it, each table is built
         on its first use and kept (the first predictions then pay one pass over the training
         rows per new subset).
+    cv_folds : deprecated
+        Former name of ``inner_folds``; a sequence given as ``k`` is taken as ``k_grid``
+        (both accepted with a FutureWarning until the next release).
 
     Attributes
     ----------
@@ -328,11 +342,30 @@ class UKDB(DiscreteBNClassifier):
     #: training rows with missing values are used family by family (available cases)
     handles_missing_in_fit = True
 
-    def __init__(self, k: int = 2, mode: str = "ensemble", alpha: float = 1.0, base: float = 2.0,
-                 mi_smoothing: float = 1.0, pseudo_weights: str = "domain",
+    _parameter_constraints = {
+        "k": [Interval("int", 0, None)],
+        "k_grid": [None, Check(lambda v: not isinstance(v, str) and len(v) > 0 and all(
+            Interval("int", 0, None)(k) for k in v), "a non-empty sequence of integers >= 0")],
+        "mode": [Options(*MODES)],
+        "alpha": [Interval("real", 0, None, "neither")],
+        "base": [Check(lambda b: Interval("real", 0, None, "neither")(b) and b != 1,
+                       "a positive number other than 1 (the log base)")],
+        "mi_smoothing": [Interval("real", 0, None)],
+        "pseudo_weights": [Options(*PSEUDO_WEIGHTS)],
+        "pseudo_in_parameters": [BOOLEAN],
+        "min_dependence": [None, Interval("real")],
+        "max_table_cells": [Interval("real", 0, None)],
+        "inner_folds": [Interval("int", 2, None)],
+    }
+    _renamed_parameters = {"cv_folds": "inner_folds"}
+
+    def __init__(self, *, k: int = 2, mode: str = "ensemble", alpha: float = 1.0,
+                 base: float = 2.0, mi_smoothing: float = 1.0, pseudo_weights: str = "domain",
                  pseudo_in_parameters: bool = False, min_dependence: float | None = None,
-                 max_table_cells: int = 2 ** 24, cv_folds: int = 5) -> None:
+                 max_table_cells: int = 2 ** 24, inner_folds: int = 5,
+                 k_grid: Any = None, cv_folds: Any = DEPRECATED) -> None:
         self.k = k
+        self.k_grid = k_grid
         self.mode = mode
         self.alpha = alpha
         self.base = base
@@ -341,36 +374,32 @@ class UKDB(DiscreteBNClassifier):
         self.pseudo_in_parameters = pseudo_in_parameters
         self.min_dependence = min_dependence
         self.max_table_cells = max_table_cells
+        self.inner_folds = inner_folds
         self.cv_folds = cv_folds
 
     # --- parameter checks ----------------------------------------------------------------------
-    def _check_params(self) -> None:
-        ks = self._k_candidates()
-        if not ks or any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0
-                         for k in ks):
-            raise ValueError(f"k must be a whole number >= 0 or a non-empty sequence of them "
-                             f"(got {self.k!r}).")
-        if isinstance(self.cv_folds, bool) or not isinstance(self.cv_folds, (int, np.integer)) \
-                or self.cv_folds < 2:
-            raise ValueError(f"cv_folds must be a whole number >= 2 (got {self.cv_folds!r}).")
-        if self.mode not in MODES:
-            raise ValueError(f"Unknown mode {self.mode!r}; choose one of {', '.join(MODES)}.")
-        if not (self.alpha > 0 and math.isfinite(self.alpha)):
-            raise ValueError(f"alpha must be a positive number (got {self.alpha!r}).")
-        if not (self.base > 0 and self.base != 1 and math.isfinite(self.base)):
-            raise ValueError(f"The log base must be positive and not 1 (got {self.base!r}).")
-        if not (self.mi_smoothing >= 0 and math.isfinite(self.mi_smoothing)):
-            raise ValueError("mi_smoothing must be >= 0.")
-        if self.pseudo_weights not in PSEUDO_WEIGHTS:
-            raise ValueError(f"Unknown pseudo_weights {self.pseudo_weights!r}; choose one of "
-                             f"{', '.join(PSEUDO_WEIGHTS)}.")
-        if self.max_table_cells < 0:
-            raise ValueError("max_table_cells must be >= 0.")
+    def _validate_parameters(self) -> dict[str, Any]:
+        """The parameter table's check; a sequence given as ``k`` (its former meaning) is
+        taken as ``k_grid`` with a FutureWarning."""
+        if isinstance(self.k, list | tuple | np.ndarray) and self.k_grid is None:
+            import warnings
+
+            from .base import _caller_level
+
+            warnings.warn(f"UKDB: a sequence as k (k={self.k!r}) now goes in k_grid; k is "
+                          f"the dependence order only. Use k_grid={tuple(self.k)!r}.",
+                          FutureWarning, stacklevel=_caller_level())
+            check = type(self)._parameter_constraints["k_grid"][1]
+            if not check(self.k):
+                raise ValueError(f"k must be an integer >= 0 (got {self.k!r}).")
+            self._params = validate_parameters(
+                self, {**self.get_params(deep=False), "k": int(self.k[0]), "k_grid": self.k})
+            return self._params
+        return super()._validate_parameters()
 
     def _k_candidates(self) -> list:
-        if isinstance(self.k, (list, tuple, np.ndarray)):
-            return list(self.k)
-        return [self.k]
+        grid = self._param("k_grid")
+        return [self.k] if grid is None else list(grid)
 
     def _choose_k(self, X: np.ndarray, y: np.ndarray) -> int:
         """k_ from the candidates by inner stratified CV on the training rows (issue 16:
@@ -381,7 +410,7 @@ class UKDB(DiscreteBNClassifier):
             return ks[0]
         from sklearn.model_selection import StratifiedKFold
 
-        n_splits = int(min(self.cv_folds, max(2, np.bincount(y).min())))
+        n_splits = int(min(self._param("inner_folds"), max(2, np.bincount(y).min())))
         if np.bincount(y).min() < 2:
             return ks[0]
         splits = list(StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=0)
@@ -389,7 +418,8 @@ class UKDB(DiscreteBNClassifier):
         for k in ks:
             hits = 0
             for tr, te in splits:
-                inner = clone(self).set_params(k=k).fit(X[tr], y[tr], arities=self.arities_)
+                inner = clone(self).set_params(k=k, k_grid=None, cv_folds=DEPRECATED).fit(
+                    X[tr], y[tr], arities=self.arities_)
                 hits += int(np.sum(inner.predict(X[te]) == y[te]))
             self.k_scores_[k] = hits / len(y)
         return max(ks, key=lambda k: (self.k_scores_[k], -k))
@@ -402,7 +432,6 @@ class UKDB(DiscreteBNClassifier):
 
     # --- training ------------------------------------------------------------------------------
     def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
-        self._check_params()
         self.k_ = self._choose_k(X, y)
         self.class_name_ = self._variable_names()[1]
         p = X.shape[1]

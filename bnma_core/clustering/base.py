@@ -28,6 +28,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ..classifiers.base import BOOLEAN, Check, Interval, Options, validate_parameters
 from ..data import CODE_DTYPE, DataError, DiscreteDataset, DiscreteEncoder
 from ..kernels.clustering import e_step
 
@@ -132,8 +133,29 @@ class _BaseClusterer(ClusterMixin, BaseEstimator):
 
     _uses_order = False
     _name = "clusterer"
+    _parameter_constraints = {
+        "n_clusters": [Interval("int", 2, None)],
+        "n_init": [Interval("int", 1, None)],
+        "tol": [Interval("real", 0, None, "neither")],
+        "max_iter": [Interval("int", 1, None)],
+        "random_state": [None, Interval("int", 0, None), np.random.Generator,
+                         np.random.RandomState, np.random.SeedSequence],
+        "order": [Options("random", "chow_liu"),
+                  Check(lambda v: not isinstance(v, str) and len(v) > 0,
+                        "a permutation of the columns (indices or names)")],
+        "alpha": [Interval("real", 0, None, "neither")],
+        "scoring": [Options(*SCORES)],
+        "structure_prior": [Options("uniform"),
+                            Check(callable, "a callable f(feature, parents) -> log prior")],
+        "class_parent": [Options(*CLASS_PARENT)],
+        "selection": [Options(*SELECTIONS)],
+        "restart_collapsed": [BOOLEAN],
+        "init": [Options(*INITS)],
+        "stop_collapsed": [BOOLEAN],
+        "n_jobs": [Interval("int", 1, None)],
+    }
 
-    def __init__(self, n_clusters: int = 2, n_init: int = 10, tol: float = 1e-4,
+    def __init__(self, *, n_clusters: int = 2, n_init: int = 10, tol: float = 1e-4,
                  max_iter: int = 200, random_state: Any = None, order: Any = "random",
                  alpha: float = 1.0, scoring: str = "k2", structure_prior: Any = "uniform",
                  class_parent: str = "optional", selection: str = "best_ll",
@@ -157,32 +179,12 @@ class _BaseClusterer(ClusterMixin, BaseEstimator):
 
     # --- validation ---------------------------------------------------------------------
     def _check_params(self, n_rows: int) -> None:
-        k = self.n_clusters
-        if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 2:
-            raise ValueError(f"n_clusters must be an integer >= 2 (got {k!r}).")
-        if k > n_rows:
-            raise ValueError(f"n_clusters={k} is larger than the number of rows ({n_rows}).")
-        for name in ("n_init", "max_iter", "n_jobs"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"{name} must be a positive integer (got {v!r}).")
-        if not (isinstance(self.tol, (int, float)) and self.tol > 0 and math.isfinite(self.tol)):
-            raise ValueError(f"tol must be a positive number (got {self.tol!r}).")
-        if not (isinstance(self.alpha, (int, float)) and self.alpha > 0
-                and math.isfinite(self.alpha)):
-            raise ValueError(f"alpha must be a positive number (got {self.alpha!r}).")
-        if self.scoring not in SCORES:
-            raise ValueError(f"scoring must be one of {SCORES} (got {self.scoring!r}).")
-        if self.selection not in SELECTIONS:
-            raise ValueError(f"selection must be one of {SELECTIONS} (got {self.selection!r}).")
-        if self.init not in INITS:
-            raise ValueError(f"init must be one of {INITS} (got {self.init!r}).")
-        if self.class_parent not in CLASS_PARENT:
-            raise ValueError(f"class_parent must be one of {CLASS_PARENT} "
-                             f"(got {self.class_parent!r}).")
-        if not (self.structure_prior == "uniform" or callable(self.structure_prior)):
-            raise ValueError("structure_prior must be 'uniform' or a callable "
-                             "f(feature, parents) -> log prior.")
+        """The declared parameter table (``_parameter_constraints``, DESIGN §6) and the one
+        limit that depends on the data: no more clusters than rows."""
+        validate_parameters(self)
+        if self.n_clusters > n_rows:
+            raise ValueError(f"n_clusters={self.n_clusters} is larger than the number of rows "
+                             f"({n_rows}).")
 
     # --- input -----------------------------------------------------------------------------
     def _prepare_fit(self, X: Any, arities: Any) -> np.ndarray:

@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bnma_core.classifiers.registry import MethodSpec
+
 __all__ = ["ANCHORS", "DATASETS", "TIE", "BEST_SINGLE_ANCHOR_MEAN", "TARGET", "load",
            "anchor_table", "ceilings", "make_method", "run_fold", "run_method", "summarize",
            "overview", "markdown", "run", "target_claims", "grid", "config", "cell", "report"]
@@ -164,26 +166,29 @@ def ceilings(anchors: str | Path | None = None, datasets: tuple[str, ...] = DATA
 
 
 # --- methods ----------------------------------------------------------------------------------
-def _nested_cv_select(**kw: Any):
-    from bnma_core.classifiers.stacking import PredictiveStacking
+EXTRA_METHODS: dict[str, MethodSpec] = {s.name: s for s in (
+    MethodSpec("cvselect", "bnma_core.classifiers.stacking:PredictiveStacking",
+               "One of aode / bma10 / manb / ukdb1 chosen per training fold by inner 5-fold CV "
+               "accuracy (docs/accuracy.md §4).",
+               {"candidates": ("aode", "bma10", "manb", "ukdb1"),
+                "weighting": "select-accuracy"}, randomized=True,
+               display_name="The most accurate of four methods, chosen by inner "
+                            "cross-validation"),
+)}
+"""Experiment-only methods (not registered with the library's methods): code ->
+:class:`~bnma_core.classifiers.registry.MethodSpec`, the method registry's shape."""
 
-    kw.setdefault("candidates", ("aode", "bma10", "manb", "ukdb1"))
-    return PredictiveStacking(weighting="select-accuracy", **kw)
 
+def get_method_spec(name: str) -> MethodSpec:
+    """The :class:`MethodSpec` of a registry method or of an :data:`EXTRA_METHODS` one."""
+    from bnma_core.classifiers.registry import get_spec
 
-EXTRA_METHODS = {"cvselect": _nested_cv_select}
-"""Experiment-only methods (not registered): name -> factory taking ``random_state``.
-``cvselect``: one of aode / bma10 / manb / ukdb1 chosen per training fold by inner 5-fold CV
-accuracy (docs/accuracy.md §4)."""
+    return EXTRA_METHODS[name] if name in EXTRA_METHODS else get_spec(name)
 
 
 def make_method(name: str, seed: int = 1, params: dict | None = None):
     """A new estimator: a registry name or an :data:`EXTRA_METHODS` name."""
-    from bnma_core.classifiers.registry import make_classifier
-
-    if name in EXTRA_METHODS:
-        return EXTRA_METHODS[name](random_state=seed, **(params or {}))
-    return make_classifier(name, random_state=seed, **(params or {}))
+    return get_method_spec(name).make(random_state=seed, **(params or {}))
 
 
 def run_fold(name: str, dataset: str, fold: int, anchors: str | Path | None = None,
@@ -277,10 +282,7 @@ def run(out: str | Path | None, methods: list[str] | None = None,
     methods = list(methods or available_methods())
     datasets = list(datasets or DATASETS)
     for m in methods:
-        if m not in EXTRA_METHODS:
-            from bnma_core.classifiers.registry import get_spec
-
-            get_spec(m)  # unknown names fail before any work
+        get_method_spec(m)  # unknown names fail before any work
     params = params or {}
     anchors = _dir(anchors)
     jobs = [delayed(run_fold)(m, d, k, anchors, seed, params.get(m))
@@ -354,13 +356,17 @@ def target_claims(summary: pd.DataFrame, method: str | None = None) -> list[dict
                          "" if ok else "24 rows, 3 classes, folds of 2-3 rows: one test row moves "
                          "the mean by 3-5 points; pyAgrum's .8833 was measured on another "
                          "shuffle of folds (anchors README), Weka's best on these folds is .8167"))
-    piv = summary.pivot_table(index="dataset", columns="method", values="acc_mean")
-    if {"ukdb", "kdb"} <= set(piv.columns):
-        d = (piv["ukdb"] - piv["kdb"]).dropna()
+    from bnma_core.classifiers.registry import ALIASES
+
+    # stored results may name kdb2 / ukdb2 by their aliases kdb / ukdb
+    piv = summary.assign(method=summary["method"].replace(ALIASES)).pivot_table(
+        index="dataset", columns="method", values="acc_mean")
+    if {"ukdb2", "kdb2"} <= set(piv.columns):
+        d = (piv["ukdb2"] - piv["kdb2"]).dropna()
         w, t_, l_ = int((d > TIE).sum()), int((d.abs() <= TIE).sum()), int((d < -TIE).sum())
-        wbc = (f"WBC {piv.loc['wbc', 'ukdb']:.4f} vs {piv.loc['wbc', 'kdb']:.4f}; "
+        wbc = (f"WBC {piv.loc['wbc', 'ukdb2']:.4f} vs {piv.loc['wbc', 'kdb2']:.4f}; "
                if "wbc" in piv.index else "")
-        ok = ("wbc" in piv.index and piv.loc["wbc", "ukdb"] >= piv.loc["wbc", "kdb"]
+        ok = ("wbc" in piv.index and piv.loc["wbc", "ukdb2"] >= piv.loc["wbc", "kdb2"]
               and w >= l_)
         out.append(claim("UKDB (registry default) is at least as accurate as KDB on WBC and "
                          "in win/draw/loss over the anchors", "target UKDB >= KDB",

@@ -106,7 +106,7 @@ def _one_rep(bn, cv: str, ctx: dict, size: int, rep: int, p: dict) -> dict:
     acc.append({**base, "method": "Bayes optimal", "accuracy": ctx["optimal"]})
     out["accuracy"] = acc
     if size == p["missing_n_train"]:
-        clf.set_params(missing="impute")
+        clf.set_params(predict_missing="impute")
         for pct, codes in ctx["miss_sets"].items():
             ljm = clf.order_log_joints(codes[:, feats])
             mb = {**base, "missing_pct": pct}

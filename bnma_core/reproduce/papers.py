@@ -13,27 +13,71 @@ A paper is one module of this package declaring
   that is not part of the package and is absent), with the remedy; checked by
   :func:`missing_inputs` before any cell is planned (``bnma reproduce`` and the Reports page).
 
-Adding a paper is one module and one line in :data:`PAPERS`; :data:`PENDING` names papers whose
-module does not exist yet (``bnma reproduce`` refuses them with the issue number).
+Adding a paper is one module and one :class:`PaperSpec` in :data:`PAPERS` (the shape of the
+method registry, :class:`bnma_core.classifiers.registry.MethodSpec`); :data:`PENDING` names
+papers whose module does not exist yet (``bnma reproduce`` refuses them with the issue number).
 """
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from types import ModuleType
 
-__all__ = ["PAPERS", "PENDING", "NotAvailable", "load_paper", "missing_inputs",
-           "paper_names"]
+__all__ = ["PAPERS", "PENDING", "NotAvailable", "PaperSpec", "get_paper_spec", "load_paper",
+           "missing_inputs", "paper_names"]
 
-PAPERS: dict[str, str] = {
-    "hwang2005": "bnma_core.reproduce.hwang2005",
-    "dash2002": "bnma_core.reproduce.dash2002",
-    "ukdb": "bnma_core.reproduce.ukdb",
-    "santafe": "bnma_core.reproduce.santafe",
-    "smoke": "bnma_core.reproduce.smoke",
-    "anchors": "bnma_core.reproduce.anchors",
-    "sugahara": "bnma_core.reproduce.sugahara",
-}
+
+@dataclass(frozen=True)
+class PaperSpec:
+    """One reproducible paper (or study) of the registry.
+
+    Attributes
+    ----------
+    name : str
+        The code ``bnma reproduce`` takes.
+    factory : str
+        The module declaring the grid (module docstring).
+    description : str
+        One plain-language line: what the reproduction shows.
+    display_name : str
+        Authors and year, or the study in words (e.g. "Hwang & Zhang (2005)").
+    """
+
+    name: str
+    factory: str
+    description: str
+    display_name: str
+
+    def load(self) -> ModuleType:
+        """The paper's module."""
+        return importlib.import_module(self.factory)
+
+
+PAPERS: dict[str, PaperSpec] = {s.name: s for s in (
+    PaperSpec("hwang2005", "bnma_core.reproduce.hwang2005",
+              "BMA over multiple node orders on ALARM (Figs. 6, 7, 9).", "Hwang & Zhang (2005)"),
+    PaperSpec("dash2002", "bnma_core.reproduce.dash2002",
+              "Exact model averaging with naive Bayes: ROC-area gains (Figs. 2-5).",
+              "Dash & Cooper (2002)"),
+    PaperSpec("ukdb", "bnma_core.reproduce.ukdb",
+              "UKDB on WBC and the bias-variance of UKDB against KDB.",
+              "UKDB: domain and personalized knowledge (DESIGN §12, paper 004)"),
+    PaperSpec("santafe", "bnma_core.reproduce.santafe",
+              "EMA-TAN for clustering, Table 1 (random TANs).",
+              "Santafé, Lozano & Larrañaga"),
+    PaperSpec("smoke", "bnma_core.reproduce.smoke",
+              "A small grid that checks the reproduction runner itself.",
+              "Runner self-test"),
+    PaperSpec("anchors", "bnma_core.reproduce.anchors",
+              "The library's methods against Weka and pyAgrum on Weka's folds of seven data "
+              "sets.", "Accuracy against Weka and pyAgrum"),
+    PaperSpec("sugahara", "bnma_core.reproduce.sugahara",
+              "Model averaging classifiers by subbagging, Table 1.",
+              "Sugahara, Aomi & Ueno"),
+)}
+"""Registered papers: code -> :class:`PaperSpec`."""
+
 PENDING: dict[str, int] = {}
 
 
@@ -46,14 +90,20 @@ def paper_names() -> list[str]:
     return [*PAPERS, *PENDING]
 
 
-def load_paper(name: str) -> ModuleType:
-    """The paper's module; :class:`NotAvailable` for a pending paper, ``ValueError`` for an
-    unknown name."""
+def get_paper_spec(name: str) -> PaperSpec:
+    """The :class:`PaperSpec` of ``name``; :class:`NotAvailable` for a pending paper,
+    ``ValueError`` naming the choices for an unknown name."""
     if name in PAPERS:
-        return importlib.import_module(PAPERS[name])
+        return PAPERS[name]
     if name in PENDING:
         raise NotAvailable(f"{name}: not yet available: issue {PENDING[name]}")
     raise ValueError(f"unknown paper {name!r}; choose from {', '.join(paper_names())}")
+
+
+def load_paper(name: str) -> ModuleType:
+    """The paper's module; :class:`NotAvailable` for a pending paper, ``ValueError`` for an
+    unknown name."""
+    return get_paper_spec(name).load()
 
 
 def missing_inputs(name: str, quick: bool = False) -> str | None:

@@ -47,22 +47,22 @@ PAPER_TABLE_NAME = "sugahara_table1.csv"
 METHODS: dict[str, tuple[str, dict]] = {
     "nb": ("nb_eap", {}),
     "tan": ("tan_eap", {}),
-    "acll_tan": ("acll_tan", {}),
+    "acll_tan": ("tan_acll", {}),
     "ebn": ("ebn", {}),
     "eanb": ("eanb", {}),
     "banmix": ("banmix", {}),
-    "adaboost_ebn": ("adaboost_ebn", {}),
+    "adaboost_ebn": ("ebn_adaboost", {}),
     "b_rai": ("brai", {}),
-    "bagging_ebn": ("bagging_ebn", {}),
+    "bagging_ebn": ("ebn_bagging", {}),
     "kbestec100": ("kbest", {}),
-    "proposed": ("subbkb", {}),
+    "proposed": ("kbest_subbagging", {}),
 }
 PAPER_METHODS = list(METHODS)
 # diagnostics (not columns of the paper): uniform weights over the K classes
 # and B-RAI with the reference code's CI test (a CMI threshold, fixed or chosen by BDeu on the
 # training fold; see BRAI.cmi_threshold)
 METHODS.update({"kbestec100_uniform": ("kbest", {"weighting": "uniform"}),
-                "proposed_uniform": ("subbkb", {"weighting": "uniform"}),
+                "proposed_uniform": ("kbest_subbagging", {"weighting": "uniform"}),
                 "b_rai_cmi": ("brai", {"cmi_threshold": 0.012}),
                 "b_rai_bdeu": ("brai", {"cmi_threshold": "bdeu"})})
 LABELS = {"nb": "NB", "tan": "TAN", "acll_tan": "aCLL-TAN", "ebn": "EBN", "eanb": "EANB",
