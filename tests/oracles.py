@@ -59,3 +59,19 @@ def equivalence_class_key(parents) -> tuple[frozenset, frozenset]:
     vs = frozenset((min(a, b), c, max(a, b)) for c in range(n)
                    for a, b in combinations(parents[c], 2) if frozenset((a, b)) not in adj)
     return frozenset(adj), vs
+
+def brute_joint(model) -> np.ndarray:
+    """The full joint by enumeration, CPT rows indexed with the documented layout (first
+    parent fastest), independent of the module's code."""
+    shape = tuple(int(c) for c in model.cards)
+    joint = np.zeros(shape)
+    for x in product(*(range(c) for c in shape)):
+        p = 1.0
+        for i, pa in enumerate(model.parents):
+            j, stride = 0, 1
+            for v in pa:
+                j += x[v] * stride
+                stride *= shape[v]
+            p *= model.cpts[i][j, x[i]]
+        joint[x] = p
+    return joint

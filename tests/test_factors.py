@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles import brute_joint
 from scipy.special import logsumexp
 
 from bnma_core.classifiers.kdb import KDB
@@ -47,21 +46,6 @@ def random_model(rng: np.random.Generator, n: int, zeros: float = 0.1) -> Factor
     return FactorModel(cards, parents, cpts)
 
 
-def brute_joint(model: FactorModel) -> np.ndarray:
-    """The full joint by enumeration, CPT rows indexed with the documented layout (first
-    parent fastest), independent of the module's code."""
-    shape = tuple(int(c) for c in model.cards)
-    joint = np.zeros(shape)
-    for x in itertools.product(*(range(c) for c in shape)):
-        p = 1.0
-        for i, pa in enumerate(model.parents):
-            j, stride = 0, 1
-            for v in pa:
-                j += x[v] * stride
-                stride *= shape[v]
-            p *= model.cpts[i][j, x[i]]
-        joint[x] = p
-    return joint
 
 
 def brute_target_joint(joint: np.ndarray, t: int, row: np.ndarray) -> np.ndarray:

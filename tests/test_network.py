@@ -8,10 +8,10 @@ import math
 import networkx as nx
 import numpy as np
 import pytest
+from oracles import brute_joint as brute_joint_of_model
 
 from bnma_core.data import DiscreteDataset
 from bnma_core.network import DiscreteBN, bif_text, load_network, read_bif, write_bif
-from tests.test_factors import brute_joint as brute_joint_of_model
 
 
 @pytest.fixture(scope="module")
