@@ -8,21 +8,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
-from bnma_core.classifiers.brai import (
-    _PDAG,
-    BRAI,
+from bnma_core.classifiers.brai import BRAI
+from bnma_core.network import DiscreteBN
+from bnma_core.scores import DirichletScore, family_counts, g2_test
+from bnma_core.structure.cpdag import PDAG, cpdag_key, dag_to_cpdag, parents_to_dag
+from bnma_core.structure.rai import (
     _assemble,
     _Cookie,
     _Leaf,
     _Multi,
     _sample,
     _split,
-    g2_test,
     rai,
 )
-from bnma_core.network import DiscreteBN
-from bnma_core.scores import DirichletScore, family_counts
-from bnma_core.structure.cpdag import cpdag_key, dag_to_cpdag, parents_to_dag
 
 
 def _five_node_network() -> DiscreteBN:
@@ -68,12 +66,11 @@ def test_rai_order_zero_only_removes_marginal_independences():
 
 
 def test_split_finds_the_descendant_and_the_ancestor_components():
-    g = _PDAG(6)
+    g = PDAG(6)
     for u, v in [(0, 2), (1, 2)]:                       # 0 -> 2 <- 1, 2 --- 3, 4 --- 5
         g.orient(u, v)
     for u, v in [(2, 3), (4, 5)]:
-        g.und[u].add(v)
-        g.und[v].add(u)
+        g.add_undirected(u, v)
     desc, ancs, anc = _split(g, list(range(6)))
     # 2 and 3 are lowest (3 is joined to 2 by an undirected edge); 4 --- 5 is not a parent of
     # anyone, so it is lowest as well; 0 and 1 are separate ancestor components.
@@ -296,7 +293,7 @@ def test_brai_results_equal_the_reference_implementation(problem):
 def test_thinning_kernel_equals_the_python_thinning_step(seed, cmi):
     from itertools import combinations
 
-    from bnma_core.classifiers.brai import _BootCI, _CITest, _thin, _thin_fast
+    from bnma_core.structure.rai import _BootCI, _CITest, _thin, _thin_fast
 
     rng = np.random.default_rng(seed)
     n, rows = 7, 300
@@ -304,7 +301,7 @@ def test_thinning_kernel_equals_the_python_thinning_step(seed, cmi):
     data = rng.integers(0, ar, (rows, n))
     data[:, 3] = (data[:, 1] + data[:, 2]) % ar[3]          # some dependence
     w = rng.integers(1, 4, rows).astype(float)
-    g = _PDAG(n, complete=True)
+    g = PDAG(n, complete=True)
     for a, b in combinations(range(n), 2):                  # a random partially directed graph
         u = rng.random()
         if u < 0.3:
@@ -343,7 +340,7 @@ def _random_tree(rng, depth, s, next_node):
 def test_batched_sampling_equals_one_structure_at_a_time(seed, s):
     from itertools import count
 
-    from bnma_core.classifiers.brai import _sample_many
+    from bnma_core.structure.rai import _sample_many
 
     counter = count()
     root = _random_tree(np.random.default_rng(seed), 5, s, lambda: next(counter))
@@ -381,7 +378,7 @@ def test_split_equals_the_networkx_version(seed):
 
     rng = np.random.default_rng(seed)
     n = 9
-    g = _PDAG(n, complete=True)
+    g = PDAG(n, complete=True)
     for a, b in combinations(range(n), 2):
         u = rng.random()
         if u < 0.55:
@@ -408,7 +405,7 @@ def test_cmi_threshold_decision_by_hand(seed):
     """The reference code's test (causality-lab ``CondIndepCMI``): independent when the
     empirical CMI in nats, sum_xyz p(x,y,z) log(p(x,y|z) / (p(x|z) p(y|z))), is at most the
     threshold — computed here from a weighted contingency table in numpy."""
-    from bnma_core.classifiers.brai import _CITest
+    from bnma_core.structure.rai import _CITest
 
     rng = np.random.default_rng(seed)
     n, rows = 5, 400
@@ -455,18 +452,18 @@ def _latent_data(n: int = 1000, p: int = 6, seed: int = 0):
 
 
 def _builder(X, y, max_order=None, max_tests=None):
-    from bnma_core.classifiers.brai import _TreeBuilder
+    from bnma_core.structure.rai import GeneratingTree
 
     data = np.column_stack([X, y]).astype(np.int64)
     ar = np.full(data.shape[1], 2, dtype=np.int64)
-    return _TreeBuilder(data, ar, 0.05, 3, max_order, DirichletScore("bdeu", 1.0),
+    return GeneratingTree(data, ar, 0.05, 3, max_order, DirichletScore("bdeu", 1.0),
                         np.random.default_rng(0), None, max_tests)
 
 
 def test_size_guard_refuses_before_building_the_tree_and_names_a_cap_that_fits(monkeypatch):
     import re
 
-    from bnma_core.classifiers import brai as B
+    from bnma_core.structure import rai as R
     from bnma_core.structure.exact import ResourceLimitError
 
     X, y = _latent_data()
@@ -479,7 +476,7 @@ def test_size_guard_refuses_before_building_the_tree_and_names_a_cap_that_fits(m
         raise AssertionError("the tree was built although the estimate exceeds the limit")
 
     with monkeypatch.context() as m:
-        m.setattr(B._TreeBuilder, "learn", never)
+        m.setattr(R.GeneratingTree, "learn", never)
         with pytest.raises(ResourceLimitError, match="max_ci_tests=") as info:
             BRAI(n_structures=5, max_ci_tests=limit, random_state=0).fit(X, y)
     msg = str(info.value)
@@ -520,7 +517,7 @@ def test_a_tree_that_outgrows_the_limit_is_stopped_with_the_remedies():
     X, y = _latent_data()
     tb = _builder(X, y, max_tests=50)
     with pytest.raises(ResourceLimitError, match="stopped after .* max_ci_tests=50"):
-        tb.learn(_PDAG(X.shape[1] + 1, complete=True), {}, list(range(X.shape[1] + 1)), [], 0)
+        tb.build()
 
 
 @pytest.mark.parametrize("bad", [0, -5, True, "many", float("inf"), float("nan")])
@@ -554,7 +551,7 @@ def test_a_structure_too_large_to_tabulate_is_refused_not_allocated():
     """Order-0 tests only on strongly dependent 10-state data leave a nearly complete graph:
     a node with 8 parents, 10^7 configurations. Its leaf is scored sparsely, and the tables
     beyond MAX_NETWORK_CELLS are refused with the remedy instead of exhausting memory."""
-    from bnma_core.classifiers import brai as B
+    from bnma_core.structure import rai as R
     from bnma_core.structure.exact import ResourceLimitError
 
     rng = np.random.default_rng(0)
@@ -568,12 +565,12 @@ def test_a_structure_too_large_to_tabulate_is_refused_not_allocated():
     tb.ar = np.array([10] * 5 + [2], dtype=np.int64)
     big = tuple(range(1, 5))            # q = 10^4 x r = 10: dense; and 10^6 cells: sparse
     dense = tb.score.log_ml(family_counts(tb.rows, 0, list(big), tb.ar, tb.mult))
-    old = B._DENSE_CELLS
+    old = R._DENSE_CELLS
     try:
-        B._DENSE_CELLS = 1000
+        R._DENSE_CELLS = 1000
         assert abs(tb.local_score(0, big) - dense) < 1e-8
     finally:
-        B._DENSE_CELLS = old
+        R._DENSE_CELLS = old
 
 
 def test_bdeu_selected_cmi_threshold_is_the_best_scoring_plain_rai_structure():

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..scores import pairwise_conditional_mutual_information
 from ..structure.exact import ExactLimits, ScoredStructure, best_network, check_limits
-from .kbest import _check_ess, _check_positive_int, _ExactStructureClassifier
+from .exact import ExactStructureClassifier, check_ess, check_positive_int
 
 __all__ = ["AdaBoostEBN", "BANMix", "BaggingEBN", "samme_alpha"]
 
@@ -33,7 +33,7 @@ def _check_voting(voting: str) -> str:
     return voting
 
 
-class _WeightedMembers(_ExactStructureClassifier):
+class _WeightedMembers(ExactStructureClassifier):
     """Members (structure, network, weight alpha_t) combined by soft or hard voting."""
 
     def _combine(self, X: np.ndarray) -> np.ndarray:
@@ -107,9 +107,9 @@ class BaggingEBN(_WeightedMembers):
         self.random_state = random_state
 
     def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
-        T = _check_positive_int("n_estimators", self.n_estimators)
+        T = check_positive_int("n_estimators", self.n_estimators)
         _check_voting(self.voting)
-        ess = _check_ess(self.ess)
+        ess = check_ess(self.ess)
         frac = float(self.max_samples)
         if not 0.0 < frac <= 1.0:
             raise ValueError(f"max_samples must be in (0, 1] (got {self.max_samples!r}).")
@@ -233,9 +233,9 @@ class AdaBoostEBN(_Boosting):
         return s, self._network(s, data, ar, w)
 
     def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
-        T = _check_positive_int("n_estimators", self.n_estimators)
+        T = check_positive_int("n_estimators", self.n_estimators)
         _check_voting(self.voting)
-        self._ess = _check_ess(self.ess)
+        self._ess = check_ess(self.ess)
         data, ar = self._training_table(X, y)
         check_limits(data.shape[1], 1, len(data), False, self.limits)
         self._boost(data, ar, T)
@@ -321,8 +321,8 @@ class BANMix(_Boosting):
 
     def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
         _check_voting(self.voting)
-        _check_ess(self.ess)
-        rounds = X.shape[1] if self.max_rounds is None else _check_positive_int(
+        check_ess(self.ess)
+        rounds = X.shape[1] if self.max_rounds is None else check_positive_int(
             "max_rounds", self.max_rounds)
         data, ar = self._training_table(X, y)
         self._boost(data, ar, rounds)
