@@ -10,7 +10,7 @@ from hypothesis import strategies as hs
 
 from bnma_core.classifiers.brai import BRAI
 from bnma_core.network import DiscreteBN
-from bnma_core.scores import DirichletScore, family_counts, g2_test
+from bnma_core.scores import DirichletScore, family_counts
 from bnma_core.structure.cpdag import PDAG, cpdag_key, dag_to_cpdag, parents_to_dag
 from bnma_core.structure.rai import (
     _assemble,
@@ -164,74 +164,6 @@ def test_brai_refuses_bad_parameters(kw, msg):
     X, y = _class_data(n=50)
     with pytest.raises(ValueError, match=msg):
         BRAI(**kw).fit(X, y)
-
-
-def test_g2_test_detects_dependence_and_independence():
-    rng = np.random.default_rng(0)
-    a = rng.integers(0, 2, 2000)
-    b = np.where(rng.random(2000) < 0.9, a, 1 - a)
-    z = rng.integers(0, 2, 2000)
-    D = np.column_stack([a, b, z])
-    ar = np.array([2, 2, 2])
-    assert g2_test(D, 0, 1, (), ar) < 1e-10
-    assert g2_test(D, 0, 2, (), ar) > 0.01
-    c = np.where(rng.random(2000) < 0.9, b, 1 - b)     # a - b - c chain: a ⊥ c | b
-    D = np.column_stack([a, b, c])
-    assert g2_test(D, 0, 2, (), ar) < 1e-10
-    assert g2_test(D, 0, 2, (1,), ar) > 0.01
-
-
-def test_g2_test_p_value_by_hand():
-    from scipy.stats import chi2
-    rng = np.random.default_rng(4)
-    D = np.column_stack([rng.integers(0, 3, 300), rng.integers(0, 2, 300),
-                         rng.integers(0, 2, 300)])
-    ar = np.array([3, 2, 2])
-    g2 = 0.0
-    for z in range(2):
-        sub = D[D[:, 2] == z]
-        n = np.zeros((3, 2))
-        np.add.at(n, (sub[:, 0], sub[:, 1]), 1)
-        e = n.sum(1, keepdims=True) * n.sum(0, keepdims=True) / n.sum()
-        g2 += 2 * np.sum(np.where(n > 0, n * np.log(np.where(n > 0, n, 1) / e), 0))
-    assert g2_test(D, 0, 1, (2,), ar) == pytest.approx(chi2.sf(g2, 2 * 1 * 2), rel=1e-9)
-    rows, mult = np.unique(D, axis=0, return_counts=True)         # distinct rows, weighted
-    assert g2_test(rows, 0, 1, (2,), ar, mult.astype(float)) == pytest.approx(
-        g2_test(D, 0, 1, (2,), ar), rel=1e-12)
-
-
-def _g2_numpy(data, x, y, z, arities, weights=None):
-    """The former numpy body of g2_test (joint_counts + array arithmetic): the oracle of the
-    numba kernel."""
-    from bnma_core.scores import joint_counts
-
-    n = joint_counts(data, [x, y, *z], arities, weights)
-    nxz = n.sum(axis=1, keepdims=True)
-    nyz = n.sum(axis=0, keepdims=True)
-    nz = n.sum(axis=(0, 1), keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        term = np.where(n > 0, n * np.log(n * nz / (nxz * nyz)), 0.0)
-    return 2.0 * float(term.sum())
-
-
-@settings(max_examples=60, deadline=None)
-@given(seed=hs.integers(0, 10_000), n_rows=hs.integers(1, 120), n_z=hs.integers(0, 3),
-       weighted=hs.booleans(), missing=hs.booleans())
-def test_g2_kernel_equals_the_numpy_statistic(seed, n_rows, n_z, weighted, missing):
-    from bnma_core.kernels.citests import g2_statistic
-
-    rng = np.random.default_rng(seed)
-    n_vars = 2 + n_z + 1
-    ar = rng.integers(2, 4, n_vars).astype(np.int64)
-    D = np.column_stack([rng.integers(0, a, n_rows) for a in ar]).astype(np.int64)
-    if missing:
-        D[rng.random(D.shape) < 0.1] = -1
-    w = rng.integers(1, 5, n_rows).astype(float) if weighted else None
-    z = tuple(int(v) for v in rng.permutation(np.arange(2, n_vars))[:n_z])
-    ref = _g2_numpy(D, 0, 1, z, ar, w)
-    got = g2_statistic(D, np.ones(n_rows) if w is None else w, 0, 1,
-                       np.asarray(z, dtype=np.int64), ar)
-    assert got == pytest.approx(ref, rel=1e-9, abs=1e-9)
 
 
 # ------------------------------------------------------- results pinned across speed-ups

@@ -2,7 +2,7 @@
 
 G² = 2 Σ_{x,y,z} N_xyz log(N_xyz N_z / (N_xz N_yz)) (Spirtes, Glymour & Scheines 2000, §5.4.2),
 the contingency table of (X, Y, Z) counted from (distinct) rows with multiplicities. The Python
-reference is :func:`bnma_core.classifiers.brai.g2_test`'s former body: ``scores.joint_counts``
+reference is :func:`bnma_core.scores.g2_test`'s former body: ``scores.joint_counts``
 plus numpy arithmetic, ~140 µs per test on 3,000 rows, nearly all call overhead — B-RAI runs
 millions of tests (``experiments/sugahara.md``). Cell order: z's configuration index with the
 first conditioning variable fastest (``kernels.counting.parent_strides``), then x, then y.
@@ -112,7 +112,7 @@ def _g2_p_value(cols: np.ndarray, weights: np.ndarray, x: int, y: int, z: np.nda
 
     With ``cmi >= 0`` the decision is the authors' conditional-mutual-information threshold
     (causality-lab's ``CondIndepCMI``) instead: 1.0 when the empirical CMI (nats,
-    G² / 2N) is at most ``cmi``, else 0.0 — so that ``> alpha`` decides both tests."""
+    G² / 2N) is at most ``cmi``, else 0.0 — so that ``> significance`` decides both tests."""
     rx = arities[x]
     ry = arities[y]
     cells = rx * ry
@@ -224,13 +224,13 @@ def _project(cols: np.ndarray, weights: np.ndarray, arities: np.ndarray, vs: np.
 
 @njit(cache=True)
 def thin_pairs(cols: np.ndarray, weights: np.ndarray, arities: np.ndarray, par: np.ndarray,
-               und: np.ndarray, pairs: np.ndarray, order: int, alpha: float,
+               und: np.ndarray, pairs: np.ndarray, order: int, significance: float,
                removed: np.ndarray, sepsets: np.ndarray, cmi: float = -1.0) -> int:
     """One thinning step of RAI: for each pair (a, b) of ``pairs`` (m, 2) in turn, if still
     adjacent, G² tests of a ⊥ b | Z for Z over the ``order``-subsets of a's potential parents
     (without b), then of b's (without a) not already tested, in ``itertools.combinations``
-    order; the first p-value above ``alpha`` removes the edge (later pairs see the thinned
-    graph). The graph is ``par[u, v]`` (an arrowhead u -> v) and the symmetric ``und``
+    order; the first p-value above ``significance`` removes the edge (later pairs see the
+    thinned graph). The graph is ``par[u, v]`` (an arrowhead u -> v) and the symmetric ``und``
     (undirected edges), both (n, n) bool and updated in place; ``removed[i]`` and
     ``sepsets[i, :order]`` record pair i's removal and separating set. Returns the number of
     tests run. Data: complete codes ``cols`` (n_vars, n_rows), column-major, with row
@@ -318,7 +318,7 @@ def thin_pairs(cols: np.ndarray, weights: np.ndarray, arities: np.ndarray, par: 
                     if projected:
                         for t in range(order):
                             zl[t] = loc[z[t]]
-                    if _g2_p_value(tc, tw, tx, ty, tz, tar, cell, buf, cmi) > alpha:
+                    if _g2_p_value(tc, tw, tx, ty, tz, tar, cell, buf, cmi) > significance:
                         found = True
                         break
                 more = _next_combination(idx, m)
