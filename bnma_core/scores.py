@@ -631,5 +631,5 @@ def g2_test(data: np.ndarray, x: int, y: int, z: Sequence[int], arities: np.ndar
          else np.ascontiguousarray(weights, dtype=np.float64))
     x, y = int(x), int(y)
     g2 = g2_statistic(data, w, x, y, np.asarray(z, dtype=np.int64), ar)
-    df = (int(ar[x]) - 1) * (int(ar[y]) - 1) * int(np.prod([ar[v] for v in z]))
-    return float(chdtrc(max(df, 1), g2))       # chi-square survival function
+    df = (int(ar[x]) - 1) * (int(ar[y]) - 1) * math.prod(int(ar[v]) for v in z)  # no overflow
+    return float(chdtrc(float(max(df, 1)), g2))     # chi-square survival function

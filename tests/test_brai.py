@@ -321,6 +321,60 @@ def test_split_equals_the_networkx_version(seed):
     assert _split(g, en) == _split_networkx(g, en)
 
 
+@settings(max_examples=200, deadline=None)
+@given(seed=hs.integers(0, 10_000), n_rows=hs.integers(0, 80), n_z=hs.integers(0, 3),
+       weights=hs.sampled_from(["counts", "fractional"]), missing=hs.booleans())
+def test_sorted_rows_g2_equals_the_dense_table_bit_for_bit(seed, n_rows, n_z, weights,
+                                                             missing):
+    """The sorted-rows count of a table too large to allocate gives the dense table's G² to
+    the last bit (the same cell sums in the same order), fractional weights included."""
+    from bnma_core.kernels.citests import _half_g2_sorted, g2_statistic
+
+    rng = np.random.default_rng(seed)
+    ar = rng.integers(2, 5, 2 + n_z).astype(np.int64)
+    D = np.zeros((n_rows, 2 + n_z), dtype=np.int64)
+    for v, a in enumerate(ar):
+        D[:, v] = rng.integers(0, a, n_rows)
+    if missing:
+        D[rng.random(D.shape) < 0.1] = -1
+    w = (rng.integers(0, 4, n_rows).astype(float) if weights == "counts"
+         else rng.random(n_rows) * 3)
+    z = np.arange(2, 2 + n_z, dtype=np.int64)
+    ok = (D >= 0).all(axis=1)
+    codes = np.ascontiguousarray(np.vstack([D[ok, 1], D[ok, 0], *(D[ok, v] for v in z)])
+                                 .reshape(2 + n_z, -1))
+    sparse = 2.0 * _half_g2_sorted(codes, np.ascontiguousarray(w[ok]), int(ar[0]), int(ar[1]))
+    assert sparse == g2_statistic(D, w, 0, 1, z, ar)
+
+
+def test_thinning_on_tables_too_large_to_allocate():
+    """Twelve 10-state variables, orders 9 and 10: each test's table has 10^11 or 10^12 cells
+    (0.8 TB and more as a dense table); the kernel and the Python path both count from the
+    sorted rows and decide alike."""
+    from itertools import combinations
+
+    from bnma_core.structure.rai import _BootCI, _CITest, _thin, _thin_fast
+
+    rng = np.random.default_rng(0)
+    n, rows = 12, 150
+    h = rng.integers(0, 10, rows)
+    data = np.column_stack([np.where(rng.random(rows) < 0.5, h, rng.integers(0, 10, rows))
+                            for _ in range(n)])
+    ar = np.full(n, 10)
+    w = rng.integers(1, 3, rows).astype(float)
+    pairs = list(combinations(range(n), 2))[:12]
+    for order, cmi in [(9, None), (9, 0.5), (10, None)]:
+        g1, g2 = PDAG(n, complete=True), PDAG(n, complete=True)
+        s1, s2 = {}, {}
+        ci = _CITest(data, ar, 0.05, w, cmi)
+        _thin(g1, s1, pairs, order, ci)
+        fast = _BootCI(np.ascontiguousarray(data.T, dtype=np.uint8), w, ar.astype(np.int64),
+                       0.05, cmi)
+        _thin_fast(g2, s2, pairs, order, fast)
+        assert ci.n_tests > 0
+        assert (g1.par, g1.und, s1, ci.n_tests) == (g2.par, g2.und, s2, fast.n_tests)
+
+
 def test_bootstrap_columns_selects_the_drawn_rows():
     from bnma_core.kernels.citests import bootstrap_columns
 

@@ -494,3 +494,37 @@ def test_g2_kernel_equals_the_numpy_statistic(seed, n_rows, n_z, weighted, missi
     got = g2_statistic(D, np.ones(n_rows) if w is None else w, 0, 1,
                        np.asarray(z, dtype=np.int64), ar)
     assert got == pytest.approx(ref, rel=1e-9, abs=1e-9)
+
+
+def test_g2_test_on_a_table_too_large_to_allocate():
+    """Twelve 10-state variables: 10^12 cells, counted from the sorted rows; the statistic and
+    p-value of a by-hand count of the non-empty cells (p ≈ 1 with so many degrees of
+    freedom). Twenty conditioning variables: the degrees of freedom pass int64 and are taken
+    in floating point (p = 1)."""
+    from collections import Counter
+
+    from scipy.stats import chi2
+
+    rng = np.random.default_rng(3)
+    h = rng.integers(0, 10, 400)
+    xy = [np.where(rng.random(400) < 0.7, h, rng.integers(0, 10, 400)) for _ in range(2)]
+    zs = [np.where(rng.random(400) < 0.97, 0, rng.integers(0, 10, 400)) for _ in range(10)]
+    D = np.column_stack(xy + zs)                  # Z mostly 0: slices with many rows
+    ar = np.full(12, 10)
+    z = tuple(range(2, 12))
+    n = Counter(map(tuple, D))
+    nxz, nyz, nz = Counter(), Counter(), Counter()
+    for (x, y, *zz), c in n.items():
+        nxz[(x, *zz)] += c
+        nyz[(y, *zz)] += c
+        nz[tuple(zz)] += c
+    g2 = 2 * sum(c * math.log(c * nz[tuple(zz)] / (nxz[(x, *zz)] * nyz[(y, *zz)]))
+                 for (x, y, *zz), c in n.items())
+    assert g2 > 0
+    assert g2_test(D, 0, 1, z, ar) == pytest.approx(chi2.sf(g2, 81 * 10**10), rel=1e-9)
+    wide = np.column_stack([D, D[:, 2:]])          # the same slices, df = 81 * 10^20
+    assert g2_test(wide, 0, 1, tuple(range(2, 22)), np.full(22, 10)) == 1.0
+    from bnma_core.kernels.citests import g2_statistic
+
+    assert g2_statistic(D.astype(np.int64), np.ones(len(D)), 0, 1, np.array(z),
+                        ar.astype(np.int64)) == pytest.approx(g2, rel=1e-12)
