@@ -8,21 +8,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
-from bnma_core.classifiers.brai import (
-    _PDAG,
-    BRAI,
+from bnma_core.classifiers.brai import BRAI
+from bnma_core.network import DiscreteBN
+from bnma_core.scores import DirichletScore, family_counts
+from bnma_core.structure.cpdag import PDAG, cpdag_key, dag_to_cpdag, parents_to_dag
+from bnma_core.structure.rai import (
     _assemble,
     _Cookie,
     _Leaf,
     _Multi,
     _sample,
     _split,
-    g2_test,
     rai,
 )
-from bnma_core.network import DiscreteBN
-from bnma_core.scores import DirichletScore, family_counts
-from bnma_core.structure.cpdag import cpdag_key, dag_to_cpdag, parents_to_dag
 
 
 def _five_node_network() -> DiscreteBN:
@@ -68,12 +66,11 @@ def test_rai_order_zero_only_removes_marginal_independences():
 
 
 def test_split_finds_the_descendant_and_the_ancestor_components():
-    g = _PDAG(6)
+    g = PDAG(6)
     for u, v in [(0, 2), (1, 2)]:                       # 0 -> 2 <- 1, 2 --- 3, 4 --- 5
         g.orient(u, v)
     for u, v in [(2, 3), (4, 5)]:
-        g.und[u].add(v)
-        g.und[v].add(u)
+        g.add_undirected(u, v)
     desc, ancs, anc = _split(g, list(range(6)))
     # 2 and 3 are lowest (3 is joined to 2 by an undirected edge); 4 --- 5 is not a parent of
     # anyone, so it is lowest as well; 0 and 1 are separate ancestor components.
@@ -169,74 +166,6 @@ def test_brai_refuses_bad_parameters(kw, msg):
         BRAI(**kw).fit(X, y)
 
 
-def test_g2_test_detects_dependence_and_independence():
-    rng = np.random.default_rng(0)
-    a = rng.integers(0, 2, 2000)
-    b = np.where(rng.random(2000) < 0.9, a, 1 - a)
-    z = rng.integers(0, 2, 2000)
-    D = np.column_stack([a, b, z])
-    ar = np.array([2, 2, 2])
-    assert g2_test(D, 0, 1, (), ar) < 1e-10
-    assert g2_test(D, 0, 2, (), ar) > 0.01
-    c = np.where(rng.random(2000) < 0.9, b, 1 - b)     # a - b - c chain: a ⊥ c | b
-    D = np.column_stack([a, b, c])
-    assert g2_test(D, 0, 2, (), ar) < 1e-10
-    assert g2_test(D, 0, 2, (1,), ar) > 0.01
-
-
-def test_g2_test_p_value_by_hand():
-    from scipy.stats import chi2
-    rng = np.random.default_rng(4)
-    D = np.column_stack([rng.integers(0, 3, 300), rng.integers(0, 2, 300),
-                         rng.integers(0, 2, 300)])
-    ar = np.array([3, 2, 2])
-    g2 = 0.0
-    for z in range(2):
-        sub = D[D[:, 2] == z]
-        n = np.zeros((3, 2))
-        np.add.at(n, (sub[:, 0], sub[:, 1]), 1)
-        e = n.sum(1, keepdims=True) * n.sum(0, keepdims=True) / n.sum()
-        g2 += 2 * np.sum(np.where(n > 0, n * np.log(np.where(n > 0, n, 1) / e), 0))
-    assert g2_test(D, 0, 1, (2,), ar) == pytest.approx(chi2.sf(g2, 2 * 1 * 2), rel=1e-9)
-    rows, mult = np.unique(D, axis=0, return_counts=True)         # distinct rows, weighted
-    assert g2_test(rows, 0, 1, (2,), ar, mult.astype(float)) == pytest.approx(
-        g2_test(D, 0, 1, (2,), ar), rel=1e-12)
-
-
-def _g2_numpy(data, x, y, z, arities, weights=None):
-    """The former numpy body of g2_test (joint_counts + array arithmetic): the oracle of the
-    numba kernel."""
-    from bnma_core.scores import joint_counts
-
-    n = joint_counts(data, [x, y, *z], arities, weights)
-    nxz = n.sum(axis=1, keepdims=True)
-    nyz = n.sum(axis=0, keepdims=True)
-    nz = n.sum(axis=(0, 1), keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        term = np.where(n > 0, n * np.log(n * nz / (nxz * nyz)), 0.0)
-    return 2.0 * float(term.sum())
-
-
-@settings(max_examples=60, deadline=None)
-@given(seed=hs.integers(0, 10_000), n_rows=hs.integers(1, 120), n_z=hs.integers(0, 3),
-       weighted=hs.booleans(), missing=hs.booleans())
-def test_g2_kernel_equals_the_numpy_statistic(seed, n_rows, n_z, weighted, missing):
-    from bnma_core.kernels.citests import g2_statistic
-
-    rng = np.random.default_rng(seed)
-    n_vars = 2 + n_z + 1
-    ar = rng.integers(2, 4, n_vars).astype(np.int64)
-    D = np.column_stack([rng.integers(0, a, n_rows) for a in ar]).astype(np.int64)
-    if missing:
-        D[rng.random(D.shape) < 0.1] = -1
-    w = rng.integers(1, 5, n_rows).astype(float) if weighted else None
-    z = tuple(int(v) for v in rng.permutation(np.arange(2, n_vars))[:n_z])
-    ref = _g2_numpy(D, 0, 1, z, ar, w)
-    got = g2_statistic(D, np.ones(n_rows) if w is None else w, 0, 1,
-                       np.asarray(z, dtype=np.int64), ar)
-    assert got == pytest.approx(ref, rel=1e-9, abs=1e-9)
-
-
 # ------------------------------------------------------- results pinned across speed-ups
 def _reference_problems():
     """The problems of ``tests/data/brai_reference.json``: the outputs of the implementation
@@ -297,7 +226,7 @@ def test_brai_results_equal_the_reference_implementation(problem):
 def test_thinning_kernel_equals_the_python_thinning_step(seed, cmi):
     from itertools import combinations
 
-    from bnma_core.classifiers.brai import _BootCI, _CITest, _thin, _thin_fast
+    from bnma_core.structure.rai import _BootCI, _CITest, _thin, _thin_fast
 
     rng = np.random.default_rng(seed)
     n, rows = 7, 300
@@ -305,7 +234,7 @@ def test_thinning_kernel_equals_the_python_thinning_step(seed, cmi):
     data = rng.integers(0, ar, (rows, n))
     data[:, 3] = (data[:, 1] + data[:, 2]) % ar[3]          # some dependence
     w = rng.integers(1, 4, rows).astype(float)
-    g = _PDAG(n, complete=True)
+    g = PDAG(n, complete=True)
     for a, b in combinations(range(n), 2):                  # a random partially directed graph
         u = rng.random()
         if u < 0.3:
@@ -344,7 +273,7 @@ def _random_tree(rng, depth, s, next_node):
 def test_batched_sampling_equals_one_structure_at_a_time(seed, s):
     from itertools import count
 
-    from bnma_core.classifiers.brai import _sample_many
+    from bnma_core.structure.rai import _sample_many
 
     counter = count()
     root = _random_tree(np.random.default_rng(seed), 5, s, lambda: next(counter))
@@ -382,7 +311,7 @@ def test_split_equals_the_networkx_version(seed):
 
     rng = np.random.default_rng(seed)
     n = 9
-    g = _PDAG(n, complete=True)
+    g = PDAG(n, complete=True)
     for a, b in combinations(range(n), 2):
         u = rng.random()
         if u < 0.55:
@@ -391,6 +320,60 @@ def test_split_equals_the_networkx_version(seed):
             g.orient(a, b) if rng.random() < 0.5 else g.orient(b, a)
     en = sorted(rng.choice(n, int(rng.integers(1, n + 1)), replace=False).tolist())
     assert _split(g, en) == _split_networkx(g, en)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=hs.integers(0, 10_000), n_rows=hs.integers(0, 80), n_z=hs.integers(0, 3),
+       weights=hs.sampled_from(["counts", "fractional"]), missing=hs.booleans())
+def test_sorted_rows_g2_equals_the_dense_table_bit_for_bit(seed, n_rows, n_z, weights,
+                                                             missing):
+    """The sorted-rows count of a table too large to allocate gives the dense table's G² to
+    the last bit (the same cell sums in the same order), fractional weights included."""
+    from bnma_core.kernels.citests import _half_g2_sorted, g2_statistic
+
+    rng = np.random.default_rng(seed)
+    ar = rng.integers(2, 5, 2 + n_z).astype(np.int64)
+    D = np.zeros((n_rows, 2 + n_z), dtype=np.int64)
+    for v, a in enumerate(ar):
+        D[:, v] = rng.integers(0, a, n_rows)
+    if missing:
+        D[rng.random(D.shape) < 0.1] = -1
+    w = (rng.integers(0, 4, n_rows).astype(float) if weights == "counts"
+         else rng.random(n_rows) * 3)
+    z = np.arange(2, 2 + n_z, dtype=np.int64)
+    ok = (D >= 0).all(axis=1)
+    codes = np.ascontiguousarray(np.vstack([D[ok, 1], D[ok, 0], *(D[ok, v] for v in z)])
+                                 .reshape(2 + n_z, -1))
+    sparse = 2.0 * _half_g2_sorted(codes, np.ascontiguousarray(w[ok]), int(ar[0]), int(ar[1]))
+    assert sparse == g2_statistic(D, w, 0, 1, z, ar)
+
+
+def test_thinning_on_tables_too_large_to_allocate():
+    """Twelve 10-state variables, orders 9 and 10: each test's table has 10^11 or 10^12 cells
+    (0.8 TB and more as a dense table); the kernel and the Python path both count from the
+    sorted rows and decide alike."""
+    from itertools import combinations
+
+    from bnma_core.structure.rai import _BootCI, _CITest, _thin, _thin_fast
+
+    rng = np.random.default_rng(0)
+    n, rows = 12, 150
+    h = rng.integers(0, 10, rows)
+    data = np.column_stack([np.where(rng.random(rows) < 0.5, h, rng.integers(0, 10, rows))
+                            for _ in range(n)])
+    ar = np.full(n, 10)
+    w = rng.integers(1, 3, rows).astype(float)
+    pairs = list(combinations(range(n), 2))[:12]
+    for order, cmi in [(9, None), (9, 0.5), (10, None)]:
+        g1, g2 = PDAG(n, complete=True), PDAG(n, complete=True)
+        s1, s2 = {}, {}
+        ci = _CITest(data, ar, 0.05, w, cmi)
+        _thin(g1, s1, pairs, order, ci)
+        fast = _BootCI(np.ascontiguousarray(data.T, dtype=np.uint8), w, ar.astype(np.int64),
+                       0.05, cmi)
+        _thin_fast(g2, s2, pairs, order, fast)
+        assert ci.n_tests > 0
+        assert (g1.par, g1.und, s1, ci.n_tests) == (g2.par, g2.und, s2, fast.n_tests)
 
 
 def test_bootstrap_columns_selects_the_drawn_rows():
@@ -409,7 +392,7 @@ def test_cmi_threshold_decision_by_hand(seed):
     """The reference code's test (causality-lab ``CondIndepCMI``): independent when the
     empirical CMI in nats, sum_xyz p(x,y,z) log(p(x,y|z) / (p(x|z) p(y|z))), is at most the
     threshold — computed here from a weighted contingency table in numpy."""
-    from bnma_core.classifiers.brai import _CITest
+    from bnma_core.structure.rai import _CITest
 
     rng = np.random.default_rng(seed)
     n, rows = 5, 400
@@ -456,18 +439,18 @@ def _latent_data(n: int = 1000, p: int = 6, seed: int = 0):
 
 
 def _builder(X, y, max_order=None, max_tests=None):
-    from bnma_core.classifiers.brai import _TreeBuilder
+    from bnma_core.structure.rai import GeneratingTree
 
     data = np.column_stack([X, y]).astype(np.int64)
     ar = np.full(data.shape[1], 2, dtype=np.int64)
-    return _TreeBuilder(data, ar, 0.05, 3, max_order, DirichletScore("bdeu", 1.0),
+    return GeneratingTree(data, ar, 0.05, 3, max_order, DirichletScore("bdeu", 1.0),
                         np.random.default_rng(0), None, max_tests)
 
 
 def test_size_guard_refuses_before_building_the_tree_and_names_a_cap_that_fits(monkeypatch):
     import re
 
-    from bnma_core.classifiers import brai as B
+    from bnma_core.structure import rai as R
     from bnma_core.structure.exact import ResourceLimitError
 
     X, y = _latent_data()
@@ -480,7 +463,7 @@ def test_size_guard_refuses_before_building_the_tree_and_names_a_cap_that_fits(m
         raise AssertionError("the tree was built although the estimate exceeds the limit")
 
     with monkeypatch.context() as m:
-        m.setattr(B._TreeBuilder, "learn", never)
+        m.setattr(R.GeneratingTree, "learn", never)
         with pytest.raises(ResourceLimitError, match="max_ci_tests=") as info:
             BRAI(n_structures=5, max_ci_tests=limit, random_state=0).fit(X, y)
     msg = str(info.value)
@@ -521,7 +504,7 @@ def test_a_tree_that_outgrows_the_limit_is_stopped_with_the_remedies():
     X, y = _latent_data()
     tb = _builder(X, y, max_tests=50)
     with pytest.raises(ResourceLimitError, match="stopped after .* max_ci_tests=50"):
-        tb.learn(_PDAG(X.shape[1] + 1, complete=True), {}, list(range(X.shape[1] + 1)), [], 0)
+        tb.build()
 
 
 @pytest.mark.parametrize("bad", [0, -5, True, "many", float("inf"), float("nan")])
@@ -555,7 +538,7 @@ def test_a_structure_too_large_to_tabulate_is_refused_not_allocated():
     """Order-0 tests only on strongly dependent 10-state data leave a nearly complete graph:
     a node with 8 parents, 10^7 configurations. Its leaf is scored sparsely, and the tables
     beyond MAX_NETWORK_CELLS are refused with the remedy instead of exhausting memory."""
-    from bnma_core.classifiers import brai as B
+    from bnma_core.structure import rai as R
     from bnma_core.structure.exact import ResourceLimitError
 
     rng = np.random.default_rng(0)
@@ -569,12 +552,12 @@ def test_a_structure_too_large_to_tabulate_is_refused_not_allocated():
     tb.ar = np.array([10] * 5 + [2], dtype=np.int64)
     big = tuple(range(1, 5))            # q = 10^4 x r = 10: dense; and 10^6 cells: sparse
     dense = tb.score.log_ml(family_counts(tb.rows, 0, list(big), tb.ar, tb.mult))
-    old = B._DENSE_CELLS
+    old = R._DENSE_CELLS
     try:
-        B._DENSE_CELLS = 1000
+        R._DENSE_CELLS = 1000
         assert abs(tb.local_score(0, big) - dense) < 1e-8
     finally:
-        B._DENSE_CELLS = old
+        R._DENSE_CELLS = old
 
 
 def test_bdeu_selected_cmi_threshold_is_the_best_scoring_plain_rai_structure():

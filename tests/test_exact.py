@@ -542,3 +542,54 @@ def test_k_above_the_number_of_structures_returns_them_all(n):
     classes = k_best(X, ar, 1000, classes=True)
     assert len(dags) == N_DAGS[n] and len({r.parents for r in dags}) == N_DAGS[n]
     assert len(classes) == N_CLASSES[n] and len({r.key for r in classes}) == N_CLASSES[n]
+
+
+# ----------------------------------------------------------------- the shared classifier base
+def test_exact_structure_classifiers_share_one_public_base():
+    from bnma_core.classifiers.brai import BRAI
+    from bnma_core.classifiers.ensembles import AdaBoostEBN, BaggingEBN, BANMix
+    from bnma_core.classifiers.exact import ExactStructureClassifier
+    from bnma_core.classifiers.kbest import KBestEC, SubbaggingKBest
+
+    for cls in (ExactBN, ExactANB, KBestEC, SubbaggingKBest, BaggingEBN, AdaBoostEBN, BANMix,
+                BRAI):
+        assert issubclass(cls, ExactStructureClassifier), cls.__name__
+
+
+def test_no_classifier_module_imports_a_private_name_of_another():
+    """Shared helpers are public where they live (e.g. the base class and its checks in
+    ``classifiers/exact.py``), not private names of one classifier borrowed by others."""
+    import ast
+    from pathlib import Path
+
+    import bnma_core.classifiers as pkg
+
+    found = []
+    for path in sorted(Path(pkg.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "")
+                                                     .startswith("bnma_core")):
+                found += [f"{path.name}: {node.module}.{a.name}" for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")]
+    assert found == []
+
+
+def test_exact_bn_drops_incomplete_and_zero_weight_rows():
+    X, ar = _data()
+    y = X[:, -1]
+    X = X[:, :-1].copy()
+    X[0, 0] = -1
+    w = np.ones(len(y))
+    w[1] = 0.0
+    clf = ExactBN().fit(X, y, arities=ar[:-1], sample_weight=w)
+    assert clf.n_rows_dropped_ == 2 and clf.class_index_ == X.shape[1]
+    keep = np.ones(len(y), dtype=bool)
+    keep[:2] = False
+    ref = ExactBN().fit(X[keep], y[keep], arities=ar[:-1])
+    assert clf.structure_.parents == ref.structure_.parents
+    np.testing.assert_allclose(clf.predict_proba(X[keep]), ref.predict_proba(X[keep]),
+                               atol=1e-12)
+    w[:] = 0.0
+    w[0] = 1.0                            # the only weighted row is incomplete
+    with pytest.raises(DataError, match="complete with a positive weight"):
+        ExactBN().fit(X, y, arities=ar[:-1], sample_weight=w)

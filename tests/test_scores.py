@@ -18,6 +18,7 @@ from bnma_core.scores import (
     conditional_local_mutual_information,
     conditional_mutual_information,
     family_counts,
+    g2_test,
     joint_distribution,
     local_mutual_information,
     log_marginal_likelihood,
@@ -424,3 +425,106 @@ def test_a_count_table_too_large_is_refused_before_allocation(monkeypatch):
     with pytest.raises(DataError, match=r"variable 3 with 3 parents would have 2e\+03 cells"):
         scores.family_counts(data, 3, [0, 1, 2], ar)
     assert scores.family_counts(data, 3, [0, 1], ar).shape == (100, 2)
+
+
+# ------------------------------------------------------------------ G² independence test
+def test_g2_test_detects_dependence_and_independence():
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 2, 2000)
+    b = np.where(rng.random(2000) < 0.9, a, 1 - a)
+    z = rng.integers(0, 2, 2000)
+    D = np.column_stack([a, b, z])
+    ar = np.array([2, 2, 2])
+    assert g2_test(D, 0, 1, (), ar) < 1e-10
+    assert g2_test(D, 0, 2, (), ar) > 0.01
+    c = np.where(rng.random(2000) < 0.9, b, 1 - b)     # a - b - c chain: a ⊥ c | b
+    D = np.column_stack([a, b, c])
+    assert g2_test(D, 0, 2, (), ar) < 1e-10
+    assert g2_test(D, 0, 2, (1,), ar) > 0.01
+
+
+def test_g2_test_p_value_by_hand():
+    from scipy.stats import chi2
+    rng = np.random.default_rng(4)
+    D = np.column_stack([rng.integers(0, 3, 300), rng.integers(0, 2, 300),
+                         rng.integers(0, 2, 300)])
+    ar = np.array([3, 2, 2])
+    g2 = 0.0
+    for z in range(2):
+        sub = D[D[:, 2] == z]
+        n = np.zeros((3, 2))
+        np.add.at(n, (sub[:, 0], sub[:, 1]), 1)
+        e = n.sum(1, keepdims=True) * n.sum(0, keepdims=True) / n.sum()
+        g2 += 2 * np.sum(np.where(n > 0, n * np.log(np.where(n > 0, n, 1) / e), 0))
+    assert g2_test(D, 0, 1, (2,), ar) == pytest.approx(chi2.sf(g2, 2 * 1 * 2), rel=1e-9)
+    rows, mult = np.unique(D, axis=0, return_counts=True)         # distinct rows, weighted
+    assert g2_test(rows, 0, 1, (2,), ar, mult.astype(float)) == pytest.approx(
+        g2_test(D, 0, 1, (2,), ar), rel=1e-12)
+
+
+def _g2_numpy(data, x, y, z, arities, weights=None):
+    """The former numpy body of g2_test (joint_counts + array arithmetic): the oracle of the
+    numba kernel."""
+    from bnma_core.scores import joint_counts
+
+    n = joint_counts(data, [x, y, *z], arities, weights)
+    nxz = n.sum(axis=1, keepdims=True)
+    nyz = n.sum(axis=0, keepdims=True)
+    nz = n.sum(axis=(0, 1), keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        term = np.where(n > 0, n * np.log(n * nz / (nxz * nyz)), 0.0)
+    return 2.0 * float(term.sum())
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n_rows=st.integers(1, 120), n_z=st.integers(0, 3),
+       weighted=st.booleans(), missing=st.booleans())
+def test_g2_kernel_equals_the_numpy_statistic(seed, n_rows, n_z, weighted, missing):
+    from bnma_core.kernels.citests import g2_statistic
+
+    rng = np.random.default_rng(seed)
+    n_vars = 2 + n_z + 1
+    ar = rng.integers(2, 4, n_vars).astype(np.int64)
+    D = np.column_stack([rng.integers(0, a, n_rows) for a in ar]).astype(np.int64)
+    if missing:
+        D[rng.random(D.shape) < 0.1] = -1
+    w = rng.integers(1, 5, n_rows).astype(float) if weighted else None
+    z = tuple(int(v) for v in rng.permutation(np.arange(2, n_vars))[:n_z])
+    ref = _g2_numpy(D, 0, 1, z, ar, w)
+    got = g2_statistic(D, np.ones(n_rows) if w is None else w, 0, 1,
+                       np.asarray(z, dtype=np.int64), ar)
+    assert got == pytest.approx(ref, rel=1e-9, abs=1e-9)
+
+
+def test_g2_test_on_a_table_too_large_to_allocate():
+    """Twelve 10-state variables: 10^12 cells, counted from the sorted rows; the statistic and
+    p-value of a by-hand count of the non-empty cells (p ≈ 1 with so many degrees of
+    freedom). Twenty conditioning variables: the degrees of freedom pass int64 and are taken
+    in floating point (p = 1)."""
+    from collections import Counter
+
+    from scipy.stats import chi2
+
+    rng = np.random.default_rng(3)
+    h = rng.integers(0, 10, 400)
+    xy = [np.where(rng.random(400) < 0.7, h, rng.integers(0, 10, 400)) for _ in range(2)]
+    zs = [np.where(rng.random(400) < 0.97, 0, rng.integers(0, 10, 400)) for _ in range(10)]
+    D = np.column_stack(xy + zs)                  # Z mostly 0: slices with many rows
+    ar = np.full(12, 10)
+    z = tuple(range(2, 12))
+    n = Counter(map(tuple, D))
+    nxz, nyz, nz = Counter(), Counter(), Counter()
+    for (x, y, *zz), c in n.items():
+        nxz[(x, *zz)] += c
+        nyz[(y, *zz)] += c
+        nz[tuple(zz)] += c
+    g2 = 2 * sum(c * math.log(c * nz[tuple(zz)] / (nxz[(x, *zz)] * nyz[(y, *zz)]))
+                 for (x, y, *zz), c in n.items())
+    assert g2 > 0
+    assert g2_test(D, 0, 1, z, ar) == pytest.approx(chi2.sf(g2, 81 * 10**10), rel=1e-9)
+    wide = np.column_stack([D, D[:, 2:]])          # the same slices, df = 81 * 10^20
+    assert g2_test(wide, 0, 1, tuple(range(2, 22)), np.full(22, 10)) == 1.0
+    from bnma_core.kernels.citests import g2_statistic
+
+    assert g2_statistic(D.astype(np.int64), np.ones(len(D)), 0, 1, np.array(z),
+                        ar.astype(np.int64)) == pytest.approx(g2, rel=1e-12)

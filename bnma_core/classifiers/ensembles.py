@@ -23,7 +23,7 @@ import numpy as np
 from ..scores import pairwise_conditional_mutual_information
 from ..structure.exact import ExactLimits, ScoredStructure, best_network, check_limits
 from .base import BOOLEAN, RANDOM_STATE, Interval, Options
-from .kbest import _ExactStructureClassifier
+from .exact import ExactStructureClassifier
 
 __all__ = ["AdaBoostEBN", "BANMix", "BaggingEBN", "samme_alpha"]
 
@@ -37,7 +37,7 @@ _EXACT_CONSTRAINTS = {
 }
 
 
-class _WeightedMembers(_ExactStructureClassifier):
+class _WeightedMembers(ExactStructureClassifier):
     """Members (structure, network, weight alpha_t) combined by soft or hard voting."""
 
     def _combine(self, X: np.ndarray) -> np.ndarray:

@@ -1,5 +1,11 @@
-"""Classifiers on the exactly optimal Bayesian network: EBN and EANB (DESIGN §3, §6).
+"""Classifiers on Bayesian networks learned over the features and the class together: the
+shared base :class:`ExactStructureClassifier`, and EBN and EANB on the exactly optimal network
+(DESIGN §3, §6).
 
+* :class:`ExactStructureClassifier`: the plumbing of every classifier whose networks are whole
+  structures over the features and the class, learned from complete rows — EBN / EANB here,
+  the K-best averages (:mod:`~bnma_core.classifiers.kbest`), the exact-network ensembles
+  (:mod:`~bnma_core.classifiers.ensembles`) and B-RAI (:mod:`~bnma_core.classifiers.brai`).
 * :class:`ExactBN` (``ebn``): the optimal DAG over the features and the class together (the
   class may get parents and children; Silander & Myllymäki 2006), predicting with the class
   posterior of that network.
@@ -13,16 +19,95 @@ marginalized exactly (variable elimination in :meth:`bnma_core.network.DiscreteB
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from ..data import DataError
+from ..network import DiscreteBN
 from ..structure.exact import ExactLimits, ScoredStructure, best_network
 from .base import DiscreteBNClassifier, Interval, Options
 
+__all__ = ["ExactANB", "ExactBN", "ExactStructureClassifier", "check_ess"]
 
-class ExactBN(DiscreteBNClassifier):
+
+def check_ess(ess: Any) -> float:
+    """The equivalent sample size ``ess`` as a float if it is a finite positive number, else a
+    ValueError."""
+    try:
+        a = float(ess)
+    except (TypeError, ValueError):
+        raise ValueError(f"ess must be a positive number (got {ess!r}).") from None
+    if not (a > 0 and math.isfinite(a)):
+        raise ValueError(f"ess must be a positive number (got {ess!r}).")
+    return a
+
+
+class ExactStructureClassifier(DiscreteBNClassifier):
+    """Base of the classifiers whose networks are whole structures over the features and the
+    class (the class may have parents and children), learned from complete training rows.
+
+    It holds what they share: the complete training table (features, then the class in column
+    ``class_index_``), networks with EAP parameters θ_ijk = (N_ijk + α/(r_i q_i)) /
+    (N_ij + α/q_i) (α = ``ess``), and exact class posteriors with missing test values
+    marginalised (:meth:`bnma_core.network.DiscreteBN.class_posterior`). A subclass learns its
+    structures in ``_fit_codes`` and averages :meth:`_posterior` over its networks in
+    ``_predict_log_proba_codes``; it must have an ``ess`` parameter.
+    """
+
+    def _training_table(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Complete rows of [X | y] as int64 and the arities (features, then the class).
+        Sets ``class_index_`` and ``n_rows_dropped_``."""
+        data, ar, _ = self._weighted_training_table(X, y, None)
+        return data, ar
+
+    def _weighted_training_table(self, X: np.ndarray, y: np.ndarray,
+                                 weights: np.ndarray | None
+                                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """:meth:`_training_table` with row ``weights`` (or None): rows of weight 0 are left
+        out too, and the kept rows' weights are returned third."""
+        data = np.column_stack([X, y]).astype(np.int64)
+        ar = np.append(np.asarray(self.arities_, dtype=np.int64), len(self.classes_))
+        keep = (data >= 0).all(axis=1)
+        if weights is not None:
+            keep &= weights > 0
+        if not keep.any():
+            raise DataError("No training row is complete" + (" with a positive weight"
+                            if weights is not None else "") + "; exact structure learning "
+                            "needs complete rows (remove or impute missing values).")
+        self.class_index_ = X.shape[1]
+        self.n_rows_dropped_ = int((~keep).sum())
+        return (np.ascontiguousarray(data[keep]), ar,
+                None if weights is None else weights[keep])
+
+    def _names_states(self) -> tuple[list[str], list[list[str]]]:
+        """Variable names and state labels of the networks (features, then the class)."""
+        names, cname = self._variable_names()
+        cstates = [str(s) for s in self.classes_]
+        if len(set(cstates)) != len(cstates):
+            cstates = [f"class{i}" for i in range(len(cstates))]
+        return names + [cname], [list(s) for s in self.feature_states_] + [cstates]
+
+    def _network(self, s: ScoredStructure, data: np.ndarray, ar: np.ndarray,
+                 weights: np.ndarray | None = None) -> DiscreteBN:
+        """Structure ``s`` with EAP parameters from ``data`` (rows weighted by ``weights``)."""
+        names, states = self._names_states()
+        return s.fit_network(data, ar, check_ess(self.ess), names, states,
+                             sample_weight=weights)
+
+    def _posterior(self, net: DiscreteBN, X: np.ndarray) -> np.ndarray:
+        """P(c | x) of one network for feature codes ``X`` (-1 = missing, marginalised)."""
+        codes = np.column_stack([X, np.full(len(X), -1)]).astype(np.int64)
+        return net.class_posterior(self.class_index_, codes)
+
+    @staticmethod
+    def _log(p: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            return np.log(p)
+
+
+class ExactBN(ExactStructureClassifier):
     """Classifier on the globally optimal Bayesian network (EBN).
 
     Parameters
@@ -105,34 +190,12 @@ class ExactBN(DiscreteBNClassifier):
                             sample_weight=weights)
 
     def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
-        data = np.column_stack([X, y]).astype(np.int64)
-        ar = np.append(np.asarray(self.arities_, dtype=np.int64), len(self.classes_))
-        c = X.shape[1]
-        w = getattr(self, "_sample_weight", None)
-        complete = (data >= 0).all(axis=1)
-        if w is not None:
-            complete &= w > 0
-        if not complete.any():
-            raise DataError("No training row is complete (with a positive weight); exact "
-                            "structure learning needs complete rows.")
-        self.n_rows_dropped_ = int((~complete).sum())
-        data = data[complete]
-        w = None if w is None else w[complete]
-        self.class_index_ = c
-        self.structure_ = self._learn(data, ar, c, w)
-        names, cname = self._variable_names()
-        cstates = [str(s) for s in self.classes_]
-        if len(set(cstates)) != len(cstates):
-            cstates = [f"class{i}" for i in range(len(cstates))]
-        states = [list(s) for s in self.feature_states_] + [cstates]
-        self.network_ = self.structure_.fit_network(data, ar, float(self.ess),
-                                                    names + [cname], states, sample_weight=w)
+        data, ar, w = self._weighted_training_table(X, y, getattr(self, "_sample_weight", None))
+        self.structure_ = self._learn(data, ar, self.class_index_, w)
+        self.network_ = self._network(self.structure_, data, ar, w)
 
     def _predict_log_proba_codes(self, X: np.ndarray) -> np.ndarray:
-        codes = np.column_stack([X, np.full(len(X), -1)])
-        p = self.network_.class_posterior(self.class_index_, codes)
-        with np.errstate(divide="ignore"):
-            return np.log(p)
+        return self._log(self._posterior(self.network_, X))
 
     @property
     def class_parents_(self) -> tuple[int, ...]:

@@ -28,8 +28,6 @@ from typing import Any
 
 import numpy as np
 
-from ..data import DataError
-from ..network import DiscreteBN
 from ..structure.exact import (
     ExactLimits,
     ScoredStructure,
@@ -38,25 +36,10 @@ from ..structure.exact import (
     k_best,
     posterior_weights,
 )
-from .base import BOOLEAN, DEPRECATED, RANDOM_STATE, DiscreteBNClassifier, Interval, Options
+from .base import BOOLEAN, DEPRECATED, RANDOM_STATE, Interval, Options
+from .exact import ExactStructureClassifier
 
 __all__ = ["KBestEC", "Subsample", "SubbaggingKBest"]
-
-
-def _check_positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer (got {value!r}).")
-    return int(value)
-
-
-def _check_ess(ess: Any) -> float:
-    try:
-        a = float(ess)
-    except (TypeError, ValueError):
-        raise ValueError(f"ess must be a positive number (got {ess!r}).") from None
-    if not (a > 0 and math.isfinite(a)):
-        raise ValueError(f"ess must be a positive number (got {ess!r}).")
-    return a
 
 
 def _weights(structures: Sequence[ScoredStructure], weighting: str) -> np.ndarray:
@@ -69,49 +52,7 @@ def _weights(structures: Sequence[ScoredStructure], weighting: str) -> np.ndarra
     raise ValueError(f"weighting must be 'posterior' or 'uniform' (got {weighting!r}).")
 
 
-class _ExactStructureClassifier(DiscreteBNClassifier):
-    """Shared plumbing of the classifiers built on exact / K-best structures: the complete
-    training table (features then the class), networks with EAP parameters, and exact class
-    posteriors with missing test values marginalised."""
-
-    def _training_table(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Complete rows of [X | y] as int64 and the arities (features, then the class).
-        Sets ``class_index_`` and ``n_rows_dropped_``."""
-        data = np.column_stack([X, y]).astype(np.int64)
-        ar = np.append(np.asarray(self.arities_, dtype=np.int64), len(self.classes_))
-        complete = (data >= 0).all(axis=1)
-        if not complete.any():
-            raise DataError("No training row is complete; exact structure learning needs "
-                            "complete rows (remove or impute missing values).")
-        self.class_index_ = X.shape[1]
-        self.n_rows_dropped_ = int((~complete).sum())
-        return np.ascontiguousarray(data[complete]), ar
-
-    def _names_states(self) -> tuple[list[str], list[list[str]]]:
-        names, cname = self._variable_names()
-        cstates = [str(s) for s in self.classes_]
-        if len(set(cstates)) != len(cstates):
-            cstates = [f"class{i}" for i in range(len(cstates))]
-        return names + [cname], [list(s) for s in self.feature_states_] + [cstates]
-
-    def _network(self, s: ScoredStructure, data: np.ndarray, ar: np.ndarray,
-                 weights: np.ndarray | None = None) -> DiscreteBN:
-        names, states = self._names_states()
-        return s.fit_network(data, ar, _check_ess(self.ess), names, states,
-                             sample_weight=weights)
-
-    def _posterior(self, net: DiscreteBN, X: np.ndarray) -> np.ndarray:
-        """P(c | x) of one network for feature codes ``X`` (-1 = missing, marginalised)."""
-        codes = np.column_stack([X, np.full(len(X), -1)]).astype(np.int64)
-        return net.class_posterior(self.class_index_, codes)
-
-    @staticmethod
-    def _log(p: np.ndarray) -> np.ndarray:
-        with np.errstate(divide="ignore"):
-            return np.log(p)
-
-
-class KBestEC(_ExactStructureClassifier):
+class KBestEC(ExactStructureClassifier):
     """Model averaging over the K best Markov equivalence classes (KBestEC).
 
     P(c | x) = sum_k w_k P(c | x, G_k, theta_k), w_k = exp(S_k - max S) / sum_k' exp(S_k' - max S)
@@ -210,7 +151,7 @@ class Subsample:
     weights: np.ndarray
 
 
-class SubbaggingKBest(_ExactStructureClassifier):
+class SubbaggingKBest(ExactStructureClassifier):
     """Subbagging K-best equivalence-class model averaging (Sugahara, Aomi & Ueno).
 
     From the complete training rows D draw ``n_subsamples`` = T subsamples D_t of

@@ -2,7 +2,7 @@
 
 G² = 2 Σ_{x,y,z} N_xyz log(N_xyz N_z / (N_xz N_yz)) (Spirtes, Glymour & Scheines 2000, §5.4.2),
 the contingency table of (X, Y, Z) counted from (distinct) rows with multiplicities. The Python
-reference is :func:`bnma_core.classifiers.brai.g2_test`'s former body: ``scores.joint_counts``
+reference is :func:`bnma_core.scores.g2_test`'s former body: ``scores.joint_counts``
 plus numpy arithmetic, ~140 µs per test on 3,000 rows, nearly all call overhead — B-RAI runs
 millions of tests (``experiments/sugahara.md``). Cell order: z's configuration index with the
 first conditioning variable fastest (``kernels.counting.parent_strides``), then x, then y.
@@ -12,6 +12,11 @@ sequential removals) on a bootstrap sample's column-major codes with integer wei
 same tables, statistics and p-values (scipy's cephes ``chdtrc``, linked by symbol) as
 :func:`g2_statistic` plus ``scipy.special.chdtrc`` — the tables hold integer-valued sums, which
 floating-point addition computes exactly in any order.
+
+A table of more than :data:`DENSE_TABLE_CELLS` cells (a high-order test on many-state
+variables: ten 10-state variables make 10^10 cells) is not allocated: the rows are sorted by
+their cell (:func:`_half_g2_sorted`) and only the non-empty cells are summed, in the dense
+loop's order, so the statistic and the p-value are the same to the last bit.
 """
 
 from __future__ import annotations
@@ -24,6 +29,10 @@ from numba import njit, types
 from numba.extending import get_cython_function_address
 
 from .counting import parent_strides
+
+#: Largest contingency table (cells) a test counts in a dense array (8 MB; the thinning kernel
+#: keeps four); larger tables are counted from the sorted rows (:func:`_half_g2_sorted`).
+DENSE_TABLE_CELLS = 1 << 20
 
 
 @njit(cache=True)
@@ -59,14 +68,133 @@ def _half_g2(counts: np.ndarray, rx: int, ry: int, qz: int) -> float:
 
 
 @njit(cache=True)
+def _half_g2_sorted(codes: np.ndarray, weights: np.ndarray, rx: int, ry: int) -> float:
+    """:func:`_half_g2` without the dense table: ``codes`` (2 + k, n) holds each row's Y, X,
+    then Z_1..Z_k codes (complete rows). The rows are put in the order of their dense cell
+    index (Z_k most significant, ..., Z_1, X, Y least: a stable sort per variable, least
+    significant first), so each cell sums its rows' weights in row order as the dense count
+    does, and the non-empty cells and Z slices are visited in the dense loop's order: the
+    same floating-point operations (an empty cell only adds 0), so the result equals
+    :func:`_half_g2` on the dense table to the last bit, for any weights."""
+    m = codes.shape[0]
+    n = codes.shape[1]
+    perm = np.arange(n)
+    key = np.empty(n, dtype=np.int64)
+    for t in range(m):
+        for i in range(n):
+            key[i] = codes[t, perm[i]]
+        perm = perm[np.argsort(key, kind="mergesort")]
+    nxz = np.empty(rx)
+    nyz = np.empty(ry)
+    ca = np.empty(n, dtype=np.int64)           # the non-empty cells of one Z slice
+    cb = np.empty(n, dtype=np.int64)
+    cc = np.empty(n)
+    g2 = 0.0
+    i = 0
+    while i < n:
+        for a in range(rx):
+            nxz[a] = 0.0
+        for b in range(ry):
+            nyz[b] = 0.0
+        nz = 0.0
+        nc = 0
+        t = i
+        while True:                             # the cells of the Z configuration of row i
+            r = perm[t]
+            a = codes[1, r]
+            b = codes[0, r]
+            c = 0.0
+            while t < n and codes[1, perm[t]] == a and codes[0, perm[t]] == b:
+                same = True
+                for v in range(2, m):
+                    if codes[v, perm[t]] != codes[v, perm[i]]:
+                        same = False
+                        break
+                if not same:
+                    break
+                c += weights[perm[t]]
+                t += 1
+            ca[nc] = a
+            cb[nc] = b
+            cc[nc] = c
+            nc += 1
+            nxz[a] += c
+            nyz[b] += c
+            nz += c
+            if t >= n:
+                break
+            same = True
+            for v in range(2, m):
+                if codes[v, perm[t]] != codes[v, perm[i]]:
+                    same = False
+                    break
+            if not same:
+                break
+        if nz > 0.0:
+            for u in range(nc):
+                c = cc[u]
+                if c > 0.0:
+                    g2 += c * math.log(c * nz / (nxz[ca[u]] * nyz[cb[u]]))
+        i = t
+    return g2
+
+
+@njit(cache=True)
+def _table_cells(arities: np.ndarray, x: int, y: int, z: np.ndarray) -> float:
+    """Cells of the (X, Y, Z) contingency table, as a float (no integer overflow)."""
+    size = float(arities[x]) * float(arities[y])
+    for t in range(z.shape[0]):
+        size *= float(arities[z[t]])
+    return size
+
+
+@njit(cache=True)
+def _dof(rx: int, ry: int, arities: np.ndarray, z: np.ndarray) -> float:
+    """(r_x - 1)(r_y - 1) prod r_z, at least 1: in int64 as the dense path computes it, in
+    floating point when it would overflow."""
+    qf = 1.0
+    for t in range(z.shape[0]):
+        qf *= float(arities[z[t]])
+    if qf * float(rx) * float(ry) < 4e18:
+        qz = 1
+        for t in range(z.shape[0]):
+            qz *= arities[z[t]]
+        return float(max((rx - 1) * (ry - 1) * qz, 1))
+    return max(float(rx - 1) * float(ry - 1) * qf, 1.0)
+
+
+@njit(cache=True)
 def g2_statistic(rows: np.ndarray, weights: np.ndarray, x: int, y: int, z: np.ndarray,
                  arities: np.ndarray) -> float:
     """G² of X ⊥ Y | Z on ``rows`` (n, n_vars) int with row weights ``weights`` (n,) float.
 
-    Rows with a missing value (code < 0) in X, Y or Z are skipped.
+    Rows with a missing value (code < 0) in X, Y or Z are skipped. A table above
+    :data:`DENSE_TABLE_CELLS` cells is counted from the sorted rows (the same value).
     """
     rx = arities[x]
     ry = arities[y]
+    if _table_cells(arities, x, y, z) > DENSE_TABLE_CELLS:
+        k = z.shape[0]
+        keep = np.empty(rows.shape[0], dtype=np.int64)
+        m = 0
+        for r in range(rows.shape[0]):
+            ok = rows[r, x] >= 0 and rows[r, y] >= 0
+            for t in range(k):
+                if rows[r, z[t]] < 0:
+                    ok = False
+            if ok:
+                keep[m] = r
+                m += 1
+        codes = np.empty((2 + k, m), dtype=np.int64)
+        w = np.empty(m)
+        for i in range(m):
+            r = keep[i]
+            codes[0, i] = rows[r, y]
+            codes[1, i] = rows[r, x]
+            for t in range(k):
+                codes[2 + t, i] = rows[r, z[t]]
+            w[i] = weights[r]
+        return 2.0 * _half_g2_sorted(codes, w, rx, ry)
     strides = parent_strides(z, arities)
     qz = 1
     for t in range(z.shape[0]):
@@ -112,13 +240,28 @@ def _g2_p_value(cols: np.ndarray, weights: np.ndarray, x: int, y: int, z: np.nda
 
     With ``cmi >= 0`` the decision is the authors' conditional-mutual-information threshold
     (causality-lab's ``CondIndepCMI``) instead: 1.0 when the empirical CMI (nats,
-    G² / 2N) is at most ``cmi``, else 0.0 — so that ``> alpha`` decides both tests."""
+    G² / 2N) is at most ``cmi``, else 0.0 — so that ``> significance`` decides both tests."""
     rx = arities[x]
     ry = arities[y]
     cells = rx * ry
     n = cols.shape[1]
     cx = cols[x]
     cy = cols[y]
+    if _table_cells(arities, x, y, z) > DENSE_TABLE_CELLS:
+        k = z.shape[0]
+        codes = np.empty((2 + k, n), dtype=np.int64)
+        for r in range(n):
+            codes[0, r] = cy[r]
+            codes[1, r] = cx[r]
+            for t in range(k):
+                codes[2 + t, r] = cols[z[t], r]
+        g2 = _half_g2_sorted(codes, weights, rx, ry)
+        if cmi >= 0.0:
+            total = 0.0
+            for r in range(n):
+                total += weights[r]
+            return 1.0 if g2 <= cmi * total else 0.0
+        return _chdtrc(_dof(rx, ry, arities, z), 2.0 * g2)
     for r in range(n):
         idx[r] = np.int64(cx[r]) * ry + np.int64(cy[r])
     size = cells
@@ -224,13 +367,13 @@ def _project(cols: np.ndarray, weights: np.ndarray, arities: np.ndarray, vs: np.
 
 @njit(cache=True)
 def thin_pairs(cols: np.ndarray, weights: np.ndarray, arities: np.ndarray, par: np.ndarray,
-               und: np.ndarray, pairs: np.ndarray, order: int, alpha: float,
+               und: np.ndarray, pairs: np.ndarray, order: int, significance: float,
                removed: np.ndarray, sepsets: np.ndarray, cmi: float = -1.0) -> int:
     """One thinning step of RAI: for each pair (a, b) of ``pairs`` (m, 2) in turn, if still
     adjacent, G² tests of a ⊥ b | Z for Z over the ``order``-subsets of a's potential parents
     (without b), then of b's (without a) not already tested, in ``itertools.combinations``
-    order; the first p-value above ``alpha`` removes the edge (later pairs see the thinned
-    graph). The graph is ``par[u, v]`` (an arrowhead u -> v) and the symmetric ``und``
+    order; the first p-value above ``significance`` removes the edge (later pairs see the
+    thinned graph). The graph is ``par[u, v]`` (an arrowhead u -> v) and the symmetric ``und``
     (undirected edges), both (n, n) bool and updated in place; ``removed[i]`` and
     ``sepsets[i, :order]`` record pair i's removal and separating set. Returns the number of
     tests run. Data: complete codes ``cols`` (n_vars, n_rows), column-major, with row
@@ -246,7 +389,7 @@ def thin_pairs(cols: np.ndarray, weights: np.ndarray, arities: np.ndarray, par: 
     top = 1                     # the largest table: the pair's and ``order`` largest arities
     srt = np.sort(arities)[::-1]
     for t in range(min(order + 2, srt.shape[0])):
-        top *= srt[t]
+        top = min(top * srt[t], DENSE_TABLE_CELLS)     # larger tables: counted sorted
     buf = np.empty(4 * top)
     cap = cols.shape[1] // 2        # projection only when it at least halves the rows
     tbl = np.empty(cap + 1)
@@ -318,7 +461,7 @@ def thin_pairs(cols: np.ndarray, weights: np.ndarray, arities: np.ndarray, par: 
                     if projected:
                         for t in range(order):
                             zl[t] = loc[z[t]]
-                    if _g2_p_value(tc, tw, tx, ty, tz, tar, cell, buf, cmi) > alpha:
+                    if _g2_p_value(tc, tw, tx, ty, tz, tar, cell, buf, cmi) > significance:
                         found = True
                         break
                 more = _next_combination(idx, m)

@@ -119,62 +119,177 @@ def ec_hash(parents: Sequence[Iterable[int]], codes: tuple[np.ndarray, np.ndarra
     return int(key)
 
 
+# ----------------------------------------------------------------- partially directed graphs
+class PDAG:
+    """A partially directed graph over the nodes 0..n-1 with Meek's orientation rules: the one
+    home of the rules for :func:`dag_to_cpdag` and RAI (:mod:`bnma_core.structure.rai`).
+
+    ``par[v]`` holds the nodes u with an arrowhead u -> v, ``und[v]`` the undirected
+    neighbours of v (an undirected edge is held at both ends). Both arrowheads u -> v and
+    v -> u may be present (a bidirected edge: conflicting orientations, as a constraint-based
+    learner can produce them).
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes.
+    complete : bool, default False
+        Start from the complete undirected graph (RAI's start) instead of the empty one.
+
+    Examples
+    --------
+    >>> g = PDAG(3)
+    >>> g.add_undirected(0, 1); g.add_undirected(1, 2)
+    >>> g.orient(0, 1)                  # 0 -> 1 --- 2 with 0, 2 non-adjacent
+    >>> g.meek_closure((1,))            # R1 orients 1 -> 2
+    >>> sorted(g.par[2]), sorted(g.und[2])
+    ([1], [])
+    """
+
+    __slots__ = ("par", "und")
+
+    def __init__(self, n: int, complete: bool = False) -> None:
+        self.par: list[set[int]] = [set() for _ in range(n)]
+        self.und: list[set[int]] = ([set(range(n)) - {v} for v in range(n)] if complete
+                                    else [set() for _ in range(n)])
+
+    def __len__(self) -> int:
+        return len(self.par)
+
+    def copy(self) -> PDAG:
+        g = PDAG.__new__(PDAG)
+        g.par = [set(p) for p in self.par]
+        g.und = [set(u) for u in self.und]
+        return g
+
+    def adjacent(self, a: int, b: int) -> bool:
+        """True if a and b are joined by any edge (undirected, either arc, bidirected)."""
+        return b in self.und[a] or b in self.par[a] or a in self.par[b]
+
+    def potential_parents(self, v: int) -> set[int]:
+        """Parents and undirected neighbours of v."""
+        return self.par[v] | self.und[v]
+
+    def add_undirected(self, a: int, b: int) -> None:
+        """Add the undirected edge a --- b."""
+        self.und[a].add(b)
+        self.und[b].add(a)
+
+    def delete(self, a: int, b: int) -> None:
+        """Remove every edge between a and b."""
+        self.par[a].discard(b)
+        self.par[b].discard(a)
+        self.und[a].discard(b)
+        self.und[b].discard(a)
+
+    def orient(self, a: int, b: int) -> None:
+        """a --- b becomes a -> b (a reverse arrowhead, if any, stays: a bidirected edge)."""
+        self.par[b].add(a)
+        self.und[a].discard(b)
+        self.und[b].discard(a)
+
+    # Meek's rules (Meek 1995), each over the undirected edges x --- y into y in ``nodes``.
+    def _rule1(self, nodes) -> bool:   # z -> x --- y, z, y non-adjacent: x -> y
+        changed = False
+        for y in nodes:
+            for x in sorted(self.und[y]):
+                if any(not self.adjacent(z, y) for z in self.par[x] if z != y):
+                    self.orient(x, y)
+                    changed = True
+        return changed
+
+    def _rule2(self, nodes) -> bool:   # x -> z -> y and x --- y: x -> y
+        changed = False
+        for y in nodes:
+            for x in sorted(self.und[y]):
+                if any(x in self.par[z] for z in self.par[y]):
+                    self.orient(x, y)
+                    changed = True
+        return changed
+
+    def _rule3(self, nodes) -> bool:   # x --- w -> y, x --- z -> y, w, z non-adjacent: x -> y
+        changed = False
+        for y in nodes:
+            for x in sorted(self.und[y]):
+                wz = sorted(self.und[x] & self.par[y])
+                if any(not self.adjacent(w, z) for w, z in itertools.combinations(wz, 2)):
+                    self.orient(x, y)
+                    changed = True
+        return changed
+
+    def _rule4(self, nodes) -> bool:   # w -> z -> y, x --- z, x --- w: x -> y
+        changed = False
+        for y in nodes:
+            for x in sorted(self.und[y]):
+                for z in sorted(self.par[y]):
+                    if self.adjacent(z, x) and self.par[z] & self.und[x]:
+                        self.orient(x, y)
+                        changed = True
+                        break
+        return changed
+
+    def meek_closure(self, rules: tuple[int, ...] = (1, 2, 3, 4)) -> None:
+        """Apply Meek's rules ``rules`` (numbered as in Meek 1995 and causality-lab) in that
+        order, each over every node, until none fires.
+
+        R1-R3 suffice to complete a DAG's pattern (Meek 1995, Theorem 2); R4 is needed after
+        orientations from background knowledge or from a constraint-based learner (RAI). On
+        a graph with conflicting orientations the result depends on this order, which RAI's
+        published results rely on.
+        """
+        fns = {1: self._rule1, 2: self._rule2, 3: self._rule3, 4: self._rule4}
+        bad = [r for r in rules if r not in fns]
+        if bad:
+            raise ValueError(f"Meek's rules are numbered 1-4 (got {bad[0]!r}).")
+        nodes = range(len(self.par))
+        changed = True
+        while changed:
+            changed = False
+            for r in rules:
+                changed |= fns[r](nodes)
+
+    def to_networkx(self) -> nx.DiGraph:
+        """As a networkx graph in this module's convention (edge attribute ``directed``; an
+        undirected edge as two opposite arcs)."""
+        g = nx.DiGraph()
+        g.add_nodes_from(range(len(self.par)))
+        for v in range(len(self.par)):
+            for u in self.par[v]:
+                g.add_edge(u, v, directed=True)
+            for u in self.und[v]:
+                g.add_edge(u, v, directed=False)
+        return g
+
+
 # ----------------------------------------------------------------------------- DAG -> CPDAG
 def dag_to_cpdag(dag: nx.DiGraph) -> nx.DiGraph:
     """The CPDAG of a DAG's equivalence class.
 
-    The v-structure arcs are compelled; Meek's rules R1-R3 then orient every further arc that
-    all members share (Meek 1995, Theorem 2: R1-R3 suffice when starting from a DAG's
-    pattern; the result equals Chickering's 1995 compelled-edge labelling).
+    The v-structure arcs are compelled; Meek's rules R1-R3 (:meth:`PDAG.meek_closure`) then
+    orient every further arc that all members share (Meek 1995, Theorem 2: R1-R3 suffice when
+    starting from a DAG's pattern; the result equals Chickering's 1995 compelled-edge
+    labelling).
 
     Returns a DiGraph: compelled arcs with ``directed=True``, reversible edges as two opposite
     arcs with ``directed=False``.
     """
     _check_dag(dag)
-    adj = {u: set(dag.predecessors(u)) | set(dag.successors(u)) for u in dag.nodes}
-    directed: set[tuple] = set()
+    names = list(dag.nodes)
+    pos = {u: i for i, u in enumerate(names)}
+    g = PDAG(len(names))
+    for u, w in dag.edges:
+        g.add_undirected(pos[u], pos[w])
     for a, c, b in v_structures(dag):
-        directed.add((a, c))
-        directed.add((b, c))
-    undirected = {frozenset(e) for e in dag.edges} - {frozenset(e) for e in directed}
-
-    def orient(u: Hashable, w: Hashable) -> None:
-        undirected.discard(frozenset((u, w)))
-        directed.add((u, w))
-
-    changed = True
-    while changed:
-        changed = False
-        for edge in list(undirected):
-            if edge not in undirected:
-                continue
-            x, y = tuple(edge)
-            for b, c in ((x, y), (y, x)):
-                # R1: a -> b, b - c, a and c non-adjacent  =>  b -> c
-                if any((a, b) in directed and c not in adj[a] for a in adj[b] if a != c):
-                    orient(b, c)
-                    changed = True
-                    break
-                # R2: b -> a -> c, b - c  =>  b -> c
-                if any((b, a) in directed and (a, c) in directed for a in adj[b]):
-                    orient(b, c)
-                    changed = True
-                    break
-                # R3: b - a1, b - a2, a1 -> c, a2 -> c, a1 and a2 non-adjacent, b - c => b -> c
-                und_b = [a for a in adj[b] if frozenset((a, b)) in undirected and a != c]
-                into_c = [a for a in und_b if (a, c) in directed]
-                if any(a2 not in adj[a1] for a1, a2 in itertools.combinations(into_c, 2)):
-                    orient(b, c)
-                    changed = True
-                    break
+        g.orient(pos[a], pos[c])
+        g.orient(pos[b], pos[c])
+    g.meek_closure((1, 2, 3))
     out = nx.DiGraph()
     out.add_nodes_from(dag.nodes(data=True))
-    for u, w in directed:
-        out.add_edge(u, w, directed=True)
-    for edge in undirected:
-        u, w = tuple(edge)
-        out.add_edge(u, w, directed=False)
-        out.add_edge(w, u, directed=False)
+    for v, w in enumerate(names):
+        for u in sorted(g.par[v]):
+            out.add_edge(names[u], w, directed=True)
+        for u in sorted(g.und[v]):
+            out.add_edge(names[u], w, directed=False)
     return out
 
 
