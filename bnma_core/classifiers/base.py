@@ -57,13 +57,13 @@ def _warn_unseen(unseen: np.ndarray, names: list[str], examples: list[Any]) -> N
     more = f" and {len(cols) - 5} more columns" if len(cols) > 5 else ""
     warnings.warn("Values not seen in training are treated as missing and marginalized: "
                   + ", ".join(parts) + more + ".", UnseenValueWarning,
-                  stacklevel=_caller_level())
+                  stacklevel=caller_level())
 
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
 
 
-def _caller_level() -> int:
+def caller_level() -> int:
     """``stacklevel`` of the first frame outside ``bnma_core``, so that a warning points at
     the user's ``predict`` call however deep the library's own calls go."""
     frame, level = sys._getframe(1), 1
@@ -220,7 +220,7 @@ def validate_parameters(est: Any, params: dict[str, Any] | None = None) -> dict[
                                  "name).")
             warnings.warn(f"{type(est).__name__}: the parameter {old!r} was renamed {new!r}; "
                           f"{old} is accepted until the next release. Use {new}={value!r}.",
-                          FutureWarning, stacklevel=_caller_level())
+                          FutureWarning, stacklevel=caller_level())
             params[new] = value
     for name, constraints in getattr(type(est), "_parameter_constraints", {}).items():
         check_parameter(name, params[name], constraints)

@@ -144,7 +144,7 @@ class MethodSpec:
         """A new estimator with the registered defaults and ``overrides`` (a former parameter
         name is mapped to its new name with a FutureWarning, so that it replaces the
         registered default)."""
-        from .base import _caller_level
+        from .base import caller_level
 
         cls = self.factory_class()
         renamed = getattr(cls, "_renamed_parameters", {})
@@ -152,7 +152,7 @@ class MethodSpec:
             new = renamed[old]
             warnings.warn(f"{self.name}: the parameter {old!r} was renamed {new!r}; {old} is "
                           f"accepted until the next release. Use {new}={overrides[old]!r}.",
-                          FutureWarning, stacklevel=_caller_level())
+                          FutureWarning, stacklevel=caller_level())
             overrides[new] = overrides.pop(old)
         params = {**self.defaults, **overrides}
         if not self.randomized:
@@ -196,11 +196,11 @@ def resolve_name(name: str) -> str:
     if name in ALIASES:
         return ALIASES[name]
     if name in RENAMED:
-        from .base import _caller_level
+        from .base import caller_level
 
         new = RENAMED[name]
         warnings.warn(f"The method code {name!r} was renamed {new!r}; {name} is accepted until "
-                      f"the next release.", FutureWarning, stacklevel=_caller_level())
+                      f"the next release.", FutureWarning, stacklevel=caller_level())
         return new
     raise ValueError(f"Unknown method {name!r}; available: {', '.join(METHODS)}")
 

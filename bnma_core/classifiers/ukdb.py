@@ -384,11 +384,11 @@ class UKDB(DiscreteBNClassifier):
         if isinstance(self.k, list | tuple | np.ndarray) and self.k_grid is None:
             import warnings
 
-            from .base import _caller_level
+            from .base import caller_level
 
             warnings.warn(f"UKDB: a sequence as k (k={self.k!r}) now goes in k_grid; k is "
                           f"the dependence order only. Use k_grid={tuple(self.k)!r}.",
-                          FutureWarning, stacklevel=_caller_level())
+                          FutureWarning, stacklevel=caller_level())
             check = type(self)._parameter_constraints["k_grid"][1]
             if not check(self.k):
                 raise ValueError(f"k must be an integer >= 0 (got {self.k!r}).")
