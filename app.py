@@ -26,7 +26,7 @@ from bnma_core.data import (
     informative_features,
     numeric_class_warning,
 )
-from bnma_core.limits import INPUT_RANGES
+from bnma_core.limits import INPUT_RANGES, MAX_COLUMNS
 from bnma_core.viz import class_balance_figure
 from bnma_ui import cache
 from bnma_ui.models import method_limits
@@ -103,6 +103,7 @@ WIDGET_OF = {"src": "app_source", "file": "app_sample_file", "target": "app_targ
 CHOICES = {"src": SOURCES, "disc": DISCRETIZATIONS, "missing": MISSING, "sep": SEP_CHOICES,
            "dec": DEC_CHOICES, "net": NETWORKS}
 """The spec fields with a fixed set of values (those of the Data page's widgets)."""
+MAX_NAME_CHARS = 1000  # one file, column or variable name in a link
 
 
 def checked_spec(spec: dict) -> tuple[dict, list[str]]:
@@ -122,6 +123,14 @@ def checked_spec(spec: dict) -> tuple[dict, list[str]]:
         elif k in CHOICES and v not in CHOICES[k]:
             problems.append(f"The link asks for {k}={str(v)[:40]!r}, which is not one of "
                             f"{', '.join(CHOICES[k])}: the default applies.")
+            continue
+        elif isinstance(v, list) and len(v) > MAX_COLUMNS:
+            problems.append(f"The link names {len(v):,} columns in {k}; at most "
+                            f"{MAX_COLUMNS:,} are possible: the default applies.")
+            continue
+        elif not isinstance(v, list) and len(str(v)) > MAX_NAME_CHARS:
+            problems.append(f"The link's {k} is {len(str(v)):,} characters long; at most "
+                            f"{MAX_NAME_CHARS:,} are possible: the default applies.")
             continue
         out[k] = v
     return out, problems

@@ -3,13 +3,16 @@
 Streamlit hashes the arguments of a cached function; a :class:`DiscreteDataset` is passed as
 ``_ds`` (not hashed) together with its identity (:func:`bnma_ui.state.data_id`: the raw data
 and every setting that built it, hashed), so equal data share one entry. Uploaded tables and
-the datasets built from them are kept in :class:`ResultStore` s bounded by bytes and age (a
-refused file is remembered too, by its content hash, so it is not read again on every rerun).
+the datasets built from them are kept in :class:`ResultStore` s bounded by bytes and age, as
+pickles (compact, sized exactly, and every session gets its own copy, as with
+``st.cache_data``); a refused file is remembered too, by its content hash, so it is not read
+again on every rerun.
 """
 
 from __future__ import annotations
 
 import hashlib
+import pickle
 import threading
 import time
 from collections import OrderedDict
@@ -43,10 +46,12 @@ def content_hash(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
-TABLE_CACHE_BYTES = 256 * 2**20
-"""Bytes of parsed tables (an uploaded file read for its columns) kept for every session."""
-DATASET_CACHE_BYTES = 512 * 2**20
-"""Bytes of encoded datasets (from files and network samples) kept for every session."""
+TABLE_CACHE_BYTES = 128 * 2**20
+"""Bytes of parsed tables (an uploaded file read for its columns; pickled) kept for every
+session: a 50 MB upload's table fits."""
+DATASET_CACHE_BYTES = 256 * 2**20
+"""Bytes of encoded datasets (from files and network samples; pickled) kept for every
+session."""
 DATA_CACHE_TTL = 1800.0
 """Seconds a cached table or dataset not used is kept."""
 
@@ -70,22 +75,30 @@ class Refused:
     message: str
 
 
-def memo(store: ResultStore, key: Any, compute: Any, spinner: str, floor_bytes: int = 0
-         ) -> Any:
-    """``compute()`` kept in ``store`` under ``key`` (a :class:`DataError` too, as
-    :class:`Refused`); sized at least ``floor_bytes`` (the file it came from)."""
+@dataclass(frozen=True)
+class Pickled:
+    """A value kept as its pickle (made by this program from its own objects)."""
+
+    blob: bytes
+
+
+def memo(store: ResultStore, key: Any, compute: Any, spinner: str) -> Any:
+    """``compute()`` kept in ``store`` under ``key`` as its pickle, sized by the pickle's
+    length, or the :class:`DataError` it raised (as :class:`Refused`). A hit returns a new
+    copy, which the session may change freely."""
     hit = store.get(key, _ABSENT)
     if isinstance(hit, Refused):
         raise DataError(hit.message)
-    if hit is not _ABSENT:
-        return hit
+    if isinstance(hit, Pickled):
+        return pickle.loads(hit.blob)
     try:
         with st.spinner(spinner):
             value = compute()
     except DataError as exc:
-        store.put(key, Refused(str(exc)), nbytes=0)
+        store.put(key, Refused(str(exc)), nbytes=len(str(exc)))
         raise
-    store.put(key, value, nbytes=max(approx_nbytes(value), floor_bytes))
+    blob = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    store.put(key, Pickled(blob), nbytes=len(blob))
     return value
 
 
@@ -99,7 +112,7 @@ def csv_table(raw: bytes, sep: str | None, decimal: str | None, digest: str | No
     digest = digest or content_hash(raw)
     return memo(table_cache(), (digest, sep, decimal),
                 lambda: read_table(raw, sep=sep, decimal=decimal, min_rows=MIN_COMPLETE_ROWS),
-                "Reading the file...", len(raw))
+                "Reading the file...")
 
 
 def load_csv(raw: bytes, target: str | None, discretization: str, n_bins: int, missing: str,
@@ -113,7 +126,7 @@ def load_csv(raw: bytes, target: str | None, discretization: str, n_bins: int, m
                 lambda: load_dataset(raw, target, discretization=discretization,
                                      n_bins=n_bins, missing=missing, sep=sep, decimal=decimal,
                                      drop_columns=list(drop), class_bins=class_bins),
-                "Reading and encoding the data...", len(raw))
+                "Reading and encoding the data...")
 
 
 @st.cache_resource(show_spinner="Reading the network...")

@@ -64,7 +64,7 @@ ds = require_dataset()
 fingerprint = data_id(ds)  # the raw data and every setting that built them
 
 
-@st.cache_resource(show_spinner="Learning the domain network...", max_entries=32)
+@st.cache_resource(show_spinner="Learning the domain network...", max_entries=32, ttl=1800)
 def fitted_ukdb(fp: str, k: int, left_out: int | None, _ds: DiscreteDataset) -> UKDB:
     """UKDB fitted on the dataset (all rows, or all but the one at position ``left_out``)."""
     rows = np.arange(_ds.n_rows) if left_out is None else np.delete(np.arange(_ds.n_rows),

@@ -72,7 +72,7 @@ ds = require_dataset()
 fingerprint = data_id(ds)  # the raw data and every setting that built them
 
 
-@st.cache_resource(show_spinner="Fitting both models...", max_entries=32)
+@st.cache_resource(show_spinner="Fitting both models...", max_entries=32, ttl=1800)
 def fitted(fp: str, arc_prior: float, score: str, test_pct: int, seed: int,
            _ds: DiscreteDataset) -> dict:
     train, test = holdout_split(_ds, test_pct / 100, seed)

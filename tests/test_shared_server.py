@@ -85,6 +85,9 @@ def test_absurd_row_count_in_a_link_is_not_used():
     ({"src": "bundled", "file": "wbc.csv", "disc": "quantile", "bins": "99"},
      "groups per numeric column must be between 2 and 10 (got 99)"),
     ({"src": "bundled", "file": "wbc.csv", "disc": "everything"}, "disc='everything'"),
+    ({"src": "bundled", "file": "wbc.csv", "target": "t" * 5000}, "5,000 characters long"),
+    ({"src": "bundled", "file": "wbc.csv", "keep": ",".join(f"c{j}" for j in range(9000))},
+     "names 9,000 columns in keep"),
 ])
 def test_out_of_range_link_values_get_one_sentence_and_the_default(params, words):
     at = _from_link(params)
@@ -132,11 +135,14 @@ def _wide_csv(n_columns: int, n_rows: int) -> bytes:
 
 
 def test_a_very_wide_upload_is_refused_at_once_and_not_read_again(monkeypatch):
+    import bnma_core.data as data
     import bnma_ui.cache as cache
 
     reads = []
-    real = cache.read_table
-    monkeypatch.setattr(cache, "read_table", lambda *a, **k: reads.append(1) or real(*a, **k))
+    real = data.read_table
+    counted = lambda *a, **k: reads.append(1) or real(*a, **k)  # noqa: E731
+    monkeypatch.setattr(data, "read_table", counted)  # (load_dataset's, and app.py's import)
+    monkeypatch.setattr(cache, "read_table", counted, raising=False)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.run()
     at.radio(key="app_source").set_value("upload").run()
@@ -166,12 +172,15 @@ def test_upload_and_dataset_caches_are_bounded_by_bytes_and_age():
 def test_cached_data_is_forgotten_when_it_exceeds_its_bytes(monkeypatch):
     import bnma_ui.cache as cache
 
-    store = cache.ResultStore(max_entries=32, max_bytes=3_000_000, ttl=1e9)
+    store = cache.ResultStore(max_entries=32, max_bytes=1_000_000, ttl=1e9)
     raws = [_wide_csv(20, 2_000 + i) for i in range(6)]  # ~ 0.1 MB files, ~0.3 MB datasets
     for raw in raws:
-        cache.memo(store, cache.content_hash(raw), lambda raw=raw: cache.load_dataset(raw),
-                   "", len(raw))
-    assert store.nbytes <= 3_000_000 and 0 < len(store) < 6
+        ds = cache.memo(store, cache.content_hash(raw), lambda raw=raw: cache.load_dataset(raw),
+                        "")
+        again = cache.memo(store, cache.content_hash(raw), lambda: pytest.fail("recomputed"),
+                           "")
+        assert again is not ds and again.fingerprint() == ds.fingerprint()  # a copy
+    assert store.nbytes <= 1_000_000 and 0 < len(store) < 6
     refused = cache.content_hash(b"x,class\n1,a\n")
     with pytest.raises(cache.DataError):
         cache.memo(store, refused, lambda: cache.load_dataset(b"x,class\n1,a\n"), "")
