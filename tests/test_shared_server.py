@@ -221,12 +221,16 @@ def test_a_result_evicted_by_another_session_is_treated_as_absent(monkeypatch):
     assert store.get(("nothing",)) is None
 
 
-def test_an_expired_result_is_absent_on_the_one_read():
-    from bnma_ui.cache import ResultStore
+def test_an_expired_result_is_absent_on_the_one_read(monkeypatch):
+    import bnma_ui.cache as cache
 
-    store = ResultStore(ttl=0.0)
+    clock = [1000.0]
+    monkeypatch.setattr(cache.time, "time", lambda: clock[0])
+    store = cache.ResultStore(ttl=60.0)
     store["k"] = np.zeros(3)
-    time.sleep(0.01)  # (ttl 0: expired at the next clock tick)
+    clock[0] += 30
+    assert store.get("k") is not None  # used: its age starts again
+    clock[0] += 61
     assert store.get("k") is None
     with pytest.raises(KeyError):
         store["k"]
