@@ -81,7 +81,7 @@ SEP_CHARS = {"comma": ",", "semicolon": ";", "tab": "\t"}
 DEC_CHOICES = {"auto": "Detect", "point": "Point: 3.5", "comma": "Comma: 3,5"}
 DEC_CHARS = {"point": ".", "comma": ","}
 assert set(SEP_CHARS.values()) == set(SEPARATORS) and set(DEC_CHARS.values()) == set(DECIMAL_MARKS)
-UPLOAD_KEY = "_bnma_upload"  # (file name, bytes, content hash) of the last uploaded CSV
+UPLOAD_KEY = "_bnma_upload"  # (file name, bytes, content hash, file id) of the last upload
 RESTORED_KEY = "_bnma_url_restored"  # the URL was read once in this session
 LOST_UPLOAD_KEY = "_bnma_lost_upload"  # a link named an upload we do not have
 URL_PROBLEMS_KEY = "_bnma_url_problems"  # what a restored link asked for that was not used
@@ -273,9 +273,10 @@ def _file_controls(source: str) -> str | None:
              "as categories; empty cells, '?' and 'NA' count as missing.")
     if uploaded is not None:
         stored = st.session_state.get(UPLOAD_KEY)
-        raw = uploaded.getvalue()
-        if stored is None or stored[0] != uploaded.name or stored[1] is not raw:
-            st.session_state[UPLOAD_KEY] = (uploaded.name, raw, cache.content_hash(raw))
+        file_id = getattr(uploaded, "file_id", None)
+        if stored is None or file_id is None or stored[3] != file_id:  # hashed once per file
+            raw = uploaded.getvalue()
+            st.session_state[UPLOAD_KEY] = (uploaded.name, raw, cache.content_hash(raw), file_id)
         st.session_state.pop(LOST_UPLOAD_KEY, None)
     stored = st.session_state.get(UPLOAD_KEY)
     if stored is None:
