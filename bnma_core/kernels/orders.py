@@ -821,14 +821,11 @@ def mcmc_run(tab: TableArrays, ch: ChainArrays, start: int, stop: int) -> None:
     would, so the chain is identical to one that rescores every position. Relocations:
     :func:`_candidate_relocate`; full regime: :func:`_segment_move`.
 
-    Speed notes (measured, ALARM n = 1,000, l = 3, K = 16, CPU iterations per second of the
-    kernel thread): the candidate swap stays inline here, with the namedtuples' fields unpacked
-    once into locals: 4.1-4.3 M it/s. The same code as an ``inline="always"`` helper reading
-    ``ch.*`` / ``w.*`` fields ran at 2.6 M it/s, and 3.2 M it/s with the fields unpacked in the
-    helper (each field read from a tuple in the loop is a reference-count update). The segment
-    move as a helper costs nothing measurable (full regime 130-140 k it/s either way). The
-    2-D/3-D arrays are indexed in place (``logsum[v, m]``, ``cbit[v, u]``): a row view
-    made inside the loop costs two atomic reference-count updates as well.
+    Why the candidate swap is written inline, with the namedtuples' fields unpacked once into
+    locals, and the arrays indexed in place (``logsum[v, m]``, not a row view made in the
+    loop): each field read from a tuple and each view made inside the loop is a
+    reference-count update, which cost a quarter to a third of the speed (docs/decisions.md
+    §2).
     Random draws are made outside (``move_*``, ``log_u``), so runs split into chunks give the
     same chain as one run.
 
