@@ -49,7 +49,7 @@ def structure_statistics(structures: Iterable[Any], class_index: int) -> dict[st
     :class:`~bnma_core.structure.exact.ScoredStructure`) of the number of class parents and
     the Markov-blanket size, as in the "Parents" column of Sugahara, Aomi & Ueno's Table 1
     (an unweighted mean over folds × T × K structures; the count depends on the DP's
-    representative DAG of each equivalence class, spec §6)."""
+    representative DAG of each equivalence class, docs/specs.md §6)."""
     pa = [s.parents for s in structures]
     if not pa:
         raise ValueError("No structures given.")
@@ -62,7 +62,7 @@ def structure_statistics(structures: Iterable[Any], class_index: int) -> dict[st
 def random_dag(n_vars: int, rng: np.random.Generator, edge_prob: float = 0.5
                ) -> tuple[tuple[int, ...], ...]:
     """A random DAG: a uniformly random order, each edge consistent with it present with
-    probability ``edge_prob`` (spec ``subbagging-kbest.md`` §6 default for APSES)."""
+    probability ``edge_prob`` (docs/specs.md §6 default for APSES)."""
     order = rng.permutation(n_vars)
     parents: list[list[int]] = [[] for _ in range(n_vars)]
     for a in range(n_vars):
@@ -88,7 +88,7 @@ def apses(datasets: np.ndarray | Sequence[np.ndarray], arities: Sequence[int],
     datasets : (n, v) int array, or a sequence of them
         Complete state codes. One array: the K-best method on the whole training data. A
         sequence (the subsamples D_1..D_T of the proposed method): each D_t is bootstrapped
-        and p_mi is the average over t of the normalised posteriors (spec §6).
+        and p_mi is the average over t of the normalised posteriors (docs/specs.md §6).
     arities : (v,) ints
     n_structures, n_bootstrap : int, default 10
         M and B (the paper's 10 and 10).
@@ -103,7 +103,7 @@ def apses(datasets: np.ndarray | Sequence[np.ndarray], arities: Sequence[int],
     Notes
     -----
     How the paper drew its random DAGs is not stated; ours: random order, each allowed edge
-    with probability 0.5 (spec §6 "open"). The same M DAGs are used for every t.
+    with probability 0.5 (docs/specs.md §6 "open"). The same M DAGs are used for every t.
     """
     sets = [np.asarray(datasets)] if isinstance(datasets, np.ndarray) else [
         np.asarray(d) for d in datasets]
@@ -132,8 +132,8 @@ def wilcoxon_over_datasets(a: Sequence[float], b: Sequence[float],
     data set): zero differences dropped, no continuity correction
     (``scipy.stats.wilcoxon(zero_method="wilcox", correction=False, method=method)``). The
     default ``method="approx"`` (normal approximation) is the variant that reproduces the
-    p-values printed in Sugahara, Aomi & Ueno's Table 1 (spec §6); ``method="auto"`` (scipy's
-    default: exact distribution for small samples without ties) is what Santafé et al.'s
+    p-values printed in Sugahara, Aomi & Ueno's Table 1 (docs/specs.md §6); ``method="auto"``
+    (scipy's default: exact distribution for small samples without ties) is what Santafé et al.'s
     comparisons use (``reproduce.santafe``). All differences zero: 1.0."""
     d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     if d.ndim != 1 or np.isnan(d).any():

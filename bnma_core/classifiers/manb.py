@@ -106,6 +106,18 @@ class MANaiveBayes(DiscreteBNClassifier):
     ----------
     Dash, D. & Cooper, G. F. (2002). Exact model averaging with naive Bayesian classifiers.
     ICML, eq. 6 (parameters), 8 (marginal likelihood), 10-12 (theta*), 13 (arc weights).
+
+    Examples
+    --------
+    >>> from bnma_core.classifiers.manb import MANaiveBayes
+    >>> from bnma_core.data import load_dataset
+    >>> from bnma_core.datasets import bundled_path
+    >>> ds = load_dataset(bundled_path("wbc.csv"))
+    >>> manb = MANaiveBayes().fit(ds.X, ds.y, arities=ds.arities[ds.feature_indices])
+    >>> manb.arc_posterior_.round(2).tolist()  # P(class -> feature | D) for each feature
+    [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+    >>> manb.predict_proba(ds.X[:2]).round(3).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
     """
 
     _parameter_constraints = {

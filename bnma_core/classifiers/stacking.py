@@ -1,6 +1,6 @@
 """Averaging over model families weighted by their out-of-sample *conditional* predictive
 likelihood (Bayesian stacking and pseudo-BMA; Yao, Vehtari, Simpson & Gelman 2018), and the
-selection of one family by inner cross-validation (issue 16).
+selection of one family by inner cross-validation (results: docs/accuracy.md §4, §7).
 
 The joint marginal likelihood P(D | M) that weights structures inside one BMA classifier scores
 how well a model explains *all* variables; a classifier is judged on P(c | x). Across model

@@ -40,6 +40,18 @@ class TAN(AugmentedNaiveBayes):
     ----------
     Friedman, N., Geiger, D. & Goldszmidt, M. (1997). Bayesian network classifiers.
     Machine Learning 29, 131-163 (Construct-TAN, Theorem 2).
+
+    Examples
+    --------
+    >>> from bnma_core.classifiers.tan import TAN
+    >>> from bnma_core.data import load_dataset
+    >>> from bnma_core.datasets import bundled_path
+    >>> ds = load_dataset(bundled_path("wbc.csv"))
+    >>> tan = TAN().fit(ds.X, ds.y, arities=ds.arities[ds.feature_indices])
+    >>> sorted(tan.structure_.edges)[:2]  # a networkx DiGraph; array input names columns x0..
+    [('class', 'x0'), ('class', 'x1')]
+    >>> tan.predict_proba(ds.X[:2]).round(3).tolist()
+    [[1.0, 0.0], [0.994, 0.006]]
     """
 
     _parameter_constraints = {**CPT_PRIOR_CONSTRAINTS,

@@ -301,10 +301,9 @@ class UKDB(DiscreteBNClassifier):
     mi_smoothing : float, default 1.0
         Pseudo-count added to every cell of the joint tables the information measures are
         computed from: by default the same Laplace prior as the parameters (``alpha`` = 1), so
-        a rare value pair is not dominated by the pseudo instance in UKDB_P's CLMI (issue 16:
-        10-fold accuracy of UKDB k = 2 on 9 shared data sets 0.826 -> 0.834, on the 7 anchors
-        0.782 -> 0.795; ``docs/accuracy.md``). 0 = maximum likelihood, which reproduces the
-        paper's WBC value 0.4733 best (``experiments/ukdb_wbc.py``).
+        a rare value pair is not dominated by the pseudo instance in UKDB_P's CLMI (what it
+        changes in accuracy: docs/accuracy.md §1). 0 = maximum likelihood, which reproduces
+        the paper's WBC value 0.4733 best (``experiments/ukdb_wbc.py``).
     pseudo_weights : {"domain", "uniform", "none"}, default "domain"
         Weight of the pseudo instance "x labelled c" in UKDB_P: the UKDB_L posterior
         P_L(c | x) (DESIGN §5), 1/m, or no pseudo instances.
@@ -402,8 +401,8 @@ class UKDB(DiscreteBNClassifier):
         return [self.k] if grid is None else list(grid)
 
     def _choose_k(self, X: np.ndarray, y: np.ndarray) -> int:
-        """k_ from the candidates by inner stratified CV on the training rows (issue 16:
-        hyper-parameters chosen on training folds only)."""
+        """k_ from the candidates by inner stratified CV on the training rows, so that the
+        outer test rows never inform the choice (docs/accuracy.md §2)."""
         ks = sorted({int(k) for k in self._k_candidates()})
         self.k_scores_ = {}
         if len(ks) == 1:

@@ -1,8 +1,8 @@
 """Shared machinery of the EM-type clusterers (EMA-TAN, EMA, EM-TAN, EM-BNET).
 
 Santafé, Lozano & Larrañaga, "Bayesian model averaging of TAN models for clustering" (the
-paper; equation numbers are its own) and the implementation spec ``ema-tan-clustering.md``
-(DESIGN §4, §6). A fit is
+paper; equation numbers are its own), whose model, defaults and protocol are summarised in
+docs/specs.md §11-19 (DESIGN §4, §6). A fit is
 
 1. input -> integer codes (-1 = missing) through :meth:`_BaseClusterer._prepare_fit` (the one
    place that calls the data encoder), columns permuted into the ancestral order π;
@@ -10,7 +10,7 @@ paper; equation numbers are its own) and the implementation spec ``ema-tan-clust
    i.e. marginalises the missing cells exactly);
 3. ``n_init`` starts, each a loop  counts -> M/MA step -> E step  until the largest parameter
    change is below ``tol``; a start whose responsibilities stop depending on x is *collapsed*
-   (spec §7) and stopped;
+   (docs/specs.md §17) and stopped;
 4. the start chosen by ``selection`` defines the fitted model.
 """
 
@@ -493,7 +493,7 @@ class _BaseClusterer(ClusterMixin, BaseEstimator):
         return float(np.mean(self.score_samples(X)))
 
     def n_parameters(self) -> float:
-        """Number of free parameters (posterior-expected for averaged models, spec §8)."""
+        """Number of free parameters (posterior-expected for averaged models, docs/specs.md §18)."""
         check_is_fitted(self, "order_")
         return float(self._engine.n_params(self._params))
 

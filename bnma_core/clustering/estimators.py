@@ -1,5 +1,5 @@
-"""EMA-TAN and its baselines EMA, EM-TAN and EM-BNET (Santafé, Lozano & Larrañaga; spec
-``ema-tan-clustering.md``; DESIGN §4, §6)."""
+"""EMA-TAN and its baselines EMA, EM-TAN and EM-BNET (Santafé, Lozano & Larrañaga;
+docs/specs.md §11-19; DESIGN §4, §6)."""
 
 from __future__ import annotations
 
@@ -111,7 +111,7 @@ class _TanEngine:
         return gamma, ll, row_ll
 
     def delta(self, a: _TanParams, b: _TanParams) -> float:
-        """Largest change of theta_C, every theta^v and every weight w_i^v (spec §4)."""
+        """Largest change of theta_C, every theta^v and every weight w_i^v (docs/specs.md §14)."""
         d = 0.0
         for name in ("theta_c", "t0", "tc", "tx", "tcx", "w0", "wc", "wx", "wcx"):
             d = max(d, max_abs_diff(getattr(a, name).ravel(), getattr(b, name).ravel()))
@@ -128,7 +128,7 @@ class _TanEngine:
 
     def n_params(self, p: _TanParams) -> float:
         """(r_C - 1) + sum_i sum_v w_i^v q_i^v (r_i - 1): the posterior-expected parameter count
-        (spec §8, a stated heuristic for averaged models)."""
+        (docs/specs.md §18, a stated heuristic for averaged models)."""
         r = self.arities
         k = self.k
         tot = float(k - 1)
@@ -227,7 +227,7 @@ class EMATAN(_TanFamilyClusterer):
     averages, per feature X_i, over its 2i candidate parent sets ∅, {C}, {X_j}, {C, X_j}
     (j before i in π): eq. 6 estimates theta^v weighted by w_i^v ∝ p_S^v M_i^v, the Dirichlet
     marginal likelihood of the fractional counts (eq. 10-12). The product of these mixtures is
-    exactly the average over all 2^n n! structures of L(π) (Theorem 1; spec §3).
+    exactly the average over all 2^n n! structures of L(π) (Theorem 1; docs/specs.md §13).
 
     Parameters
     ----------
@@ -251,7 +251,8 @@ class EMATAN(_TanFamilyClusterer):
         Modular prior p_S (eq. 2): ``f(feature, parents) -> log p_S`` with ``parents`` a tuple
         of column indices and ``"C"``; ``-inf`` removes a set.
     class_parent : {"optional", "always"}
-        ``"always"`` keeps only the sets containing C (never collapsed in the spec's runs).
+        ``"always"`` keeps only the sets containing C (never collapsed in the prototype runs
+        of docs/specs.md §17).
     selection : {"best_ll", "best_non_collapsed"}
         Which start defines the model (the second falls back to the best if all collapsed).
     restart_collapsed : bool
@@ -259,7 +260,7 @@ class EMATAN(_TanFamilyClusterer):
     init : {"random_nb", "random_resp"}
         Random naive Bayes then an E step (default), or random responsibilities.
     stop_collapsed : bool
-        Stop a start as soon as it collapses (an absorbing state, spec §7).
+        Stop a start as soon as it collapses (an absorbing state, docs/specs.md §17).
     n_jobs : int
         Starts run in this many threads (the kernels release the GIL).
 
@@ -406,7 +407,7 @@ class _BnetEngine:
 
     def objective(self, p: _BnetParams, ll: float) -> float:
         """LL + sum alpha log theta: the log posterior (up to a constant) of which eq. 6 is the
-        MAP under Dir(alpha + 1) priors; EM never decreases it (spec §9, oracle 9)."""
+        MAP under Dir(alpha + 1) priors; EM never decreases it (docs/specs.md §19, oracle 9)."""
         per = np.repeat(self.alphas, np.diff(self.tbase))
         return float(ll + (per * p.log_tab).sum() + self.alpha_c * np.log(p.theta_c).sum())
 

@@ -1,4 +1,5 @@
-"""Random TAN models with a latent cluster variable, for the Table 1 protocol (spec §6)."""
+"""Random TAN models with a latent cluster variable, for the Table 1 protocol
+(docs/specs.md §16)."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ class RandomTAN:
 
 def random_tan(n_features: int, rng: np.random.Generator, max_states: int = 3,
                n_clusters: int = 2, balanced: bool = False) -> RandomTAN:
-    """A random TAN (spec §6 defaults, which the paper leaves open): r_i uniform on
+    """A random TAN (docs/specs.md §16 defaults, which the paper leaves open): r_i uniform on
     {2..max_states}; the tree a random recursive tree on a random permutation (node t of the
     permutation attaches to a uniformly chosen earlier node); every CPT row ~ Dir(1);
     theta_C ~ Dir(1) (``balanced``: uniform)."""

@@ -75,7 +75,9 @@ def prepare_frame(source: Any, target: str | None = None, drop_id_columns: bool 
     """Read and validate a table; split it into raw features and class labels.
 
     Returns ``(features, labels, notices)``; rows with a missing class are dropped (noted).
-    Raises :class:`DataError` for every problem listed in issue #2.
+    Raises :class:`DataError` (one sentence: the problem and the remedy, DESIGN §2) for every
+    input it cannot use: unknown columns, no data rows, an entirely missing column, an unusable
+    class column.
     """
     X, labels, notices, _ = prepare_frame_rows(source, target, drop_id_columns)
     return X, labels, notices

@@ -60,7 +60,7 @@ def e_step(X: np.ndarray, starts: np.ndarray, offs: np.ndarray, log_theta_c: np.
            D: np.ndarray, P: np.ndarray, act_ptr: np.ndarray, act_idx: np.ndarray,
            gamma: np.ndarray, row_ll: np.ndarray) -> float:
     """E step of EMA / EMA-TAN / EM-TAN: ``gamma[m, c] = p(C = c, completion m | x_obs)`` and the
-    observed log-likelihood ``sum_l log sum_{m in group l, c} p(c, x_m)`` (spec §2).
+    observed log-likelihood ``sum_l log sum_{m in group l, c} p(c, x_m)`` (docs/specs.md §12).
 
     ``act_idx[act_ptr[i]:act_ptr[i + 1]]`` lists the features j with a non-zero ``P`` block for
     feature i. ``gamma`` (M, r_C) and ``row_ll`` (n_groups,) are written in place.
@@ -151,7 +151,7 @@ def _cpt_rows(cnt: np.ndarray, a: float, out: np.ndarray) -> None:
 def ma_step(G: np.ndarray, nc: np.ndarray, arities: np.ndarray, offs: np.ndarray,
             alpha: float, bdeu: bool, alpha_c: float, lp0: np.ndarray, lpc: np.ndarray,
             lpx: np.ndarray, lpcx: np.ndarray, average: bool) -> tuple:
-    """Model-averaging step (spec §2; paper eq. 6 and 9-12).
+    """Model-averaging step (docs/specs.md §12; paper eq. 6 and 9-12).
 
     For every candidate parent set v of every feature: eq. 6 estimates theta^v from the expected
     counts, the family log marginal likelihood log M_i^v = ``log_ml_uniform_alpha`` of those

@@ -1,4 +1,4 @@
-"""Paper-regime score tables counted over suffix groups of the distinct rows (numba; issue 15).
+"""Paper-regime score tables counted over suffix groups of the distinct rows (numba).
 
 Every variable set V = {v_1 < ... < v_k} with k <= l + 1 needs its joint contingency table
 (DESIGN §9: the |V| families "v given V minus v" are scored from it). Counting each table by a

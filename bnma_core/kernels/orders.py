@@ -109,16 +109,10 @@ def node_average_log_ml(ml: float, fit: float, n_rows: int, n_family: int) -> fl
     of the rows it has: the node-average likelihood of Balov (2013) and Bodewes & Scutari
     (2021, eq. 4), N * (1 / |O_iZ|) sum_{rows in O_iZ} log p(x_i | z), applied to the rows
     that are missing, while the marginal likelihood's complexity cost stays that of the
-    observed rows. Every node term then speaks for all N rows, so the two orientations of an
-    arc between an incomplete X and Y compare N h(Y) + N h(X|Y) with N h(Y|X) + N h(X)
-    (h = average log predictive probability per row), balanced as on complete data.
-    Raw available-case scores put families containing an incomplete variable on fewer rows,
-    hence larger (less negative) log marginal likelihoods, and preferred them for that alone
-    (issue 14, item 1). Two other normalisations were measured on WBC and rejected:
-    scaling the log-ML to the child's observed rows still favours X -> Y by about
-    (missing share) N I(X;Y) nats; scaling the whole log-ML by N / n_family also scales its
-    complexity cost and penalises incomplete parents (5 % of ``cell_size`` removed flipped
-    ``cell_size -> epithelial_size`` from 0.93 to 0.12).
+    observed rows. Why: raw available-case scores put families containing an incomplete
+    variable on fewer rows, hence larger (less negative) log marginal likelihoods, and would
+    prefer them for that alone; credited this way every node term speaks for all N rows, as
+    on complete data. The alternatives measured and not kept: docs/decisions.md §1.
     """
     if n_family <= 0 or n_family >= n_rows:
         return ml
@@ -827,14 +821,11 @@ def mcmc_run(tab: TableArrays, ch: ChainArrays, start: int, stop: int) -> None:
     would, so the chain is identical to one that rescores every position. Relocations:
     :func:`_candidate_relocate`; full regime: :func:`_segment_move`.
 
-    Speed notes (measured, ALARM n = 1,000, l = 3, K = 16, CPU iterations per second of the
-    kernel thread): the candidate swap stays inline here, with the namedtuples' fields unpacked
-    once into locals: 4.1-4.3 M it/s. The same code as an ``inline="always"`` helper reading
-    ``ch.*`` / ``w.*`` fields ran at 2.6 M it/s, and 3.2 M it/s with the fields unpacked in the
-    helper (each field read from a tuple in the loop is a reference-count update). The segment
-    move as a helper costs nothing measurable (full regime 130-140 k it/s either way). The
-    2-D/3-D arrays are indexed in place (``logsum[v, m]``, ``cbit[v, u]``): a row view
-    made inside the loop costs two atomic reference-count updates as well.
+    Why the candidate swap is written inline, with the namedtuples' fields unpacked once into
+    locals, and the arrays indexed in place (``logsum[v, m]``, not a row view made in the
+    loop): each field read from a tuple and each view made inside the loop is a
+    reference-count update, which cost a quarter to a third of the speed (docs/decisions.md
+    §2).
     Random draws are made outside (``move_*``, ``log_u``), so runs split into chunks give the
     same chain as one run.
 

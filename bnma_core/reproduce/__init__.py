@@ -1,5 +1,5 @@
 """Paper reproductions as declared grids run on Dask, with a crash-safe store and one HTML
-report per paper (issue 17).
+report per paper (DESIGN §8; run times: experiments/reproduce.md).
 
 ``python -m bnma_core.reproduce PAPER [--quick] [--workers N] [--scheduler ADDR] [--out DIR]
 [--fresh]``; the ``bnma`` CLI gets the same sub-command from :mod:`.cli`. Layout: :mod:`.papers`

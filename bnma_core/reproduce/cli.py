@@ -1,4 +1,4 @@
-"""``bnma reproduce PAPER`` (issue 17): run a paper's grid on Dask, store every cell, write the
+"""``bnma reproduce PAPER``: run a paper's grid on Dask, store every cell, write the
 HTML report.
 
 Usage::

@@ -1,5 +1,5 @@
 """Dash & Cooper (2002), ROC-area gain of model-averaged over MAP naive Bayes (Figs. 2-5), as a
-grid of cells for :mod:`bnma_core.reproduce` (issue 17).
+grid of cells for :mod:`bnma_core.reproduce`.
 
 One cell = one trial of Procedure 2 (a fresh Procedure-1 network or fresh records of ALARM /
 HEPAR II, MAP naive Bayes eq. 6 (``NaiveBayes(alpha=1)``, computed from the same fit as
@@ -193,7 +193,7 @@ def summarize(trials: pd.DataFrame) -> pd.DataFrame:
 
 
 
-# ---- the reproduction: grid, cell, report (issue 17) -----------------------------------
+# ---- the reproduction: grid, cell, report ----------------------------------------------
 TITLE = "Dash & Cooper (2002): exact model averaging with naive Bayes — ROC-area gains (Fig. 2-5)"
 ISSUE = 17
 QUICK: dict[str, tuple[list[int], int]] = {  # test -> (values, trials): a few minutes

@@ -1,5 +1,5 @@
 """Hwang & Zhang (2005), ALARM order MCMC (Figs. 6, 7, 9), as a grid of cells for
-:mod:`bnma_core.reproduce` (issue 17).
+:mod:`bnma_core.reproduce`.
 
 One cell = one (class variable, training size, repetition) of ``experiments/alarm_orders.py``:
 a training sample of ALARM (seeded by size and repetition, redrawn while the class has one
@@ -154,7 +154,7 @@ def summarize(res: dict[str, pd.DataFrame]) -> dict:
     return out
 
 
-# ---- the reproduction: grid, cell, report (issue 17) -----------------------------------
+# ---- the reproduction: grid, cell, report ----------------------------------------------
 TITLE = "Hwang & Zhang (2005): BMA over multiple node orders on ALARM (Figs. 6, 7, 9)"
 ISSUE = 17
 FULL = {"sizes": SIZES, "reps": 10, "n_test": 3000, "n_iter": 60000, "burn_in": 10000,

@@ -1,4 +1,4 @@
-"""The registry of reproducible papers (issue 17).
+"""The registry of reproducible papers.
 
 A paper is one module of this package declaring
 

@@ -1,4 +1,4 @@
-"""Pieces shared by the papers' HTML reports (issue 17): confidence intervals, claim verdicts
+"""Pieces shared by the papers' HTML reports: confidence intervals, claim verdicts
 in plain sentences, and the page itself through :func:`bnma_core.export.html_report` (plotly.js
 embedded once; the file opens without internet)."""
 

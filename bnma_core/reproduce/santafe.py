@@ -1,7 +1,7 @@
 """Santafé, Lozano & Larrañaga, "Bayesian model averaging of TAN models for clustering",
-Table 1, as a grid of cells for :mod:`bnma_core.reproduce` (issues 13 and 17).
+Table 1, as a grid of cells for :mod:`bnma_core.reproduce`.
 
-Protocol (spec ``ema-tan-clustering.md`` §6): per number of features n, random TANs with a
+Protocol (docs/specs.md §16): per number of features n, random TANs with a
 latent cluster variable (:func:`bnma_core.clustering.synthetic.random_tan`: r_i uniform on
 {2, 3}, a random recursive tree, C -> every X_i, CPT rows ~ Dir(1), theta_C ~ Dir(1, 1)),
 each sampled independently at every sample size N. One cell = one (n, N, network, method,
@@ -54,7 +54,7 @@ FULL = {"n_vars": (2, 4, 8, 10, 12, 14), "sizes": (40, 80, 160, 320, 640), "netw
         "starts": 20, "orders": ("random", "generating", "chow_liu"),
         "embnet_orders": ("random", "generating"), "peer_networks": 2, "seed": 0,
         "balanced": False}
-#: Smoke size (spec §6): n ∈ {4, 8}, N ∈ {80, 160}, 10 networks, 5 starts.
+#: Smoke size (docs/specs.md §16): n ∈ {4, 8}, N ∈ {80, 160}, 10 networks, 5 starts.
 QUICK = {**FULL, "n_vars": (4, 8), "sizes": (80, 160), "networks": 10, "starts": 5,
          "orders": ("random", "generating"), "embnet_orders": ("random",), "peer_networks": 2}
 
@@ -212,8 +212,8 @@ def wilcoxon_p(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def paper_table() -> pd.DataFrame:
-    """The paper's Table 1 (spec transcription): comparison, n_vars, sample_size, wins,
-    draws, losses, bold."""
+    """The paper's Table 1 (our transcription, docs/specs.md §16): comparison, n_vars,
+    sample_size, wins, draws, losses, bold."""
     ref = pd.read_csv(PAPER_CSV)
     return ref.rename(columns={"ematan_wins": "paper_wins", "draws": "paper_draws",
                                "ematan_losses": "paper_losses", "bold_p_lt_0.10": "paper_bold"})

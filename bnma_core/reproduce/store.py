@@ -1,4 +1,4 @@
-"""Crash-safe results store of the reproduction runner (issue 17; DESIGN "Reproductions").
+"""Crash-safe results store of the reproduction runner (DESIGN §8).
 
 Layout under ``root`` (one folder per paper)::
 
@@ -58,7 +58,7 @@ def key_id(key: dict) -> str:
 
 def cell_seed(key: dict) -> int:
     """A 32-bit seed derived from the cell key alone, so results do not depend on which worker
-    ran the cell or in what order (issue 17)."""
+    ran the cell or in what order."""
     return int(hashlib.sha256(("seed:" + _canonical(key)).encode()).hexdigest()[:8], 16)
 
 

@@ -1,8 +1,9 @@
 """Table 1 of Sugahara, Aomi & Ueno, "Bayesian network model averaging classifiers by
-subbagging" (paper 001; spec ``shared/specs/subbagging-kbest.md`` in the shared folder next to
-the repository; issues 12 and 17), as a grid of cells for :mod:`bnma_core.reproduce`.
+subbagging" (paper 001; its methods and protocol as the code uses them: docs/specs.md §1-8), as
+a grid of cells for :mod:`bnma_core.reproduce`.
 
-One cell = one data set × one method × one fold of the paper's protocol (paper §5, spec §5):
+One cell = one data set × one method × one fold of the paper's protocol (paper §5,
+docs/specs.md §5):
 rows with any missing value removed before cross-validation; continuous columns (listed per file
 in ``shared/data/sugahara/README.md``) split into two bins at the **training fold's** median
 (x <= median -> low); stratified k-fold CV with a fixed seed; accuracy = correct / N pooled over
@@ -115,8 +116,8 @@ DATASETS = [
 ]
 # shuttle-small (No. 23) is not available (README of the data folder).
 BY_NAME = {d.name: d for d in DATASETS}
-# the most expensive cells first, so the long ones do not end the run alone (measured
-# 23 Nov 2026: EEG, CVR, crx, Australian and zoo dominate the K-best and B-RAI time)
+# the most expensive cells first, so the long ones do not end the run alone (EEG, CVR, crx,
+# Australian and zoo dominate the K-best and B-RAI time: experiments/sugahara.md, "Runtime")
 COST_ORDER = ("EEG", "CVR", "crx", "Australian", "zoo", "MAGICGT", "HTRU2", "wine", "heart",
               "cleve", "TicTacToe", "Solar Flare", "led7", "CMC")
 
@@ -202,7 +203,7 @@ def run_job(df: pd.DataFrame, y: np.ndarray, cont: Sequence[str], train: np.ndar
     """Fit one method on one fold: accuracy counts, wall and CPU seconds, class parents (EBN,
     proposed: DESIGN §11 ``structure_statistics``) and APSES (KBestEC100, proposed;
     :func:`bnma_core.analysis.apses`, paper §4). A :class:`DataError` (e.g. above the exact
-    search limits, spec §8) is recorded in ``error``, not raised."""
+    search limits, docs/specs.md §8) is recorded in ``error``, not raised."""
     from bnma_core.analysis import apses, structure_statistics
     from bnma_core.classifiers.kbest import structures_of
     from bnma_core.classifiers.registry import make_classifier
@@ -772,7 +773,7 @@ _NOTES = (
     "SE at the paper's value with our N; a cell outside 2 SE is a difference beyond sampling "
     "noise of the test set (not counting the noise of the learned structures).\n\n"
     "The paper's printed p-values are unadjusted two-sided Wilcoxon tests although its text "
-    "says Hommel (spec §6); both are shown. Its APSES p-value is one-sided.\n\n"
+    "says Hommel (docs/specs.md §6); both are shown. Its APSES p-value is one-sided.\n\n"
     "The diagnostic columns kbestec100_uniform / proposed_uniform (if run) average the K "
     "classes with uniform instead of posterior weights: on HayesRoth this reproduces the "
     "paper's values (experiments/sugahara.md).")

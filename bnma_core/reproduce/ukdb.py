@@ -1,5 +1,5 @@
 """UKDB case study on WBC (paper 004; DESIGN §5) and the bias-variance comparison, as a grid of
-cells for :mod:`bnma_core.reproduce` (issue 17).
+cells for :mod:`bnma_core.reproduce`.
 
 Cells: ``{"part": "cmi"}`` — the largest conditional mutual information under several
 definitions (the paper: 0.4733); ``{"part": "cv", "method": ...}`` — stratified k-fold zero-one
@@ -64,8 +64,8 @@ def cmi_variants(path: Path = WBC) -> pd.DataFrame:
 def cv_methods(ks: tuple[int, ...] = (1, 2), sensitivity: bool = True) -> dict:
     """Estimators compared: NB, TAN, KDB, UKDB_L, UKDB_P, UKDB for each k; with
     ``sensitivity`` also UKDB_P / UKDB (largest k) with maximum-likelihood information-measure
-    tables (``mi_smoothing=0``, the default before issue 16, suffix ``_s0``; the default adds
-    one pseudo-count per cell) and with uniform pseudo-instance weights (suffix ``_uw``)."""
+    tables (``mi_smoothing=0``, suffix ``_s0``; the default adds one pseudo-count per cell,
+    docs/accuracy.md §1) and with uniform pseudo-instance weights (suffix ``_uw``)."""
     from bnma_core.classifiers.registry import make_classifier
 
     methods = {"nb": make_classifier("nb"), "tan": make_classifier("tan")}
@@ -83,7 +83,7 @@ def cv_methods(ks: tuple[int, ...] = (1, 2), sensitivity: bool = True) -> dict:
     return methods
 
 
-# ---- the reproduction: grid, cell, report (issue 17) -----------------------------------
+# ---- the reproduction: grid, cell, report ----------------------------------------------
 TITLE = "UKDB (paper 004): WBC case study and bias-variance of UKDB against KDB"
 ISSUE = 17
 FULL = {"folds": 10, "cv_seed": 1, "ks": (1, 2), "sensitivity": True, "bv_repeats": 20,

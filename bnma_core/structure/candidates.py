@@ -1,4 +1,4 @@
-"""Candidate parents for the order methods beyond the paper's regime (issue 15; DESIGN §4).
+"""Candidate parents for the order methods beyond the paper's regime (DESIGN §4).
 
 * **Choice from the data** (:func:`bnma_core.structure.score_table.select_candidates`, the
   default): the K variables with the largest single-parent score gain S(X_i; {X_j}) -

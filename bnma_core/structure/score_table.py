@@ -42,15 +42,13 @@ counts), and each of the N - n rows it lacks is credited with the average fitted
 probability of the rows it has: S = log ML_n + (N - n) / n * sum_jk N_jk log theta_jk (the
 node-average marginal likelihood, after the node-average likelihood of Balov 2013 and Bodewes &
 Scutari 2021; :func:`bnma_core.kernels.orders.node_average_log_ml`). Scored raw, the families
-would be marginal likelihoods of different numbers of rows, which are not comparable: each row
-lost adds roughly its (negative) log predictive probability back, so parent sets containing an
-incomplete variable were favoured for that alone (on WBC, 16 missing ``bare_nuclei`` values
-made it the class's parent with posterior 1.0 where the complete rows give 0.03; issue 14).
-Completed this way every node term speaks for all N rows, so the two orientations of an arc
-keep the balance they have on complete data, while the complexity cost stays that of the
-observed rows; the score is unchanged on complete data and keeps the per-node additive form the
-order sums need. EM (structural EM) would be the likelihood-exact alternative but needs a whole
-network at every step, which order MCMC does not have. See :func:`node_average_log_ml`.
+would be marginal likelihoods of different numbers of rows, which are not comparable, and
+parent sets containing an incomplete variable would be favoured for that alone. Completed this
+way every node term speaks for all N rows, so the two orientations of an arc keep the balance
+they have on complete data, while the complexity cost stays that of the observed rows; the
+score is unchanged on complete data and keeps the per-node additive form the order sums need.
+The example that showed the problem and the alternatives not kept: docs/decisions.md §1. See
+:func:`node_average_log_ml`.
 """
 
 from __future__ import annotations

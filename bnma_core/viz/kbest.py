@@ -1,4 +1,4 @@
-"""Tables and figures of the subbagging K-best view (DESIGN §4, §6; issue 12, "Dashboard").
+"""Tables and figures of the subbagging K-best view (DESIGN §4, §6, §7).
 
 Everything here reads a fitted :class:`bnma_core.classifiers.kbest.SubbaggingKBest`:
 
@@ -7,7 +7,7 @@ Everything here reads a fitted :class:`bnma_core.classifiers.kbest.SubbaggingKBe
 * :func:`subsample_summary` — one row per subsample (rows, classes found, top weight).
 * :func:`edge_stability` — for every equivalence-class edge feature, its posterior within each
   subsample, p_t(e) = sum_k w_tk 1[e in CPDAG(G_tk)], with the mean and standard deviation over
-  the subsamples (Sugahara, Aomi & Ueno, spec ``subbagging-kbest.md`` §2: the structures that
+  the subsamples (Sugahara, Aomi & Ueno, docs/specs.md §2: the structures that
   the averaged classifier P(c | x) = (1/T) sum_t sum_k w_tk P(c | x, G_tk) is made of).
 * :func:`edge_stability_figure`, :func:`subsample_posterior_figure`,
   :func:`subsample_weights_figure` — plotly figures of these (no Streamlit).
