@@ -42,8 +42,6 @@ NO_HISTORY = ["bnma_core"]
 # the merge note. Remove an entry once its file is clean: test_history_exemptions_are_needed
 # fails as soon as an entry no longer has anything to exempt.
 HISTORY_PENDING = {
-    "bnma_core/classifiers/brai.py", "bnma_core/classifiers/ensembles.py",
-    "bnma_core/classifiers/exact.py", "bnma_core/classifiers/kbest.py",
     "bnma_core/classifiers/registry.py", "bnma_core/cli.py",
     "bnma_core/reproduce/anchors.py", "bnma_core/reproduce/runner.py",
 }

@@ -1,5 +1,5 @@
 """B-RAI model averaging (Rohekar, Gurwicz, Nisimov, Koren & Novik, NeurIPS 2018): the B-RAI
-baseline of Sugahara, Aomi & Ueno's Table 1 (spec ``subbagging-kbest.md`` §4; DESIGN §4, §6).
+baseline of Sugahara, Aomi & Ueno's Table 1 (docs/specs.md §4; DESIGN §4, §6).
 
 The structure learning — RAI (Yehezkel & Lerner 2009), the graph-generating tree of bootstrapped
 RAI steps, sampling structures from it, the size estimate — is
@@ -10,7 +10,7 @@ are sampling frequencies) of each DAG's EAP class posterior; missing test values
 marginalised exactly by :meth:`bnma_core.network.DiscreteBN.class_posterior`.
 
 **Choices of this implementation** (documented parameters): the CI test is the G² test at the
-5 % level (spec §4; the authors' code uses a conditional-mutual-information threshold,
+5 % level (docs/specs.md §4; the authors' code uses a conditional-mutual-information threshold,
 ``cmi_threshold``); ``max_order`` optionally caps the order (default None: as published); with
 ``s = 1`` no bootstrap is drawn and B-RAI reduces to plain RAI on the training rows
 (:func:`bnma_core.structure.rai.rai`); ``max_ci_tests`` refuses a tree too large to build.
@@ -73,29 +73,24 @@ class BRAI(ExactStructureClassifier):
         Bootstrap samples (children) per tree node (the paper's s = 3). ``s = 1`` draws no
         bootstrap: plain RAI (:func:`rai`), one structure.
     significance : float, default 0.05
-        Significance level of the G² CI tests (spec §4 default).
+        Significance level of the G² CI tests (docs/specs.md §4 default).
     cmi_threshold : float, "bdeu" or None, default None
         None: G² tests at ``significance``. A number: the reference code's test instead
         (causality-lab ``CondIndepCMI``): X ⊥ Y | Z when the empirical conditional mutual
-        information (nats) of the bootstrap sample is at most this threshold (the code's
-        example uses 0.012). A fixed threshold is not a consistent test — small dependencies
-        stay undetected however large N is — which is what Sugahara et al. say of B-RAI's
-        tests ("not guaranteed to have asymptotic consistency. This engenders reduction of the
-        computational costs"); G² at a fixed level keeps more edges as N grows, and the tree
-        with them (EEG: no fold in an hour). Measured on Sugahara's Table 1 protocol with
-        0.012 (26 Nov 2026; ``experiments/sugahara.md``): EEG, HTRU2, MAGICGT, 10 folds each,
-        in 6 s in all, but accuracies .567 / .908 / .711 against the paper's B-RAI .645 /
-        .907 / .783; and on small data the CMI's upward bias (≈ df / 2N) exceeds any small
-        fixed threshold, so the tree explodes instead (zoo, 101 rows: no fold in minutes).
-        Not the Table 1 setting; an option for large data. ``"bdeu"``: the threshold chosen on
-        the training rows as Yehezkel & Lerner (2009) propose for RAI and the reference code's
-        ``search_threshold_bdeu`` does — the value of :data:`CMI_THRESHOLD_GRID` whose plain
-        RAI structure scores the highest BDeu (``cmi_threshold_``, ``threshold_scores_``;
-        31 RAI runs, a few seconds on 15,000 rows), among the thresholds whose tree fits
-        ``max_ci_tests`` (the others score −∞). Measured on Sugahara's Table 1 protocol (26 Nov
-        2026): within 2 SE of the paper's B-RAI on 21 of 25 data sets (G² at 0.05: 18 of 24),
-        EEG 0.5925 in 6 CPU s per fold, all 25 sets in 613 CPU s — most likely the paper's
-        configuration (``experiments/sugahara.md``).
+        information (nats) of the bootstrap sample is at most this threshold (the code's example
+        uses 0.012). A fixed threshold is not a consistent test — small dependencies stay undetected
+        however large N is — which is what Sugahara et al. say of B-RAI's tests ("not guaranteed to
+        have asymptotic consistency. This engenders reduction of the computational costs"); G² at a
+        fixed level keeps more edges as N grows, and the tree with them; on small data the CMI's
+        upward bias (≈ df / 2N) exceeds any small fixed threshold, so the tree grows instead. An
+        option for large data, not the Table 1 setting (measured: ``experiments/sugahara.md``,
+        "Runtime (measured)"). ``"bdeu"``: the threshold chosen on the training rows as Yehezkel &
+        Lerner (2009) propose for RAI and the reference code's ``search_threshold_bdeu`` does — the
+        value of :data:`CMI_THRESHOLD_GRID` whose plain RAI structure scores the highest BDeu
+        (``cmi_threshold_``, ``threshold_scores_``; 31 RAI runs, a few seconds on 15,000 rows),
+        among the thresholds whose tree fits ``max_ci_tests`` (the others score −∞) — most likely
+        the paper's configuration (measured on Table 1's protocol: ``experiments/sugahara.md``,
+        "Runtime (measured)").
     max_order : int or None, default None
         Largest conditioning-set size tested (None: until RAI's exit condition, as published).
     max_ci_tests : int or None, default :data:`DEFAULT_MAX_CI_TESTS` (25 million)

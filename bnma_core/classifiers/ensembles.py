@@ -7,10 +7,10 @@
 * :class:`BANMix` (``banmix``): bAN_mix of Jing, Pavlović & Rehg (2008) — AdaBoost whose
   round j uses naive Bayes plus the j strongest conditional-mutual-information feature edges.
 
-Each member is a :class:`bnma_core.network.DiscreteBN` with EAP parameters (spec
-``subbagging-kbest.md`` §1: the paper applies them to every classifier); missing test values are
+Each member is a :class:`bnma_core.network.DiscreteBN` with EAP parameters
+(docs/specs.md §1: the paper applies them to every classifier); missing test values are
 marginalised exactly by :meth:`~bnma_core.network.DiscreteBN.class_posterior`. Choices the paper
-leaves open are parameters with the spec's defaults (§4), named in each docstring.
+leaves open are parameters with our defaults (docs/specs.md §4), named in each docstring.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ class BaggingEBN(_WeightedMembers):
         Draw with replacement (the paper); False draws without replacement (with
         ``max_samples=1.0``: every member is the EBN of all rows).
     voting : {"soft", "hard"}, default "soft"
-        Average the members' class posteriors (our default; the paper does not say, spec §4
+        Average the members' class posteriors (our default; the paper does not say, docs/specs.md §4
         "open: vote vs average") or their one-hot votes.
     ess : float, default 1.0
     max_parents : int or None
@@ -179,7 +179,7 @@ class _Boosting(_WeightedMembers):
             a = samme_alpha(err, K)
             alphas.append(a)
             w = w * np.exp(a * miss)
-            w *= n / w.sum()             # weights rescaled to sum |D| (spec §4)
+            w *= n / w.sum()             # weights rescaled to sum |D| (docs/specs.md §4)
         self.estimator_weights_ = np.asarray(alphas, dtype=float)
 
 
@@ -187,9 +187,10 @@ class AdaBoostEBN(_Boosting):
     """AdaBoost with the exact Bayesian network as base learner (AdaBoost(EBN)).
 
     Round t learns the BDeu-optimal network on the training rows weighted by w_t (weights
-    rescaled to sum |D| and used as fractional counts in BDeu and the EAP parameters; spec §4
-    default), computes the weighted error err_t and alpha_t = log((1 - err_t) / err_t) +
-    log(K - 1) (SAMME), and multiplies the weights of misclassified rows by exp(alpha_t).
+    rescaled to sum |D| and used as fractional counts in BDeu and the EAP parameters;
+    docs/specs.md §4 default), computes the weighted error err_t and
+    alpha_t = log((1 - err_t) / err_t) + log(K - 1) (SAMME), and multiplies the weights of
+    misclassified rows by exp(alpha_t).
     Boosting stops early when err_t >= 1 - 1/K (a first member is kept with weight 1) or
     err_t = 0 (that member decides alone).
 
@@ -254,7 +255,7 @@ class BANMix(_Boosting):
     only if the feature graph stays a forest in which every feature has at most one feature
     parent (the edge joins two trees and is directed into the endpoint that is a root).
     Rounds run until no edge can be added, ``max_rounds`` is reached, or the weighted error is
-    >= 1 - 1/K. These are the spec's defaults (§4: the paper leaves weighted vs unweighted
+    >= 1 - 1/K. These are our defaults (docs/specs.md §4: the paper leaves weighted vs unweighted
     CMI, the tree constraint, the number of rounds and the multi-class rule open).
 
     Parameters
@@ -276,7 +277,7 @@ class BANMix(_Boosting):
     References
     ----------
     Jing, Y., Pavlović, V. & Rehg, J. M. (2008). Boosted Bayesian network classifiers.
-    Machine Learning 73, 155-184. Spec ``subbagging-kbest.md`` §4.
+    Machine Learning 73, 155-184. Defaults: docs/specs.md §4.
     """
 
     _parameter_constraints = {"max_rounds": [None, Interval("int", 1, None)],

@@ -142,8 +142,8 @@ class ExactBN(ExactStructureClassifier):
 
     References
     ----------
-    Silander, T. & Myllymäki, P. (2006). UAI. Sugahara, Aomi & Ueno (spec
-    ``subbagging-kbest.md`` §1, §3.2).
+    Silander, T. & Myllymäki, P. (2006). UAI. Sugahara, Aomi & Ueno
+    (docs/specs.md §1, §3.2).
     """
 
     _augmented = False
@@ -165,7 +165,7 @@ class ExactBN(ExactStructureClassifier):
             sample_weight: Any = None) -> ExactBN:
         """Fit on features ``X`` and labels ``y``; ``sample_weight`` (optional, one
         non-negative weight per row) turns counts into sums of weights, in the score and in
-        the EAP parameters (the spec's AdaBoost(EBN) default)."""
+        the EAP parameters (our AdaBoost(EBN) default, docs/specs.md §4)."""
         self._sample_weight = None
         if sample_weight is not None:
             w = np.asarray(sample_weight, dtype=np.float64)
@@ -213,7 +213,7 @@ class ExactANB(ExactBN):
     References
     ----------
     Sugahara, S., Uto, M. & Ueno, M. (2018). Exact learning augmented naive Bayes classifier.
-    PGM. Spec ``subbagging-kbest.md`` §3.2.
+    PGM. See docs/specs.md §3.2.
     """
 
     _augmented = True

@@ -6,11 +6,11 @@
 * :class:`SubbaggingKBest` (``kbest_subbagging``): the proposed method of Sugahara, Aomi & Ueno — T
   subsamples D_t of m = floor(0.9 |D|) rows drawn **without** replacement, the K best classes
   learned on each, P(c | x) = (1/T) sum_t sum_k w_tk P(c | x, G_tk, theta_tk)
-  (spec ``subbagging-kbest.md`` §2, steps 1-4).
+  (docs/specs.md §2, steps 1-4).
 
 Every structure comes from :func:`bnma_core.structure.exact.k_best` (one representative DAG per
-class; with BDeu-EAP parameters all members of a class give the same P(c | x), spec §1) and is
-turned into a :class:`bnma_core.network.DiscreteBN` with EAP parameters
+class; with BDeu-EAP parameters all members of a class give the same P(c | x), docs/specs.md
+§1) and is turned into a :class:`bnma_core.network.DiscreteBN` with EAP parameters
 θ_ijk = (N_ijk + α/(r_i q_i)) / (N_ij + α/q_i) by
 :meth:`bnma_core.structure.exact.ScoredStructure.fit_network`. A missing test value is
 marginalised exactly by :meth:`bnma_core.network.DiscreteBN.class_posterior`. Structure learning
@@ -94,7 +94,7 @@ class KBestEC(ExactStructureClassifier):
     ----------
     Chen, Y. & Tian, J. (2014). Finding the k-best equivalence classes of Bayesian network
     structures for model averaging. AAAI. Sugahara, Aomi & Ueno, Bayesian network model
-    averaging classifiers by subbagging (paper 001; spec ``subbagging-kbest.md`` §3.4, §4).
+    averaging classifiers by subbagging (paper 001; docs/specs.md §3.4, §4).
     """
 
     _parameter_constraints = {
@@ -161,7 +161,7 @@ class SubbaggingKBest(ExactStructureClassifier):
         P(c | x) = (1/T) sum_t sum_k w_tk P(c | x, G_tk, theta_tk),
 
     w_tk the posterior of G_tk normalised within the K of subsample t, theta_tk EAP estimates
-    on D_t (spec ``subbagging-kbest.md`` §2, steps 1-4).
+    on D_t (docs/specs.md §2, steps 1-4).
 
     Parameters
     ----------
@@ -169,7 +169,7 @@ class SubbaggingKBest(ExactStructureClassifier):
         T (the paper's value).
     max_samples : float in (0, 1], default 0.9
         Share of the rows drawn per subsample; m = floor(max_samples · |D|), at least 1 (the
-        paper's 0.9; the rounding is not stated in the paper — spec §2 "open", floor is our
+        paper's 0.9; the rounding is not stated in the paper — docs/specs.md §2 "open", floor is our
         default).
     n_best : int, default 10
         Best equivalence classes K per subsample (the paper's K = 10).
@@ -177,7 +177,7 @@ class SubbaggingKBest(ExactStructureClassifier):
         BDeu equivalent sample size α and EAP pseudo-count scale.
     refit_on_full : bool, default False
         Estimate each structure's parameters on the full training rows instead of on its
-        subsample (the paper does not say; default: on D_t, spec §2 "open").
+        subsample (the paper does not say; default: on D_t, docs/specs.md §2 "open").
     max_parents : int or None, default None
     limits : ExactLimits or None
         As :class:`KBestEC`; checked once before the first subsample.
@@ -328,7 +328,7 @@ class SubbaggingKBest(ExactStructureClassifier):
 
 
 def subsample_size(n_rows: int, fraction: float) -> int:
-    """m = floor(fraction · n_rows), at least 1 (spec ``subbagging-kbest.md`` §2 step 1)."""
+    """m = floor(fraction · n_rows), at least 1 (docs/specs.md §2 step 1)."""
     return max(1, int(math.floor(fraction * n_rows + 1e-9)))
 
 
