@@ -213,7 +213,9 @@ def model_set(est: Any, X: Any, codes: bool = False, **options: Any) -> ModelSet
     blocks = [fn(Xc[s:s + step], codes=True, **options) for s in range(0, max(len(Xc), 1), step)]
     lw, averaging = blocks[0][0], blocks[0][2]
     lj = np.concatenate([b[1] for b in blocks], axis=1)
-    kind = "single structure" if len(lw) == 1 else KINDS.get(name, "models")
+    kind = KINDS.get(name, "models")
+    if len(lw) == 1 and name != "FixedOrderBMA":
+        kind = "single structure"
     exact = not (name == "MANaiveBayes" and Xc.shape[1] > options.get("max_exact", 16))
     return ModelSet(kind, np.asarray(lw, dtype=float), lj, averaging, True, exact)
 

@@ -68,7 +68,9 @@ class Prediction:
         pct = round(100 * self.level)
         lo, hi = self.structure_interval[row, c]
         text = f"{self.classes[c]}: {self.proba[row, c]:.2f}, "
-        if self.single_structure:
+        if self.single_structure and self.models.kind == "one order":
+            text += ("one order, its networks averaged exactly (no interval over orders)")
+        elif self.single_structure:
             text += "one model (no structure interval)"
         else:
             text += f"{pct} % of the averaged {self.models.kind} between {lo:.2f} and {hi:.2f}"
