@@ -249,7 +249,7 @@ class _OrderBMABase(DiscreteBNClassifier):
         log_weights : (T,) float
             log 1/T: the kept orders are draws from P(≺ | D) (Hwang & Zhang eq. 11).
         log_joints : (T, n_rows, n_classes) float
-            log P(c, x_obs | D, ≺_t) by eq. 9, missing values as set by ``missing``
+            log P(c, x_obs | D, ≺_t) by eq. 9, missing values as set by ``predict_missing``
             (:meth:`order_log_joints`).
         averaging : {"joint", "posterior"}
             ``combine``: "joint" averages the joints (each order's class posterior weighted
