@@ -125,14 +125,14 @@ def test_manb_interval_equals_enumeration_of_feature_sets(fitted, data):
                                   "bagging"])
 def test_parameter_draws_converge_to_the_averaged_prediction(fitted, data, name):
     """The likelihood-weighted mean of the (structure, CPT) draws estimates P(c | x): within
-    5 Monte Carlo standard errors (plus the O(1/D) bias of a self-normalised mean)."""
+    5 Monte Carlo standard errors (seeds 1-3 give at most 2.8 on these cases)."""
     X, y, ar = data
     est = fitted[name]
     cases = np.array([[1, 2, 0], [0, -1, 1], [-1, 0, -1]])
     pred = E.predict_with_uncertainty(est, cases, codes=True, n_draws=3000, train=(X, y),
                                       seed=1)
     mean, se = pred.draws.mean(), pred.draws.standard_error()
-    assert (np.abs(mean - pred.proba) <= 5 * se + 2e-3).all(), (mean, pred.proba, se)
+    assert (np.abs(mean - pred.proba) <= 5 * se + 1e-12).all(), (mean, pred.proba, se)
     lo, hi = pred.parameter_interval[..., 0], pred.parameter_interval[..., 1]
     assert (lo <= hi).all()
     again = E.predict_with_uncertainty(est, cases, codes=True, n_draws=3000, train=(X, y),
