@@ -414,3 +414,16 @@ def test_labels_frames_and_edge_cases():
         E.next_test(est, case, threshold=1.5)
     with pytest.raises(ValueError, match="class index"):
         E.shapley_values(est, case, target=5)
+
+
+def test_uncertain_flags_intervals_across_the_decision(fitted):
+    est = fitted["kbest"]
+    X = _cases(np.array([2, 3, 2]))
+    pred = E.predict_with_uncertainty(est, X, codes=True)
+    c = pred.predicted
+    iv = pred.structure_interval
+    expected = [iv[i, c[i], 0] <= iv[i, 1 - c[i], 1] for i in range(len(X))]
+    np.testing.assert_array_equal(pred.uncertain(), expected)
+    assert pred.uncertain().any() and not pred.uncertain().all()
+    two = iv[np.arange(len(X)), c, 0] <= 0.5
+    np.testing.assert_array_equal(pred.uncertain(), two)

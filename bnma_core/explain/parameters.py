@@ -209,8 +209,7 @@ def _constant(net: _Net) -> Sampler:
     return lambda rng, k: [(net, k)]
 
 
-def _manb_group(est: Any, data: np.ndarray, ar: np.ndarray
-                ) -> Sampler:
+def _manb_group(est: Any, data: np.ndarray, ar: np.ndarray) -> Sampler:
     """Feature set S ~ P(S | D) (independent arcs, eq. 13), then the naive network of S."""
     p = len(ar) - 1
     score = est._score()

@@ -61,6 +61,20 @@ class Prediction:
         """Index of the most probable class of each row."""
         return np.argmax(self.proba, axis=1)
 
+    def uncertain(self) -> np.ndarray:
+        """Rows whose decision the uncertainty could change: the lower end of the predicted
+        class's interval (structure + parameter when drawn, else structure) does not exceed
+        the upper end of another class's (two classes: the interval reaches 0.5), (n,) bool.
+        A single structure without draws is never flagged (its interval is a point)."""
+        iv = self.parameter_interval if self.parameter_interval is not None else \
+            self.structure_interval
+        c = self.predicted
+        rows = np.arange(len(c))
+        lower = iv[rows, c, 0]
+        upper = iv[:, :, 1].copy()
+        upper[rows, c] = -np.inf
+        return lower <= upper.max(axis=1)
+
     def describe(self, row: int = 0, cls: int | None = None) -> str:
         """One sentence in plain words, e.g. "malignant: 0.93, 90 % of the averaged models
         between 0.88 and 0.97"."""
@@ -87,6 +101,7 @@ class Prediction:
                "level": float(self.level), "models": self.models.kind,
                "n_models": self.models.n_models,
                "single_structure": bool(self.single_structure),
+               "uncertain": bool(self.uncertain()[row]),
                "structure_interval": self.structure_interval[row].tolist()}
         if self.parameter_interval is not None:
             out["parameter_interval"] = self.parameter_interval[row].tolist()
