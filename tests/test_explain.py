@@ -427,3 +427,27 @@ def test_uncertain_flags_intervals_across_the_decision(fitted):
     assert pred.uncertain().any() and not pred.uncertain().all()
     two = iv[np.arange(len(X)), c, 0] <= 0.5
     np.testing.assert_array_equal(pred.uncertain(), two)
+
+
+def test_too_many_models_times_rows_is_refused_with_the_rows_that_fit(fitted, monkeypatch):
+    from bnma_core.explain import models
+
+    monkeypatch.setattr(models, "MAX_TOTAL_CELLS", 8 * 2 * 10)
+    X = _cases(np.array([2, 3, 2]))
+    with pytest.raises(ValueError, match="pass at most 10 rows per call"):
+        E.model_set(fitted["manb"], X, codes=True)
+    with pytest.raises(ValueError, match="pass at most 13 rows per call"):
+        E.model_set(fitted["bma"], X, codes=True)
+
+
+def test_unusual_case_counts_training_rows_in_blocks(asia_tan, monkeypatch):
+    from bnma_core.explain import findings
+
+    est, _, X, y = asia_tan
+    x = np.array([0, 1, -1, 0, 1, 1, -1])
+    whole = E.unusual_case(est, x, train=(X, y), codes=True)
+    monkeypatch.setattr(findings, "MAX_TOTAL_CELLS", 2 * 7)
+    blocks = E.unusual_case(est, x, train=(X, y), codes=True)
+    np.testing.assert_allclose(blocks.training_log_likelihoods, whole.training_log_likelihoods,
+                               atol=1e-12)
+    assert blocks.rarer_than == whole.rarer_than

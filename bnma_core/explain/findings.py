@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .models import as_codes, model_set, models_and_proba
+from .models import MAX_TOTAL_CELLS, as_codes, model_set, models_and_proba
 from .parameters import training_codes
 from .shapley import _feature_names
 from .uncertainty import LEVEL, Prediction, predict_with_uncertainty
@@ -274,7 +274,9 @@ def unusual_case(est: Any, x: Any, train: Any = None, codes: bool = False) -> Un
         Xt, _ = training_codes(est, train)
         Xt = Xt.copy()
         Xt[:, row < 0] = -1
-        lt = model_set(est, Xt, codes=True).log_mixture_evidence()
+        step = max(1, MAX_TOTAL_CELLS // (ms.n_models * len(est.classes_)))
+        lt = np.concatenate([model_set(est, Xt[s:s + step], codes=True).log_mixture_evidence()
+                             for s in range(0, len(Xt), step)]) if len(Xt) else np.zeros(0)
         out["rarer_than"] = float(np.mean(lt > le[0]))
         out["training_log_likelihoods"] = lt
     return Unusual(**out)

@@ -60,6 +60,10 @@ def lse(a: np.ndarray, axis: int = 0, keepdims: bool = False) -> np.ndarray:
 MAX_CELLS = 2 ** 24
 """Largest models x rows x classes block computed at once (rows are processed in blocks)."""
 
+MAX_TOTAL_CELLS = 2 ** 25
+"""Largest models x rows x classes of one :class:`ModelSet` (256 MB of joints); more is refused
+with the number of rows that fits."""
+
 
 def as_codes(est: Any, X: Any) -> np.ndarray:
     """Rows as the estimator's feature codes (int64, -1 = missing), as ``predict_proba`` reads
@@ -209,9 +213,17 @@ def model_set(est: Any, X: Any, codes: bool = False, **options: Any) -> ModelSet
     if name == "MANaiveBayes":  # 2^N models: blocks of rows of at most MAX_CELLS cells
         p = Xc.shape[1]
         m = 2 ** p if p <= options.get("max_exact", 16) else options.get("n_sampled", 4096)
-        step = max(1, MAX_CELLS // (m * len(est.classes_)))
+        cells = m * len(est.classes_)
+        if cells * len(Xc) > MAX_TOTAL_CELLS:
+            raise ValueError(f"{m} feature sets x {len(Xc)} rows is too much at once; pass at "
+                             f"most {max(1, MAX_TOTAL_CELLS // cells)} rows per call.")
+        step = max(1, MAX_CELLS // cells)
     blocks = [fn(Xc[s:s + step], codes=True, **options) for s in range(0, max(len(Xc), 1), step)]
     lw, averaging = blocks[0][0], blocks[0][2]
+    if len(lw) * len(Xc) * len(est.classes_) > MAX_TOTAL_CELLS:
+        raise ValueError(f"{len(lw)} models x {len(Xc)} rows is too much at once; pass at most "
+                         f"{max(1, MAX_TOTAL_CELLS // (len(lw) * len(est.classes_)))} rows per "
+                         "call.")
     lj = np.concatenate([b[1] for b in blocks], axis=1)
     kind = KINDS.get(name, "models")
     if len(lw) == 1 and name != "FixedOrderBMA":

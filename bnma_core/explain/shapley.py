@@ -36,7 +36,7 @@ __all__ = ["EXACT_LIMIT", "ShapleyResult", "shapley_values"]
 EXACT_LIMIT = 16
 """Most findings for the exact (all-coalitions) Shapley values."""
 
-MAX_SPREAD_CELLS = 2 ** 24
+MAX_SPREAD_CELLS = 2 ** 22
 """Largest models x coalitions block for the per-model values (else no spread is given)."""
 
 
