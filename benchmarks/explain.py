@@ -10,10 +10,13 @@ Run: ``.venv/bin/python benchmarks/explain.py [--quick]``. Prints one JSON line 
 * one what-if change on WBC with ``DEFAULT_METHOD`` <= 0.1 s;
 * exact Shapley values of 16 findings (ALARM sample: 16 features and a class) <= 2 s;
 * 1,000 WBC cases with both intervals <= 10 s.
+
+The last line is the peak resident memory of the whole run (all models loaded).
 """
 
 from __future__ import annotations
 
+import resource
 import sys
 
 import numpy as np
@@ -75,6 +78,8 @@ def main() -> None:
         emit(f"explain.alarm16.{m}.exact_shapley_16_s",
              timed(lambda est=est: E.shapley_values(est, case, codes=True),
                    REPEATS), "s")
+
+    emit("explain.peak_rss_mb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "MB")
 
 
 if __name__ == "__main__":
