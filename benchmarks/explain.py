@@ -4,7 +4,7 @@ Run: ``.venv/bin/python benchmarks/explain.py [--quick]``. Prints one JSON line 
 (``{"name", "value", "unit"}``); times are wall seconds, the best of 3 calls after one warm-up
 (the machine is shared: 2 cores). Targets (after the model is fitted):
 
-* one WBC case (row 23, one finding unknown) with ``bma10``, ``manb``, ``subbkb``: the
+* one WBC case (row 23, one finding unknown) with ``bma10``, ``manb``, ``kbest_subbagging``: the
   prediction with both intervals (400 Dirichlet draws) + exact Shapley values + the
   next-test ranking of the unknown findings, each method <= 0.2 s;
 * one what-if change on WBC with ``DEFAULT_METHOD`` <= 0.1 s;
@@ -42,7 +42,7 @@ def main() -> None:
     ds = load_dataset(bundled_path("wbc.csv"))
     x = ds.X[23].astype(np.int64)  # bare_nuclei unknown
     models = {}
-    for m in ("bma10", "manb", "subbkb"):
+    for m in ("bma10", "manb", "kbest_subbagging"):
         est = models[m] = fit_method(m, ds, random_state=0)
         figures = {
             "interval": lambda est=est: E.predict_with_uncertainty(

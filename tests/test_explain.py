@@ -26,12 +26,12 @@ ESTIMATORS = {
     "tan": lambda: TAN(),
     "kdb1": lambda: KDB(k=1),
     "manb": lambda: MANaiveBayes(),
-    "fobma": lambda: FixedOrderBMA(max_parents=2),
+    "bma_fixed": lambda: FixedOrderBMA(max_parents=2),
     "bma": lambda: OrderMCMCBMA(n_iter=300, burn_in=50, n_orders=6, max_parents=2,
                                 random_state=0),
     "aode": lambda: AODE(),
     "kbest": lambda: KBestEC(n_best=12),
-    "subbkb": lambda: SubbaggingKBest(n_subsamples=3, n_best=4, random_state=0),
+    "kbest_subbagging": lambda: SubbaggingKBest(n_subsamples=3, n_best=4, random_state=0),
     "bagging": lambda: BaggingEBN(n_estimators=3, random_state=0),
 }
 
@@ -66,10 +66,10 @@ def test_models_average_to_predict_proba(fitted, data, name):
     np.testing.assert_allclose(pred.proba, est.predict_proba(X), atol=1e-12, rtol=0)
     lo, hi = pred.structure_interval[..., 0], pred.structure_interval[..., 1]
     assert (lo <= hi + 1e-15).all()
-    assert pred.single_structure == (name in ("nb", "tan", "kdb1", "fobma"))
+    assert pred.single_structure == (name in ("nb", "tan", "kdb1", "bma_fixed"))
     if pred.single_structure:
         np.testing.assert_allclose(lo, pred.proba, atol=1e-15)
-        assert ("one order" if name == "fobma" else "one model") in pred.describe(0)
+        assert ("one order" if name == "bma_fixed" else "one model") in pred.describe(0)
 
 
 def _wq(v, w, q):
@@ -121,8 +121,8 @@ def test_manb_interval_equals_enumeration_of_feature_sets(fitted, data):
     del Xy, full
 
 
-@pytest.mark.parametrize("name", ["tan", "manb", "fobma", "bma", "aode", "kbest", "subbkb",
-                                  "bagging"])
+@pytest.mark.parametrize("name", ["tan", "manb", "bma_fixed", "bma", "aode", "kbest",
+                                  "kbest_subbagging", "bagging"])
 def test_parameter_draws_converge_to_the_averaged_prediction(fitted, data, name):
     """The likelihood-weighted mean of the (structure, CPT) draws estimates P(c | x): within
     5 Monte Carlo standard errors (seeds 1-3 give at most 2.8 on these cases)."""
