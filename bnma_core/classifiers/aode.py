@@ -43,6 +43,7 @@ Weka 3.6 ``weka.classifiers.bayes.AODE`` (options ``-F 1``, Laplace estimates).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import networkx as nx
@@ -183,22 +184,7 @@ class AODE(DiscreteBNClassifier):
         return np.concatenate([self._log_scores(X[s:s + step]) for s in range(0, n, step)])
 
     def _log_scores(self, X: np.ndarray) -> np.ndarray:
-        n, p = X.shape
-        m = self.n_classes_
-        lim = int(self.frequency_limit)
-        terms = np.full((n, p, m), -np.inf)
-        for i in range(p):
-            s = self._spode_log_scores(X, i)                    # (n, r_i, m)
-            ok = self.frequencies_[i] >= lim                    # (r_i,) qualifying values
-            xi = X[:, i]
-            obs = xi >= 0
-            xs = np.where(obs, xi, 0)
-            picked = s[np.arange(n), xs]                         # (n, m)
-            use = obs & ok[xs]
-            terms[use, i] = picked[use]
-            if self._param("predict_missing") == "marginalize" and (~obs).any() and ok.any():
-                miss = ~obs
-                terms[miss, i] = np.logaddexp.reduce(s[miss][:, ok], axis=1)
+        terms = self._spode_terms(X)
         out = np.logaddexp.reduce(terms, axis=1)                # (n, m)
         none = ~np.isfinite(out).any(axis=1)
         if none.any():
@@ -216,3 +202,45 @@ class AODE(DiscreteBNClassifier):
     def fit(self, X: Any, y: Any, arities: Any = None) -> AODE:
         """Count and estimate every SPODE (see :meth:`DiscreteBNClassifier.fit`)."""
         return super().fit(X, y, arities)
+
+    def _spode_terms(self, X: np.ndarray) -> np.ndarray:
+        """log P_i(c, x_obs) of every SPODE i (-inf where x_i does not qualify): (n, p, m)."""
+        n, p = X.shape
+        m = self.n_classes_
+        lim = int(self.frequency_limit)
+        terms = np.full((n, p, m), -np.inf)
+        for i in range(p):
+            s = self._spode_log_scores(X, i)                    # (n, r_i, m)
+            ok = self.frequencies_[i] >= lim                    # (r_i,) qualifying values
+            xi = X[:, i]
+            obs = xi >= 0
+            xs = np.where(obs, xi, 0)
+            picked = s[np.arange(n), xs]                         # (n, m)
+            use = obs & ok[xs]
+            terms[use, i] = picked[use]
+            if self._param("predict_missing") == "marginalize" and (~obs).any() and ok.any():
+                miss = ~obs
+                terms[miss, i] = np.logaddexp.reduce(s[miss][:, ok], axis=1)
+        return terms
+
+    def model_log_joints(self, X: Any, codes: bool = False
+                         ) -> tuple[np.ndarray, np.ndarray, str]:
+        """The super-parent models behind the average (DESIGN §15).
+
+        Returns log weights (p + 1,) = log 1/p for the p SPODEs and 0 for the naive-Bayes
+        fallback; log joints (p + 1, n_rows, n_classes): log P_i(c, x_obs) of SPODE i (-inf
+        when x_i does not qualify as a super-parent), and in the last slot the naive-Bayes
+        joint for rows where no attribute qualifies (-inf elsewhere); and "joint" (AODE
+        sums the joints, so SPODE i weighs P_i(x_obs) in the class posterior).
+        ``codes=True``: ``X`` is already an array of feature codes.
+        """
+        Xc = np.asarray(X, dtype=CODE_DTYPE) if codes else self._prepare_predict(X)
+        n, p = Xc.shape
+        m = self.n_classes_
+        lj = np.full((p + 1, n, m), -np.inf)
+        if n:
+            lj[:p] = self._spode_terms(Xc).transpose(1, 0, 2)
+            none = ~np.isfinite(lj[:p]).any(axis=(0, 2))
+            if none.any():
+                lj[p, none] = self._naive_bayes(Xc[none])
+        return np.append(np.full(p, -math.log(max(p, 1))), 0.0), lj, "joint"

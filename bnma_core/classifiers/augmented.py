@@ -210,3 +210,20 @@ class AugmentedNaiveBayes(DiscreteBNClassifier):
         codes = np.column_stack([X, np.zeros(len(X), dtype=X.dtype)])
         return class_log_posterior(self._factor_model(), p, codes, validate=False,
                                    enumeration_limit=ENUMERATION_LIMIT, chunk_cells=_CHUNK_CELLS)
+
+    def model_log_joints(self, X: Any, codes: bool = False
+                         ) -> tuple[np.ndarray, np.ndarray, str]:
+        """The one network behind the prediction (DESIGN §15): log weight [0], the exact
+        log P(c, x_obs) (1, n_rows, n_classes) with missing features marginalised, and
+        "posterior". ``codes=True``: ``X`` is already an array of feature codes."""
+        Xc = np.asarray(X, dtype=np.int64) if codes else np.asarray(
+            self._prepare_predict(X), dtype=np.int64)
+        theta = getattr(self, "_naive_log_theta", None)
+        if theta is not None:  # naive Bayes: the kernel's joint is exact (barren features)
+            lj = naive_log_joint(np.ascontiguousarray(Xc, dtype=CODE_DTYPE), self._log_prior,
+                                 theta)
+        else:
+            p = Xc.shape[1]
+            lj = self._factor_log_joint(self._factor_model(), p,
+                                        np.column_stack([Xc, np.full(len(Xc), -1)]))
+        return np.zeros(1), lj[None], "posterior"

@@ -131,6 +131,16 @@ class KBestEC(ExactStructureClassifier):
             p += w * self._posterior(net, X)
         return self._log(p)
 
+    def model_log_joints(self, X: Any, codes: bool = False
+                         ) -> tuple[np.ndarray, np.ndarray, str]:
+        """The K equivalence classes behind the average (DESIGN §15): log w_k (K,), the
+        exact log P(c, x_obs | G_k, theta_k) (K, n_rows, n_classes) with missing values
+        marginalised, and "posterior" (the class posteriors are averaged with weights w_k).
+        ``codes=True``: ``X`` is already an array of feature codes."""
+        Xc = X if codes else self._prepare_predict(X)
+        return self._log(np.asarray(self.weights_)), self._networks_log_joints(
+            self.networks_, Xc, self.class_index_), "posterior"
+
 
 @dataclass
 class Subsample:
@@ -325,6 +335,17 @@ class SubbaggingKBest(ExactStructureClassifier):
     def structures_(self) -> list[ScoredStructure]:
         """All T·K structures, subsample by subsample (for structure statistics)."""
         return [s for sub in self.subsamples_ for s in sub.structures]
+
+    def model_log_joints(self, X: Any, codes: bool = False
+                         ) -> tuple[np.ndarray, np.ndarray, str]:
+        """The T·K (subsample, class) models behind the average (DESIGN §15), subsample by
+        subsample: log (w_tk / T), the exact log P(c, x_obs | G_tk, theta_tk) (T·K, n_rows,
+        n_classes), and "posterior". ``codes=True``: ``X`` is already feature codes."""
+        Xc = X if codes else self._prepare_predict(X)
+        T = len(self.subsamples_)
+        lw = np.concatenate([self._log(np.asarray(s.weights) / T) for s in self.subsamples_])
+        nets = [net for nets in self.networks_ for net in nets]
+        return lw, self._networks_log_joints(nets, Xc, self.class_index_), "posterior"
 
 
 def subsample_size(n_rows: int, fraction: float) -> int:

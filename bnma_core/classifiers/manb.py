@@ -300,3 +300,68 @@ class MANaiveBayes(DiscreteBNClassifier):
         for name, w in zip(names, self.arc_posterior_):
             g.add_edge(cname, name, role="class", weight=float(w), posterior=float(w))
         self.structure_ = g
+
+    # --- the models behind the average (bnma_core.explain) -------------------------------
+    def model_log_joints(self, X: Any, codes: bool = False, max_exact: int = 16,
+                         n_sampled: int = 4096, random_state: Any = 0
+                         ) -> tuple[np.ndarray, np.ndarray, str]:
+        """The naive feature sets behind the average (DESIGN §15).
+
+        A feature set S (the features with an arc C -> F_i) has the posterior
+        P(S | D) = prod_{i in S} P(C -> F_i | D) prod_{i not in S} (1 - P(C -> F_i | D))
+        (eq. 13 weights are independent per feature) and the joint
+        log P(c, x_obs | S) = log P(c) + sum_{i in S, obs} log theta^C_i(x_i | c)
+        + sum_{i not in S, obs} log theta^∅_i(x_i) (eq. 6 parameters). Summing
+        P(S | D) P(c, x_obs | S) over all S gives the theta* prediction (eq. 10-12).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame (n_rows, n_features)
+        codes : bool
+            ``X`` is already an array of feature codes (-1 = missing).
+        max_exact : int
+            With at most this many features every one of the 2^N sets is returned
+            (log weight log P(S | D)); beyond, ``n_sampled`` sets are drawn from P(S | D)
+            (seed ``random_state``; log weight -log n_sampled each), a Monte Carlo estimate
+            of the average.
+        n_sampled : int
+        random_state : int or Generator
+
+        Returns
+        -------
+        log_weights : (M,) float
+        log_joints : (M, n_rows, n_classes) float
+        averaging : "joint"
+        """
+        Xc = np.asarray(X, dtype=np.int64) if codes else np.asarray(
+            self._prepare_predict(X), dtype=np.int64)
+        n, p = Xc.shape
+        arc = np.asarray(self.arc_posterior_, dtype=float)
+        if p <= int(max_exact):
+            masks = ((np.arange(2 ** p)[:, None] >> np.arange(p)[None, :]) & 1).astype(float)
+            with np.errstate(divide="ignore"):
+                lw = np.where(masks > 0, np.log(arc)[None, :], np.log1p(-arc)[None, :]).sum(
+                    axis=1)
+        else:
+            rng = np.random.default_rng(random_state)
+            masks = (rng.random((int(n_sampled), p)) < arc[None, :]).astype(float)
+            lw = np.full(len(masks), -np.log(len(masks)))
+        m = len(self.classes_)
+        if len(masks) * n * m > 2 ** 26:
+            raise ValueError(f"{len(masks)} feature sets x {n} rows is too many at once; pass "
+                             f"at most {max(1, 2 ** 26 // (len(masks) * m))} rows per call.")
+        obs = Xc >= 0
+        xs = np.where(obs, Xc, 0)
+        cols = np.arange(p)[None, :]
+        log_c = self._log_theta_map[cols, xs]                            # (n, p, m)
+        log_0 = np.stack([np.log(t) for t in self._theta_empty_padded()])[cols, xs]  # (n, p)
+        diff = np.where(obs[:, :, None], log_c - log_0[:, :, None], 0.0)
+        base = np.where(obs, log_0, 0.0).sum(axis=1)                     # (n,)
+        lj = (masks @ diff.transpose(1, 0, 2).reshape(p, n * m)).reshape(len(masks), n, m)
+        lj += self._log_prior[None, None, :] + base[None, :, None]
+        return lw, lj, "joint"
+
+    def _theta_empty_padded(self) -> list[np.ndarray]:
+        """theta^∅_i padded to the largest arity (padding 1: never indexed)."""
+        r_max = self._log_theta_map.shape[1]
+        return [np.concatenate([t, np.ones(r_max - len(t))]) for t in self.theta_empty_]

@@ -233,6 +233,32 @@ class _OrderBMABase(DiscreteBNClassifier):
         self.markov_blanket_probability_ = pd.Series(
             mb[feats], index=[names[i] for i in feats], name="P(in Markov blanket of class)")
 
+    def model_log_joints(self, X: Any, codes: bool = False
+                         ) -> tuple[np.ndarray, np.ndarray, str]:
+        """The models behind the average: one per kept order (DESIGN §15).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame (n_rows, n_features)
+            Rows as for :meth:`predict_proba` (missing values allowed).
+        codes : bool
+            ``X`` is already an array of feature codes (-1 = missing).
+
+        Returns
+        -------
+        log_weights : (T,) float
+            log 1/T: the kept orders are draws from P(≺ | D) (Hwang & Zhang eq. 11).
+        log_joints : (T, n_rows, n_classes) float
+            log P(c, x_obs | D, ≺_t) by eq. 9, missing values as set by ``predict_missing``
+            (:meth:`order_log_joints`).
+        averaging : {"joint", "posterior"}
+            ``combine``: "joint" averages the joints (each order's class posterior weighted
+            by w_t P(x_obs | D, ≺_t)), "posterior" the class posteriors (weights w_t).
+        """
+        Xc = np.asarray(X, dtype=CODE_DTYPE) if codes else self._prepare_predict(X)
+        lj = self.order_log_joints(Xc)
+        return np.full(len(lj), -math.log(len(lj))), lj, self.combine
+
 
 class FixedOrderBMA(_OrderBMABase):
     """BMA over every DAG consistent with one node order (Hwang & Zhang eq. 9; Dash & Cooper 2004).

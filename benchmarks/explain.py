@@ -1,0 +1,86 @@
+"""Speed of explaining cases under the averaged model (``bnma_core.explain``, DESIGN §15).
+
+Run: ``.venv/bin/python benchmarks/explain.py [--quick]``. Prints one JSON line per figure
+(``{"name", "value", "unit"}``); times are wall seconds, the best of 3 calls after one warm-up
+(the machine is shared: 2 cores). Targets (after the model is fitted):
+
+* one WBC case (row 23, one finding unknown) with ``bma10``, ``manb``, ``kbest_subbagging``: the
+  prediction with both intervals (400 Dirichlet draws) + exact Shapley values + the
+  next-test ranking of the unknown findings, each method <= 0.2 s;
+* one what-if change on WBC with ``DEFAULT_METHOD`` <= 0.1 s;
+* exact Shapley values of 16 findings (ALARM sample: 16 features and a class) <= 2 s;
+* 1,000 WBC cases with both intervals <= 10 s.
+
+The last line is the peak resident memory of the whole run (all models loaded).
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+
+import numpy as np
+from _bench import emit, timed
+
+from bnma_core import explain as E
+from bnma_core.classifiers.registry import DEFAULT_METHOD, fit_method
+from bnma_core.data import dataset_from_codes, load_dataset
+from bnma_core.datasets import bundled_path
+
+QUICK = "--quick" in sys.argv
+REPEATS = 1 if QUICK else 3
+N_DRAWS = 400
+
+
+def one_case(est, ds, x) -> None:
+    E.predict_with_uncertainty(est, x, codes=True, n_draws=N_DRAWS, train=ds)
+    E.shapley_values(est, x, codes=True)
+    E.next_test(est, x, codes=True)
+
+
+def main() -> None:
+    ds = load_dataset(bundled_path("wbc.csv"))
+    x = ds.X[23].astype(np.int64)  # bare_nuclei unknown
+    models = {}
+    for m in ("bma10", "manb", "kbest_subbagging"):
+        est = models[m] = fit_method(m, ds, random_state=0)
+        figures = {
+            "interval": lambda est=est: E.predict_with_uncertainty(
+                est, x, codes=True, n_draws=N_DRAWS, train=ds),
+            "shapley": lambda est=est: E.shapley_values(est, x, codes=True),
+            "next_test": lambda est=est: E.next_test(est, x, codes=True),
+            "one_case": lambda est=est: one_case(est, ds, x)}
+        for what, fn in figures.items():
+            emit(f"explain.wbc.{m}.{what}_s", timed(fn, REPEATS), "s")
+    est = models.get(DEFAULT_METHOD) or fit_method(DEFAULT_METHOD, ds, random_state=0)
+    change = [{ds.feature_names[0]: 0}]
+    emit(f"explain.wbc.{DEFAULT_METHOD}.what_if_structure_s",
+         timed(lambda: E.what_if(est, x, change, codes=True), REPEATS), "s")
+    emit(f"explain.wbc.{DEFAULT_METHOD}.what_if_both_intervals_s",
+         timed(lambda: E.what_if(est, x, change, codes=True, n_draws=N_DRAWS, train=ds),
+               REPEATS), "s")
+    rows = np.random.default_rng(0).integers(0, ds.n_rows, 1000)
+    Xb = ds.X[rows].astype(np.int64)
+    emit(f"explain.wbc.{DEFAULT_METHOD}.1000_cases_both_intervals_s",
+         timed(lambda: E.predict_with_uncertainty(est, Xb, codes=True, n_draws=N_DRAWS,
+                                                  train=ds), REPEATS), "s")
+    # 16 findings: ALARM sample, 16 features and a class
+    from bnma_core.network import load_network
+
+    bn = load_network("alarm")
+    D = bn.sample_codes(2000, seed=0)[:, :17]
+    names = bn.names[:17]
+    big = dataset_from_codes(D, names, bn.arities[:17], class_index=16,
+                             states=[bn.states[i] for i in range(17)])
+    case = big.X[0].astype(np.int64)
+    for m in ("nb", "tan", "aode", "manb"):
+        est = fit_method(m, big)
+        emit(f"explain.alarm16.{m}.exact_shapley_16_s",
+             timed(lambda est=est: E.shapley_values(est, case, codes=True),
+                   REPEATS), "s")
+
+    emit("explain.peak_rss_mb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "MB")
+
+
+if __name__ == "__main__":
+    main()
