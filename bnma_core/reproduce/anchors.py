@@ -7,7 +7,14 @@ all-nominal datasets, the test fold (0-9) of every row in Weka's ``-x 10 -s 1`` 
 cross-validation, and the accuracy of 38 Weka / pyAgrum configurations on them. One cell = one
 (dataset, method, fold): the method is trained on the rows whose fold is not k and tested on
 fold k -- the rows Weka used -- so per dataset the mean of the ten cell accuracies is the
-anchors' ``acc_mean``, with its standard error sd / sqrt(10).
+anchors' ``acc_mean``, with its standard error sd / sqrt(10), and the mean of the ten cell
+log-losses (−ln max(p(true class), 1e-15), mean over the fold's rows) and Brier scores is the
+anchors' ``logloss_mean`` / ``brier_mean`` (``proba_results.csv``).
+
+The target for the recommended method (:func:`target_claims`): a lower mean log-loss than every
+anchor configuration, within :data:`LOGLOSS_WITHIN` of the best configuration on at least 5 of
+the 7 datasets, and the best mean accuracy rank (Demšar 2006), each with the Bayesian
+signed-rank verdict over the datasets (Benavoli et al. 2017; :mod:`bnma_core.comparison`).
 
 Win / tie / loss: against the best anchor of the dataset (the best of all 38 configurations,
 itself chosen on the test folds, a choice a user cannot make); a tie is a difference within
@@ -599,11 +606,13 @@ def report(cells: pd.DataFrame, meta: dict) -> str:
     folds = folds_frame(cells)
     summary = summarize(folds)
     claims = target_claims(summary, DEFAULT_METHOD)
-    ov = overview(summary)[["mean", "win", "tie", "loss", "seconds",
+    ov = overview(summary)[["mean", "win", "tie", "loss", "logloss_mean", "seconds",
                             "mean_minus_best_single_anchor"]]
     sections: list[tuple[str, object]] = [
         ("How to read", "Accuracy = mean of the ten per-fold accuracies on Weka's own folds "
-         "(± standard error over folds). The best Weka and the best pyAgrum configuration of "
+         "(± standard error over folds); log-loss = mean of the ten per-fold mean "
+         "−ln p(true class), the anchors' own statistic. The best Weka and the best pyAgrum "
+         "configuration of "
          "each dataset are the best of their configurations on the test folds, a choice a user "
          "cannot make. Win / tie / loss: more than half a point ahead of the best anchor / "
          "within half a point / more than half a point behind. Seconds: wall clock of fit + "
