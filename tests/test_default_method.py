@@ -49,8 +49,8 @@ def test_compare_page_default_selection_reads_the_constant(monkeypatch):
 def test_recommended_method_is_less_over_confident_than_bma10_on_wbc():
     """BMA's posterior on WBC settles on one near-naive-Bayes network, so ``bma10`` double-counts
     nine correlated attributes (docs/accuracy.md §12); the recommended stacking of ``bma10``
-    and UKDB, weighted on the training rows only, has a clearly lower log-loss on held-out rows
-    and fewer confident errors."""
+    (three priors) and UKDB, weighted on the training rows only, has a clearly lower log-loss
+    on held-out rows and fewer confident errors."""
     import numpy as np
     from sklearn.model_selection import StratifiedKFold
 
