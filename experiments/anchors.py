@@ -34,7 +34,9 @@ from bnma_core.reproduce.anchors import (  # noqa: F401 - re-exported for caller
     DATASETS,
     EXTRA_METHODS,
     TIE,
+    anchor_configurations,
     anchor_table,
+    comparison_table,
     load,
     markdown,
     overview,
@@ -42,6 +44,7 @@ from bnma_core.reproduce.anchors import (  # noqa: F401 - re-exported for caller
     run_fold,
     run_method,
     summarize,
+    target_claims,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,6 +73,11 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         ap.error(str(e))
     print(markdown(res["summary"]))
+    from bnma_core.reproduce.report import claims_text
+
+    for m in dict.fromkeys(res["summary"]["method"]):
+        if res["summary"].query("method == @m")["logloss_mean"].notna().sum() == len(DATASETS):
+            print(f"\n{m}:\n" + claims_text(target_claims(res["summary"], m, args.anchors)[:3]))
     return 0
 
 

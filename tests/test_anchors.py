@@ -29,10 +29,18 @@ def test_aode_reproduces_weka_fold_for_fold():
     same folds (the anchors' acc_mean to its 4 printed decimals; breast-cancer differs by 8.5e-5,
     less than one test row in one fold, 1/28 / 10 = 3.6e-3)."""
     ref = pd.read_csv(an.ANCHORS / "results.csv")
+    proba = pd.read_csv(an.ANCHORS / "proba_results.csv")
     for ds in ("contact-lenses", "iris", "breast-cancer"):
-        got = np.mean([r["accuracy"] for r in an.run_method("aode", ds)])
+        recs = an.run_method("aode", ds)
+        got = np.mean([r["accuracy"] for r in recs])
         want = ref[(ref["dataset"] == ds) & (ref["method"] == "AODE")]["acc_mean"].item()
         assert got == pytest.approx(want, abs=1.5e-4), ds
+        if ds != "breast-cancer":  # same predictions as Weka's: same log-loss and Brier score
+            w = proba[(proba["dataset"] == ds) & (proba["method"] == "AODE")].iloc[0]
+            assert np.mean([r["log_loss"] for r in recs]) == pytest.approx(
+                w["logloss_mean"], abs=1e-6), ds
+            assert np.mean([r["brier"] for r in recs]) == pytest.approx(
+                w["brier_mean"], abs=1e-6), ds
 
 
 def test_smoke_table(tmp_path):
@@ -63,9 +71,14 @@ def test_grid_keys_quick_and_full():
     from bnma_core.reproduce import anchors as ra
 
     quick = ra.grid(quick=True)
-    assert {k["dataset"] for k in quick} == set(ra.QUICK_DATASETS)
+    # the recommended method on all seven (the target is checkable), the others on three
+    assert {k["dataset"] for k in quick if k["method"] == DEFAULT_METHOD} == set(ra.DATASETS)
+    assert {k["dataset"] for k in quick if k["method"] != DEFAULT_METHOD} == set(
+        ra.QUICK_DATASETS)
     assert [k["method"] for k in quick][0] == DEFAULT_METHOD
-    assert len(quick) == len(ra.QUICK_DATASETS) * len({k["method"] for k in quick}) * 10
+    n_others = len({k["method"] for k in quick}) - 1
+    assert len(quick) == (len(ra.DATASETS) + len(ra.QUICK_DATASETS) * n_others) * 10
+    assert len({tuple(sorted(k.items())) for k in quick}) == len(quick)
     full = ra.grid()
     assert {k["method"] for k in full} == set(available_methods())
     assert {k["dataset"] for k in full} == set(ra.DATASETS)
@@ -80,29 +93,72 @@ def test_cell_is_one_weka_fold_of_run_method():
     assert r["accuracy"] == recs[3]["accuracy"] and r["n_test"] == 15
 
 
-def _summary(accs: dict[str, float], method: str) -> pd.DataFrame:
+def _summary(accs: dict[str, float], method: str, loglosses: dict[str, float] | None = None
+             ) -> pd.DataFrame:
     folds = pd.DataFrame([{"dataset": d, "method": method, "fold": k, "accuracy": a,
-                           "seconds": 0.1} for d, a in accs.items() for k in range(10)])
+                           "log_loss": (loglosses or {}).get(d, np.nan), "seconds": 0.1}
+                          for d, a in accs.items() for k in range(10)])
     return an.summarize(folds)
+
+
+def _best_loglosses() -> pd.Series:
+    conf = an.anchor_configurations()
+    return conf.pivot_table(index="method", columns="dataset", values="logloss_mean").min()
+
+
+def test_anchor_configurations_drop_the_cache_duplicates():
+    conf = an.anchor_configurations()
+    assert not conf["method"].str.contains("noADTree").any()
+    k2 = conf[conf["method"] == "Weka BayesNet-K2-P3-N"]
+    assert len(k2) == 7 and k2["logloss_mean"].mean() == pytest.approx(0.4844, abs=5e-5)
+    assert _best_loglosses()["wbc"] == pytest.approx(0.1026, abs=5e-5)
 
 
 def test_target_claims_in_plain_sentences():
     from bnma_core.reproduce import anchors as ra
     from bnma_core.reproduce.report import NOT_CHECKABLE, NOT_REPRODUCED, REPRODUCED
 
-    best = an.anchor_table().set_index("dataset")["best_anchor"]
-    ahead = {d: best[d] + (0.01 if i < 4 else 0.0) for i, d in enumerate(ra.DATASETS)}
-    ahead["contact-lenses"] = 0.90
-    claims = ra.target_claims(_summary(ahead, "m"), "m")
-    assert [c["status"] for c in claims] == [REPRODUCED] * 4
-    assert "at least 6 of the 7" in claims[0]["claim"]
-    behind = {d: best[d] - 0.02 for d in ra.DATASETS}
-    claims = ra.target_claims(_summary(behind, "m"), "m")
-    assert [c["status"] for c in claims] == [NOT_REPRODUCED] * 4
-    assert "contact-lenses" in claims[0]["reason"]
-    part = ra.target_claims(_summary({"iris": 0.9}, "m"), "m")
-    assert [c["status"] for c in part] == [NOT_CHECKABLE] * 3
-    assert "1 of the 7 datasets" in part[0]["reason"]
+    best_acc = an.anchor_table().set_index("dataset")["best_anchor"]
+    best_ll = _best_loglosses()
+    ahead = {d: best_acc[d] + 0.01 for d in ra.DATASETS}
+    claims = ra.target_claims(_summary(ahead, "m", {d: best_ll[d] - 0.001
+                                                    for d in ra.DATASETS}), "m")
+    assert [c["status"] for c in claims] == [REPRODUCED] * 3
+    assert "lower mean log-loss" in claims[0]["claim"] and "Bayesian signed-rank" in \
+        claims[0]["reason"]
+    assert "at least 5 of the 7" in claims[1]["claim"] and claims[1]["ours"].startswith("7 of 7")
+    assert "accuracy rank" in claims[2]["claim"] and "place 1 of" in claims[2]["ours"]
+    # behind on four datasets by more than 0.02, and less accurate than every configuration
+    behind = {d: best_acc[d] - 0.3 for d in ra.DATASETS}
+    ll = {d: best_ll[d] + (0.05 if i < 4 else 0.0) for i, d in enumerate(ra.DATASETS)}
+    claims = ra.target_claims(_summary(behind, "m", ll), "m")
+    assert [c["status"] for c in claims[:2]] == [REPRODUCED, NOT_REPRODUCED]
+    assert claims[2]["status"] == NOT_REPRODUCED
+    assert claims[1]["ours"].startswith("3 of 7") and "wbc (+0.050)" in claims[1]["ours"]
+    # no log-loss stored (cells of an older run) or a partial grid: not checkable
+    for summary in (_summary(ahead, "m"), _summary({"iris": 0.9}, "m", {"iris": 0.4})):
+        part = ra.target_claims(summary, "m")
+        assert [c["status"] for c in part] == [NOT_CHECKABLE] * 3
+        assert "--fresh" in part[0]["reason"]
+
+
+def test_comparison_table_has_every_configuration_and_the_verdicts():
+    from bnma_core.reproduce import anchors as ra
+
+    best_acc = an.anchor_table().set_index("dataset")["best_anchor"]
+    best_ll = _best_loglosses()
+    tab = ra.comparison_table(_summary({d: best_acc[d] for d in ra.DATASETS}, "m",
+                                       {d: best_ll[d] for d in ra.DATASETS}), "m")
+    conf = an.anchor_configurations().dropna(subset=["acc_mean"])
+    assert len(tab) == int((conf.groupby("method").size() == 7).sum()) + 1  # complete + ours
+    me = tab.set_index("method").loc["m"]
+    assert me["within_0.02"] == 7 and tab["logloss_mean"].idxmin() == 0
+    assert tab.iloc[0]["method"] == "m"
+    k2 = tab.set_index("method").loc["Weka BayesNet-K2-P3-N"]
+    assert k2[["ll_p_ours", "ll_p_equivalent", "ll_p_theirs"]].sum() == pytest.approx(1.0)
+    assert np.isnan(tab.set_index("method").loc["pyAgrum TAN/s0.5/thr", "logloss_mean"])
+    with pytest.raises(ValueError, match="needs all seven"):
+        ra.comparison_table(_summary({"iris": 0.9}, "m", {"iris": 0.4}), "m")
 
 
 def test_reproduce_cells_store_and_report(tmp_path):
