@@ -118,3 +118,73 @@ def test_true_network_and_shd_for_asia_data():
     # 4 chains by default: the ArviZ verdict is shown in words
     verdicts = [m.value for m in list(at.success) + list(at.warning)]
     assert any(v.startswith(("Converged", "Not yet converged")) for v in verdicts), verdicts
+
+
+# --- Teach page -----------------------------------------------------------------------------
+
+
+def test_teach_steps_1_10_100_are_the_librarys_chain():
+    from bnma_core.structure.teaching import lesson_dataset, step_sampler
+
+    at = _page("7_Teach.py")
+    _no_failure(at)
+    state = at.session_state["teach_step"]
+    n_iter = state["settings"]["iterations per chain"]
+    for label, k in (("+1", 1), ("+10", 10), ("+100", 100), ("+1", 1)):
+        before = state["sampler"].chains[0].t
+        _button(at, label).click().run()
+        _no_failure(at)
+        state = at.session_state["teach_step"]
+        assert state["sampler"].chains[0].t == before + k
+        assert len(state["last"].moves) == k
+    assert state["sampler"].chains[0].t == 112
+    labels = {m.label: m.value for m in at.metric}
+    assert labels["Iteration"] == f"112 of {n_iter:,}"
+    assert labels["Move"] in ("accepted", "rejected")
+    # the library's chain with the same settings, run in one go
+    ref = step_sampler(lesson_dataset("asia"), n_iter=n_iter, burn_in=n_iter // 4,
+                       random_state=0)
+    ref.chains[0].advance(112)
+    c, r = state["sampler"].chains[0], ref.chains[0]
+    np.testing.assert_array_equal(c.order, r.order)
+    np.testing.assert_array_equal(c.trace_score[:112], r.trace_score[:112])
+    np.testing.assert_array_equal(c.trace_acc[:112], r.trace_acc[:112])
+    # the figures of a step: the move on the order, the best network, the trace
+    titles = [c.proto.spec for c in at.get("plotly_chart")]
+    assert len(titles) >= 3
+
+
+def test_teach_four_chains_diagnostics():
+    at = _page("7_Teach.py")
+    at.selectbox(key="teach_iter").set_value(2_000).run()
+    next(b for b in at.button if b.label == "Run the 4 chains and diagnose").click().run()
+    _no_failure(at)
+    labels = {m.label: m.value for m in at.metric}
+    assert "Rank-normalised R-hat (log score)" in labels
+    verdicts = [m.value for m in list(at.success) + list(at.warning)]
+    assert any(v.startswith(("Converged", "Not yet converged")) for v in verdicts), verdicts
+    assert any(d.proto.label == "Handout (HTML)" for d in at.get("download_button"))
+
+
+def test_teach_exact_lesson_runs_and_shows_the_error():
+    at = _page("7_Teach.py")
+    at.radio(key="teach_lesson").set_value("exact").run()
+    at.selectbox(key="teach_exact_iter").set_value(5_000).run()
+    _button(at, "Run").click().run()
+    _finish(at, "teach_exact")
+    _no_failure(at)
+    labels = {m.label: m.value for m in at.metric}
+    assert float(labels["Largest error |estimate − exact|"]) < 0.5
+    assert _button(at, "Stop").disabled
+
+
+def test_teach_step_state_is_small():
+    """Per-session memory of the stepped lesson (30 students share one server)."""
+    import pickle
+
+    at = _page("7_Teach.py")
+    _button(at, "+100").click().run()
+    state = at.session_state["teach_step"]
+    size = len(pickle.dumps(state))
+    print(f"teach step state: {size:,} bytes")
+    assert size < 2_000_000
