@@ -294,18 +294,19 @@ if entry is not None:
                    "to update.")
     st.subheader("Chains")
     diag = entry.get("diagnostics")
-    m = st.columns(5)
+    m = st.columns([1, 1, 1.3, 1.3, 1])
     m[0].metric("Iterations per chain", f"{model.iterations_done_:,}")
     m[1].metric("Acceptance rate", f"{model.acceptance_rate_:.1%}")
     rhat = diag.log_score.rhat if not isinstance(diag, str | None) else model.rhat_
-    m[2].metric("Rank-normalised R-hat (log score)",
+    m[2].metric("Rank-normalised R-hat",
                 "—" if not np.isfinite(rhat) else f"{rhat:.3f}",
                 help=f"ArviZ's rank-normalised split R-hat (Vehtari et al. 2021) of the order "
                      f"log score after burn-in: at most {RHAT_MAX} when the chains agree.")
-    m[3].metric("ESS bulk / tail (log score)",
+    m[3].metric("ESS bulk / tail",
                 "—" if isinstance(diag, str | None) else
                 f"{diag.log_score.ess_bulk:,.0f} / {diag.log_score.ess_tail:,.0f}",
-                help="Effective sample size (ArviZ): how many independent draws the chains are "
+                help="Effective sample size of the order log score (ArviZ): how many "
+                     "independent draws the chains are "
                      "worth, for the centre (bulk) and the 5 % / 95 % quantiles (tail). "
                      "At least 400 is the usual target.")
     m[4].metric("Orders averaged", len(model.sampled_orders_))
@@ -371,13 +372,13 @@ if entry is not None:
         diff = structure_difference(graph, true_graph, threshold=0.5)
         shown = structure_difference(graph, true_graph, threshold=threshold - 1e-9)
         s1, s2, s3 = st.columns(3)
-        s1.metric("SHD of the averaged network (arcs with P > 0.5)", diff.shd,
+        s1.metric("SHD, averaged network (P > 0.5)", diff.shd,
                   help="Structural Hamming distance to the network the data were sampled "
                        "from: arcs missing, extra or reversed, each pair of variables "
                        "counted once (Tsamardinos et al. 2006).")
         s2.metric("missing / extra / reversed",
                   f"{len(diff.missing)} / {len(diff.extra)} / {len(diff.reversed)}")
-        s3.metric(f"SHD of the arcs shown (P ≥ {threshold:.2f})", shown.shd)
+        s3.metric(f"SHD, arcs shown (P ≥ {threshold:.2f})", shown.shd)
         if len(ds.names) < cache.network(network).n_vars:
             st.caption("The data keep only some of the network's variables: the true network "
                        "drawn is its part over these variables (arcs through a left-out "

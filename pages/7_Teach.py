@@ -34,10 +34,10 @@ LESSONS = {
     "exact": "2 · WBC: the exact answer against MCMC",
     "averaging": "3 · ALARM: averaging against a single network",
 }
+# play speeds: (seconds between redraws, steps per redraw); Play off is a full rerun, so the
+# chain stops at once
 SPEEDS = {"1 step every 2 s": (2.0, 1), "1 step per second": (1.0, 1),
           "5 steps per second": (1.0, 5), "20 steps per second": (1.0, 20)}
-"""Play speeds: (seconds between redraws, steps per redraw); a pause takes effect at the next
-redraw, within a second or two."""
 STEP_ITERATIONS = [1_000, 2_000, 5_000, 20_000]
 EXACT_ITERATIONS = [5_000, 20_000, 60_000]
 
@@ -142,17 +142,18 @@ def draw_step(state: dict, names: list[str], class_name: str) -> None:
         st.info("Press **+1** to propose the first move.")
         return
     mv = res.moves[-1]
-    m = st.columns(6)
+    m = st.columns(3)
     m[0].metric("Iteration", f"{res.iteration:,} of {sampler.n_iter:,}")
-    m[1].metric("log score before", f"{mv.log_score:.2f}")
-    m[2].metric("log score proposed", f"{mv.proposed_log_score:.2f}",
+    m[1].metric("log score before", f"{mv.log_score:,.1f}")
+    m[2].metric("log score proposed", f"{mv.proposed_log_score:,.1f}",
                 delta=f"{mv.log_ratio:+.2f}")
-    m[3].metric("Acceptance probability", f"{mv.acceptance_probability:.4f}",
+    m = st.columns(3)
+    m[0].metric("Acceptance probability", f"{mv.acceptance_probability:.4f}",
                 help="min(1, P(proposed order | data) / P(current order | data)) = "
                      "min(1, exp(score proposed − score before)).")
-    m[4].metric("Uniform draw u", f"{mv.uniform:.4f}",
+    m[1].metric("Uniform draw u", f"{mv.uniform:.4f}",
                 help="The move is accepted when u < the acceptance probability.")
-    m[5].metric("Move", "accepted" if mv.accepted else "rejected")
+    m[2].metric("Move", "accepted" if mv.accepted else "rejected")
     st.plotly_chart(viz.order_move_figure(names, mv.order, mv.positions, mv.kind,
                                           mv.proposed_order, mv.accepted,
                                           title=f"Iteration {mv.iteration}: " + (
@@ -250,16 +251,17 @@ def lesson_moves() -> None:
     sections: list = []
     if diag is not None:
         (st.success if diag.converged else st.warning)(md_escape(diag.verdict))
-        m = st.columns(4)
+        m = st.columns(2)
         m[0].metric("Rank-normalised R-hat (log score)", f"{diag.log_score.rhat:.3f}",
                     help=f"Converged chains: at most {diag.rhat_max}.")
         m[1].metric("ESS bulk / tail (log score)",
                     f"{diag.log_score.ess_bulk:,.0f} / {diag.log_score.ess_tail:,.0f}",
                     help=f"Effective sample size; target at least {diag.ess_min:.0f}.")
         varying = diag.edges[~diag.edges["settled"]]
-        m[2].metric(f"Edges with R-hat > {diag.rhat_max}",
+        m = st.columns(2)
+        m[0].metric(f"Edges with R-hat > {diag.rhat_max}",
                     f"{int((varying['rhat'] > diag.rhat_max).sum())} of {len(varying)}")
-        m[3].metric("Largest two-runs difference", f"{diag.max_concordance_difference:.3f}",
+        m[1].metric("Largest two-runs difference", f"{diag.max_concordance_difference:.3f}",
                     help="Chains 0-1 against chains 2-3: the largest difference of an edge "
                          "posterior.")
         st.caption("Rank plot: if the chains sample the same distribution, each chain's "

@@ -19,7 +19,6 @@ __all__ = ["order_move_figure", "rank_plot_figure", "edge_traces_figure",
 _MOVED = "#e8590c"  # the nodes a move touches
 _PLAIN = "#dbe4ff"
 _CHAIN_COLOURS = ("#1c7ed6", "#e8590c", "#2f9e44", "#ae3ec9", "#f59f00", "#0c8599")
-_TOP_LEGEND = {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0}
 
 
 def order_move_figure(names: Sequence[str], order: Sequence[int], positions: tuple[int, int],
@@ -93,13 +92,13 @@ def rank_plot_figure(quantity: Any, title: str | None = None) -> go.Figure:
                              line={"dash": "dash", "color": "#444"}))
     fig.update_layout(title=title or f"Rank plot: {quantity.name}", template="plotly_white",
                       xaxis_title="rank of the draw among all chains (fraction)",
-                      yaxis_title="draws in the bin", legend=_TOP_LEGEND,
-                      margin={"t": 90}, yaxis_rangemode="tozero")
+                      yaxis_title="draws in the bin", yaxis_rangemode="tozero")
     return fig
 
 
-def edge_traces_figure(quantities: Sequence[Any], title: str = "Least converged edges: "
-                       "P(edge | data, order) along each chain") -> go.Figure:
+def edge_traces_figure(quantities: Sequence[Any],
+                       title: str = "Least converged edges: P(edge | data, order)"
+                       ) -> go.Figure:
     """The traces of a few edges (:attr:`ConvergenceReport.least_converged`), one panel per
     edge with its R-hat, one line per chain: chains that disagree sit at different levels."""
     k = max(1, len(quantities))
@@ -116,8 +115,7 @@ def edge_traces_figure(quantities: Sequence[Any], title: str = "Least converged 
                           row=r, col=1)
         fig.update_yaxes(range=[-0.05, 1.05], row=r, col=1)
     fig.update_xaxes(title_text="recorded order after burn-in", row=k, col=1)
-    fig.update_layout(title=title, template="plotly_white", height=120 + 150 * k,
-                      legend=_TOP_LEGEND, margin={"t": 100})
+    fig.update_layout(title=title, template="plotly_white", height=120 + 150 * k)
     return fig
 
 
@@ -141,7 +139,7 @@ def concordance_figure(concordance: pd.DataFrame, title: str | None = None,
                                      "line": {"width": 0.5, "color": "#333"}}))
     worst = float(far.max()) if len(far) else 0.0
     fig.update_layout(
-        title=title or f"Two runs' edge posteriors (largest difference {worst:.3f})",
+        title=title or f"Two runs' edge posteriors (largest gap {worst:.3f})",
         template="plotly_white", xaxis_title=f"P(edge | data), {labels[0]}",
         yaxis_title=f"P(edge | data), {labels[1]}", showlegend=False)
     fig.update_xaxes(range=[-0.03, 1.03])
@@ -166,8 +164,7 @@ def exact_vs_estimate_figure(exact: np.ndarray, estimate: np.ndarray, names: Seq
         hovertemplate="%{text}<br>exact %{x:.4f}<br>MCMC %{y:.4f}<extra></extra>",
         marker={"size": 8, "color": err, "colorscale": "Reds", "cmin": 0,
                 "cmax": max(0.1, float(err.max())), "line": {"width": 0.5, "color": "#333"}}))
-    fig.update_layout(title=title or f"MCMC estimate against the exact edge posterior "
-                                     f"(largest error {err.max():.3f})",
+    fig.update_layout(title=title or f"MCMC against exact (largest error {err.max():.3f})",
                       template="plotly_white", xaxis_title="exact P(edge | data)",
                       yaxis_title="order-MCMC estimate", showlegend=False)
     fig.update_xaxes(range=[-0.03, 1.03])
@@ -175,8 +172,8 @@ def exact_vs_estimate_figure(exact: np.ndarray, estimate: np.ndarray, names: Seq
     return fig
 
 
-def exact_error_figure(errors: pd.DataFrame, title: str = "Largest error of the MCMC edge "
-                       "posteriors against the exact ones") -> go.Figure:
+def exact_error_figure(errors: pd.DataFrame,
+                       title: str = "Largest error of MCMC against exact") -> go.Figure:
     """max over edges of |estimate − exact| (column ``max_abs_error``) against ``iteration``,
     one line per ``series`` if present, on a log scale: it shrinks about as 1 / sqrt(draws)
     once the chains mix."""
@@ -187,5 +184,5 @@ def exact_error_figure(errors: pd.DataFrame, title: str = "Largest error of the 
                                  name=str(name)))
     fig.update_layout(title=title, template="plotly_white", xaxis_title="iterations per chain",
                       yaxis_title="max |estimate − exact|", yaxis_type="log",
-                      legend=_TOP_LEGEND, margin={"t": 90})
+                      showlegend="series" in errors)
     return fig

@@ -12,8 +12,6 @@ __all__ = ["trace_figure", "rank_correlation_figure", "edge_posterior_heatmap",
            "orders_accuracy_figure"]
 
 _MAX_POINTS = 1500  # per chain: SVG lines stay quick to redraw
-_TOP_LEGEND = {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0}
-"""A legend in one row above the plot, under the title: it hides no line."""
 
 
 def _thin(df: pd.DataFrame) -> pd.DataFrame:
@@ -39,7 +37,8 @@ def trace_figure(trace_df: pd.DataFrame, reference_log2: float | None = None,
         fig.add_trace(go.Scatter(x=d["iteration"], y=d["log2_score"], mode="lines",
                                    name=f"chain {chain}"))
     if reference_log2 is not None and len(trace_df):
-        # a legend entry, not a label on the line: a label sat under the chains' lines
+        # a legend entry (beside the plot), not a label on the line: a label sat under the
+        # chains' lines
         lo, hi = float(trace_df["iteration"].min()), float(trace_df["iteration"].max())
         fig.add_trace(go.Scatter(x=[lo, hi], y=[reference_log2] * 2, mode="lines",
                                  name="reference order", hoverinfo="name+y",
@@ -50,8 +49,7 @@ def trace_figure(trace_df: pd.DataFrame, reference_log2: float | None = None,
                            text="end of burn-in", showarrow=False,
                            font={"size": 11, "color": "#555"}, bgcolor="rgba(255,255,255,0.8)")
     fig.update_layout(title=title, xaxis_title="iteration",
-                      yaxis_title="log2 P(order, data)", template="plotly_white",
-                      legend=_TOP_LEGEND, margin={"t": 90})
+                      yaxis_title="log2 P(order, data)", template="plotly_white")
     return fig
 
 
