@@ -129,9 +129,10 @@ def best_network_graph(adj: np.ndarray, names: list[str]) -> nx.DiGraph:
 
 
 def chain_trace(sampler, chain: int = 0) -> pd.DataFrame:
+    """The chain's log2 score from its start (iteration 0) to the iteration reached."""
     c = sampler.chains[chain]
-    return pd.DataFrame({"chain": chain, "iteration": np.arange(1, c.t + 1),
-                         "log2_score": c.trace_score[: c.t] * LOG2E})
+    return pd.DataFrame({"chain": chain, "iteration": np.arange(0, c.t + 1),
+                         "log2_score": np.r_[c.initial_log_score, c.trace_score[: c.t]] * LOG2E})
 
 
 def draw_step(state: dict, names: list[str], class_name: str) -> None:
@@ -144,9 +145,11 @@ def draw_step(state: dict, names: list[str], class_name: str) -> None:
     mv = res.moves[-1]
     m = st.columns(3)
     m[0].metric("Iteration", f"{res.iteration:,} of {sampler.n_iter:,}")
-    m[1].metric("log score before", f"{mv.log_score:,.1f}")
-    m[2].metric("log score proposed", f"{mv.proposed_log_score:,.1f}",
-                delta=f"{mv.log_ratio:+.2f}")
+    m[1].metric("ln P(order, data) before", f"{mv.log_score:,.1f}",
+                help="The current order's log score (natural log; the trace shows log2).")
+    m[2].metric("ln P(order, data) proposed", f"{mv.proposed_log_score:,.1f}",
+                delta=f"{mv.log_ratio:+.2f}",
+                help="The proposed order's log score; the arrow gives the difference.")
     m = st.columns(3)
     m[0].metric("Acceptance probability", f"{mv.acceptance_probability:.4f}",
                 help="min(1, P(proposed order | data) / P(current order | data)) = "
