@@ -272,6 +272,9 @@ if model is not None and hasattr(model, "edge_graph_"):
              "stopped": finished.stopped or model.iterations_done_ < finished.meta["n_iter"]}
     try:
         entry["diagnostics"] = kept_orders_diagnostics(model, n_least=4)
+        # the page draws the log score's rank counts; its draws are the model's trace_ again
+        # (up to 16 MB for 4 x 500,000 iterations): not kept twice
+        entry["diagnostics"].log_score.draws = np.zeros((0, 0))
     except ValueError as exc:  # fewer than 4 chains, or too few draws: said on the page
         entry["diagnostics"] = str(exc)
     last["entry"] = entry
@@ -366,6 +369,7 @@ if entry is not None:
     chart(viz.dag_figure(graph, class_node=ds.class_name, highlight_nodes=mb,
                          threshold=threshold, layout=layout, weight_label="P(edge | data)",
                          weight_range=(0.0, 1.0)), "averaged_network")
+    true_sections: list = []
     if network:
         st.subheader(f"The true network ({network.upper()})")
         true_graph = cache.network(network).graph.subgraph(ds.names).copy()
@@ -386,9 +390,15 @@ if entry is not None:
         st.caption("The network the rows were drawn from. Orange arrows: arcs the averaged "
                    "network (P > 0.5) misses or reverses. On a finite sample the data cannot "
                    "tell some directions apart, so a few reversals are expected.")
-        chart(viz.dag_figure(true_graph, class_node=ds.class_name, edge_weight=None,
-                             layout=layout, highlight_edges=diff.missing + diff.reversed,
-                             title=f"True {network.upper()} network"), "true_network")
+        true_fig = viz.dag_figure(true_graph, class_node=ds.class_name, edge_weight=None,
+                                  layout=layout, highlight_edges=diff.missing + diff.reversed,
+                                  title=f"True {network.upper()} network")
+        chart(true_fig, "true_network")
+        true_sections = [("True network", true_fig), (
+            "Structural Hamming distance",
+            f"SHD of the averaged network (arcs with P > 0.5) to the true {network.upper()} "
+            f"network: {diff.shd} ({len(diff.missing)} missing, {len(diff.extra)} extra, "
+            f"{len(diff.reversed)} reversed).")]
     with st.expander("Edge posterior heatmap and Markov-blanket probabilities"):
         h1, h2 = st.columns([3, 2])
         chart(viz.edge_posterior_heatmap(model.edge_posterior_),
@@ -444,7 +454,7 @@ if entry is not None:
     def report() -> str:  # built on click only (deferred download; no Streamlit calls here)
         return export.html_report(
             "Order-MCMC model averaging", settings=settings,
-            sections=[("Trace", trace_fig), ("Averaged network", dag_fig),
+            sections=[("Trace", trace_fig), ("Averaged network", dag_fig), *true_sections,
                       ("Markov-blanket probabilities", mb_prob.sort_values(ascending=False)),
                       ("Edge posteriors", edge_table),
                       ("Held-out accuracy", acc[["n_orders", "accuracy"]])])

@@ -417,7 +417,8 @@ def lesson_averaging() -> None:
         return
     case = next((c for c in DEFAULT_CASES if c.network == "alarm"), DEFAULT_CASES[0])
     settings.update({"network": case.network, "class": case.class_variable,
-                     "repetitions": 3})
+                     "repetitions": 3, "held-out rows": 2000,
+                     "iterations per fit": "5,000 (burn-in 1,000)"})
     st.caption(md_escape(case.description))
     last = st.session_state.setdefault(CURVE_STATE, {})
     if st.session_state.pop("teach_curve_stop", False):
@@ -431,7 +432,9 @@ def lesson_averaging() -> None:
     if run:
         def work(r: background.Run) -> pd.DataFrame:
             for part in learning_curve(case.network, case.class_variable, sizes=(50, 1000),
-                                       repetitions=3, should_stop=r.should_stop):
+                                       repetitions=3, n_test=2000,
+                                       method_params={"n_iter": 5000, "burn_in": 1000},
+                                       should_stop=r.should_stop):
                 r.report(part)
             return pd.concat(r.events, ignore_index=True) if r.events else None
 
