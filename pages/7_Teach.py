@@ -108,8 +108,9 @@ remember("teach_lesson")
 def handout(title: str, text: str, settings: dict, sections: list) -> None:
     """A download button for the lesson's printable handout (built on click)."""
     st.download_button(
-        "Handout (HTML)", lambda: export.html_report(title, [("The lesson", text), *sections],
-                                                     settings),
+        "Handout (HTML)",
+        lambda: export.html_report(title, [("The lesson", text.replace("**", "")), *sections],
+                                   settings),
         f"handout_{title.split(':')[0].lower().replace(' ', '_')}.html", "text/html",
         on_click="ignore", icon=":material/print:",
         help="A self-contained page to print or share: the lesson's text, its settings and "
