@@ -109,6 +109,16 @@ def test_teach_lessons(server, page):
     no_exception(page)
     shot(page, "teach_04_after_111")
 
+    # Play: the fragment advances the chain by itself (1 step a second) until switched off
+    main.get_by_text("Play", exact=True).click()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-testid=\"stMetric\"]')].some("
+        "m => /^Iteration/.test(m.innerText) && /\\b(11[3-9]|1[2-9][0-9]|[2-9][0-9]{2})"
+        " of/.test(m.innerText))", timeout=60_000)  # at least two steps by itself
+    main.get_by_text("Play", exact=True).click()
+    wait_idle(page)
+    no_exception(page)
+
     main.get_by_role("button", name="Run the 4 chains and diagnose").click()
     page.get_by_text("Rank plot of the log score").first.wait_for(timeout=LONG)
     wait_idle(page)
