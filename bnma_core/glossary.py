@@ -44,10 +44,25 @@ TERMS: tuple[Term, ...] = (
          "The first steps of a chain, thrown away while it climbs from its random start to "
          "plausible orders."),
     Term("R-hat (split R-hat)",
-         "Compares the chains (and the two halves of each): near 1 when they agree. Above 1.1 "
-         "the chains have not mixed: run them longer before trusting averages.",
-         r"$\hat R = \sqrt{\big(\tfrac{L-1}{L} W + \tfrac{B}{L}\big) / W}$, $W$ within-, "
-         r"$B$ between-chain variance (Gelman et al., BDA3 §11.4)"),
+         "Compares the chains (and the two halves of each) after replacing every draw by its "
+         "rank among all chains (rank-normalised R-hat, as ArviZ computes it): near 1 when "
+         "they agree. Above 1.01 the chains have not mixed: run them longer, or more of them "
+         "(at least 4), before trusting the averages.",
+         r"$\hat R = \sqrt{\big(\tfrac{N-1}{N} W + \tfrac{B}{N}\big) / W}$ on the "
+         r"rank-normalised draws $z = \Phi^{-1}\big((r - 3/8) / (S + 1/4)\big)$ of the "
+         r"split chains, and on their folded version $|\theta - \mathrm{median}|$; the "
+         r"larger of the two. $W$ within-, $B$ between-chain variance, $N$ draws per half "
+         r"chain (Vehtari et al. 2021)"),
+    Term("Effective sample size (ESS)",
+         "How many independent draws the correlated draws of the chains are worth. Bulk ESS "
+         "judges the centre of the distribution, tail ESS its 5 % and 95 % quantiles; at "
+         "least 400 before trusting a summary.",
+         r"$\mathrm{ESS} = N M / \hat\tau$, $\hat\tau = 1 + 2 \sum_t \hat\rho_t$ "
+         r"(Geyer's initial monotone sequence; Vehtari et al. 2021)"),
+    Term("Structural Hamming distance (SHD)",
+         "How far a learned network is from the true one: the number of pairs of variables "
+         "whose arc is missing, extra or reversed.",
+         "Tsamardinos, Brown & Aliferis (2006)"),
     Term("Spearman rank correlation",
          "How similar two orders are: 1 identical, 0 unrelated, -1 reversed.",
          r"$\rho = 1 - \frac{6 \sum_v d_v^2}{n (n^2 - 1)}$, $d_v$ the difference of "

@@ -12,17 +12,15 @@ import pandas as pd
 
 from bnma_core import export, viz
 from bnma_core.classifiers.order_bma import OrderMCMCBMA
+from bnma_core.classifiers.registry import fit_method
+from bnma_core.limits import Range
+from bnma_core.structure.diagnostics import MIN_CHAINS, RHAT_MAX, kept_orders_diagnostics
+from bnma_core.structure.distance import structure_difference
 from bnma_ui import background, cache
 from bnma_ui.models import (
-    accuracy,
-    class_series,
-    feature_arities,
     holdout_split,
     model_index,
-    name_map,
     parse_order,
-    relabel_frame,
-    relabel_graph,
 )
 from bnma_ui.state import data_id, dataset_network, persistent, remember, require_dataset
 from bnma_ui.widgets import (
@@ -35,6 +33,11 @@ from bnma_ui.widgets import (
 
 STATE = "mcmc_run"
 RUN = "mcmc"
+STOP_CLICKED = "mcmc_stop_clicked"
+METHOD = "bma30"  # the registry's order-MCMC averaging; every setting below overrides it
+ITERATIONS = Range(10, 500_000, 10_000, "number of iterations")
+BURN_IN = Range(0, 499_990, 2_000, "burn-in")
+ORDERS = Range(1, 200, 30, "number of orders kept per chain")
 N_ORDERS_SHOWN = (1, 5, 10, 30)
 REFERENCES = {"none": "None", "network": "The true network's order", "typed": "Type an order"}
 
@@ -56,6 +59,12 @@ what_am_i_looking_at(
     "(the share of weight of all averaged structures that contain it). The class is the red "
     "diamond; orange nodes are probably in its **Markov blanket** (the variables that "
     "matter for predicting it).\n"
+    "- **R-hat and ESS** (ArviZ's definitions, Vehtari et al. 2021): the rank-normalised "
+    "R-hat compares the chains; at most 1.01 when they agree (at least 4 chains). The "
+    "effective sample size (ESS) says how many independent draws the chains are worth.\n"
+    "- **True network and SHD**: when the data were sampled from a bundled network, it is "
+    "drawn, and the structural Hamming distance counts the arcs the averaged network "
+    "misses, adds or reverses.\n"
     "- **Held-out accuracy**: the model is trained on part of the rows and tested on the "
     "rest, averaging over 1, 5, 10 or 30 sampled orders (the paper's Fig. 7-8).")
 equations(
@@ -81,15 +90,20 @@ network = dataset_network()
 
 # --- controls --------------------------------------------------------------------------------
 c1, c2, c3, c4 = st.columns(4)
+# no min / max on these fields: the browser would turn an out-of-range value red and keep
+# the old one, so that Run ran a value the user no longer saw; the page checks them instead
 n_iter = c1.number_input(
-    "Iterations", 500, 500_000, step=1000, key=persistent("mcmc_iter", 10_000),
-    help="Steps of each chain. The paper uses 60,000; a few thousand show the idea.")
+    "Iterations", step=1000, key=persistent("mcmc_iter", ITERATIONS.default),
+    help=f"Steps of each chain, {ITERATIONS.low:,} to {ITERATIONS.high:,}. The paper uses "
+         "60,000; a few thousand show the idea. Single moves: the Teach page.")
 burn_in = c1.number_input(
-    "Burn-in", 0, 400_000, step=500, key=persistent("mcmc_burn", 2_000),
+    "Burn-in", step=500, key=persistent("mcmc_burn", BURN_IN.default),
     help="First steps thrown away while the chain climbs to good orders.")
 n_orders = c2.number_input(
-    "Orders kept per chain", 1, 200, step=1, key=persistent("mcmc_orders", 30),
-    help="Evenly spaced orders after burn-in that are averaged (paper: 30).")
+    "Orders kept per chain", step=1, key=persistent("mcmc_orders", ORDERS.default),
+    help=f"Evenly spaced orders after burn-in that are averaged (paper: 30; "
+         f"{ORDERS.low} to {ORDERS.high}). The convergence diagnostics of the edges use "
+         "them too (at least 8).")
 max_parents = c2.slider(
     "Max parents", 1, 4, key=persistent("mcmc_parents", 3),
     help="Largest number of parents of a variable (paper: 3). 4 is slow with many "
@@ -103,9 +117,10 @@ score = c3.radio("Score", ["k2", "bdeu"], horizontal=True,
                  format_func={"k2": "K2", "bdeu": "BDeu"}.get, key=persistent("mcmc_score", "k2"),
                  help="How well a variable's parents explain it: K2 (paper) or BDeu (a prior "
                       "sample size of 1 spread over the table).")
-n_chains = c4.slider("Chains", 1, 4, key=persistent("mcmc_chains", 2),
+n_chains = c4.slider("Chains", 1, 8, key=persistent("mcmc_chains", MIN_CHAINS),
                      help="Independent chains from different random starts; agreement between "
-                          "them suggests the sampler has converged.")
+                          f"them suggests the sampler has converged. The diagnostics (R-hat, "
+                          f"ESS) need at least {MIN_CHAINS}.")
 seed = c4.number_input("Seed", 0, 2**31 - 1, step=1, key=persistent("mcmc_seed", 0),
                        help="Same seed, same chains and same train/test split.")
 d1, d2 = st.columns([1, 3])
@@ -137,25 +152,41 @@ remember("mcmc_iter", "mcmc_burn", "mcmc_orders", "mcmc_parents", "mcmc_prior", 
          "mcmc_chains", "mcmc_seed", "mcmc_test", "mcmc_ref", "mcmc_ref_text")
 if problem:
     st.error(md_escape(problem))
-if burn_in >= n_iter:
-    problem = "The burn-in must be shorter than the number of iterations."
-    st.error(problem)
+number_problem = (ITERATIONS.problem(n_iter) if n_iter is not None else
+                  f"Type the {ITERATIONS.name} ({ITERATIONS.low:,} to {ITERATIONS.high:,}).")
+if not number_problem:
+    number_problem = (BURN_IN.problem(burn_in) if burn_in is not None else
+                      "Type the burn-in (0 for none).")
+if not number_problem and burn_in >= n_iter:
+    number_problem = (f"The burn-in ({burn_in:,}) must be shorter than the number of "
+                      f"iterations ({n_iter:,}): lower the burn-in or run more iterations.")
+if not number_problem:
+    number_problem = (ORDERS.problem(n_orders) if n_orders is not None else
+                      f"Type the {ORDERS.name} ({ORDERS.low} to {ORDERS.high}).")
+if number_problem:
+    st.error(md_escape(number_problem) + " Run is off until it is fixed.")
+    problem = problem or number_problem
 
 if ds.n_vars > 64:
     st.caption(f"{ds.n_vars} variables: beyond 64, each variable's parents are chosen among its "
                "16 most promising candidates (the largest single-parent score gains), so the "
                "score table stays small.")
 b1, b2, _ = st.columns([1, 1, 10], gap="small")
+if st.session_state.pop(STOP_CLICKED, False):
+    background.stop(RUN)  # before the buttons are drawn: Stop is then off at once
 active = background.current(RUN)
 running = active is not None and not active.done
 run = b1.button("Run", type="primary", disabled=problem is not None,
                 help="Start the chains; the figures update while they run.")
-stop = b2.button("Stop", disabled=not running,
-                 help="Stop the chains; the orders kept so far are averaged.")
+b2.button("Stop", disabled=not running, on_click=st.session_state.__setitem__,
+          args=(STOP_CLICKED, True),
+          help="Stop the chains; the orders kept so far are averaged. Off when no run is "
+               "going on.")
 
-params = dict(n_iter=int(n_iter), burn_in=int(burn_in), n_orders=int(n_orders),
-              max_parents=int(max_parents), prior=prior, scoring=score, n_chains=int(n_chains),
-              random_state=int(seed))
+params = (dict(n_iter=int(n_iter), burn_in=int(burn_in), n_orders=int(n_orders),
+               max_parents=int(max_parents), structure_prior=prior, scoring=score,
+               n_chains=int(n_chains), random_state=int(seed))
+          if not number_problem else {})
 last = st.session_state.setdefault(STATE, {})  # {"entry": last finished or stopped run}
 key = ("mcmc", fingerprint, tuple(sorted(params.items())), int(test_pct),
        tuple(ref_names) if ref_names else None)
@@ -208,31 +239,22 @@ def draw_live(r: background.Run) -> None:
 
 def start_run() -> None:
     train, test = holdout_split(ds, int(test_pct) / 100, int(seed))
-    ref_idx = model_index(ds, ref_names) if ref_names else None
     every = int(np.clip(int(n_iter) // 150, 20, 2000))
-    X, y, arities = ds.X[train], class_series(ds, train), feature_arities(ds)
+    fields = ("chain", "iteration", "log2_score", "acceptance_rate", "spearman", "iter_per_s")
 
     def work(r: background.Run) -> OrderMCMCBMA:
-        model = OrderMCMCBMA(**params)
-        gen = model.fit_stream(X, y, every=every, reference_order=ref_idx, arities=arities,
-                               should_stop=r.should_stop)  # checked every ~0.1 s of chains
-        try:
-            for ev in gen:
-                r.report({k: ev[k] for k in ("chain", "iteration", "log2_score",
-                                             "acceptance_rate", "spearman", "iter_per_s")})
-                if r.should_stop():
-                    break
-        finally:
-            gen.close()  # the model is built from the orders kept so far
-        return model
+        # the library's one fitting path; Stop is checked every ~0.1 s of chains and the
+        # model is built from the orders kept so far
+        return fit_method(METHOD, ds, train, progress=lambda ev: r.report(
+                              {k: ev[k] for k in fields}),
+                          progress_every=every, should_stop=r.should_stop,
+                          reference_order=ref_names, **params)
 
     background.start(RUN, work, key=key,
                      meta={"train": train, "test": test, "reference": ref_names,
                            "n_iter": int(n_iter), "burn_in": int(burn_in)})
 
 
-if stop:
-    background.stop(RUN)
 if run and problem is None:
     last.pop("error", None)
     hit = cache.result_store().get(key)  # one read: another session may evict it meanwhile
@@ -248,6 +270,13 @@ if model is not None and hasattr(model, "edge_graph_"):
     entry = {"key": finished.key, "model": model, "train": finished.meta["train"],
              "test": finished.meta["test"], "reference": finished.meta["reference"],
              "stopped": finished.stopped or model.iterations_done_ < finished.meta["n_iter"]}
+    try:
+        entry["diagnostics"] = kept_orders_diagnostics(model, n_least=4)
+        # the page draws the log score's rank counts; its draws are the model's trace_ again
+        # (up to 16 MB for 4 x 500,000 iterations): not kept twice
+        entry["diagnostics"].log_score.draws = np.zeros((0, 0))
+    except ValueError as exc:  # fewer than 4 chains, or too few draws: said on the page
+        entry["diagnostics"] = str(exc)
     last["entry"] = entry
     if not entry["stopped"]:
         cache.result_store()[finished.key] = entry
@@ -260,7 +289,6 @@ entry = background.entry_for_data(
                                "for this one.")
 if entry is not None:
     model = entry["model"]
-    mapping = name_map(model.variable_names_, ds)
     if entry["stopped"]:
         st.warning(f"Stopped after {model.iterations_done_:,} iterations per chain: the "
                    f"averages below use the {len(model.sampled_orders_)} order(s) kept so far.")
@@ -268,16 +296,43 @@ if entry is not None:
         st.caption("Showing the last run; the settings above have changed since. Press Run "
                    "to update.")
     st.subheader("Chains")
-    m = st.columns(4)
+    diag = entry.get("diagnostics")
+    m = st.columns([1, 1, 1.3, 1.3, 1])
     m[0].metric("Iterations per chain", f"{model.iterations_done_:,}")
     m[1].metric("Acceptance rate", f"{model.acceptance_rate_:.1%}")
-    m[2].metric("Split R-hat", "—" if not np.isfinite(model.rhat_) else f"{model.rhat_:.3f}",
-                help="Near 1 (say < 1.1) when the chains agree after burn-in.")
-    m[3].metric("Orders averaged", len(model.sampled_orders_))
-    if np.isfinite(model.rhat_) and model.rhat_ > 1.1:
-        st.warning(f"R-hat is {model.rhat_:.2f} (above 1.1): the chains have not mixed, so "
-                   "they disagree about which orders are likely. Run more iterations (or a "
-                   "longer burn-in) before trusting the averages below.")
+    rhat = diag.log_score.rhat if not isinstance(diag, str | None) else model.rhat_
+    m[2].metric("Rank-normalised R-hat",
+                "—" if not np.isfinite(rhat) else f"{rhat:.3f}",
+                help=f"ArviZ's rank-normalised split R-hat (Vehtari et al. 2021) of the order "
+                     f"log score after burn-in: at most {RHAT_MAX} when the chains agree.")
+    m[3].metric("ESS bulk / tail",
+                "—" if isinstance(diag, str | None) else
+                f"{diag.log_score.ess_bulk:,.0f} / {diag.log_score.ess_tail:,.0f}",
+                help="Effective sample size of the order log score (ArviZ): how many "
+                     "independent draws the chains are "
+                     "worth, for the centre (bulk) and the 5 % / 95 % quantiles (tail). "
+                     "At least 400 is the usual target.")
+    m[4].metric("Orders averaged", len(model.sampled_orders_))
+    if isinstance(diag, str):
+        st.info(md_escape(diag) + " The R-hat shown compares the chains that ran; the verdict "
+                f"needs at least {MIN_CHAINS} chains.")
+    elif diag is not None:
+        (st.success if diag.converged else st.warning)(md_escape(diag.verdict))
+        with st.expander("Convergence diagnostics: edges, rank plots, two-runs concordance"):
+            st.caption(
+                f"Thresholds: R-hat ≤ {diag.rhat_max} and bulk and tail ESS ≥ "
+                f"{diag.ess_min:.0f} (Vehtari et al. 2021). Edge traces: each chain's "
+                f"{diag.n_edge_draws} kept orders after burn-in, P(edge | data, order). "
+                "Edges whose trace hardly moves are 'settled' and not judged.")
+            e1, e2 = st.columns(2)
+            chart(viz.rank_plot_figure(diag.log_score, "Rank plot of the log score"),
+                  "rank_plot_log_score", e1)
+            chart(viz.concordance_figure(diag.concordance), "two_runs_concordance", e2)
+            if diag.least_converged:
+                chart(viz.edge_traces_figure(diag.least_converged), "least_converged_edges")
+            table = diag.edges[~diag.edges["settled"]].sort_values("rhat", ascending=False)
+            st.dataframe(table.drop(columns=["settled"]).round(4), hide_index=True,
+                         width="stretch", height=240)
     trace = model.trace_
     burn = entry["key"][2]
     burn = dict(burn)["burn_in"]
@@ -305,18 +360,48 @@ if entry is not None:
     layout = g2.radio("Layout", ["layered", "spring"], key=persistent("mcmc_layout", "layered"),
                       help="Layered: parents left of children. Spring: related variables "
                            "close together.")
-    mb_prob = model.markov_blanket_probability_.rename(index=mapping)
+    mb_prob = model.markov_blanket_probability_
     mb = [n for n, p in mb_prob.items() if p >= 0.5]
     g3.caption("Red diamond: the class. Orange: variables with P(in the class's Markov "
                "blanket) ≥ 0.5 — " + (", ".join(mb) if mb else "none") + ".")
     remember("mcmc_threshold", "mcmc_layout")
-    graph = relabel_graph(model.edge_graph_, mapping)
+    graph = model.edge_graph_
     chart(viz.dag_figure(graph, class_node=ds.class_name, highlight_nodes=mb,
                          threshold=threshold, layout=layout, weight_label="P(edge | data)",
                          weight_range=(0.0, 1.0)), "averaged_network")
+    true_sections: list = []
+    if network:
+        st.subheader(f"The true network ({network.upper()})")
+        true_graph = cache.network(network).graph.subgraph(ds.names).copy()
+        diff = structure_difference(graph, true_graph, threshold=0.5)
+        shown = structure_difference(graph, true_graph, threshold=threshold - 1e-9)
+        s1, s2, s3 = st.columns(3)
+        s1.metric("SHD, averaged network (P > 0.5)", diff.shd,
+                  help="Structural Hamming distance to the network the data were sampled "
+                       "from: arcs missing, extra or reversed, each pair of variables "
+                       "counted once (Tsamardinos et al. 2006).")
+        s2.metric("missing / extra / reversed",
+                  f"{len(diff.missing)} / {len(diff.extra)} / {len(diff.reversed)}")
+        s3.metric(f"SHD, arcs shown (P ≥ {threshold:.2f})", shown.shd)
+        if len(ds.names) < cache.network(network).n_vars:
+            st.caption("The data keep only some of the network's variables: the true network "
+                       "drawn is its part over these variables (arcs through a left-out "
+                       "variable are not drawn).")
+        st.caption("The network the rows were drawn from. Orange arrows: arcs the averaged "
+                   "network (P > 0.5) misses or reverses. On a finite sample the data cannot "
+                   "tell some directions apart, so a few reversals are expected.")
+        true_fig = viz.dag_figure(true_graph, class_node=ds.class_name, edge_weight=None,
+                                  layout=layout, highlight_edges=diff.missing + diff.reversed,
+                                  title=f"True {network.upper()} network")
+        chart(true_fig, "true_network")
+        true_sections = [("True network", true_fig), (
+            "Structural Hamming distance",
+            f"SHD of the averaged network (arcs with P > 0.5) to the true {network.upper()} "
+            f"network: {diff.shd} ({len(diff.missing)} missing, {len(diff.extra)} extra, "
+            f"{len(diff.reversed)} reversed).")]
     with st.expander("Edge posterior heatmap and Markov-blanket probabilities"):
         h1, h2 = st.columns([3, 2])
-        chart(viz.edge_posterior_heatmap(relabel_frame(model.edge_posterior_, mapping)),
+        chart(viz.edge_posterior_heatmap(model.edge_posterior_),
               "edge_posterior_heatmap", h1)
         # every value visible beside its bar in either theme: a plain column would be pushed
         # out of this narrow table by the names (the values looked missing)
@@ -338,7 +423,9 @@ if entry is not None:
             probs = model.predict_proba_n_orders(ds.X[test], ns)
             entry["accuracy"] = pd.DataFrame({
                 "method": "order-MCMC BMA", "n_orders": list(probs),
-                "accuracy": [accuracy(model, p, ds.y[test]) for p in probs.values()]})
+                "accuracy": [float(np.mean(model.classes_[p.argmax(axis=1)]
+                                           == np.asarray(ds.classes, dtype=object)[ds.y[test]]))
+                             for p in probs.values()]})
     acc = entry["accuracy"]
     a1, a2 = st.columns([2, 1])
     fig = viz.orders_accuracy_figure(acc, x="n_orders", title="Accuracy on held-out rows by "
@@ -350,12 +437,14 @@ if entry is not None:
                "With T kept orders, n orders means every (T/n)-th one.")
 
     st.subheader("Export")
-    edge_table = relabel_frame(model.edge_posterior_, mapping)
+    edge_table = model.edge_posterior_
     settings = {**dict(entry["key"][2]), "held-out share (%)": entry["key"][3],
                 "dataset": ds.fingerprint()[:12], "rows (train / test)":
                 f"{len(entry['train'])} / {len(entry['test'])}",
                 "iterations done per chain": model.iterations_done_,
-                "stopped early": entry["stopped"], "split R-hat": f"{model.rhat_:.3f}"}
+                "stopped early": entry["stopped"],
+                "rank-normalised R-hat (log score)": f"{rhat:.3f}",
+                "verdict": diag.verdict if not isinstance(diag, str | None) else diag}
     trace_fig = focus_after_burn_in(viz.trace_figure(trace, reference_log2=ref_log2,
                                                      burn_in=burn), trace, burn, ref_log2)
     dag_fig = viz.dag_figure(graph, class_node=ds.class_name, highlight_nodes=mb,
@@ -365,7 +454,7 @@ if entry is not None:
     def report() -> str:  # built on click only (deferred download; no Streamlit calls here)
         return export.html_report(
             "Order-MCMC model averaging", settings=settings,
-            sections=[("Trace", trace_fig), ("Averaged network", dag_fig),
+            sections=[("Trace", trace_fig), ("Averaged network", dag_fig), *true_sections,
                       ("Markov-blanket probabilities", mb_prob.sort_values(ascending=False)),
                       ("Edge posteriors", edge_table),
                       ("Held-out accuracy", acc[["n_orders", "accuracy"]])])

@@ -37,6 +37,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -327,7 +328,9 @@ def resource_limit(method: Any, dataset: Any, rows: Any = None, label: str | Non
     return ""
 
 
-def fit_method(method: Any, dataset: Any, rows: Any = None, **params: Any):
+def fit_method(method: Any, dataset: Any, rows: Any = None, *,
+               progress: Callable[[dict], None] | None = None, progress_every: int = 500,
+               should_stop: Callable[[], bool] | None = None, **params: Any):
     """Build a registered method (or clone an estimator) and fit it on a dataset.
 
     The one path from a :class:`~bnma_core.data.DiscreteDataset` to a fitted model, used by
@@ -346,6 +349,18 @@ def fit_method(method: Any, dataset: Any, rows: Any = None, **params: Any):
         Training rows (default all). Rows with a missing feature value are left out when the
         method declares ``fit_missing="drop"``; ``model.n_train_rows_`` says how many rows it
         learned from.
+    progress : callable, optional
+        Streaming fit, for estimators with a ``fit_stream`` method (order MCMC): called with
+        each progress event of ``fit_stream`` (for order MCMC one dict per chain every
+        ``progress_every`` iterations: chain, iteration, n_iter, log2_score,
+        acceptance_rate, order, spearman, iter_per_s, done) while the model is fitted on the
+        same rows, with the same names and class labels as without it.
+    progress_every : int, default 500
+        Iterations between progress events.
+    should_stop : callable, optional
+        With ``progress``: checked between short chunks of the fit (about 0.1 s for order
+        MCMC); when it returns True the fit ends early and the model is built from what was
+        computed so far (the estimator's ``fit_stream`` says what that is).
 
     Returns
     -------
@@ -354,7 +369,8 @@ def fit_method(method: Any, dataset: Any, rows: Any = None, **params: Any):
     Raises
     ------
     ValueError
-        Unknown method, or data the method cannot take (too many variables, multiclass).
+        Unknown method, data the method cannot take (too many variables, multiclass), or
+        ``progress`` for an estimator that cannot stream its fit.
     """
     from sklearn.base import clone
 
@@ -375,7 +391,9 @@ def fit_method(method: Any, dataset: Any, rows: Any = None, **params: Any):
     keep = training_rows(method if isinstance(method, str) else est, X)
     idx = idx[keep]
     labels = np.asarray(dataset.classes, dtype=object)[dataset.y[idx]]
-    if hasattr(est, "fit_dataset"):
+    if progress is not None:
+        _fit_streaming(est, dataset, idx, progress, progress_every, should_stop)
+    elif hasattr(est, "fit_dataset"):
         est.fit_dataset(dataset, idx)
     elif "arities" in inspect.signature(est.fit).parameters:
         est.fit(np.ascontiguousarray(dataset.X[idx]), labels,
@@ -387,6 +405,42 @@ def fit_method(method: Any, dataset: Any, rows: Any = None, **params: Any):
     except AttributeError:  # pragma: no cover - estimators with __slots__
         pass
     return est
+
+
+def _fit_streaming(est: Any, dataset: Any, idx: np.ndarray, progress: Callable[[dict], None],
+                   every: int, should_stop: Callable[[], bool] | None) -> None:
+    """:meth:`fit_dataset`'s fit through the estimator's ``fit_stream``: the same codes,
+    arities, variable names and class labels, with every progress event handed to
+    ``progress``."""
+    import pandas as pd
+
+    stream = getattr(est, "fit_stream", None)
+    if stream is None:
+        raise ValueError(f"{type(est).__name__} cannot report progress while it fits (it has "
+                         "no fit_stream); fit it without progress.")
+    cls_prepare = type(est)._prepare_fit
+
+    def prepare(X: Any, y: Any, arities: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        # what fit_dataset sets between validating the codes and fitting: class labels,
+        # variable names (read when the score table is built) and state labels
+        out = cls_prepare(est, X, y, arities)
+        est.classes_ = np.asarray(dataset.classes, dtype=object)[est.classes_]
+        est.feature_names_in_ = np.asarray(dataset.feature_names, dtype=object)
+        est.feature_states_ = [list(s) for s in dataset.feature_states]
+        return out
+
+    y = pd.Series(dataset.y[idx], name=dataset.class_name)
+    est._prepare_fit = prepare  # this fit only (removed below)
+    try:
+        gen = stream(np.ascontiguousarray(dataset.X[idx]), y, every=int(every),
+                     arities=dataset.arities[dataset.feature_indices], should_stop=should_stop)
+        try:
+            for event in gen:
+                progress(event)
+        finally:
+            gen.close()  # builds the model from what was computed (also after an exception)
+    finally:
+        del est._prepare_fit
 
 
 build = fit_method

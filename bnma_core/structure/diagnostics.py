@@ -295,3 +295,34 @@ def convergence_diagnostics(log_score: np.ndarray, edges: np.ndarray | None = No
 
     return ConvergenceReport(n_chains, ls.shape[1], n_edge_draws, score, table, least, conc,
                              converged, verdict, problems, rhat_max, ess_min)
+
+
+def kept_orders_diagnostics(model, **kwargs) -> ConvergenceReport:
+    """:func:`convergence_diagnostics` of a fitted
+    :class:`~bnma_core.classifiers.order_bma.OrderMCMCBMA` (also a stopped one) from what it
+    keeps: the log score of every post-burn-in iteration (``trace_``, converted from log2 to
+    natural log) and, as edge traces, the order-conditional edge posteriors
+    P(y -> x | D, ≺_t) of the orders each chain kept (``mcmc_result_``; ``n_orders`` per
+    chain, at least 8 needed). Those kept orders are the draws the model averages, so each
+    edge's MCSE is the Monte Carlo error of the edge posterior the model reports
+    (``edge_posterior_``). Every chain is cut to the shortest; ``kwargs`` go to
+    :func:`convergence_diagnostics`; at least 4 chains are needed."""
+    from ..kernels.orders import orders_edge_probabilities
+
+    res = model.mcmc_result_
+    trace = model.trace_
+    n_chains = int(trace["chain"].max()) + 1 if len(trace) else 0
+    post = trace[trace["iteration"] > model.burn_in]
+    scores = [post.loc[post["chain"] == c, "log2_score"].to_numpy() * np.log(2.0)
+              for c in range(n_chains)]
+    draws = min((len(s) for s in scores), default=0)
+    log_score = np.stack([s[:draws] for s in scores]) if scores else np.zeros((0, 0))
+    kept = [res.orders[res.order_chain == c] for c in range(n_chains)]
+    n_kept = min((len(k) for k in kept), default=0)
+    tab = model.table_.arrays()
+    edges = (np.stack([orders_edge_probabilities(tab, np.ascontiguousarray(k[:n_kept]))
+                       for k in kept]) if n_kept else None)
+    if edges is None and n_chains >= MIN_CHAINS:
+        raise ValueError("No order was kept after the burn-in; run more iterations after "
+                         "the burn-in.")
+    return convergence_diagnostics(log_score, edges, list(model.variable_names_), **kwargs)

@@ -6,6 +6,7 @@ so callers write ``from bnma_core import viz; viz.dag_figure(...)``.
 
 from .calibration import *  # noqa: F401,F403
 from .clustering import *  # noqa: F401,F403
+from .diagnostics import *  # noqa: F401,F403
 from .evaluation import *  # noqa: F401,F403
 from .graphs import *  # noqa: F401,F403
 from .kbest import *  # noqa: F401,F403

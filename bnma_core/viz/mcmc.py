@@ -36,10 +36,18 @@ def trace_figure(trace_df: pd.DataFrame, reference_log2: float | None = None,
         d = _thin(d)
         fig.add_trace(go.Scatter(x=d["iteration"], y=d["log2_score"], mode="lines",
                                    name=f"chain {chain}"))
-    if reference_log2 is not None:
-        fig.add_hline(y=reference_log2, line_dash="dash", annotation_text="reference order")
+    if reference_log2 is not None and len(trace_df):
+        # a legend entry (beside the plot), not a label on the line: a label sat under the
+        # chains' lines
+        lo, hi = float(trace_df["iteration"].min()), float(trace_df["iteration"].max())
+        fig.add_trace(go.Scatter(x=[lo, hi], y=[reference_log2] * 2, mode="lines",
+                                 name="reference order", hoverinfo="name+y",
+                                 line={"dash": "dash", "color": "#444", "width": 2}))
     if burn_in:
-        fig.add_vline(x=burn_in, line_dash="dot", annotation_text="end of burn-in")
+        fig.add_vline(x=burn_in, line_dash="dot", line_color="#888")
+        fig.add_annotation(x=burn_in, y=1.0, yref="paper", yanchor="top", xanchor="left",
+                           text="end of burn-in", showarrow=False,
+                           font={"size": 11, "color": "#555"}, bgcolor="rgba(255,255,255,0.8)")
     fig.update_layout(title=title, xaxis_title="iteration",
                       yaxis_title="log2 P(order, data)", template="plotly_white")
     return fig

@@ -1,0 +1,467 @@
+"""Teach: three guided lessons on order MCMC and model averaging, each with its settings filled
+in and a printable handout."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+st.set_page_config(page_title="Teach · BNMA Studio", page_icon=":material/school:",
+                   layout="wide")
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+
+from bnma_core import export, viz
+from bnma_core.structure.orders import LOG2E
+from bnma_core.structure.teaching import (
+    LESSON_DATA,
+    exact_convergence,
+    lesson_dataset,
+    step_sampler,
+)
+from bnma_ui import background, cache
+from bnma_ui.state import persistent, remember
+from bnma_ui.widgets import chart, equations, md_escape, sidebar_dataset_badge, what_am_i_looking_at
+
+STEP_KEY = "teach_step"  # this session's stepped sampler (ASIA: about 60 bytes per iteration)
+EXACT_RUN = "teach_exact"
+EXACT_STATE = "teach_exact_state"
+CURVE_RUN = "teach_curve"
+CURVE_STATE = "teach_curve_state"
+LESSONS = {
+    "moves": "1 · ASIA: what a move is, what convergence looks like",
+    "exact": "2 · WBC: the exact answer against MCMC",
+    "averaging": "3 · ALARM: averaging against a single network",
+}
+# play speeds: (seconds between redraws, steps per redraw); Play off is a full rerun, so the
+# chain stops at once
+SPEEDS = {"1 step every 2 s": (2.0, 1), "1 step per second": (1.0, 1),
+          "5 steps per second": (1.0, 5), "20 steps per second": (1.0, 20)}
+STEP_ITERATIONS = [1_000, 2_000, 5_000, 20_000]
+EXACT_ITERATIONS = [5_000, 20_000, 60_000]
+
+TEXT_MOVES = (
+    "**The idea.** Order MCMC wanders through the orders of the variables. An order says who "
+    "may be a parent of whom (parents come earlier). Each iteration proposes a **move**: "
+    "swap two variables in the order. The new order's score (how well the networks it allows "
+    "explain the data) is compared with the current one: a better order is always accepted, "
+    "a worse one with probability P(new) / P(current). A uniform random number u decides: "
+    "accept when u < that probability.\n\n"
+    "**What to do.** Advance the chain by 1 and look at the move: which two variables swap, "
+    "the scores before and after, the acceptance probability and the draw u. Then advance "
+    "by 10 and 100: the log score climbs, then wanders around a plateau. The best network "
+    "of the current order changes with it; orange arcs are new.\n\n"
+    "**Convergence.** One chain can get stuck. Four chains from different random starts "
+    "should end up sampling the same orders. The rank-normalised R-hat compares them (at "
+    "most 1.01 when they agree); the effective sample size (ESS) says how many independent "
+    "draws they are worth (at least 400). Short chains fail these checks: try 1,000 "
+    "iterations, then 20,000.")
+TEXT_EXACT = (
+    "**The idea.** For up to about 20 variables the edge posteriors that order MCMC "
+    "estimates can be computed exactly, by summing over all orders with dynamic "
+    "programming over subsets of variables (Koivisto & Sood 2004). So we can watch the "
+    "estimate approach the truth.\n\n"
+    "**What to do.** Press Run. The curve shows the largest error of any edge, |estimate − "
+    "exact|, as the 4 chains run. It falls roughly like 1 / √(draws) once the chains mix, "
+    "and it can stall while they are stuck. With Hwang & Zhang's structure prior the "
+    "WBC chains mix slowly: the error stays larger for the same number of iterations.\n\n"
+    "**Take away.** MCMC is an estimate with an error that shrinks as it runs; the exact "
+    "answer exists only for small networks.")
+TEXT_AVERAGING = (
+    "**The idea.** With few rows many networks explain the data about equally well. A single "
+    "best network bets on one of them; averaging (BMA) lets all plausible ones vote. With "
+    "many rows one network dominates and the two agree.\n\n"
+    "**What to do.** Compare the held-out log-loss (lower is better) of the single best "
+    "network, of order-MCMC averaging and of the true network at 50 and at 1,000 training "
+    "rows sampled from ALARM.")
+
+sidebar_dataset_badge()
+st.title("Teach: guided lessons")
+what_am_i_looking_at(
+    "Three short lessons for a class, each on its own data (the dataset chosen on the Data "
+    "page is not used here). Each has a short text, its settings filled in, and a printable "
+    "handout (HTML) with the text and the figures of what you ran.\n\n"
+    "- **Lesson 1** steps one order-MCMC chain on data sampled from the ASIA network, then "
+    "runs four chains and judges their convergence with ArviZ's diagnostics.\n"
+    "- **Lesson 2** puts the exact edge posteriors of the WBC data beside the MCMC estimate.\n"
+    "- **Lesson 3** compares averaging with one network on ALARM samples of 50 and 1,000 "
+    "rows.")
+equations(
+    "Order posterior (uniform prior over orders): $P(\\prec \\mid D) \\propto \\prod_i "
+    "\\sum_{Z \\subseteq \\mathrm{pred}_\\prec(i), |Z| \\le 3} e^{S(X_i; Z)}$. A swap move "
+    "proposes $\\prec'$ and is accepted when $u < \\min\\{1, P(\\prec' \\mid D) / "
+    "P(\\prec \\mid D)\\}$, $u \\sim U(0, 1)$ (Hwang & Zhang 2005, eq. 12).\n\n"
+    "Edge posterior: $P(u \\to v \\mid D) = \\sum_\\prec P(\\prec \\mid D)\\, P(u \\to v "
+    "\\mid \\prec, D)$, exactly by sums over subsets (Koivisto & Sood 2004), estimated by "
+    "MCMC as $\\frac{1}{T} \\sum_t P(u \\to v \\mid \\prec_t, D)$.\n\n"
+    "Rank-normalised split $\\hat R$ (Vehtari et al. 2021): the split-chain $\\hat R$ of the "
+    "rank-normalised draws (and of their folded version); converged when $\\hat R \\le "
+    "1.01$ and bulk and tail ESS $\\ge 400$.")
+
+cache.start_warmup()
+lesson = st.radio("Lesson", list(LESSONS), format_func=LESSONS.get, horizontal=True,
+                  key=persistent("teach_lesson", "moves", list(LESSONS)))
+remember("teach_lesson")
+
+
+def handout(title: str, text: str, settings: dict, sections: list) -> None:
+    """A download button for the lesson's printable handout (built on click)."""
+    st.download_button(
+        "Handout (HTML)",
+        lambda: export.html_report(title, [("The lesson", text.replace("**", "")), *sections],
+                                   settings),
+        f"handout_{title.split(':')[0].lower().replace(' ', '_')}.html", "text/html",
+        on_click="ignore", icon=":material/print:",
+        help="A self-contained page to print or share: the lesson's text, its settings and "
+             "the figures of what was run so far.")
+
+
+# --------------------------------------------------------------------------------------------
+# Lesson 1: moves and convergence (ASIA)
+# --------------------------------------------------------------------------------------------
+
+
+def best_network_graph(adj: np.ndarray, names: list[str]) -> nx.DiGraph:
+    g = nx.DiGraph()
+    g.add_nodes_from(names)
+    g.add_edges_from((names[y], names[x]) for y, x in zip(*np.nonzero(adj)))
+    return g
+
+
+def chain_trace(sampler, chain: int = 0) -> pd.DataFrame:
+    """The chain's log2 score from its start (iteration 0) to the iteration reached."""
+    c = sampler.chains[chain]
+    return pd.DataFrame({"chain": chain, "iteration": np.arange(0, c.t + 1),
+                         "log2_score": np.r_[c.initial_log_score, c.trace_score[: c.t]] * LOG2E})
+
+
+def draw_step(state: dict, names: list[str], class_name: str) -> None:
+    """The last step: the move on the order, its numbers, the best network and the trace."""
+    sampler, res = state["sampler"], state["last"]
+    chain = sampler.chains[0]
+    if res is None:
+        st.info("Press **+1** to propose the first move.")
+        return
+    mv = res.moves[-1]
+    m = st.columns(3)
+    m[0].metric("Iteration", f"{res.iteration:,} of {sampler.n_iter:,}")
+    m[1].metric("ln P(order, data) before", f"{mv.log_score:,.1f}",
+                help="The current order's log score (natural log; the trace shows log2).")
+    m[2].metric("ln P(order, data) proposed", f"{mv.proposed_log_score:,.1f}",
+                delta=f"{mv.log_ratio:+.2f}",
+                help="The proposed order's log score; the arrow gives the difference.")
+    m = st.columns(3)
+    m[0].metric("Acceptance probability", f"{mv.acceptance_probability:.4f}",
+                help="min(1, P(proposed order | data) / P(current order | data)) = "
+                     "min(1, exp(score proposed − score before)).")
+    m[1].metric("Uniform draw u", f"{mv.uniform:.4f}",
+                help="The move is accepted when u < the acceptance probability.")
+    m[2].metric("Move", "accepted" if mv.accepted else "rejected")
+    st.plotly_chart(viz.order_move_figure(names, mv.order, mv.positions, mv.kind,
+                                          mv.proposed_order, mv.accepted,
+                                          title=f"Iteration {mv.iteration}: " + (
+                                              "accepted" if mv.accepted else
+                                              "rejected (the chain stays)")),
+                    width="stretch", key="teach_move")
+    if len(res.moves) > 1:
+        n_acc = sum(m.accepted for m in res.moves)
+        st.caption(f"This step made {len(res.moves)} moves; {n_acc} were accepted. The "
+                   "last one is drawn above; the table lists the last 10.")
+        st.dataframe(res.to_frame(names).tail(10).round(4), hide_index=True, width="stretch")
+    g1, g2 = st.columns(2)
+    graph = best_network_graph(res.best_dag, names)
+    added = [(names[a], names[b]) for a, b in res.added_arcs]
+    removed = [f"{names[a]} → {names[b]}" for a, b in res.removed_arcs]
+    g1.plotly_chart(viz.dag_figure(graph, class_node=class_name, edge_weight=None,
+                                   highlight_edges=added,
+                                   title="Best network of the current order"),
+                    width="stretch", key="teach_best")
+    g1.caption("Each variable takes its best parent set among the variables before it. "
+               "Orange: arcs new since this step began"
+               + (f"; removed: {', '.join(removed)}." if removed else "."))
+    fig = viz.trace_figure(chain_trace(sampler), burn_in=sampler.burn_in,
+                           title="log2 score of chain 0's order")
+    g2.plotly_chart(fig, width="stretch", key="teach_trace")
+    g2.caption(f"Acceptance rate so far: {chain.acceptance_rate:.1%}.")
+
+
+def lesson_moves() -> None:
+    st.markdown(TEXT_MOVES)
+    ds = cache_lesson_dataset("asia")
+    names, class_name = list(ds.names), ds.class_name
+    c1, c2, c3 = st.columns([2, 2, 3])
+    n_iter = c1.selectbox("Iterations per chain", STEP_ITERATIONS,
+                          key=persistent("teach_iter", 5_000, STEP_ITERATIONS),
+                          format_func="{:,}".format,
+                          help="The length of each of the 4 chains; the first quarter is "
+                               "burn-in.")
+    seed = c2.number_input("Seed", 0, 2**31 - 1, step=1, key=persistent("teach_seed", 0),
+                           help="Same seed, same chains: the class can follow one chain "
+                                "together.")
+    remember("teach_iter", "teach_seed")
+    settings = {"data": LESSON_DATA["asia"], "iterations per chain": int(n_iter),
+                "burn-in": int(n_iter) // 4, "chains": 4, "max parents": 3, "score": "K2",
+                "structure prior": "Hwang-Zhang", "move": "swap two positions",
+                "seed": int(seed)}
+    state = st.session_state.get(STEP_KEY)
+    c3.write("")
+    restart = c3.button("New chains", help="Start 4 fresh chains with these settings.")
+    if state is None or state["settings"] != settings or restart:
+        state = {"settings": settings, "last": None, "diag": None,
+                 "sampler": step_sampler(ds, n_iter=int(n_iter), burn_in=int(n_iter) // 4,
+                                         random_state=int(seed))}
+        st.session_state[STEP_KEY] = state
+    sampler = state["sampler"]
+
+    st.subheader("One move at a time (chain 0)")
+    p1, p2, _ = st.columns([1, 2, 3])
+    playing = p1.toggle("Play", key="teach_play",
+                        help="Advance the chain by itself at the chosen speed; switch off to "
+                             "pause.")
+    speed = p2.selectbox("Speed", list(SPEEDS), key=persistent("teach_speed", "1 step per "
+                                                                "second", list(SPEEDS)))
+    remember("teach_speed")
+    interval, per_tick = SPEEDS[speed]
+
+    @st.fragment(run_every=interval if playing else None)
+    def stepper() -> None:
+        chain = sampler.chains[0]
+        row = st.container(horizontal=True)
+        clicked = [k for k in (1, 10, 100)
+                   if row.button(f"+{k}", key=f"teach_step_{k}",
+                                 disabled=chain.t >= sampler.n_iter,
+                                 help=f"Advance chain 0 by {k} iteration"
+                                      + ("s." if k > 1 else "."))]
+        k = clicked[0] if clicked else (per_tick if playing else 0)
+        if k and chain.t < sampler.n_iter:
+            state["last"] = sampler.step(k)
+            state["diag"] = None
+        if chain.t >= sampler.n_iter:
+            st.info(f"Chain 0 has done all its {sampler.n_iter:,} iterations.")
+        draw_step(state, names, class_name)
+
+    stepper()
+
+    st.subheader("Four chains: have they converged?")
+    st.markdown("Run all 4 chains to the end (chain 0 goes on from where you stepped it; the "
+                "stepped chain is exactly the chain the fast sampler draws) and judge them "
+                "with ArviZ's diagnostics.")
+    if st.button("Run the 4 chains and diagnose", type="primary"):
+        with st.spinner("Running the chains and computing the diagnostics..."):
+            sampler.run()
+            state["diag"] = sampler.diagnostics(names, n_least=3)
+    diag = state["diag"]
+    sections: list = []
+    if diag is not None:
+        (st.success if diag.converged else st.warning)(md_escape(diag.verdict))
+        m = st.columns(2)
+        m[0].metric("Rank-normalised R-hat (log score)", f"{diag.log_score.rhat:.3f}",
+                    help=f"Converged chains: at most {diag.rhat_max}.")
+        m[1].metric("ESS bulk / tail (log score)",
+                    f"{diag.log_score.ess_bulk:,.0f} / {diag.log_score.ess_tail:,.0f}",
+                    help=f"Effective sample size; target at least {diag.ess_min:.0f}.")
+        varying = diag.edges[~diag.edges["settled"]]
+        m = st.columns(2)
+        m[0].metric(f"Edges with R-hat > {diag.rhat_max}",
+                    f"{int((varying['rhat'] > diag.rhat_max).sum())} of {len(varying)}")
+        m[1].metric("Largest two-runs difference", f"{diag.max_concordance_difference:.3f}",
+                    help="Chains 0-1 against chains 2-3: the largest difference of an edge "
+                         "posterior.")
+        st.caption("Rank plot: if the chains sample the same distribution, each chain's "
+                   "draws spread evenly over the pooled ranks (flat lines near the dashed "
+                   "one). Traces: the edges whose chains disagree most. Scatter: each edge's "
+                   "posterior from chains 0-1 against chains 2-3; on the diagonal when they "
+                   "agree.")
+        rank_fig = viz.rank_plot_figure(diag.log_score, "Rank plot of the log score")
+        traces_fig = viz.edge_traces_figure(diag.least_converged)
+        conc_fig = viz.concordance_figure(diag.concordance,
+                                          labels=("chains 0-1", "chains 2-3"))
+        d1, d2 = st.columns(2)
+        chart(rank_fig, "teach_rank_plot", d1)
+        chart(conc_fig, "teach_concordance", d2)
+        if diag.least_converged:
+            chart(traces_fig, "teach_least_converged")
+        sections = [("Verdict", diag.verdict), ("Rank plot", rank_fig),
+                    ("Two-runs concordance", conc_fig), ("Least converged edges", traces_fig)]
+    res = state["last"]
+    if res is not None:
+        mv = res.moves[-1]
+        sections = [("Last move", viz.order_move_figure(names, mv.order, mv.positions,
+                                                         mv.kind, mv.proposed_order,
+                                                         mv.accepted)),
+                    ("Chain 0", viz.trace_figure(chain_trace(sampler),
+                                                 burn_in=sampler.burn_in)), *sections]
+    handout("Lesson 1: moves and convergence of order MCMC", TEXT_MOVES, settings, sections)
+
+
+# --------------------------------------------------------------------------------------------
+# Lesson 2: the exact answer against MCMC (WBC)
+# --------------------------------------------------------------------------------------------
+
+
+@st.cache_resource(show_spinner=False, max_entries=2)
+def cache_lesson_dataset(name: str):
+    """A lesson's data, built once per server (read-only, shared by every session)."""
+    return lesson_dataset(name)
+
+
+def draw_exact_live(r: background.Run) -> None:
+    if not r.events:
+        st.info("Computing the exact edge posteriors, then running the chains (the first "
+                "point appears after the burn-in)...")
+        return
+    ev = pd.DataFrame(r.events)
+    n_total = r.meta["n_iter"]
+    done = int(ev["iteration"].iloc[-1])
+    st.progress(min(done / n_total, 1.0),
+                text=f"{done:,} of {n_total:,} iterations per chain ({r.seconds:.0f} s)")
+    st.plotly_chart(viz.exact_error_figure(ev), width="stretch", key="teach_exact_live")
+
+
+def lesson_exact() -> None:
+    st.markdown(TEXT_EXACT)
+    ds = cache_lesson_dataset("wbc")
+    c1, c2, c3 = st.columns(3)
+    n_iter = c1.selectbox("Iterations per chain", EXACT_ITERATIONS, format_func="{:,}".format,
+                          key=persistent("teach_exact_iter", 20_000, EXACT_ITERATIONS))
+    prior = c2.radio("Structure prior (the same for both)", ["uniform", "hz"],
+                     format_func={"uniform": "uniform", "hz": "Hwang-Zhang"}.get,
+                     horizontal=True, key=persistent("teach_exact_prior", "uniform"),
+                     help="The exact answer is computed under the prior the sampler targets.")
+    seed = c3.number_input("Seed", 0, 2**31 - 1, step=1, key=persistent("teach_exact_seed", 0))
+    remember("teach_exact_iter", "teach_exact_prior", "teach_exact_seed")
+    settings = {"data": LESSON_DATA["wbc"], "iterations per chain": int(n_iter),
+                "burn-in": int(n_iter) // 10, "chains": 4, "max parents": 3, "score": "K2",
+                "structure prior": prior, "seed": int(seed)}
+    key = tuple(sorted(settings.items()))
+    last = st.session_state.setdefault(EXACT_STATE, {})
+    if st.session_state.pop("teach_exact_stop", False):
+        background.stop(EXACT_RUN)
+    active = background.current(EXACT_RUN)
+    running = active is not None and not active.done
+    b = st.container(horizontal=True)
+    run = b.button("Run", type="primary", key="teach_exact_run")
+    b.button("Stop", key="teach_exact_stop_button", disabled=not running,
+             on_click=st.session_state.__setitem__, args=("teach_exact_stop", True))
+    if run:
+        last.pop("error", None)
+        every = max(200, int(n_iter) // 40)
+
+        def work(r: background.Run) -> dict:
+            final = None
+            for ev in exact_convergence(ds, n_iter=int(n_iter), burn_in=int(n_iter) // 10,
+                                        structure_prior=prior, every=every,
+                                        random_state=int(seed), should_stop=r.should_stop):
+                r.report({k: ev[k] for k in ("iteration", "draws", "max_abs_error",
+                                             "mean_abs_error")})
+                final = ev
+            return {"events": list(r.events), "final": final}
+
+        background.start(EXACT_RUN, work, key=("exact", key), meta={"n_iter": int(n_iter)})
+        st.rerun()
+    finished = background.finished(EXACT_RUN, last)
+    if finished is not None:
+        last["entry"] = {"key": finished.key, "settings": settings, **finished.result,
+                         "stopped": finished.stopped}
+    background.live(EXACT_RUN, draw_exact_live, interval=1.0)
+    background.show_error(last)
+    entry = last.get("entry")
+    sections: list = []
+    if entry is not None and entry["final"] is not None:
+        final = entry["final"]
+        if entry["stopped"]:
+            st.warning(f"Stopped after {final['iteration']:,} iterations per chain.")
+        names = list(ds.names)
+        err_fig = viz.exact_error_figure(pd.DataFrame(entry["events"]))
+        scatter = viz.exact_vs_estimate_figure(final["exact"], final["estimate"], names)
+        m = st.columns(3)
+        m[0].metric("Largest error |estimate − exact|", f"{final['max_abs_error']:.4f}")
+        m[1].metric("Mean error over edges", f"{final['mean_abs_error']:.4f}")
+        m[2].metric("Orders averaged", f"{final['draws']:,}")
+        e1, e2 = st.columns(2)
+        chart(err_fig, "teach_exact_error", e1)
+        chart(scatter, "teach_exact_scatter", e2)
+        ex, es = final["exact"], final["estimate"]
+        y, x = np.nonzero(~np.eye(len(names), dtype=bool))
+        table = pd.DataFrame({"parent": [names[i] for i in y], "child": [names[i] for i in x],
+                              "exact": ex[y, x], "MCMC": es[y, x]})
+        table["error"] = (table["MCMC"] - table["exact"]).abs()
+        table = table.sort_values("exact", ascending=False).head(15).round(4)
+        st.caption("The 15 most probable edges, exactly and by MCMC.")
+        st.dataframe(table, hide_index=True, width="stretch")
+        sections = [("Error against iterations", err_fig), ("Estimate against exact", scatter),
+                    ("Most probable edges", table)]
+        settings = entry["settings"]
+    handout("Lesson 2: the exact answer against MCMC", TEXT_EXACT, settings, sections)
+
+
+# --------------------------------------------------------------------------------------------
+# Lesson 3: averaging against a single network (ALARM, n = 50 and 1,000)
+# --------------------------------------------------------------------------------------------
+# LEARNING CURVE LESSON: wired to bnma_core.learning_curve (branch i29viz) when it is present;
+# until then the lesson says it comes with the learning-curve lesson.
+
+
+def lesson_averaging() -> None:
+    st.markdown(TEXT_AVERAGING)
+    settings = {"network": "ALARM", "training rows": "50 and 1,000", "method": "bma10"}
+    try:
+        from bnma_core.learning_curve import DEFAULT_CASES, learning_curve
+
+        from bnma_core.viz import learning_curve_figure
+    except ImportError:
+        st.info("This lesson comes with the learning-curve lesson: the held-out log-loss of "
+                "the single best network, of averaging and of the true network for growing "
+                "training samples. It is not installed in this version yet.")
+        handout("Lesson 3: averaging against a single network", TEXT_AVERAGING, settings, [])
+        return
+    case = next((c for c in DEFAULT_CASES if c.network == "alarm"), DEFAULT_CASES[0])
+    settings.update({"network": case.network, "class": case.class_variable,
+                     "repetitions": 3, "held-out rows": 2000,
+                     "iterations per fit": "5,000 (burn-in 1,000)"})
+    st.caption(md_escape(case.description))
+    last = st.session_state.setdefault(CURVE_STATE, {})
+    if st.session_state.pop("teach_curve_stop", False):
+        background.stop(CURVE_RUN)
+    active = background.current(CURVE_RUN)
+    running = active is not None and not active.done
+    b = st.container(horizontal=True)
+    run = b.button("Run", type="primary", key="teach_curve_run")
+    b.button("Stop", key="teach_curve_stop_button", disabled=not running,
+             on_click=st.session_state.__setitem__, args=("teach_curve_stop", True))
+    if run:
+        def work(r: background.Run) -> pd.DataFrame:
+            for part in learning_curve(case.network, case.class_variable, sizes=(50, 1000),
+                                       repetitions=3, n_test=2000,
+                                       method_params={"n_iter": 5000, "burn_in": 1000},
+                                       should_stop=r.should_stop):
+                r.report(part)
+            return pd.concat(r.events, ignore_index=True) if r.events else None
+
+        background.start(CURVE_RUN, work, key=("curve", case.network))
+        st.rerun()
+    finished = background.finished(CURVE_RUN, last)
+    if finished is not None and finished.result is not None:
+        last["entry"] = finished.result
+
+    def live(r: background.Run) -> None:
+        if r.events:
+            st.plotly_chart(learning_curve_figure(pd.concat(r.events, ignore_index=True),
+                                                  sizes=[50, 1000]),
+                            width="stretch", key="teach_curve_live")
+        else:
+            st.info("Sampling, fitting and scoring the first training size...")
+
+    background.live(CURVE_RUN, live, interval=1.0)
+    background.show_error(last)
+    sections: list = []
+    if last.get("entry") is not None:
+        fig = learning_curve_figure(last["entry"], sizes=[50, 1000])
+        chart(fig, "teach_learning_curve")
+        sections = [("Learning curve", fig)]
+    handout("Lesson 3: averaging against a single network", TEXT_AVERAGING, settings,
+            sections)
+
+
+{"moves": lesson_moves, "exact": lesson_exact, "averaging": lesson_averaging}[lesson]()

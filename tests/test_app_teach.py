@@ -1,0 +1,190 @@
+"""AppTest (headless Streamlit) tests of the Order MCMC page's run controls (invalid values
+block Run, Stop is off once a run has stopped, the true network and its SHD for data sampled
+from ASIA) and of the Teach page's step mode (1 / 10 / 100 iterations are the library's
+chain)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from conftest import ROOT
+
+from bnma_core.network import load_network
+
+st_testing = pytest.importorskip("streamlit.testing.v1")
+AppTest = st_testing.AppTest
+TIMEOUT = 180
+
+
+def _page(name: str, ds=None, network: str | None = None) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.switch_page(f"pages/{name}")
+    if ds is not None:
+        at.session_state["bnma_dataset"] = ds
+        at.session_state["bnma_dataset_label"] = "test data"
+        at.session_state["bnma_dataset_network"] = network
+    at.run()
+    return at
+
+
+def _no_failure(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def _plain(markdown: str) -> str:
+    """Text shown from escaped Markdown (backslashes removed)."""
+    import re
+
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
+
+
+def _button(at: AppTest, label: str):
+    return next(b for b in at.button if b.label == label)
+
+
+def _asia(rows: int = 500):
+    return load_network("asia").sample(rows, seed=0, class_variable="lung")
+
+
+def _finish(at: AppTest, name: str = "mcmc") -> None:
+    run = at.session_state[name + "__bnma_bg"]
+    assert run.wait(TIMEOUT), f"the {name} run did not end within {TIMEOUT} s"
+    at.run()
+
+
+# --- Order MCMC page ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n_iter", [5, 600_000])
+def test_invalid_iterations_block_run_with_a_sentence(n_iter):
+    at = _page("2_Order_MCMC.py", _asia())
+    _no_failure(at)
+    assert not _button(at, "Run").disabled
+    at.number_input(key="mcmc_iter").set_value(n_iter).run()
+    _no_failure(at)
+    assert _button(at, "Run").disabled
+    errors = [_plain(e.value) for e in at.error]
+    assert any("between 10 and 500,000" in e and "Run is off" in e for e in errors), errors
+    assert at.session_state["mcmc_iter"] == n_iter  # the value typed, not an older one
+    assert "mcmc__bnma_bg" not in at.session_state
+
+
+def test_small_runs_are_allowed():
+    at = _page("2_Order_MCMC.py", _asia())
+    at.number_input(key="mcmc_iter").set_value(20).run()
+    at.number_input(key="mcmc_burn").set_value(5).run()
+    at.number_input(key="mcmc_orders").set_value(5).run()
+    assert not at.error and not _button(at, "Run").disabled
+    _button(at, "Run").click().run()
+    _finish(at)
+    _no_failure(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Iterations per chain"] == "20"
+
+
+def test_stop_is_off_after_a_stopped_run():
+    at = _page("2_Order_MCMC.py", _asia())
+    at.number_input(key="mcmc_iter").set_value(500_000).run()
+    _button(at, "Run").click().run()
+    _no_failure(at)
+    run = at.session_state["mcmc__bnma_bg"]
+    deadline = time.time() + TIMEOUT
+    while not run.events and not run.done and time.time() < deadline:
+        run.wait(0.05)
+    assert not run.done
+    at.run()
+    assert not _button(at, "Stop").disabled
+    _button(at, "Stop").click().run()
+    _no_failure(at)
+    assert run.done
+    assert _button(at, "Stop").disabled  # in the same redraw, not one interaction later
+    assert any("Stopped after" in w.value for w in at.warning)
+
+
+def test_true_network_and_shd_for_asia_data():
+    at = _page("2_Order_MCMC.py", _asia(1000), network="asia")
+    at.number_input(key="mcmc_iter").set_value(3000).run()
+    at.number_input(key="mcmc_burn").set_value(500).run()
+    _button(at, "Run").click().run()
+    _finish(at)
+    _no_failure(at)
+    metrics = {m.label: m.value for m in at.metric}
+    shd = int(metrics["SHD, averaged network (P > 0.5)"])
+    assert 0 <= shd <= 8
+    assert "Rank-normalised R-hat" in metrics
+    assert any(s.value.startswith("The true network") for s in at.subheader)
+    # 4 chains by default: the ArviZ verdict is shown in words
+    verdicts = [m.value for m in list(at.success) + list(at.warning)]
+    assert any(v.startswith(("Converged", "Not yet converged")) for v in verdicts), verdicts
+
+
+# --- Teach page -----------------------------------------------------------------------------
+
+
+def test_teach_steps_1_10_100_are_the_librarys_chain():
+    from bnma_core.structure.teaching import lesson_dataset, step_sampler
+
+    at = _page("7_Teach.py")
+    _no_failure(at)
+    state = at.session_state["teach_step"]
+    n_iter = state["settings"]["iterations per chain"]
+    for label, k in (("+1", 1), ("+10", 10), ("+100", 100), ("+1", 1)):
+        before = state["sampler"].chains[0].t
+        _button(at, label).click().run()
+        _no_failure(at)
+        state = at.session_state["teach_step"]
+        assert state["sampler"].chains[0].t == before + k
+        assert len(state["last"].moves) == k
+    assert state["sampler"].chains[0].t == 112
+    labels = {m.label: m.value for m in at.metric}
+    assert labels["Iteration"] == f"112 of {n_iter:,}"
+    assert labels["Move"] in ("accepted", "rejected")
+    # the library's chain with the same settings, run in one go
+    ref = step_sampler(lesson_dataset("asia"), n_iter=n_iter, burn_in=n_iter // 4,
+                       random_state=0)
+    ref.chains[0].advance(112)
+    c, r = state["sampler"].chains[0], ref.chains[0]
+    np.testing.assert_array_equal(c.order, r.order)
+    np.testing.assert_array_equal(c.trace_score[:112], r.trace_score[:112])
+    np.testing.assert_array_equal(c.trace_acc[:112], r.trace_acc[:112])
+    # the figures of a step: the move on the order, the best network, the trace
+    titles = [c.proto.spec for c in at.get("plotly_chart")]
+    assert len(titles) >= 3
+
+
+def test_teach_four_chains_diagnostics():
+    at = _page("7_Teach.py")
+    at.selectbox(key="teach_iter").set_value(2_000).run()
+    next(b for b in at.button if b.label == "Run the 4 chains and diagnose").click().run()
+    _no_failure(at)
+    labels = {m.label: m.value for m in at.metric}
+    assert "Rank-normalised R-hat (log score)" in labels
+    verdicts = [m.value for m in list(at.success) + list(at.warning)]
+    assert any(v.startswith(("Converged", "Not yet converged")) for v in verdicts), verdicts
+    assert any(d.proto.label == "Handout (HTML)" for d in at.get("download_button"))
+
+
+def test_teach_exact_lesson_runs_and_shows_the_error():
+    at = _page("7_Teach.py")
+    at.radio(key="teach_lesson").set_value("exact").run()
+    at.selectbox(key="teach_exact_iter").set_value(5_000).run()
+    _button(at, "Run").click().run()
+    _finish(at, "teach_exact")
+    _no_failure(at)
+    labels = {m.label: m.value for m in at.metric}
+    assert float(labels["Largest error |estimate − exact|"]) < 0.5
+    assert _button(at, "Stop").disabled
+
+
+def test_teach_step_state_is_small():
+    """Per-session memory of the stepped lesson (30 students share one server)."""
+    import pickle
+
+    at = _page("7_Teach.py")
+    _button(at, "+100").click().run()
+    state = at.session_state["teach_step"]
+    size = len(pickle.dumps(state))
+    print(f"teach step state: {size:,} bytes")
+    assert size < 2_000_000

@@ -1,0 +1,141 @@
+"""End-to-end tests in a real browser of what the Order MCMC and Teach pages draw:
+``streamlit run app.py`` driven by headless chromium at 1280 px (helpers of
+:mod:`bnma_ui.browser`). Skips with a reason when chromium or playwright is missing.
+Screenshots go to ``screenshots/`` (git-ignored); look at them after a run."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import SHOTS, no_exception, shot
+
+from bnma_ui.browser import metric as _metric
+from bnma_ui.browser import (
+    missing_requirement,
+    nav,
+    set_number,
+    streamlit_server,
+    wait_idle,
+)
+
+pytestmark = pytest.mark.browser
+LONG = 240_000  # ms: a loaded machine
+
+
+@pytest.fixture(scope="module")
+def server():
+    reason = missing_requirement()
+    if reason:
+        pytest.skip(f"{reason}; browser test skipped")
+    from bnma_core.network import load_network
+    from bnma_core.warmup import _warm_dashboard_paths
+
+    bn = load_network("asia")
+    _warm_dashboard_paths(bn.sample_codes(50, seed=0), bn.arities)  # numba's disk cache
+    SHOTS.mkdir(exist_ok=True)
+    try:
+        with streamlit_server(SHOTS / "streamlit_teach.log") as (url, _proc):
+            yield url
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+
+
+def _main(page):
+    return page.get_by_test_id("stMainBlockContainer")
+
+
+def _plot(page, text: str):
+    """The drawn plotly chart whose SVG contains ``text`` (a title, an axis or a legend)."""
+    return page.locator(".js-plotly-plot", has_text=text).first
+
+
+def test_order_mcmc_on_asia(server, page):
+    page.goto(server)
+    wait_idle(page)
+    page.get_by_text("Sampled from a known network").click()
+    wait_idle(page)
+    page.locator('[data-testid="stSelectbox"]', has_text="Network").click()
+    page.get_by_role("option", name="ASIA", exact=False).click()
+    page.get_by_text("asia sample (1000 rows, seed 0): class").wait_for()
+    wait_idle(page)
+    nav(page, "Order MCMC")
+    no_exception(page)
+
+    set_number(page, "Burn-in", 5)
+    set_number(page, "Iterations", 10)  # allowed now: small runs
+    assert not _main(page).get_by_role("button", name="Run").is_disabled()
+    set_number(page, "Iterations", 5)
+    error = page.locator('[data-testid="stAlertContentError"]').first
+    error.wait_for()
+    assert "between 10 and 500,000" in error.inner_text()
+    assert _main(page).get_by_role("button", name="Run").is_disabled()
+    shot(page, "teach_01_mcmc_invalid_iterations")
+
+    set_number(page, "Iterations", 3000)
+    set_number(page, "Burn-in", 500)
+    _main(page).get_by_role("button", name="Run").click()
+    page.get_by_role("heading", name="The true network (ASIA)").wait_for(timeout=LONG)
+    wait_idle(page)
+    no_exception(page)
+    assert _main(page).get_by_role("button", name="Stop").is_disabled()
+    shd = int(_metric(page, "SHD, averaged network"))
+    assert 0 <= shd <= 8
+    assert _metric(page, "Rank-normalised R-hat")
+    # the reference order is a legend entry beside the plot, not a label under the chains
+    trace = _plot(page, "reference order")
+    legend = trace.locator("g.legend").bounding_box()
+    area = trace.locator("rect.nsewdrag").first.bounding_box()
+    assert legend["x"] >= area["x"] + area["width"] - 1, (legend, area)
+    assert trace.locator("g.annotation", has_text="reference order").count() == 0
+    shot(page, "teach_02_mcmc_asia_results")
+
+
+def test_teach_lessons(server, page):
+    page.goto(server)
+    wait_idle(page)
+    nav(page, "Teach")
+    no_exception(page)
+    main = _main(page)
+    main.get_by_role("button", name="+1", exact=True).click()
+    wait_idle(page)
+    page.get_by_text("Iteration 1:").first.wait_for()
+    assert _metric(page, "Iteration").startswith("1 of")
+    assert _metric(page, "Move") in ("accepted", "rejected")
+    shot(page, "teach_03_one_move")
+    main.get_by_role("button", name="+10", exact=True).click()
+    wait_idle(page)
+    main.get_by_role("button", name="+100", exact=True).click()
+    wait_idle(page)
+    assert _metric(page, "Iteration").startswith("111 of")
+    no_exception(page)
+    shot(page, "teach_04_after_111")
+
+    # Play: the fragment advances the chain by itself (1 step a second) until switched off
+    main.get_by_text("Play", exact=True).click()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-testid=\"stMetric\"]')].some("
+        "m => /^Iteration/.test(m.innerText) && /\\b(11[3-9]|1[2-9][0-9]|[2-9][0-9]{2})"
+        " of/.test(m.innerText))", timeout=60_000)  # at least two steps by itself
+    main.get_by_text("Play", exact=True).click()
+    wait_idle(page)
+    no_exception(page)
+
+    main.get_by_role("button", name="Run the 4 chains and diagnose").click()
+    page.get_by_text("Rank plot of the log score").first.wait_for(timeout=LONG)
+    wait_idle(page)
+    no_exception(page)
+    assert _metric(page, "Rank-normalised R-hat (log score)")
+    shot(page, "teach_05_diagnostics")
+
+    page.get_by_text("2 · WBC: the exact answer against MCMC").click()
+    wait_idle(page)
+    main.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_text("Largest error |estimate − exact|").first.wait_for(timeout=LONG)
+    wait_idle(page)
+    no_exception(page)
+    assert float(_metric(page, "Largest error |estimate − exact|")) < 0.5
+    shot(page, "teach_06_exact")
+
+    page.get_by_text("3 · ALARM: averaging against a single network").click()
+    wait_idle(page)
+    no_exception(page)
+    shot(page, "teach_07_averaging")
