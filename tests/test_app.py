@@ -56,7 +56,7 @@ def test_default_loads_wbc():
     # issue 14 item 5: the same default as the CLI (all 699 rows, 16 missing values kept)
     assert ds.n_rows == 699 and (ds.codes < 0).sum() == 16
     assert [m.value for m in at.metric][:4] == ["699", "9", "2", "16"]
-    assert at.session_state["bnma_dataset_label"] == "sample_data/wbc.csv"
+    assert at.session_state["bnma_dataset_label"] == "Wisconsin breast cancer (wbc.csv)"
     # the preview is numbered by the file's rows
     assert list(_preview(at).index[:3]) == [0, 1, 2]
 
@@ -162,7 +162,7 @@ def test_network_sample_source():
 # --- pages -----------------------------------------------------------------------------------
 
 # pages that need no dataset (tested on their own: 8_Reports.py in tests/test_reproduce.py)
-DATASET_FREE_PAGES = {"8_Reports.py", "9_Glossary.py"}
+DATASET_FREE_PAGES = {"0_Data.py", "8_Reports.py", "9_Glossary.py"}
 PAGES = sorted(p.name for p in (ROOT / "pages").glob("[0-9]*_*.py")
                if p.name not in DATASET_FREE_PAGES)
 
@@ -586,14 +586,16 @@ def test_hepar_keeps_the_k_most_informative_features_for_the_order_methods():
     _no_failure(at)
     ds = at.session_state["bnma_dataset"]
     assert ds.n_vars == 70
-    limits = next(d.value for d in at.dataframe if "why" in d.value.columns)
-    assert {"ebn", "eanb"} <= set(limits["method"])  # exact search: at most 20
+    limits = next(d.value for d in at.dataframe if "Why it cannot run" in d.value.columns)
+    # methods in words, code in brackets; exact search: at most 20 variables
+    assert {"Exact best network (ebn)", "Exact augmented naive Bayes (eanb)"} <= set(
+        limits["Method"])
     at.toggle(key="app_keep_on").set_value(True).run()
     _no_failure(at)
     ds = at.session_state["bnma_dataset"]
     assert ds.n_vars == 21 and ds.class_name == "Cirrhosis"
     ranking = next(d.value for d in at.dataframe if "MI with class (bits)" in d.value.columns)
-    assert set(ds.feature_names) == set(ranking["feature"].head(20))
+    assert set(ds.feature_names) == set(ranking["Feature"].head(20))
     at.number_input(key="app_keep_k").set_value(8).run()
     assert at.session_state["bnma_dataset"].n_vars == 9
     # editable: drop one of the eight
