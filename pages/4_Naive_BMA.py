@@ -7,7 +7,6 @@ import streamlit as st
 st.set_page_config(page_title="Naive BMA · BNMA Studio", page_icon=":material/account_tree:",
                    layout="wide")
 
-import networkx as nx
 import numpy as np
 import pandas as pd
 
@@ -56,17 +55,6 @@ equations(
     "\\theta_{ijk} = \\frac{a_{ijk} + N_{ijk}}{a_{ij} + N_{ij}}$$\n\n"
     "Predicting with θ* in one naive network equals averaging the predictions of all "
     "$2^N$ naive structures weighted by their posterior.")
-
-def _arc_graph() -> nx.DiGraph:
-    """Class -> feature arcs weighted by their posterior (graph attributes ``role`` and
-    ``weight``, DESIGN §2)."""
-    g = nx.DiGraph()
-    g.add_node(ds.class_name, role="class")
-    for f, w in zip(ds.feature_names, ma.arc_posterior_):
-        g.add_node(f, role="feature")
-        g.add_edge(ds.class_name, f, weight=float(w))
-    return g
-
 
 ds = require_dataset()
 fingerprint = data_id(ds)  # the raw data and every setting that built them
@@ -189,7 +177,7 @@ x2.download_button("Averaged network (BIF)", lambda: bif_text(naive_network(ds, 
                    help="One naive network with the averaged parameters θ*: it predicts as "
                         "the average over all naive structures. Opens in GeNIe, pgmpy, "
                         "bnlearn.")
-x3.download_button("Averaged network (GraphML)", lambda: export.graph_graphml(_arc_graph()),
+x3.download_button("Averaged network (GraphML)", lambda: export.graph_graphml(ma.structure_),
                    "averaged_naive_bayes.graphml", "application/xml", on_click="ignore",
                    help="Class → feature arcs with their posterior as 'weight'.")
 x4.download_button("Report (HTML)", report, "naive_bma_report.html", "text/html",

@@ -212,12 +212,14 @@ def test_compare_three_folds():
     _no_failure(at)
     assert not at.error and not at.warning
     table = at.dataframe[1].value
-    assert list(table["method"]) == ["nb", "tan"] and list(table["folds"]) == [3, 3]
+    assert list(table["Method"]) == ["Naive Bayes (nb)", "Tree-augmented naive Bayes (tan)"]
+    assert list(table["folds"]) == [3, 3]
     acc = float(table["accuracy"][0].split(" ± ")[0])
     assert 0.9 < acc <= 1.0  # naive Bayes on WBC is ~0.97
     assert len(at.get("plotly_chart")) == 2  # bars + ROC
     wil = at.dataframe[2].value
-    assert list(wil["method"]) == ["tan"] and wil["n_pairs"][0] == 3
+    assert list(wil["Method"]) == ["Tree-augmented naive Bayes (tan)"]
+    assert wil["Folds paired"][0] == 3
     assert at.get("download_button")
     # a rerun with the same settings reuses the stored result (no new run)
     entry = at.session_state["cmp_run"]["entry"]
@@ -316,7 +318,7 @@ def test_compare_table_spread_rows_and_log_loss_wilcoxon():
     results = at.session_state["cmp_run"]["entry"]["results"]
     ll = results.pivot(index="fold", columns="method", values="log_loss")
     wil = at.dataframe[2].value
-    assert wil["wins"][0] == int((ll["manb"] < ll["nb"]).sum())
+    assert wil["Wins"][0] == int((ll["manb"] < ll["nb"]).sum())
     assert any("lower log-loss is better" in c.value for c in at.caption)
 
 
@@ -334,7 +336,7 @@ def test_compare_leaves_out_methods_beyond_their_limits():
     _finish_background(at, "compare")
     _no_failure(at)
     assert not at.error
-    assert list(at.dataframe[1].value["method"]) == ["nb"]
+    assert list(at.dataframe[1].value["Method"]) == ["Naive Bayes (nb)"]
 
 
 def test_compare_prices_b_rai_on_the_data_before_a_run():
@@ -358,7 +360,7 @@ def test_compare_prices_b_rai_on_the_data_before_a_run():
     at.button[0].click().run()
     _finish_background(at, "compare")
     _no_failure(at)
-    assert list(at.dataframe[1].value["method"]) == ["nb"]
+    assert list(at.dataframe[1].value["Method"]) == ["Naive Bayes (nb)"]
 
 
 def test_compare_offers_the_k_most_informative_features_for_wide_data():
@@ -383,7 +385,7 @@ def test_compare_offers_the_k_most_informative_features_for_wide_data():
     _finish_background(at, "compare")
     _no_failure(at)
     table = next(d.value for d in at.dataframe if "folds" in d.value.columns)
-    assert list(table["method"]) == ["nb", "ebn"]
+    assert list(table["Method"]) == ["Naive Bayes (nb)", "Exact best network (ebn)"]
 
 
 def test_compare_too_many_folds_is_a_plain_error():
