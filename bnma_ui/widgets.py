@@ -71,6 +71,15 @@ def glossary_help(text: str, *terms: str) -> str:
     return f"{text}\n\nGlossary: {links}."
 
 
+def file_rows(frame: Any, row_ids: Any) -> Any:
+    """``frame`` (rows of a dataset's table) for display: indexed by the rows' numbers in the
+    file (``row``, 0 = first row after the header) and a missing value shown as "missing"."""
+    out = frame.astype(object).where(frame.notna(), "missing")
+    out.index = [int(r) for r in row_ids]
+    out.index.name = "row"
+    return out
+
+
 def what_am_i_looking_at(markdown: str) -> None:
     """The plain-language explanation of a page (collapsed by default)."""
     with st.expander("What am I looking at?"):
@@ -91,8 +100,8 @@ def sidebar_dataset_badge() -> None:
             st.caption("No dataset loaded.")
         else:
             st.caption(f"**Dataset:** {md_escape(dataset_label())}  \n"
-                       f"{ds.n_rows} rows · {ds.n_vars - 1} features · class "
-                       f"{md_code(ds.class_name)} ({len(ds.classes)} classes)")
+                       f"{ds.n_rows} rows · {ds.n_vars - 1} features · outcome: "
+                       f"{md_escape(ds.class_name)} ({len(ds.classes)} classes)")
 
 
 PAGE_ICONS = {  # Material Symbols (always rendered; emoji can show as empty boxes)

@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from bnma_core.data import MAX_INT_CATEGORIES, DataError, choose_class_column, numeric_class_warning
-from bnma_core.data.spec import DEFAULT_CLASS, NETWORKS, SOURCES, DatasetSpec
+from bnma_core.data.spec import DEFAULT_CLASS, NETWORKS, SAMPLE_TITLES, SOURCES, DatasetSpec
 from bnma_core.limits import INPUT_RANGES
 from bnma_core.scores import informative_features
 from bnma_core.viz import class_balance_figure
@@ -34,6 +34,7 @@ from bnma_ui.models import method_limits
 from bnma_ui.state import clear_dataset, persistent, remember, set_dataset
 from bnma_ui.widgets import (
     chart,
+    file_rows,
     glossary_help,
     md_code,
     md_escape,
@@ -96,7 +97,7 @@ def _file_controls(source: str) -> str | None:
     if source == "bundled":
         files = cache.sample_csv_files()
         return st.selectbox("Sample file", files,
-                            format_func=lambda f: DatasetSpec(file=f).label,
+                            format_func=lambda f: SAMPLE_TITLES.get(f, f),
                             key=persistent("app_sample_file", files[0], files),
                             help="wbc.csv: 699 breast-tissue samples, 9 cell features scored "
                                  "1-10, diagnosis benign or malignant.")
@@ -256,15 +257,6 @@ def _feature_controls(ds) -> list[str]:
         return [n for n in ds.feature_names if n in kept]
 
 
-def _with_file_rows(frame, ds):
-    """``frame`` (the dataset's first rows) indexed by the file's row numbers, a missing
-    value shown as "missing"."""
-    out = frame.astype(object).where(frame.notna(), "missing")
-    out.index = ds.row_ids[: len(out)]
-    out.index.name = "row"
-    return out
-
-
 def _show_dataset(ds) -> None:
     n_missing = int((ds.codes < 0).sum())
     c = st.columns(4)
@@ -282,10 +274,10 @@ def _show_dataset(ds) -> None:
         st.caption("The first 20 rows as the models see them (after grouping numeric values). "
                    "'missing' marks a missing value. The row number is the row's place in "
                    "the file (0 = first row after the header).")
-        st.dataframe(_with_file_rows(ds.to_frame().head(20), ds), width="stretch")
+        st.dataframe(file_rows(ds.to_frame().head(20), ds.row_ids[:20]), width="stretch")
         if ds.raw is not None:
             with st.expander("The same rows as read from the file"):
-                st.dataframe(_with_file_rows(ds.raw.head(20), ds), width="stretch")
+                st.dataframe(file_rows(ds.raw.head(20), ds.row_ids[:20]), width="stretch")
     with summary:
         st.caption("One row per column: its role, whether it was numeric (and grouped) or "
                    "categorical, how many states it has, how many values are missing, and "

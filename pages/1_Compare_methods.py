@@ -26,6 +26,7 @@ from bnma_ui.state import data_id, dataset_label, persistent, remember, require_
 from bnma_ui.widgets import (
     chart,
     equations,
+    glossary_help,
     md_escape,
     method_label,
     sidebar_dataset_badge,
@@ -90,11 +91,11 @@ with st.expander("Available methods"):
         "On this dataset": [_limit(m) or "can run" for m in names]}),
         hide_index=True, width="stretch")
 
-c1, c2, c3 = st.columns([3, 1, 1])
-methods = c1.multiselect(
+methods = st.multiselect(  # the full width: methods are named in words
     "Methods", names, key=persistent("cmp_methods", default), format_func=method_label,
     help="The classifiers to compare; open 'Available methods' above for what each does. "
          "The order-MCMC methods (bma…) are much slower than the others.")
+c2, c3, _ = st.columns([1, 1, 3])
 folds = c2.slider("Folds (k)", 2, 20, key=persistent("cmp_folds", 5),
                   help="More folds = larger training parts and more pairs for the test, but "
                        "more fits (methods × k).")
@@ -237,8 +238,9 @@ if entry is not None and len(entry["results"]):
     with left:
         metric = st.radio("Metric", list(METRICS), format_func=METRICS.get, horizontal=True,
                           key=persistent("cmp_metric", "accuracy"),
-                          help="The bar height is the mean over folds; the whisker one "
-                               "standard deviation.")
+                          help=glossary_help("The bar height is the mean over folds; the "
+                                             "whisker one standard deviation.",
+                                             "Held-out accuracy, AUC, log-loss"))
         bar_fig = viz.accuracy_bar_figure(summary, metric=metric)
         chart(bar_fig, f"compare_{metric}")
     with right:

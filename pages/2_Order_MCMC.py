@@ -154,8 +154,8 @@ stop = b2.button("Stop", disabled=not running,
                  help="Stop the chains; the orders kept so far are averaged.")
 
 params = dict(n_iter=int(n_iter), burn_in=int(burn_in), n_orders=int(n_orders),
-              max_parents=int(max_parents), prior=prior, scoring=score, n_chains=int(n_chains),
-              random_state=int(seed))
+              max_parents=int(max_parents), structure_prior=prior, scoring=score,
+              n_chains=int(n_chains), random_state=int(seed))
 last = st.session_state.setdefault(STATE, {})  # {"entry": last finished or stopped run}
 key = ("mcmc", fingerprint, tuple(sorted(params.items())), int(test_pct),
        tuple(ref_names) if ref_names else None)

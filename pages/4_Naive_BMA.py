@@ -20,6 +20,7 @@ from bnma_ui.state import data_id, dataset_label, persistent, remember, require_
 from bnma_ui.widgets import (
     chart,
     equations,
+    glossary_help,
     md_escape,
     sidebar_dataset_badge,
     what_am_i_looking_at,
@@ -76,11 +77,13 @@ def fitted(fp: str, arc_prior: float, score: str, test_pct: int, seed: int,
 c1, c2, c3, c4 = st.columns(4)
 arc_prior = c1.slider("Prior probability of each arc", 0.05, 0.95, step=0.05,
                       key=persistent("manb_prior", 0.5),
-                      help="0.5 gives every one of the 2^N structures the same prior weight.")
+                      help=glossary_help("0.5 gives every one of the 2^N structures the same "
+                                         "prior weight.", "Edge posterior"))
 score = c2.radio("Parameter prior", ["k2", "bdeu"], horizontal=True,
                  format_func={"k2": "K2", "bdeu": "BDeu"}.get, key=persistent("manb_score", "k2"),
-                 help="K2 (the paper's) adds one pseudo-count per table cell; BDeu spreads a "
-                      "single pseudo-case over the table.")
+                 help=glossary_help("K2 (the paper's) adds one pseudo-count per table cell; "
+                                    "BDeu spreads a single pseudo-case over the table.",
+                                    "Marginal likelihood (K2, BDeu)"))
 test_pct = c3.slider("Held-out rows (%)", 10, 50, step=5, key=persistent("manb_test", 30),
                      help="Rows kept aside to compare the two models.")
 seed = c4.number_input("Seed", 0, 2**31 - 1, step=1, key=persistent("manb_seed", 0),

@@ -37,6 +37,7 @@ from bnma_ui.state import data_id, persistent, remember, require_dataset
 from bnma_ui.widgets import (
     chart,
     equations,
+    file_rows,
     glossary_help,
     md_escape,
     sidebar_dataset_badge,
@@ -598,10 +599,7 @@ def _subbagging_prediction(model, data, done: int) -> tuple:
         pos = None
     if pos is None:
         return row, None, None
-    frame = data.to_frame().iloc[[pos]]
-    frame.index = [int(row)]
-    frame.index.name = "row"
-    q2.dataframe(frame.astype(object).where(frame.notna(), "missing"), width="stretch")
+    q2.dataframe(file_rows(data.to_frame().iloc[[pos]], [row]), width="stretch")
     x = data.X[[pos]]
     per = model.subsample_posteriors(x)[:, 0, :]
     avg = model.predict_proba(x)[0]
