@@ -101,7 +101,7 @@ def sidebar_dataset_badge() -> None:
         else:
             st.caption(f"**Dataset:** {md_escape(dataset_label())}  \n"
                        f"{ds.n_rows} rows · {ds.n_vars - 1} features · outcome: "
-                       f"{md_escape(ds.class_name)} ({len(ds.classes)} classes)")
+                       f"{md_code(ds.class_name)} ({len(ds.classes)} classes)")
 
 
 PAGE_ICONS = {  # Material Symbols (always rendered; emoji can show as empty boxes)

@@ -360,7 +360,7 @@ def data_page() -> None:
             st.caption("No dataset is active until this is fixed.")
         if ds is not None:
             set_dataset(ds, label, network, spec, origin)
-            st.subheader(f"{md_escape(label)} — outcome: {md_escape(ds.class_name)}")
+            st.subheader(f"{md_escape(label)} — outcome: {md_code(ds.class_name)}")
             _show_dataset(ds)
         else:
             clear_dataset()

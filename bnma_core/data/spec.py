@@ -258,7 +258,7 @@ class DatasetSpec:
 
     # ------------------------------------------------------------------ links
     def to_query_params(self) -> dict[str, str]:
-        """The spec as a page URL's query parameters (DESIGN §7): ``src``, ``file``,
+        """This choice as a page URL's query parameters (DESIGN §7): ``src``, ``file``,
         ``target`` (``cls`` for a network), ``disc``, ``bins``, ``missing``, ``sep``, ``dec``
         (words: ``semicolon``, ``comma``), ``drop`` and ``keep`` (comma-joined), ``cbins``,
         ``net``, ``rows``, ``seed``; values that say nothing are left out."""
