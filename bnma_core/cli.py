@@ -27,7 +27,6 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import NoReturn
 
 from .data import MISSING_POLICIES, DataError
@@ -68,17 +67,10 @@ def _n_jobs(text: str) -> int:
 
 def resolve_data(text: str) -> str:
     """A CSV path as given, or the path of the bundled dataset named ``text`` (``wbc`` or
-    ``wbc.csv``) when no such file exists."""
-    from .datasets import bundled_csv_files, bundled_path
+    ``wbc.csv``) when no such file exists (:meth:`DatasetSpec.from_data_argument`)."""
+    from .data.spec import DatasetSpec
 
-    if Path(text).exists():
-        return text
-    bundled = bundled_csv_files()
-    for name in (text, f"{text}.csv"):
-        if name in bundled:
-            return str(bundled_path(name))
-    raise CLIError(f"File not found: {text} (bundled datasets: "
-                   + ", ".join(n[:-4] for n in bundled) + ")")
+    return str(DatasetSpec.from_data_argument(text).path())
 
 
 def _add_data_arguments(p: argparse.ArgumentParser, help_data: str) -> None:
@@ -97,11 +89,18 @@ def _add_data_arguments(p: argparse.ArgumentParser, help_data: str) -> None:
                    help="decimal mark, if the detected one is wrong")
 
 
-def _read_options(args: argparse.Namespace) -> dict:
-    """The ``load_dataset`` keywords of the data arguments."""
+def data_spec(args: argparse.Namespace, **settings):
+    """The dataset the data arguments name (``--data`` a CSV path or a bundled name such as
+    ``wbc``, ``--target --missing --drop --sep --decimal``, and ``settings``): the same
+    :class:`~bnma_core.data.spec.DatasetSpec` the dashboard's Data page builds, so both read
+    the data the same way."""
+    from .data.spec import DatasetSpec
+
     drop = [c.strip() for item in args.drop for c in item.split(",") if c.strip()]
     sep = args.sep.encode().decode("unicode_escape") if args.sep else None  # '\t' -> tab
-    return {"missing": args.missing, "drop_columns": drop, "sep": sep, "decimal": args.decimal}
+    return DatasetSpec.from_data_argument(args.data, target=args.target, missing=args.missing,
+                                          drop=tuple(drop), sep=sep, decimal=args.decimal,
+                                          **settings)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -213,14 +212,13 @@ def _print_notices(ds) -> None:
 
 
 def _cmd_cv(args: argparse.Namespace) -> int:
-    from .data import check_discretization, load_dataset
+    from .data import check_discretization
     from .evaluation import cross_validate, summarize
 
     methods = _check_methods(args.methods)
     params = _method_params(args.set, methods)
     check_discretization(args.discretization, args.n_bins)
-    ds = load_dataset(resolve_data(args.data), args.target, discretization=args.discretization,
-                      n_bins=args.n_bins, **_read_options(args))
+    ds = data_spec(args, discretization=args.discretization, bins=args.n_bins).build()
     _print_notices(ds)
     bar = None
     if not args.no_progress:
@@ -329,9 +327,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     import numpy as np
 
     from .classifiers.registry import fit_method
-    from .data import load_dataset
-
-    ds = load_dataset(resolve_data(args.data), args.target, **_read_options(args))
+    ds = data_spec(args).build()
     _print_notices(ds)
     last = int(ds.row_ids[-1])
     if args.row > last:

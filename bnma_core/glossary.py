@@ -102,8 +102,8 @@ TERMS: tuple[Term, ...] = (
     Term("Missing value",
          "A cell with no value. BNMA Studio treats it as unknown, never as a state: methods "
          "learn from the values present (available-case counts or EM) and, when predicting, "
-         "average over what the missing value could have been (marginalisation). Stored as "
-         "code -1."),
+         "average over what the missing value could have been (marginalisation). The tables "
+         "show it as 'missing'."),
     Term("Held-out accuracy, AUC, log-loss",
          "Accuracy: the share of held-out cases classified correctly. AUC: the chance that a "
          "random positive case gets a higher score than a random negative one. Log-loss: how "

@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from bnma_core.data import DiscreteDataset
+from bnma_core.data.spec import DatasetSpec
 
 DATASET_KEY = "bnma_dataset"
 DATASET_LABEL_KEY = "bnma_dataset_label"
@@ -21,61 +22,19 @@ DATASET_SPEC_KEY = "bnma_dataset_spec"
 DATASET_ORIGIN_KEY = "bnma_dataset_origin"  # hash of the raw data + every setting that built it
 DATA_PAGE_KEY = "_bnma_data_page"  # the Data page object of st.navigation (set by app.py)
 
-SPEC_FIELDS: dict[str, type] = {
-    "src": str, "file": str, "target": str, "disc": str, "bins": int, "missing": str,
-    "sep": str, "dec": str, "drop": list, "cbins": int, "keep": list,
-    "net": str, "rows": int, "seed": int, "cls": str}
-"""The dataset choice as plain values (also the page URL's query parameters, DESIGN §7):
-source (``bundled`` / ``network`` / ``upload``), the file, class column, binning, missing
-policy, separator and decimal mark (``auto`` = detect), columns left out, class bins, the
-features kept, and for a network sample its name, rows, seed and class variable."""
 
-
-def spec_to_params(spec: dict[str, Any]) -> dict[str, str]:
-    """A dataset spec as URL query parameters (lists joined by commas; empty values left
-    out)."""
-    out = {}
-    for k, v in spec.items():
-        if k not in SPEC_FIELDS or v is None or v == "" or v == [] or v == ():
-            continue
-        out[k] = ",".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)
-    return out
-
-
-def spec_from_params(params: Any) -> dict[str, Any] | None:
-    """The dataset spec in query parameters (``st.query_params`` or a dict), or None when
-    they hold none. A number that does not parse is kept as its text, for the caller to
-    refuse with a message (``app.checked_spec``, against the widgets' ranges)."""
-    if "src" not in params or params["src"] not in ("bundled", "network", "upload"):
-        return None
-    spec: dict[str, Any] = {}
-    for k, kind in SPEC_FIELDS.items():
-        if k not in params:
-            continue
-        v = params[k]
-        if kind is int:
-            try:
-                spec[k] = int(v)
-            except ValueError:
-                spec[k] = str(v)
-        elif kind is list:
-            spec[k] = [t for t in str(v).split(",") if t]
-        else:
-            spec[k] = str(v)
-    return spec
-
-
-def write_url(spec: dict[str, Any] | None) -> None:
-    """Put the dataset choice into the page's URL, so a reload or a shared link restores it."""
+def write_url(spec: DatasetSpec | None) -> None:
+    """Put the dataset choice into the page's URL, so a reload or a shared link restores it
+    (:meth:`~bnma_core.data.spec.DatasetSpec.to_query_params`)."""
     if spec is None:
         return
-    params = spec_to_params(spec)
+    params = spec.to_query_params()
     if {k: st.query_params[k] for k in st.query_params} != params:
         st.query_params.from_dict(params)
 
 
 def set_dataset(ds: DiscreteDataset, label: str, network: str | None = None,
-                spec: dict[str, Any] | None = None, origin: str | None = None) -> None:
+                spec: DatasetSpec | None = None, origin: str | None = None) -> None:
     """Make ``ds`` the dataset every page uses; ``label`` says where it came from,
     ``network`` names the bundled network it was sampled from (if any) and ``spec`` is the
     choice that rebuilds it (written into the URL). ``origin`` identifies the raw data and
@@ -124,8 +83,8 @@ def data_id(ds: DiscreteDataset) -> str:
     return hashlib.sha256(f"{origin[1]}:{ds.fingerprint()}".encode()).hexdigest()
 
 
-def dataset_spec() -> dict[str, Any] | None:
-    """The choice that built the active dataset (see :data:`SPEC_FIELDS`)."""
+def dataset_spec() -> DatasetSpec | None:
+    """The choice that built the active dataset."""
     return st.session_state.get(DATASET_SPEC_KEY)
 
 

@@ -38,6 +38,48 @@ def md_code(text: object) -> str:
     return f"{fence}{pad}{flat}{pad}{fence}"
 
 
+def method_label(code: str) -> str:
+    """A method as users read it: its plain-words name with the code in brackets, e.g.
+    "Order-MCMC averaging, 10 orders (bma10)" (the registry's ``display_name``); the code
+    alone if it is not a registered method."""
+    from bnma_core.classifiers.registry import display_name, is_method
+
+    return f"{display_name(code)} ({code})" if is_method(code) else str(code)
+
+
+def term_anchor(term: str) -> str:
+    """The anchor of a Glossary term's heading (``Markov blanket`` -> ``markov-blanket``)."""
+    return re.sub(r"[^a-z0-9]+", "-", term.lower()).strip("-")
+
+
+GLOSSARY_PAGE = "Glossary"  # the Glossary page's URL path (pages/9_Glossary.py)
+
+
+def glossary_link(term: str, text: str | None = None) -> str:
+    """A Markdown link to ``term`` on the Glossary page (it opens in a new browser tab, so the
+    page the user is on keeps its state). ValueError for a term the Glossary lacks."""
+    from bnma_core.glossary import TERMS
+
+    if term not in {t.name for t in TERMS}:
+        raise ValueError(f"{term!r} is not a Glossary term.")
+    return f"[{text or term}]({GLOSSARY_PAGE}#{term_anchor(term)})"
+
+
+def glossary_help(text: str, *terms: str) -> str:
+    """A widget's ``help=`` text ending with links to the Glossary ``terms``."""
+    links = ", ".join(glossary_link(t) for t in terms)
+    return f"{text}\n\nGlossary: {links}."
+
+
+def file_rows(frame: Any, row_ids: Any) -> Any:
+    """``frame`` (rows of a dataset's table) for display: indexed by the rows' numbers in the
+    file (``row``, 0 = first row after the header) and a missing value shown as "missing"."""
+    out = frame.astype(object).where(frame.notna(), "missing")
+    out.index = [int(r) for r in row_ids]
+    out.index.name = "row"
+    return out
+
+
 def what_am_i_looking_at(markdown: str) -> None:
     """The plain-language explanation of a page (collapsed by default)."""
     with st.expander("What am I looking at?"):
@@ -58,7 +100,7 @@ def sidebar_dataset_badge() -> None:
             st.caption("No dataset loaded.")
         else:
             st.caption(f"**Dataset:** {md_escape(dataset_label())}  \n"
-                       f"{ds.n_rows} rows · {ds.n_vars - 1} features · class "
+                       f"{ds.n_rows} rows · {ds.n_vars - 1} features · outcome: "
                        f"{md_code(ds.class_name)} ({len(ds.classes)} classes)")
 
 
@@ -71,12 +113,31 @@ PAGE_ICONS = {  # Material Symbols (always rendered; emoji can show as empty box
 DEFAULT_PAGE_ICON = ":material/analytics:"
 
 
-def page_files() -> list[str]:
-    """Every page in ``pages/`` as a path relative to the app folder (``pages/2_X.py``), in
-    the order of their numbers, so a new page file appears without editing the app."""
+DATA_PAGE = "pages/0_Data.py"
+"""The Data page: the first entry of the navigation and the page opened at the app's root."""
+
+
+def page_number(path: str) -> int:
+    """The number a page file's name starts with (``pages/10_X.py`` -> 10)."""
+    return int(re.match(r"\d+", path.rsplit("/", 1)[-1]).group())
+
+
+def page_files(folder: Any = None) -> list[str]:
+    """Every page in ``pages/`` (or ``folder``) as a path relative to the app folder
+    (``pages/2_X.py``), in the order of their numbers as numbers (``10_X`` after ``9_Y``;
+    equal numbers by name), so a new page file appears without editing the app."""
+    from pathlib import Path
+
     from . import ROOT
 
-    return [f"pages/{p.name}" for p in sorted((ROOT / "pages").glob("[0-9]*_*.py"))]
+    where = ROOT / "pages" if folder is None else Path(folder)
+    files = [p.name for p in where.glob("[0-9]*_*.py")]
+    return [f"pages/{name}" for name in sorted(files, key=lambda n: (page_number(n), n))]
+
+
+def analysis_pages() -> list[str]:
+    """The pages after the Data page (:func:`page_files` without :data:`DATA_PAGE`)."""
+    return [p for p in page_files() if p != DATA_PAGE]
 
 
 def page_title(path: str) -> str:
@@ -92,8 +153,8 @@ def page_icon(path: str) -> str:
 
 
 def page_links() -> None:
-    """Links to every page in ``pages/``."""
-    pages = page_files()
+    """Links to every page after the Data page."""
+    pages = analysis_pages()
     if not pages:
         return
     st.markdown("**Next: analyse the data**")

@@ -11,7 +11,6 @@ import pandas as pd
 
 from bnma_core import export, viz
 from bnma_core.classifiers.registry import DEFAULT_METHOD, METHODS
-from bnma_core.data import informative_features
 from bnma_core.evaluation import (
     HIGHER_IS_BETTER,
     cross_validate,
@@ -19,6 +18,7 @@ from bnma_core.evaluation import (
     summarize,
     wilcoxon_against,
 )
+from bnma_core.scores import informative_features
 from bnma_ui import background
 from bnma_ui.cache import resource_limit, result_store
 from bnma_ui.models import default_positive_class, method_limits
@@ -26,12 +26,14 @@ from bnma_ui.state import data_id, dataset_label, persistent, remember, require_
 from bnma_ui.widgets import (
     chart,
     equations,
+    glossary_help,
     md_escape,
+    method_label,
     sidebar_dataset_badge,
     what_am_i_looking_at,
 )
 
-PREFERRED = ["nb", "tan", "kdb2", "manb", "ukdb", "fobma", "bma1"]
+PREFERRED = ["nb", "tan", "kdb2", "manb", "ukdb2", "bma_fixed", "bma1"]
 METRICS = {"accuracy": "accuracy", "auc": "ROC AUC", "log_loss": "log-loss"}
 STATE = "cmp_run"
 
@@ -83,17 +85,17 @@ def _limit(name: str) -> str:
 
 with st.expander("Available methods"):
     st.dataframe(pd.DataFrame({
-        "method": names,
-        "what it does": [METHODS[m].description for m in names],
-        "missing values": [METHODS[m].capabilities.describe() for m in names],
-        "on this dataset": [_limit(m) or "can run" for m in names]}),
+        "Method": [method_label(m) for m in names],
+        "What it does": [METHODS[m].description for m in names],
+        "Missing values": [METHODS[m].capabilities.describe() for m in names],
+        "On this dataset": [_limit(m) or "can run" for m in names]}),
         hide_index=True, width="stretch")
 
-c1, c2, c3 = st.columns([3, 1, 1])
-methods = c1.multiselect(
-    "Methods", names, key=persistent("cmp_methods", default),
-    help="Short names of the classifiers; open 'Available methods' above for what each does. "
+methods = st.multiselect(  # the full width: methods are named in words
+    "Methods", names, key=persistent("cmp_methods", default), format_func=method_label,
+    help="The classifiers to compare; open 'Available methods' above for what each does. "
          "The order-MCMC methods (bma…) are much slower than the others.")
+c2, c3, _ = st.columns([1, 1, 3])
 folds = c2.slider("Folds (k)", 2, 20, key=persistent("cmp_folds", 5),
                   help="More folds = larger training parts and more pairs for the test, but "
                        "more fits (methods × k).")
@@ -215,7 +217,7 @@ if entry is not None and len(entry["results"]):
                    "Press Run to update.")
     summary = summarize(results)
     table = pd.DataFrame({
-        "method": summary["method"],
+        "Method": [method_label(m) for m in summary["method"]],
         "folds": summary["folds"],
         "accuracy": _mean_sd(summary, "accuracy"),
         "AUC": _mean_sd(summary, "auc"),
@@ -236,8 +238,9 @@ if entry is not None and len(entry["results"]):
     with left:
         metric = st.radio("Metric", list(METRICS), format_func=METRICS.get, horizontal=True,
                           key=persistent("cmp_metric", "accuracy"),
-                          help="The bar height is the mean over folds; the whisker one "
-                               "standard deviation.")
+                          help=glossary_help("The bar height is the mean over folds; the "
+                                             "whisker one standard deviation.",
+                                             "Held-out accuracy, AUC, log-loss"))
         bar_fig = viz.accuracy_bar_figure(summary, metric=metric)
         chart(bar_fig, f"compare_{metric}")
     with right:
@@ -260,11 +263,15 @@ if entry is not None and len(entry["results"]):
         st.subheader("Paired Wilcoxon signed-rank test")
         baseline = st.selectbox(
             "Baseline", done_methods, key=persistent("cmp_baseline", done_methods[0],
-                                                     done_methods),
+                                                     done_methods), format_func=method_label,
             help="Every other method is compared with this one, fold by fold.")
         test = wilcoxon_against(results, baseline, metric)
-        test = test.rename(columns={"mean_diff": f"mean difference in {METRICS[metric]}",
-                                    "p_value": "p-value"})
+        test = test.assign(method=test["method"].map(method_label),
+                           baseline=test["baseline"].map(method_label)).rename(
+            columns={"method": "Method", "baseline": "Baseline", "metric": "Metric",
+                     "n_pairs": "Folds paired", "mean_diff": f"Mean difference in "
+                     f"{METRICS[metric]}", "wins": "Wins", "ties": "Ties", "losses": "Losses",
+                     "statistic": "Statistic", "p_value": "p-value"})
         st.dataframe(test, hide_index=True, width="stretch")
         better = "higher" if HIGHER_IS_BETTER.get(metric, True) else "lower"
         st.caption(f"Wins / ties / losses count the folds where the method beat, tied or lost "

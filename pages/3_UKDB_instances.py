@@ -21,6 +21,7 @@ from bnma_ui.state import data_id, dataset_label, persistent, remember, require_
 from bnma_ui.widgets import (
     chart,
     equations,
+    file_rows,
     md_escape,
     sidebar_dataset_badge,
     what_am_i_looking_at,
@@ -100,9 +101,7 @@ with c2:
         left_out = pos if hold else None
         codes = ds.X[pos]
         truth = ds.classes[ds.y[pos]]
-        shown = frame.iloc[[pos]]
-        shown.index = [int(row)]
-        st.dataframe(shown, width="stretch")
+        st.dataframe(file_rows(frame.iloc[[pos]], [row]), width="stretch")
     else:
         with st.form("ukdb_form"):
             st.caption("Choose each value; leave '(unknown)' where a value is missing.")

@@ -7,7 +7,6 @@ import streamlit as st
 st.set_page_config(page_title="Naive BMA · BNMA Studio", page_icon=":material/account_tree:",
                    layout="wide")
 
-import networkx as nx
 import numpy as np
 import pandas as pd
 
@@ -21,6 +20,7 @@ from bnma_ui.state import data_id, dataset_label, persistent, remember, require_
 from bnma_ui.widgets import (
     chart,
     equations,
+    glossary_help,
     md_escape,
     sidebar_dataset_badge,
     what_am_i_looking_at,
@@ -57,17 +57,6 @@ equations(
     "Predicting with θ* in one naive network equals averaging the predictions of all "
     "$2^N$ naive structures weighted by their posterior.")
 
-def _arc_graph() -> nx.DiGraph:
-    """Class -> feature arcs weighted by their posterior (graph attributes ``role`` and
-    ``weight``, DESIGN §2)."""
-    g = nx.DiGraph()
-    g.add_node(ds.class_name, role="class")
-    for f, w in zip(ds.feature_names, ma.arc_posterior_):
-        g.add_node(f, role="feature")
-        g.add_edge(ds.class_name, f, weight=float(w))
-    return g
-
-
 ds = require_dataset()
 fingerprint = data_id(ds)  # the raw data and every setting that built them
 
@@ -88,11 +77,13 @@ def fitted(fp: str, arc_prior: float, score: str, test_pct: int, seed: int,
 c1, c2, c3, c4 = st.columns(4)
 arc_prior = c1.slider("Prior probability of each arc", 0.05, 0.95, step=0.05,
                       key=persistent("manb_prior", 0.5),
-                      help="0.5 gives every one of the 2^N structures the same prior weight.")
+                      help=glossary_help("0.5 gives every one of the 2^N structures the same "
+                                         "prior weight.", "Edge posterior"))
 score = c2.radio("Parameter prior", ["k2", "bdeu"], horizontal=True,
                  format_func={"k2": "K2", "bdeu": "BDeu"}.get, key=persistent("manb_score", "k2"),
-                 help="K2 (the paper's) adds one pseudo-count per table cell; BDeu spreads a "
-                      "single pseudo-case over the table.")
+                 help=glossary_help("K2 (the paper's) adds one pseudo-count per table cell; "
+                                    "BDeu spreads a single pseudo-case over the table.",
+                                    "Marginal likelihood (K2, BDeu)"))
 test_pct = c3.slider("Held-out rows (%)", 10, 50, step=5, key=persistent("manb_test", 30),
                      help="Rows kept aside to compare the two models.")
 seed = c4.number_input("Seed", 0, 2**31 - 1, step=1, key=persistent("manb_seed", 0),
@@ -189,7 +180,7 @@ x2.download_button("Averaged network (BIF)", lambda: bif_text(naive_network(ds, 
                    help="One naive network with the averaged parameters θ*: it predicts as "
                         "the average over all naive structures. Opens in GeNIe, pgmpy, "
                         "bnlearn.")
-x3.download_button("Averaged network (GraphML)", lambda: export.graph_graphml(_arc_graph()),
+x3.download_button("Averaged network (GraphML)", lambda: export.graph_graphml(ma.structure_),
                    "averaged_naive_bayes.graphml", "application/xml", on_click="ignore",
                    help="Class → feature arcs with their posterior as 'weight'.")
 x4.download_button("Report (HTML)", report, "naive_bma_report.html", "text/html",

@@ -16,13 +16,11 @@ st.set_page_config(page_title="Exact & K-best · BNMA Studio", page_icon=":mater
 
 import networkx as nx
 import numpy as np
-import pandas as pd
-import plotly.graph_objects as go
 
 from bnma_core import export
-from bnma_core.classifiers.kbest import subsample_size
+from bnma_core.classifiers.kbest import edge_probabilities, subsample_size
 from bnma_core.classifiers.registry import check_capabilities, get_spec
-from bnma_core.data import informative_features
+from bnma_core.scores import informative_features
 from bnma_core.structure.exact import (
     DEFAULT_LIMITS,
     STAGES,
@@ -39,6 +37,8 @@ from bnma_ui.state import data_id, persistent, remember, require_dataset
 from bnma_ui.widgets import (
     chart,
     equations,
+    file_rows,
+    glossary_help,
     md_escape,
     sidebar_dataset_badge,
     what_am_i_looking_at,
@@ -48,7 +48,7 @@ STATE = "exact_run"
 RUN = "exact"
 SUB_STATE = "subbag_run"
 SUB_RUN = "subbag"
-SUBBAG = "subbkb"  # registry name of SubbaggingKBest
+SUBBAG = "kbest_subbagging"  # registry code of SubbaggingKBest
 MAX_SHOWN = 6
 
 sidebar_dataset_badge()
@@ -144,12 +144,14 @@ chosen = c1.multiselect("Variables (the class is always included)", names,
                         help="Exact search doubles its time and memory with every variable; "
                              "the limit is 20 (18 for K above 10).")
 k = c2.number_input("K (classes)", 1, 100, step=1, key=persistent("exact_k", 10),
-                    help="How many of the best equivalence classes to find (per subsample "
-                         "in the subbagging view; the paper uses 10 there).")
+                    help=glossary_help("How many of the best equivalence classes to find "
+                                       "(per subsample in the subbagging view; the paper "
+                                       "uses 10 there).", "Equivalence class (CPDAG)"))
 ess = c3.number_input("α (BDeu sample size)", 0.01, 100.0, step=0.5,
                       key=persistent("exact_ess", 1.0),
-                      help="Prior equivalent sample size: larger values favour denser "
-                           "structures. Sugahara et al. use 1.")
+                      help=glossary_help("Prior equivalent sample size: larger values "
+                                         "favour denser structures. Sugahara et al. use 1.",
+                                         "Marginal likelihood (K2, BDeu)"))
 remember("exact_vars", "exact_k", "exact_ess")
 
 
@@ -205,7 +207,7 @@ def _kbest_draw_live(r: background.Run) -> None:
 
 
 def kbest_view() -> None:
-    """The K best classes of the complete rows (issue 8)."""
+    """The K best classes of the complete rows."""
     cols = sorted({names.index(n) for n in chosen} | {ds.class_index})
     sub = ds.complete_rows()
     X = np.ascontiguousarray(sub.codes[:, cols])
@@ -261,38 +263,23 @@ def _show_kbest(entry: dict, key: tuple) -> None:
                    "update.")
     w = posterior_weights(res)
     st.subheader(f"The {len(res)} best equivalence classes")
-    bar_fig = go.Figure(go.Bar(x=[f"#{i + 1}" for i in range(len(res))], y=w,
-                               hovertext=[f"log score {r.log_score:.2f}" for r in res]))
-    bar_fig.update_layout(yaxis_title="posterior weight (within the K)", height=300,
-                          margin={"t": 30}, xaxis_type="category")
-    chart(bar_fig, "kbest_weights")
+    chart(viz_kbest.class_weights_figure(res, w), "kbest_weights")
     _kbest_edge_heatmap(res, w, vnames)
     _kbest_cpdags(res, w, vnames, cname)
 
 
 def _kbest_edge_heatmap(res: list, w, vnames: list[str]) -> None:
     """The link (or compelled-arrow) probability of every pair across the K classes."""
-    m = len(vnames)
     view = st.radio("Edge probability", ["link", "arrow"], horizontal=True, key="exact_edges",
                     format_func={"link": "link (either direction)",
                                  "arrow": "compelled arrow (row → column)"}.get,
                     help="A link is shared by every network of a class, so its probability is "
                          "well defined. An arrow counts only where the whole class agrees on "
                          "its direction (a directed edge of the CPDAG).")
-    mat = np.zeros((m, m))
-    for wt, r in zip(w, res):
-        if view == "link":
-            for v, pa in enumerate(r.parents):
-                for p in pa:
-                    mat[p, v] += wt
-                    mat[v, p] += wt
-        else:
-            for u, v, d in r.cpdag.edges(data="directed"):
-                if d:
-                    mat[u, v] += wt
+    mat = edge_probabilities(res, w, view)
     title = ("Link probability across the K classes" if view == "link"
              else "Compelled-arrow probability across the K classes (row → column)")
-    chart(heatmap_figure(np.clip(mat, 0, 1), vnames, vnames, title, zmin=0, zmax=1,
+    chart(heatmap_figure(mat, vnames, vnames, title, zmin=0, zmax=1,
                          value_label="probability"), f"kbest_edges_{view}")
 
 
@@ -368,8 +355,8 @@ def _subbagging_work(n_sub, frac, k_value, ess_value, seed):
     stopped before the first subsample."""
 
     def work(r: background.Run):
-        est = get_spec(SUBBAG).make(n_subsamples=int(n_sub), subsample=float(frac),
-                                    k=int(k_value), ess=float(ess_value),
+        est = get_spec(SUBBAG).make(n_subsamples=int(n_sub), max_samples=float(frac),
+                                    n_best=int(k_value), ess=float(ess_value),
                                     random_state=int(seed))
 
         def progress(ev: dict) -> bool:
@@ -402,7 +389,7 @@ def _subbagging_draw_live(n_sub):
 
 
 def subbagging_view() -> None:
-    """Subbagging K-best (Sugahara, Aomi & Ueno; issue 12): per-subsample classes, edge
+    """Subbagging K-best (Sugahara, Aomi & Ueno): per-subsample classes, edge
     stability across subsamples and the averaged prediction of one row."""
     n_sub, frac, seed = _subbagging_settings()
 
@@ -491,9 +478,7 @@ def show_subbagging(entry: dict, key: tuple) -> None:
                 "rows per subsample": len(model.subsamples_[0].rows),
                 "share of rows": efrac, "seed": eseed, "stopped early": entry["stopped"],
                 "incomplete rows left out": model.n_rows_dropped_}
-    all_classes = pd.concat([viz_kbest.subsample_classes(model, i).assign(subsample=i + 1)
-                             for i in range(done)], ignore_index=True)
-    all_classes = all_classes[["subsample", *[c for c in all_classes if c != "subsample"]]]
+    all_classes = viz_kbest.all_subsample_classes(model)
     report = _subbagging_report(settings, weights_fig, summary, all_classes, table,
                                 stability_fig, row, prediction_fig, pred_table)
 
@@ -614,10 +599,7 @@ def _subbagging_prediction(model, data, done: int) -> tuple:
         pos = None
     if pos is None:
         return row, None, None
-    frame = data.to_frame().iloc[[pos]]
-    frame.index = [int(row)]
-    frame.index.name = "row"
-    q2.dataframe(frame.astype(object).where(frame.notna(), "missing"), width="stretch")
+    q2.dataframe(file_rows(data.to_frame().iloc[[pos]], [row]), width="stretch")
     x = data.X[[pos]]
     per = model.subsample_posteriors(x)[:, 0, :]
     avg = model.predict_proba(x)[0]
@@ -631,10 +613,7 @@ def _subbagging_prediction(model, data, done: int) -> tuple:
               "classes")
     f1, f2 = st.columns([3, 2])
     chart(prediction_fig, "subbagging_prediction", f1)
-    pred_table = pd.DataFrame({
-        "class": labels, "averaged P": avg, "min over subsamples": per.min(axis=0),
-        "max over subsamples": per.max(axis=0),
-        "sd over subsamples": per.std(axis=0, ddof=1) if done > 1 else 0.0})
+    pred_table = viz_kbest.prediction_spread(per, labels, avg)
     f2.dataframe(pred_table, hide_index=True, width="stretch", column_config={
         c: st.column_config.NumberColumn(c.replace(" over subsamples", ""), format="%.4f",
                                          help=f"{c} (one value per subsample)")
@@ -677,8 +656,7 @@ def _subbagging_report(settings: dict, weights_fig, summary, all_classes, table,
 def _most_variable_row(model, data) -> None:
     """Set the row input to the file row whose class posterior varies most across the
     subsamples (largest max - min over subsamples of any class's probability)."""
-    per = model.subsample_posteriors(data.X)  # (T, n, C)
-    spread = (per.max(axis=0) - per.min(axis=0)).max(axis=1)
+    spread = model.posterior_spread(data.X)
     st.session_state["subb_row"] = int(data.row_ids[int(np.argmax(spread))])
     remember("subb_row")
 
@@ -686,11 +664,8 @@ def _most_variable_row(model, data) -> None:
 def _subsamples_with_row(model, data, pos: int) -> int | None:
     """In how many subsamples the dataset row at ``pos`` was a training row (None if it is
     incomplete: learning used complete rows only, numbered among them)."""
-    complete = np.flatnonzero((data.codes >= 0).all(axis=1))
-    at = np.searchsorted(complete, pos)
-    if at >= len(complete) or complete[at] != pos:
-        return None
-    return sum(int(np.isin(at, sub.rows)) for sub in model.subsamples_)
+    count = int(model.subsample_counts(data.X, data.y)[pos])
+    return None if count < 0 else count
 
 
 if view == "kbest":

@@ -20,6 +20,7 @@ from bnma_ui.state import data_id, persistent, remember, require_dataset
 from bnma_ui.widgets import (
     chart,
     equations,
+    glossary_help,
     md_escape,
     sidebar_dataset_badge,
     what_am_i_looking_at,
@@ -95,7 +96,8 @@ use_class = d1.radio("Class column", ["compare", "include"],
 order = d2.radio("Column order π", list(ORDERS), format_func=ORDERS.get,
                  key=persistent("clu_order", "random"),
                  disabled=method not in ("ematan", "embnet"),
-                 help="EMA-TAN averages over the models consistent with this order.")
+                 help=glossary_help("EMA-TAN averages over the models consistent with this "
+                                    "order.", "Node order"))
 skip_collapsed = d3.checkbox("Prefer non-collapsed starts", key=persistent("clu_skip", True),
                              help="Keep the best start whose clusters depend on the data "
                                   "(falls back to the best start if all collapsed).")

@@ -8,7 +8,7 @@ st.set_page_config(page_title="Glossary · BNMA Studio", page_icon=":material/me
                    layout="wide")
 
 from bnma_core.glossary import TERMS  # noqa: E402
-from bnma_ui.widgets import md_escape  # noqa: E402
+from bnma_ui.widgets import md_escape, term_anchor  # noqa: E402
 
 st.title("Glossary")
 st.caption("The words used across BNMA Studio, in plain language. Open a term's formula for "
@@ -19,7 +19,7 @@ shown = [t for t in TERMS if not query or query.lower() in (t.name + " " + t.pla
 if not shown:
     st.info(f"No term matches {md_escape(repr(query))}.")
 for term in shown:
-    st.subheader(term.name)
+    st.subheader(term.name, anchor=term_anchor(term.name))
     st.markdown(term.plain)
     if term.formula:
         with st.expander("Formula"):

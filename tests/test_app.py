@@ -56,7 +56,7 @@ def test_default_loads_wbc():
     # issue 14 item 5: the same default as the CLI (all 699 rows, 16 missing values kept)
     assert ds.n_rows == 699 and (ds.codes < 0).sum() == 16
     assert [m.value for m in at.metric][:4] == ["699", "9", "2", "16"]
-    assert at.session_state["bnma_dataset_label"] == "sample_data/wbc.csv"
+    assert at.session_state["bnma_dataset_label"] == "Wisconsin breast cancer (wbc.csv)"
     # the preview is numbered by the file's rows
     assert list(_preview(at).index[:3]) == [0, 1, 2]
 
@@ -162,7 +162,7 @@ def test_network_sample_source():
 # --- pages -----------------------------------------------------------------------------------
 
 # pages that need no dataset (tested on their own: 8_Reports.py in tests/test_reproduce.py)
-DATASET_FREE_PAGES = {"8_Reports.py", "9_Glossary.py"}
+DATASET_FREE_PAGES = {"0_Data.py", "8_Reports.py", "9_Glossary.py"}
 PAGES = sorted(p.name for p in (ROOT / "pages").glob("[0-9]*_*.py")
                if p.name not in DATASET_FREE_PAGES)
 
@@ -212,12 +212,14 @@ def test_compare_three_folds():
     _no_failure(at)
     assert not at.error and not at.warning
     table = at.dataframe[1].value
-    assert list(table["method"]) == ["nb", "tan"] and list(table["folds"]) == [3, 3]
+    assert list(table["Method"]) == ["Naive Bayes (nb)", "Tree-augmented naive Bayes (tan)"]
+    assert list(table["folds"]) == [3, 3]
     acc = float(table["accuracy"][0].split(" ± ")[0])
     assert 0.9 < acc <= 1.0  # naive Bayes on WBC is ~0.97
     assert len(at.get("plotly_chart")) == 2  # bars + ROC
     wil = at.dataframe[2].value
-    assert list(wil["method"]) == ["tan"] and wil["n_pairs"][0] == 3
+    assert list(wil["Method"]) == ["Tree-augmented naive Bayes (tan)"]
+    assert wil["Folds paired"][0] == 3
     assert at.get("download_button")
     # a rerun with the same settings reuses the stored result (no new run)
     entry = at.session_state["cmp_run"]["entry"]
@@ -316,7 +318,7 @@ def test_compare_table_spread_rows_and_log_loss_wilcoxon():
     results = at.session_state["cmp_run"]["entry"]["results"]
     ll = results.pivot(index="fold", columns="method", values="log_loss")
     wil = at.dataframe[2].value
-    assert wil["wins"][0] == int((ll["manb"] < ll["nb"]).sum())
+    assert wil["Wins"][0] == int((ll["manb"] < ll["nb"]).sum())
     assert any("lower log-loss is better" in c.value for c in at.caption)
 
 
@@ -334,7 +336,7 @@ def test_compare_leaves_out_methods_beyond_their_limits():
     _finish_background(at, "compare")
     _no_failure(at)
     assert not at.error
-    assert list(at.dataframe[1].value["method"]) == ["nb"]
+    assert list(at.dataframe[1].value["Method"]) == ["Naive Bayes (nb)"]
 
 
 def test_compare_prices_b_rai_on_the_data_before_a_run():
@@ -358,7 +360,7 @@ def test_compare_prices_b_rai_on_the_data_before_a_run():
     at.button[0].click().run()
     _finish_background(at, "compare")
     _no_failure(at)
-    assert list(at.dataframe[1].value["method"]) == ["nb"]
+    assert list(at.dataframe[1].value["Method"]) == ["Naive Bayes (nb)"]
 
 
 def test_compare_offers_the_k_most_informative_features_for_wide_data():
@@ -383,7 +385,7 @@ def test_compare_offers_the_k_most_informative_features_for_wide_data():
     _finish_background(at, "compare")
     _no_failure(at)
     table = next(d.value for d in at.dataframe if "folds" in d.value.columns)
-    assert list(table["method"]) == ["nb", "ebn"]
+    assert list(table["Method"]) == ["Naive Bayes (nb)", "Exact best network (ebn)"]
 
 
 def test_compare_too_many_folds_is_a_plain_error():
@@ -586,14 +588,16 @@ def test_hepar_keeps_the_k_most_informative_features_for_the_order_methods():
     _no_failure(at)
     ds = at.session_state["bnma_dataset"]
     assert ds.n_vars == 70
-    limits = next(d.value for d in at.dataframe if "why" in d.value.columns)
-    assert {"ebn", "eanb"} <= set(limits["method"])  # exact search: at most 20
+    limits = next(d.value for d in at.dataframe if "Why it cannot run" in d.value.columns)
+    # methods in words, code in brackets; exact search: at most 20 variables
+    assert {"Exact best network (ebn)", "Exact augmented naive Bayes (eanb)"} <= set(
+        limits["Method"])
     at.toggle(key="app_keep_on").set_value(True).run()
     _no_failure(at)
     ds = at.session_state["bnma_dataset"]
     assert ds.n_vars == 21 and ds.class_name == "Cirrhosis"
     ranking = next(d.value for d in at.dataframe if "MI with class (bits)" in d.value.columns)
-    assert set(ds.feature_names) == set(ranking["feature"].head(20))
+    assert set(ds.feature_names) == set(ranking["Feature"].head(20))
     at.number_input(key="app_keep_k").set_value(8).run()
     assert at.session_state["bnma_dataset"].n_vars == 9
     # editable: drop one of the eight

@@ -68,7 +68,7 @@ def _upload(page, path) -> None:
     page.get_by_text("My own CSV file").click()
     wait_idle(page)
     page.locator('input[type="file"]').set_input_files(str(path))
-    page.get_by_text(f"uploaded {path.name}: class").wait_for()
+    page.get_by_text(f"uploaded {path.name} — outcome:").wait_for()
     wait_idle(page)
     no_exception(page)
 
@@ -77,7 +77,7 @@ def test_data_page_and_upload(server, page, tmp_path):
     t0 = time.time()
     page.goto(server)
     wait_idle(page)
-    page.get_by_text("sample_data/wbc.csv: class").wait_for()
+    page.get_by_text("Wisconsin breast cancer (wbc.csv) — outcome:").wait_for()
     assert page.get_by_text("699").first.is_visible()  # incomplete rows kept by default
     no_exception(page)
     shot(page, "01_data_wbc")
@@ -87,7 +87,7 @@ def test_data_page_and_upload(server, page, tmp_path):
     print(f"first load with WBC: {time.time() - t0:.1f} s")
 
     page.get_by_text("Sampled from a known network").click()
-    page.get_by_text("alarm sample (1000 rows, seed 0): class").wait_for()
+    page.get_by_text("alarm sample (1000 rows, seed 0) — outcome:").wait_for()
     wait_idle(page)
     no_exception(page)
     page.get_by_role("tab", name="Per-column summary").click()
@@ -115,7 +115,7 @@ def _has_page(name: str) -> bool:
 def test_pages(server, page):
     page.goto(server)
     wait_idle(page)
-    page.get_by_text("sample_data/wbc.csv: class").wait_for()
+    page.get_by_text("Wisconsin breast cancer (wbc.csv) — outcome:").wait_for()
 
     nav(page, "Compare methods")
     no_exception(page)
@@ -173,7 +173,7 @@ def test_order_mcmc_live(server, page):
     page.goto(server)
     wait_idle(page)
     page.get_by_text("Sampled from a known network").click()
-    page.get_by_text("alarm sample (1000 rows, seed 0): class").wait_for()
+    page.get_by_text("alarm sample (1000 rows, seed 0) — outcome:").wait_for()
     wait_idle(page)
     nav(page, "Order MCMC")
     no_exception(page)
@@ -214,7 +214,7 @@ def test_page_without_dataset_links_back(server, page):
     page.get_by_text("No dataset is loaded yet").wait_for()
     shot(page, "09_no_dataset")
     page.get_by_text("Go to the Data page").click()
-    page.get_by_text("sample_data/wbc.csv: class").wait_for()
+    page.get_by_text("Wisconsin breast cancer (wbc.csv) — outcome:").wait_for()
 
 
 EUROPEAN_CSV = "id;weight;site;centre;age\n" + "".join(
@@ -227,11 +227,11 @@ def test_sidebar_data_first_and_url_restores_on_any_page(server, page):
     link) rebuilds the dataset on that page."""
     page.goto(server)
     wait_idle(page)
-    page.get_by_text("sample_data/wbc.csv: class").wait_for()
+    page.get_by_text("Wisconsin breast cancer (wbc.csv) — outcome:").wait_for()
     first = page.locator('[data-testid="stSidebarNav"] a').first.inner_text()
     assert first.strip().endswith("Data"), first
     page.get_by_text("Sampled from a known network").click()
-    page.get_by_text("alarm sample (1000 rows, seed 0): class").wait_for()
+    page.get_by_text("alarm sample (1000 rows, seed 0) — outcome:").wait_for()
     page.wait_for_function("() => location.search.includes('src=network')")
     assert "net=alarm" in page.url
     page.goto(server + "/Compare_methods?src=network&net=asia&rows=300&seed=7&cls=either")
@@ -253,7 +253,7 @@ def test_real_user_input_and_wide_networks(server, page, tmp_path):
     most informative features, UKDB on ALARM, Compare's positive class."""
     page.goto(server)
     wait_idle(page)
-    page.get_by_text("sample_data/wbc.csv: class").wait_for()
+    page.get_by_text("Wisconsin breast cancer (wbc.csv) — outcome:").wait_for()
     eu = tmp_path / "eu.csv"
     eu.write_text(EUROPEAN_CSV)
     _upload(page, eu)
@@ -265,7 +265,7 @@ def test_real_user_input_and_wide_networks(server, page, tmp_path):
     wait_idle(page)
     page.locator('[data-testid="stSelectbox"]', has_text="Network").click()
     page.get_by_role("option", name="HEPAR II", exact=False).click()
-    page.get_by_text("hepar2 sample (1000 rows, seed 0): class").wait_for()
+    page.get_by_text("hepar2 sample (1000 rows, seed 0) — outcome:").wait_for()
     wait_idle(page)
     page.get_by_text("Use only the features chosen below").click()
     page.get_by_text("hepar2 sample (1000 rows, seed 0), 20 features").first.wait_for()
@@ -289,7 +289,7 @@ def test_real_user_input_and_wide_networks(server, page, tmp_path):
     page.goto(server)
     wait_idle(page)
     page.get_by_text("A bundled sample file").click()
-    page.get_by_text("sample_data/wbc.csv: class").wait_for()
+    page.get_by_text("Wisconsin breast cancer (wbc.csv) — outcome:").wait_for()
     nav(page, "Compare methods")
     page.get_by_role("button", name="Run").click()
     page.get_by_text("Positive class (for the ROC curve)").wait_for(timeout=300_000)
@@ -322,10 +322,10 @@ def test_every_page_on_wbc_and_alarm(server, page, dataset):
 
     page.goto(server)
     wait_idle(page)
-    page.get_by_text("sample_data/wbc.csv: class").wait_for()
+    page.get_by_text("Wisconsin breast cancer (wbc.csv) — outcome:").wait_for()
     if dataset == "alarm":
         page.get_by_text("Sampled from a known network").click()
-        page.get_by_text("alarm sample (1000 rows, seed 0): class").wait_for()
+        page.get_by_text("alarm sample (1000 rows, seed 0) — outcome:").wait_for()
         wait_idle(page)
     no_exception(page)
     shot(page, f"50_{dataset}_00_data")

@@ -60,7 +60,7 @@ def _plot(page, text: str):
 def test_subbagging_view_on_wbc(server, page):
     page.goto(server)
     wait_idle(page)
-    page.get_by_text("sample_data/wbc.csv: class").wait_for()
+    page.get_by_text("Wisconsin breast cancer (wbc.csv) — outcome:").wait_for()
     nav(page, "Exact K best")
     _no_exception(page)
     page.get_by_text("Subbagging (K best on each of T subsamples)").click()

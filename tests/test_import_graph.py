@@ -98,7 +98,7 @@ def test_the_graph_sees_relative_deferred_and_package_imports():
     assert graph.has_edge("bnma_core.scores", "bnma_core.data")
     assert graph.has_edge("bnma_core.data.loaders", "bnma_core.data.preparation")
     assert graph.has_edge("bnma_core.scores", "bnma_core.kernels")  # via kernels.counting
-    assert graph.has_edge("bnma_core.cli", "bnma_core.datasets")  # deferred, in a function
+    assert graph.has_edge("bnma_core.cli", "bnma_core.data.spec")  # deferred, in a function
     assert not graph.has_edge("bnma_core.data", "bnma_core.scores")  # the former cycle
 
 

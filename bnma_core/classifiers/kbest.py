@@ -39,7 +39,7 @@ from ..structure.exact import (
 from .base import BOOLEAN, DEPRECATED, RANDOM_STATE, Interval, Options
 from .exact import ExactStructureClassifier
 
-__all__ = ["KBestEC", "Subsample", "SubbaggingKBest"]
+__all__ = ["EDGE_KINDS", "KBestEC", "Subsample", "SubbaggingKBest", "edge_probabilities"]
 
 
 def _weights(structures: Sequence[ScoredStructure], weighting: str) -> np.ndarray:
@@ -140,6 +140,14 @@ class KBestEC(ExactStructureClassifier):
         Xc = X if codes else self._prepare_predict(X)
         return self._log(np.asarray(self.weights_)), self._networks_log_joints(
             self.networks_, Xc, self.class_index_), "posterior"
+
+    def edge_probabilities(self, kind: str = "link") -> np.ndarray:
+        """Posterior probability of every edge across the K classes (:func:`edge_probabilities`
+        of ``structures_`` and ``weights_``): ``P[u, v]``, variables indexed as in
+        ``structures_`` (features, then the class at ``class_index_``)."""
+        if not hasattr(self, "structures_"):
+            raise ValueError("Fit the model before asking for its edge probabilities.")
+        return edge_probabilities(self.structures_, self.weights_, kind)
 
 
 @dataclass
@@ -331,6 +339,31 @@ class SubbaggingKBest(ExactStructureClassifier):
                 out[t] += w * self._posterior(net, Xc)
         return out
 
+    def subsample_counts(self, X: Any, y: Any) -> np.ndarray:
+        """For each training row (``X``, ``y`` as given to :meth:`fit`, in the same order): in
+        how many subsamples it was drawn, or -1 for a row with a missing value (learning used
+        the complete rows only, and ``Subsample.rows`` numbers them among themselves)."""
+        _check_subsampled(self)
+        Xc = np.asarray(X)
+        complete = (Xc >= 0).all(axis=1) & (np.asarray(y) >= 0)
+        n_complete = int(complete.sum())
+        counts = np.zeros(n_complete, dtype=np.int64)
+        for sub in self.subsamples_:
+            if len(sub.rows) and int(np.max(sub.rows)) >= n_complete:
+                raise ValueError("X and y are not the rows this model was fitted on.")
+            counts[sub.rows] += 1
+        out = np.full(len(complete), -1, dtype=np.int64)
+        out[complete] = counts
+        return out
+
+    def posterior_spread(self, X: Any, codes: bool = False) -> np.ndarray:
+        """How much the subsamples disagree about each row of ``X``: the largest range
+        (max - min over subsamples) of any class's probability in
+        :meth:`subsample_posteriors`, shape (n,). The most disputed row is its argmax."""
+        _check_subsampled(self)
+        per = self.subsample_posteriors(X, codes=codes)  # (T, n, C)
+        return (per.max(axis=0) - per.min(axis=0)).max(axis=1)
+
     @property
     def structures_(self) -> list[ScoredStructure]:
         """All T·K structures, subsample by subsample (for structure statistics)."""
@@ -346,6 +379,58 @@ class SubbaggingKBest(ExactStructureClassifier):
         lw = np.concatenate([self._log(np.asarray(s.weights) / T) for s in self.subsamples_])
         nets = [net for nets in self.networks_ for net in nets]
         return lw, self._networks_log_joints(nets, Xc, self.class_index_), "posterior"
+
+
+EDGE_KINDS = ("link", "arrow")
+"""What :func:`edge_probabilities` counts: a link in either direction, or a compelled arrow."""
+
+
+def edge_probabilities(structures: Sequence[ScoredStructure], weights: Any,
+                       kind: str = "link") -> np.ndarray:
+    """Posterior probability of every edge across weighted equivalence classes.
+
+    ``kind="link"``: P[u, v] = P[v, u] = sum_k w_k 1[u and v adjacent in G_k] (a link is
+    shared by every member of a class, so it is well defined); ``kind="arrow"``:
+    P[u, v] = sum_k w_k 1[u -> v is compelled in CPDAG(G_k)] (directed in the class's
+    CPDAG; an undirected CPDAG edge counts for neither direction). Values are clipped to
+    [0, 1] against rounding.
+
+    Parameters
+    ----------
+    structures : sequence of ScoredStructure
+        The classes (e.g. ``KBestEC.structures_`` or :func:`~bnma_core.structure.exact.k_best`
+        with ``classes=True``).
+    weights : array (K,)
+        Their weights (e.g. :func:`~bnma_core.structure.exact.posterior_weights`).
+    kind : {"link", "arrow"}
+
+    Returns
+    -------
+    ndarray (p, p)
+    """
+    if kind not in EDGE_KINDS:
+        raise ValueError(f"kind must be 'link' or 'arrow' (got {kind!r}).")
+    w = np.asarray(weights, dtype=float)
+    if len(w) != len(structures):
+        raise ValueError(f"{len(w)} weights for {len(structures)} structures.")
+    m = len(structures[0].parents) if len(structures) else 0
+    mat = np.zeros((m, m))
+    for wt, s in zip(w, structures):
+        if kind == "link":
+            for v, pa in enumerate(s.parents):
+                for p in pa:
+                    mat[p, v] += wt
+                    mat[v, p] += wt
+        else:
+            for u, v, directed in s.cpdag.edges(data="directed"):
+                if directed:
+                    mat[u, v] += wt
+    return np.clip(mat, 0.0, 1.0)
+
+
+def _check_subsampled(model: Any) -> None:
+    if not getattr(model, "subsamples_", None):
+        raise ValueError("Fit the model before asking about its subsamples.")
 
 
 def subsample_size(n_rows: int, fraction: float) -> int:

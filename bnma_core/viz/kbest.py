@@ -9,8 +9,11 @@ Everything here reads a fitted :class:`bnma_core.classifiers.kbest.SubbaggingKBe
   subsample, p_t(e) = sum_k w_tk 1[e in CPDAG(G_tk)], with the mean and standard deviation over
   the subsamples (Sugahara, Aomi & Ueno, docs/specs.md §2: the structures that
   the averaged classifier P(c | x) = (1/T) sum_t sum_k w_tk P(c | x, G_tk) is made of).
+* :func:`all_subsample_classes` — the classes of every subsample in one table;
+  :func:`prediction_spread` — one case's averaged posterior with its spread over subsamples.
 * :func:`edge_stability_figure`, :func:`subsample_posterior_figure`,
-  :func:`subsample_weights_figure` — plotly figures of these (no Streamlit).
+  :func:`subsample_weights_figure` — plotly figures of these (no Streamlit);
+  :func:`class_weights_figure` — the weights of one list of K classes (the exact K-best view).
 
 Edge features are features of the equivalence class, read from the CPDAG
 (:attr:`bnma_core.structure.exact.ScoredStructure.cpdag`): a compelled arc is "A → B"; an
@@ -29,7 +32,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-__all__ = ["edge_stability", "edge_stability_figure", "subsample_classes",
+__all__ = ["all_subsample_classes", "class_weights_figure", "edge_stability",
+           "edge_stability_figure", "prediction_spread", "subsample_classes",
            "subsample_posterior_figure", "subsample_summary", "subsample_weights_figure"]
 
 ARC = "→"
@@ -97,6 +101,44 @@ def subsample_classes(model: Any, t: int, names: Sequence[str] | None = None) ->
                      "edges": ", ".join(_label(nm[u], nm[v], d) for u, v, d in edges) or
                      "(none)"})
     return pd.DataFrame(rows)
+
+
+def all_subsample_classes(model: Any, names: Sequence[str] | None = None) -> pd.DataFrame:
+    """:func:`subsample_classes` of every subsample in one table, with a first column
+    ``subsample`` (1-based)."""
+    _check_fitted(model)
+    out = pd.concat([subsample_classes(model, t, names).assign(subsample=t + 1)
+                     for t in range(len(model.subsamples_))], ignore_index=True)
+    return out[["subsample", *[c for c in out if c != "subsample"]]]
+
+
+def prediction_spread(posteriors: np.ndarray, classes: Sequence[str],
+                      average: np.ndarray | None = None) -> pd.DataFrame:
+    """One case's prediction and how the subsamples disagree about it: one row per class with
+    ``class``, ``averaged P`` (the model's prediction; default the mean over subsamples),
+    ``min / max / sd over subsamples`` (sd with ddof = 1; 0 for one subsample).
+
+    ``posteriors`` is (T, C), a case's rows of
+    :meth:`~bnma_core.classifiers.kbest.SubbaggingKBest.subsample_posteriors`."""
+    P = np.asarray(posteriors, dtype=float)
+    if P.ndim != 2 or P.shape[1] != len(classes):
+        raise ValueError(f"posteriors must be (T, {len(classes)}) (got {P.shape}).")
+    avg = P.mean(axis=0) if average is None else np.asarray(average, dtype=float)
+    return pd.DataFrame({
+        "class": [str(c) for c in classes], "averaged P": avg,
+        "min over subsamples": P.min(axis=0), "max over subsamples": P.max(axis=0),
+        "sd over subsamples": P.std(axis=0, ddof=1) if len(P) > 1 else 0.0})
+
+
+def class_weights_figure(structures: Sequence[Any], weights: Sequence[float]) -> go.Figure:
+    """Bars of the posterior weights of K equivalence classes, best first (hover: the log
+    score of each)."""
+    w = np.asarray(weights, dtype=float)
+    fig = go.Figure(go.Bar(x=[f"#{i + 1}" for i in range(len(w))], y=w,
+                           hovertext=[f"log score {s.log_score:.2f}" for s in structures]))
+    fig.update_layout(yaxis_title="posterior weight (within the K)", height=300,
+                      margin={"t": 30}, xaxis_type="category", xaxis_title="class rank")
+    return fig
 
 
 def subsample_summary(model: Any) -> pd.DataFrame:
