@@ -162,7 +162,7 @@ def test_network_sample_source():
 # --- pages -----------------------------------------------------------------------------------
 
 # pages that need no dataset (tested on their own: 8_Reports.py in tests/test_reproduce.py)
-DATASET_FREE_PAGES = {"0_Data.py", "8_Reports.py", "9_Glossary.py"}
+DATASET_FREE_PAGES = {"0_Data.py", "7_Teach.py", "8_Reports.py", "9_Glossary.py"}
 PAGES = sorted(p.name for p in (ROOT / "pages").glob("[0-9]*_*.py")
                if p.name not in DATASET_FREE_PAGES)
 
@@ -725,6 +725,7 @@ def _mcmc_settings(at: AppTest, n_iter: int, burn: int, orders: int = 10) -> Non
     at.number_input(key="mcmc_burn").set_value(burn)
     at.number_input(key="mcmc_orders").set_value(orders)
     at.slider(key="mcmc_parents").set_value(2)
+    at.slider(key="mcmc_chains").set_value(2)
 
 
 def test_order_mcmc_short_run():

@@ -99,7 +99,8 @@ def test_data_page_and_upload(server, page, tmp_path):
     shot(page, "04_upload_good")
 
     bad = tmp_path / "bad.csv"
-    bad.write_text("x,class\n1,yes\n2,yes\n3,yes\n4,yes\n")
+    # enough rows that the one class, not the row count, is refused
+    bad.write_text("x,class\n" + "".join(f"{i},yes\n" for i in range(12)))
     page.locator('input[type="file"]').set_input_files(str(bad))
     page.locator('[data-testid="stAlertContentError"]').first.wait_for()
     wait_idle(page)
