@@ -30,6 +30,7 @@ from bnma_core.classifiers.registry import DEFAULT_METHOD, fit_method
 from bnma_core.data import dataset_from_codes, load_dataset
 from bnma_core.datasets import bundled_path
 from bnma_core.explain.models import defines_joint
+from bnma_core.explain.parameters import supports_draws
 
 QUICK = "--quick" in sys.argv
 REPEATS = 1 if QUICK else 3
@@ -59,9 +60,10 @@ def main() -> None:
         for what, fn in figures.items():
             emit(f"explain.wbc.{m}.{what}_s", timed(fn, REPEATS), "s")
     for name, _, comp in models["stack"].stack_components():  # where the stack's time goes
+        draws = N_DRAWS if supports_draws(comp) else 0  # UKDB: structure interval only
         parts = {
-            "interval": lambda comp=comp: E.predict_with_uncertainty(
-                comp, x, codes=True, n_draws=N_DRAWS, train=ds),
+            "interval": lambda comp=comp, draws=draws: E.predict_with_uncertainty(
+                comp, x, codes=True, n_draws=draws, train=(ds.X, ds.y)),
             "shapley": lambda comp=comp: E.shapley_values(comp, x, codes=True),
             "next_test": lambda comp=comp: E.next_test(comp, x, codes=True)
             if defines_joint(comp) else None}

@@ -234,3 +234,24 @@ def test_what_if_under_the_stack(stack):
     rows = np.array([[1, 2, 0], [0, 2, 0], [1, -1, 0]])
     np.testing.assert_allclose(pred.proba, stack.predict_proba(rows), atol=1e-12)
     assert pred.structure_interval.shape == (3, 2, 2)
+
+
+def test_component_without_a_class_is_placed_on_the_stacks_classes():
+    """K-best learns from complete rows only; when every row of class 2 misses a finding it
+    never sees class 2, and its models enter the stack with P(2 | x, m) = 0."""
+    D, ar = kbest_data(n=90, seed=3)
+    X, y = D[:, :3].copy(), D[:, 3].copy()
+    y[:15] = 2
+    X[:15, 0] = -1
+    est = SmallStack(candidates=tuple(WEIGHTS), inner_folds=2, random_state=0).fit(
+        X, y, arities=ar[:3])
+    est = _with_weights(est, X, y, WEIGHTS)
+    assert list(est.models_["kbest"].classes_) == [0, 1]
+    cases = _cases(ar[:3])
+    ms = E.model_set(est, cases, codes=True)
+    np.testing.assert_allclose(ms.averaged(), est.predict_proba(cases), atol=1e-12, rtol=0)
+    part = ms.parts[2]
+    assert part.name == "kbest" and (part.models.posteriors()[:, :, 2] == 0).all()
+    pred = E.predict_with_uncertainty(est, cases[:5], codes=True, n_draws=500, train=(X, y))
+    mean, se = pred.draws.mean(), pred.draws.standard_error()
+    assert (np.abs(mean - pred.proba) <= 5 * se + 1e-12).all()
