@@ -4,9 +4,11 @@ Run: ``.venv/bin/python benchmarks/explain.py [--quick]``. Prints one JSON line 
 (``{"name", "value", "unit"}``); times are wall seconds, the best of 3 calls after one warm-up
 (the machine is shared: 2 cores). Targets (after the model is fitted):
 
-* one WBC case (row 23, one finding unknown) with ``bma10``, ``manb``, ``kbest_subbagging``: the
+* one WBC case (row 23, one finding unknown) with ``bma10``, ``manb``, ``kbest_subbagging`` and
+  ``stack`` (``DEFAULT_METHOD``: its components' models flattened, UKDB without draws): the
   prediction with both intervals (400 Dirichlet draws) + exact Shapley values + the
-  next-test ranking of the unknown findings, each method <= 0.2 s;
+  next-test ranking of the unknown findings, each method <= 0.2 s; for ``stack`` also the
+  time of each component's part (``stack.part.<component>.<what>_s``);
 * one what-if change on WBC with ``DEFAULT_METHOD`` <= 0.1 s;
 * exact Shapley values of 16 findings (ALARM sample: 16 features and a class) <= 2 s;
 * 1,000 WBC cases with both intervals <= 10 s.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import resource
 import sys
+import time
 
 import numpy as np
 from _bench import emit, timed
@@ -26,6 +29,8 @@ from bnma_core import explain as E
 from bnma_core.classifiers.registry import DEFAULT_METHOD, fit_method
 from bnma_core.data import dataset_from_codes, load_dataset
 from bnma_core.datasets import bundled_path
+from bnma_core.explain.models import defines_joint
+from bnma_core.explain.parameters import supports_draws
 
 QUICK = "--quick" in sys.argv
 REPEATS = 1 if QUICK else 3
@@ -42,8 +47,10 @@ def main() -> None:
     ds = load_dataset(bundled_path("wbc.csv"))
     x = ds.X[23].astype(np.int64)  # bare_nuclei unknown
     models = {}
-    for m in ("bma10", "manb", "kbest_subbagging"):
+    for m in ("bma10", "manb", "kbest_subbagging", "stack"):
+        t0 = time.perf_counter()
         est = models[m] = fit_method(m, ds, random_state=0)
+        emit(f"explain.wbc.{m}.fit_s", time.perf_counter() - t0, "s")
         figures = {
             "interval": lambda est=est: E.predict_with_uncertainty(
                 est, x, codes=True, n_draws=N_DRAWS, train=ds),
@@ -52,6 +59,16 @@ def main() -> None:
             "one_case": lambda est=est: one_case(est, ds, x)}
         for what, fn in figures.items():
             emit(f"explain.wbc.{m}.{what}_s", timed(fn, REPEATS), "s")
+    for name, _, comp in models["stack"].stack_components():  # where the stack's time goes
+        draws = N_DRAWS if supports_draws(comp) else 0  # UKDB: structure interval only
+        parts = {
+            "interval": lambda comp=comp, draws=draws: E.predict_with_uncertainty(
+                comp, x, codes=True, n_draws=draws, train=(ds.X, ds.y)),
+            "shapley": lambda comp=comp: E.shapley_values(comp, x, codes=True),
+            "next_test": lambda comp=comp: E.next_test(comp, x, codes=True)
+            if defines_joint(comp) else None}
+        for what, fn in parts.items():
+            emit(f"explain.wbc.stack.part.{name}.{what}_s", timed(fn, REPEATS), "s")
     est = models.get(DEFAULT_METHOD) or fit_method(DEFAULT_METHOD, ds, random_state=0)
     change = [{ds.feature_names[0]: 0}]
     emit(f"explain.wbc.{DEFAULT_METHOD}.what_if_structure_s",

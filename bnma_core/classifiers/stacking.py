@@ -215,3 +215,27 @@ class PredictiveStacking(DiscreteBNClassifier):
         parts = [math.log(self.weights_[n]) + self._class_log_proba(m, X)
                  for n, m in self.models_.items()]
         return logsumexp(np.stack(parts), axis=0)
+
+    def stack_components(self) -> list[tuple[str, float, Any]]:
+        """The mixture's components: (registry name, weight w_k, candidate fitted on all
+        training rows) for each candidate with a positive weight, in the order of
+        ``candidates``. The prediction is P(c | x) = sum_k w_k P_k(c | x); explaining a case
+        decomposes it through them (DESIGN §15)."""
+        return [(n, float(self.weights_[n]), m) for n, m in self.models_.items()]
+
+    def component_log_proba(self, X: Any, codes: bool = False) -> np.ndarray:
+        """log P_k(c | x) of each component of :meth:`stack_components` on this model's classes
+        (a class a component never saw: -inf), (K, n_rows, n_classes); the prediction is
+        log sum_k w_k P_k(c | x).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame (n_rows, n_features)
+            Rows as for :meth:`predict_proba` (missing values allowed).
+        codes : bool
+            ``X`` is already an array of feature codes (-1 = missing).
+        """
+        Xc = np.asarray(X, dtype=np.int32) if codes else self._prepare_predict(X)
+        if Xc.ndim == 1:
+            Xc = Xc[None, :]
+        return np.stack([self._class_log_proba(m, Xc) for m in self.models_.values()])

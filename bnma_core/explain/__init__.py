@@ -11,16 +11,17 @@
   the training cases.
 
 Every function takes a fitted estimator and rows as ``predict_proba`` does (missing values
-allowed). The models behind an average come from the estimator's ``model_log_joints``.
+allowed). The models behind an average come from the estimator's ``model_log_joints``; a
+stack's are its components' models, flattened (:class:`Part`).
 """
 
 from .findings import NextTest, Scenario, Unusual, next_test, scenario_codes, unusual_case, what_if
-from .models import ModelSet, model_set, weighted_quantile
+from .models import ModelSet, Part, defines_joint, model_set, weighted_quantile
 from .parameters import DrawResult, parameter_draws
 from .shapley import ShapleyResult, shapley_values
 from .uncertainty import LEVEL, Prediction, predict_with_uncertainty
 
-__all__ = ["LEVEL", "DrawResult", "ModelSet", "NextTest", "Prediction", "Scenario",
-           "ShapleyResult", "Unusual", "model_set", "next_test", "parameter_draws",
-           "predict_with_uncertainty", "scenario_codes", "shapley_values", "unusual_case",
-           "weighted_quantile", "what_if"]
+__all__ = ["LEVEL", "DrawResult", "ModelSet", "NextTest", "Part", "Prediction", "Scenario",
+           "ShapleyResult", "Unusual", "defines_joint", "model_set", "next_test",
+           "parameter_draws", "predict_with_uncertainty", "scenario_codes", "shapley_values",
+           "unusual_case", "weighted_quantile", "what_if"]

@@ -13,6 +13,12 @@
   P(x) = sum_m w_m P(x | m) / sum_m w_m (> 0: the findings fit together worse than
   independent ones would), and the share of the training cases whose findings (restricted to
   those known in this case) are more probable than the case's.
+
+A stack of conditionals, P(c | x) = sum_k w_k P_k(c | x), defines no joint P(x). The choice
+here: P(x_j | x_obs) and P(x) are the mixtures sum_k w'_k P_k(.) of the components that define
+them (w'_k: their stack weights renormalised among them); a component that does not (UKDB) is
+left out, and the results name it (``without_joint``). The class posteriors P(c | x_obs, v)
+stay the stack's own, so its VOI is not a mutual information and may be negative.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .models import MAX_TOTAL_CELLS, as_codes, model_set, models_and_proba
+from .models import MAX_TOTAL_CELLS, as_codes, defines_joint, model_set, models_and_proba
 from .parameters import training_codes
 from .shapley import _feature_names
 from .uncertainty import LEVEL, Prediction, predict_with_uncertainty
@@ -45,7 +51,7 @@ def _row(est: Any, x: Any, codes: bool) -> np.ndarray:
 
 
 def _decomposed(est: Any, what: str) -> None:
-    if not hasattr(est, "model_log_joints"):
+    if not defines_joint(est):
         raise ValueError(f"{type(est).__name__} does not give the probability of findings, so "
                          f"{what} is not available for it; choose another method (e.g. bma10, "
                          "manb, nb).")
@@ -136,6 +142,9 @@ class NextTest:
         The decision: P(class ``target``) >= ``threshold``.
     decision : bool
         The decision now.
+    without_joint : tuple of str
+        A stack's components left out of P(x_j | x_obs) (they define no probability of
+        findings; module docstring).
     """
 
     findings: list[str]
@@ -148,6 +157,7 @@ class NextTest:
     target: int
     threshold: float
     decision: bool
+    without_joint: tuple = ()
 
     def ranked(self) -> list[dict]:
         return [{"finding": f, "voi": float(v), "flip_probability": float(p)}
@@ -193,17 +203,11 @@ def next_test(est: Any, x: Any, threshold: float = 0.5, target: int | None = Non
     ms, proba = models_and_proba(est, rows)
     if target is None:
         target = int(np.argmax(proba[0]))
-    ev = ms.log_evidence                                        # (M, rows)
-    pi0 = ms.model_weights[:, 0]                                # (M,)
     decision = bool(proba[0, target] >= threshold)
     H0 = float(_entropy(proba[0]))
     voi, flip, vp, vpost = [], [], [], []
     for start, r in spans:
-        with np.errstate(invalid="ignore"):
-            cond = np.exp(ev[:, start:start + r] - ev[:, :1])     # P(v | x_obs, m)
-        cond = np.where(np.isfinite(cond), cond, 0.0)
-        pv = pi0 @ cond
-        pv = pv / pv.sum() if pv.sum() > 0 else np.full(r, 1.0 / r)
+        pv = ms.finding_probabilities(0, start, start + r)
         post = proba[start:start + r]
         voi.append(H0 - float(pv @ _entropy(post)))
         flip.append(float(pv @ ((post[:, target] >= threshold) != decision)))
@@ -214,7 +218,7 @@ def next_test(est: Any, x: Any, threshold: float = 0.5, target: int | None = Non
                     np.asarray(voi)[order] if voi else np.zeros(0),
                     np.asarray(flip)[order] if flip else np.zeros(0),
                     [vp[k] for k in order], [vpost[k] for k in order], H0, int(target),
-                    float(threshold), decision)
+                    float(threshold), decision, ms.without_joint)
 
 
 # ---------------------------------------------------------------------- unusual case
@@ -235,6 +239,8 @@ class Unusual:
         Share of the training cases whose findings (only those known in this case) are more
         probable than the case's (0.99: rarer than 99 % of them); None without training rows.
     training_log_likelihoods : ndarray or None
+    without_joint : tuple of str
+        A stack's components left out of P(x) (module docstring).
     """
 
     conflict: float
@@ -242,12 +248,16 @@ class Unusual:
     finding_log_probabilities: dict
     rarer_than: float | None = None
     training_log_likelihoods: np.ndarray | None = None
+    without_joint: tuple = ()
 
     def to_dict(self) -> dict:
         """JSON-ready (without the training log-likelihoods)."""
-        return {"conflict": self.conflict, "log_likelihood": self.log_likelihood,
-                "finding_log_probabilities": dict(self.finding_log_probabilities),
-                "rarer_than": self.rarer_than}
+        out = {"conflict": self.conflict, "log_likelihood": self.log_likelihood,
+               "finding_log_probabilities": dict(self.finding_log_probabilities),
+               "rarer_than": self.rarer_than}
+        if self.without_joint:
+            out["without_joint"] = list(self.without_joint)
+        return out
 
 
 def unusual_case(est: Any, x: Any, train: Any = None, codes: bool = False) -> Unusual:
@@ -269,7 +279,8 @@ def unusual_case(est: Any, x: Any, train: Any = None, codes: bool = False) -> Un
     le = ms.log_mixture_evidence()
     conflict = float(le[1:].sum() - le[0])
     out = {"conflict": conflict, "log_likelihood": float(le[0]),
-           "finding_log_probabilities": {names[j]: float(v) for j, v in zip(F, le[1:])}}
+           "finding_log_probabilities": {names[j]: float(v) for j, v in zip(F, le[1:])},
+           "without_joint": ms.without_joint}
     if train is not None:
         Xt, _ = training_codes(est, train)
         Xt = Xt.copy()

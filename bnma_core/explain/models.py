@@ -10,6 +10,15 @@ bootstrap members, super-parents). Estimators that average expose their models t
   *and* the case's findings;
 * ``averaging="posterior"`` (K-best, subbagging, bagging, a single network): pi_m(x) = w_m.
 
+A stack (:class:`~bnma_core.classifiers.stacking.PredictiveStacking`, ``averaging="stack"``)
+mixes the class posteriors of its components, P(c | x) = sum_k w_k P_k(c | x). Each component
+that is itself an average decomposes into its models with weights pi_km(x) as above; the
+flattened models carry the weights w_k pi_km(x), and a component without models (UKDB) counts
+as one model (its :class:`Part` says so). A stack of conditionals defines no joint P(x); the
+finding probabilities are the mixture sum_k w'_k P_k(.) of the components that define one,
+their weights renormalised (:meth:`ModelSet.log_mixture_evidence`,
+:meth:`ModelSet.finding_probabilities`).
+
 :class:`ModelSet` holds them; :func:`model_set` builds it for any fitted estimator (one model,
 ``decomposed=False``, for an estimator that does not expose its models). The structure
 interval is the weighted (1 - level)/2 and (1 + level)/2 quantiles of P(c | x, m) under
@@ -18,14 +27,15 @@ pi_m(x) (:func:`weighted_quantile`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 import numpy as np
 
-__all__ = ["KINDS", "ModelSet", "as_codes", "averaged_proba", "lse", "model_set",
-           "models_and_proba", "weighted_quantile"]
+__all__ = ["KINDS", "ModelSet", "Part", "as_codes", "averaged_proba", "defines_joint",
+           "is_stack", "lse", "model_set", "models_and_proba", "weighted_quantile"]
 
 KINDS = {
     "OrderMCMCBMA": "orders",
@@ -37,6 +47,7 @@ KINDS = {
     "AdaBoostEBN": "boosted networks",
     "BANMix": "boosted networks",
     "AODE": "super-parents",
+    "PredictiveStacking": "models of the stacked methods",
 }
 """What the models of each averaging class are (plain words for the page and the CLI)."""
 
@@ -82,6 +93,49 @@ def averaged_proba(est: Any, codes: np.ndarray) -> np.ndarray:
     return np.exp(lp)
 
 
+def is_stack(est: Any) -> bool:
+    """``est`` is a mixture of fitted components (``stack_components``): a stack."""
+    return hasattr(est, "stack_components")
+
+
+def defines_joint(est: Any) -> bool:
+    """``est`` gives the probability of findings P(x_obs): it exposes its models, or it is a
+    stack with at least one component that does (DESIGN §15)."""
+    if is_stack(est):
+        return any(defines_joint(m) for _, _, m in est.stack_components())
+    return hasattr(est, "model_log_joints")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One component of a stack inside a flattened :class:`ModelSet`.
+
+    Attributes
+    ----------
+    name : str
+        The component's registry name.
+    weight : float
+        w_k, its weight in the stack.
+    models : ModelSet
+        Its own models (one "not decomposed" model for UKDB).
+    start, stop : int
+        Its models' rows in the flattened set.
+    estimator : fitted estimator
+    """
+
+    name: str
+    weight: float
+    models: ModelSet
+    start: int
+    stop: int
+    estimator: Any = None
+
+    @property
+    def joint(self) -> bool:
+        """The component defines the probability of findings."""
+        return self.models.decomposed
+
+
 @dataclass(frozen=True)
 class ModelSet:
     """The models behind the averaged prediction of some rows.
@@ -95,7 +149,7 @@ class ModelSet:
         log w_m, the weights of the models before the case is seen.
     log_joints : (M, n, C) float
         log P(c, x_obs | m); for an estimator that is not decomposed, its log P(c | x).
-    averaging : {"joint", "posterior"}
+    averaging : {"joint", "posterior", "stack"}
         How the estimator combines its models (module docstring).
     decomposed : bool
         False when the estimator does not expose its models (then ``log_joints`` are not
@@ -103,6 +157,10 @@ class ModelSet:
     exact : bool
         False when the models are a Monte Carlo sample of the averaged ones (MA-NB beyond
         ``max_exact`` features): the average of the models then estimates the prediction.
+    parts : tuple of Part
+        A stack's components (empty otherwise); ``log_joints`` then holds each component's
+        rows (joints, or log P(c | x) for a component that is not decomposed) and
+        ``log_weights`` log w_k + log w_km.
     """
 
     kind: str
@@ -111,6 +169,14 @@ class ModelSet:
     averaging: str
     decomposed: bool = True
     exact: bool = True
+    parts: tuple = ()
+
+    @property
+    def without_joint(self) -> tuple[str, ...]:
+        """A stack's components that define no probability of findings (left out of
+        :meth:`log_mixture_evidence` and :meth:`finding_probabilities`, the others'
+        weights renormalised)."""
+        return tuple(p.name for p in self.parts if not p.joint)
 
     @property
     def n_models(self) -> int:
@@ -136,7 +202,12 @@ class ModelSet:
 
     @cached_property
     def model_weights(self) -> np.ndarray:
-        """pi_m(x): each model's weight in the average of each row, (M, n), columns sum to 1."""
+        """pi_m(x): each model's weight in the average of each row, (M, n), columns sum to 1
+        (a stack: w_k pi_km(x) over its components' models)."""
+        if self.parts:
+            w = np.concatenate([p.weight * p.models.model_weights for p in self.parts])
+            z = w.sum(axis=0, keepdims=True)
+            return w / np.where(z > 0, z, 1.0)
         lw = np.broadcast_to(self.log_weights[:, None], self.log_joints.shape[:2])
         if self.averaging == "joint":
             lw = lw + self.log_evidence
@@ -167,9 +238,45 @@ class ModelSet:
 
     def log_mixture_evidence(self) -> np.ndarray:
         """log sum_m w_m P(x_obs | m) / sum_m w_m, (n,): the averaged model's probability of
-        the findings (DESIGN §15; used by the conflict measure and finding predictions)."""
+        the findings (DESIGN §15; used by the conflict measure and finding predictions).
+        A stack: log sum_k w'_k P_k(x_obs) over the components that define it (weights w_k
+        renormalised among them; a stack of conditionals defines no joint of its own)."""
+        if self.parts:
+            joint = self._joint_parts()
+            lw = np.log([p.weight for p in joint])
+            lw = lw - lse(lw)
+            return lse(np.stack([w + p.models.log_mixture_evidence()
+                                 for w, p in zip(lw, joint)]), axis=0)
         lw = self.log_weights - lse(self.log_weights)
         return lse(lw[:, None] + self.log_evidence, axis=0)
+
+
+    def finding_probabilities(self, base: int, start: int, stop: int) -> np.ndarray:
+        """P(x_j = v | x_obs) of the values v of one unobserved finding, (stop - start,): row
+        ``base`` holds x_obs and rows start..stop-1 the case completed with each value.
+        sum_m pi_m(x_obs) P(x_obs, v | m) / P(x_obs | m); a stack: the mixture
+        sum_k w'_k P_k(v | x_obs) over the components that define it (as
+        :meth:`log_mixture_evidence`)."""
+        r = stop - start
+        if self.parts:
+            joint = self._joint_parts()
+            w = np.array([p.weight for p in joint])
+            pv = sum(wk / w.sum() * p.models.finding_probabilities(base, start, stop)
+                     for wk, p in zip(w, joint))
+        else:
+            ev = self.log_evidence
+            with np.errstate(invalid="ignore"):
+                cond = np.exp(ev[:, start:stop] - ev[:, base:base + 1])  # P(v | x_obs, m)
+            cond = np.where(np.isfinite(cond), cond, 0.0)
+            pv = self.model_weights[:, base] @ cond
+        return pv / pv.sum() if pv.sum() > 0 else np.full(r, 1.0 / r)
+
+    def _joint_parts(self) -> list[Part]:
+        joint = [p for p in self.parts if p.joint and p.weight > 0]
+        if not joint:
+            raise ValueError("No method in this stack gives the probability of findings; "
+                             "add one that does (e.g. bma10, manb, nb) to its candidates.")
+        return joint
 
 
 def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> np.ndarray:
@@ -205,6 +312,8 @@ def model_set(est: Any, X: Any, codes: bool = False, **options: Any) -> ModelSet
     if Xc.ndim == 1:
         Xc = Xc[None, :]
     name = type(est).__name__
+    if is_stack(est):
+        return _stack_model_set(est, Xc, **options)
     fn = getattr(est, "model_log_joints", None)
     if fn is None:
         lp = np.log(averaged_proba(est, Xc))
@@ -230,6 +339,33 @@ def model_set(est: Any, X: Any, codes: bool = False, **options: Any) -> ModelSet
         kind = "single structure"
     exact = not (name == "MANaiveBayes" and Xc.shape[1] > options.get("max_exact", 16))
     return ModelSet(kind, np.asarray(lw, dtype=float), lj, averaging, True, exact)
+
+
+def _stack_model_set(est: Any, Xc: np.ndarray, **options: Any) -> ModelSet:
+    """The flattened models of a stack (module docstring): each component's
+    :func:`model_set` on the stack's classes (``options`` reach MA-NB components only)."""
+    C = len(est.classes_)
+    parts, lw, lj, start = [], [], [], 0
+    for name, w, comp in est.stack_components():
+        opts = options if type(comp).__name__ == "MANaiveBayes" else {}
+        sub = model_set(comp, Xc, codes=True, **opts)
+        cls = np.asarray(comp.classes_, dtype=np.int64)
+        if len(cls) != C or (cls != np.arange(C)).any():  # a component missing a class
+            full = np.full(sub.log_joints.shape[:2] + (C,), -np.inf)
+            full[:, :, cls] = sub.log_joints
+            sub = ModelSet(sub.kind, sub.log_weights, full, sub.averaging, sub.decomposed,
+                           sub.exact, sub.parts)
+        parts.append(Part(name, w, sub, start, start + sub.n_models, comp))
+        start += sub.n_models
+        lw.append(math.log(w) + sub.log_weights - lse(sub.log_weights))
+        lj.append(sub.log_joints)
+    if start * len(Xc) * C > MAX_TOTAL_CELLS:
+        raise ValueError(f"{start} models x {len(Xc)} rows is too much at once; pass at most "
+                         f"{max(1, MAX_TOTAL_CELLS // (start * C))} rows per call.")
+    return ModelSet(KINDS.get(type(est).__name__, KINDS["PredictiveStacking"]),
+                    np.concatenate(lw), np.concatenate(lj, axis=0), "stack",
+                    any(p.joint for p in parts), all(p.models.exact for p in parts),
+                    tuple(parts))
 
 
 def models_and_proba(est: Any, codes: np.ndarray, **options: Any) -> tuple[ModelSet, np.ndarray]:

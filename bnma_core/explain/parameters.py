@@ -16,6 +16,11 @@ E[P(c, x | G, theta)] = P(c, x | G) for posterior-mean CPTs). The weighted mean 
 therefore converges to the averaged prediction; the (1 - level)/2 and (1 + level)/2 weighted
 quantiles are the structure + parameter interval.
 
+A stack draws per component: component k receives a share w_k of the draws (its weight in the
+mixture) and draws its own models as above; a component without parameter draws (UKDB, a voting
+ensemble) counts as fixed — its models' class posteriors enter with their weights w_k pi_km(x)
+and no parameter uncertainty (``DrawResult.fixed`` names them).
+
 Complete rows draw only the CPT rows they use (one Dirichlet row per family and class value);
 rows with missing findings draw whole CPTs and eliminate exactly
 (:meth:`bnma_core.classifiers.base.DiscreteBNClassifier._factor_log_joint`).
@@ -34,7 +39,7 @@ from ..factors import FactorModel
 from ..scores import cpt_alpha, family_counts
 from .models import lse
 
-__all__ = ["DrawResult", "parameter_draws", "training_codes"]
+__all__ = ["DrawResult", "parameter_draws", "supports_draws", "training_codes"]
 
 Sampler = Callable[[np.random.Generator, int], list]
 """A model's draws: (rng, k) -> [(network with concentrations, number of draws), ...]."""
@@ -65,10 +70,13 @@ class DrawResult:
     n_draws : int
     effective_draws : (n,) float
         Kish's effective sample size 1 / sum_d w_d^2 of each row.
+    fixed : tuple of str
+        A stack's components counted as fixed (no parameter draws; module docstring).
     """
 
     posteriors: np.ndarray
     weights: np.ndarray
+    fixed: tuple = ()
 
     @property
     def n_draws(self) -> int:
@@ -368,8 +376,78 @@ def _complete_log_joint(net: _Net, ar: np.ndarray, codes: np.ndarray, families: 
     return acc
 
 
+def supports_draws(est: Any) -> bool:
+    """``est`` has Dirichlet parameter draws (:func:`parameter_draws`; a stack through its
+    components)."""
+    name = type(est).__name__
+    if name == "BaggingEBN":
+        return est.voting == "soft"
+    return hasattr(est, "stack_components") or hasattr(est, "feature_parents_") or name in (
+        "OrderMCMCBMA", "FixedOrderBMA", "MANaiveBayes", "KBestEC", "SubbaggingKBest", "AODE")
+
+
+def _stack_draws(est: Any, codes: np.ndarray, models: Any, train: Any, n_draws: int,
+                 rng: np.random.Generator) -> DrawResult:
+    """Draws of a stack (module docstring): n_draws shared among the components with draws in
+    proportion to w_k (largest remainders, at least 2 each); the fixed components' models
+    enter as themselves."""
+    from ..classifiers.registry import training_rows
+    from .models import is_stack, model_set
+
+    if models is None or not models.parts:
+        models = model_set(est, codes, codes=True)
+    parts = list(models.parts)
+    drawn = [p for p in parts if supports_draws(p.estimator) and not is_stack(p.estimator)]
+    fixed = [p for p in parts if p not in drawn]
+    if drawn and train is None and any(type(p.estimator).__name__ not in
+                                       ("OrderMCMCBMA", "FixedOrderBMA") for p in drawn):
+        raise ValueError("Parameter draws of this stack need the training rows (train=...): "
+                         "its components' Dirichlet posteriors are counted from them.")
+    Xt = yt = None
+    if train is not None:
+        Xt, yt = training_codes(est, train)
+    n = len(codes)
+    C = len(est.classes_)
+    share = np.array([p.weight for p in drawn])
+    share = share / share.sum() if len(drawn) else share
+    counts = np.floor(share * n_draws).astype(int)
+    for k in np.argsort(-(share * n_draws - counts), kind="stable")[:n_draws - counts.sum()]:
+        counts[k] += 1
+    counts = np.maximum(counts, 2)
+    post, wts = [], []
+    for p, k in zip(drawn, counts):
+        sub_train = None
+        if Xt is not None:
+            rows = training_rows(p.name, Xt)
+            sub_train = _Rows(Xt[rows], yt[rows], np.arange(C))
+        res = parameter_draws(p.estimator, codes, p.models.model_weights, sub_train, int(k),
+                              rng)
+        cls = np.asarray(p.estimator.classes_, dtype=np.int64)
+        P = np.zeros((res.n_draws, n, C))
+        P[:, :, cls] = res.posteriors
+        post.append(P)
+        wts.append(p.weight * res.weights)
+    for p in fixed:
+        post.append(p.models.posteriors())
+        wts.append(p.weight * p.models.model_weights)
+    W = np.concatenate(wts)
+    z = W.sum(axis=0, keepdims=True)
+    return DrawResult(np.nan_to_num(np.concatenate(post)), W / np.where(z > 0, z, 1.0),
+                      tuple(p.name for p in fixed))
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """Training rows as :func:`training_codes` reads a dataset (codes, class indices)."""
+
+    X: np.ndarray
+    y: np.ndarray
+    classes: np.ndarray
+
+
 def parameter_draws(est: Any, codes: np.ndarray, model_weights: np.ndarray,
-                    train: Any = None, n_draws: int = N_DRAWS, seed: Any = 0) -> DrawResult:
+                    train: Any = None, n_draws: int = N_DRAWS, seed: Any = 0,
+                    models: Any = None) -> DrawResult:
     """Draws of (model, structure, CPTs) and their class posteriors for feature codes.
 
     Parameters
@@ -385,6 +463,9 @@ def parameter_draws(est: Any, codes: np.ndarray, model_weights: np.ndarray,
         them).
     n_draws : int
     seed : int or Generator
+    models : ModelSet, optional
+        A stack's flattened :class:`~bnma_core.explain.models.ModelSet` of ``codes`` (its
+        components' weights; computed when not given).
 
     Returns
     -------
@@ -392,9 +473,11 @@ def parameter_draws(est: Any, codes: np.ndarray, model_weights: np.ndarray,
     """
     if int(n_draws) < 2:
         raise ValueError("n_draws must be at least 2.")
-    groups, ar = _groups(est, train)
     rng = np.random.default_rng(seed)
     codes = np.asarray(codes, dtype=np.int64)
+    if hasattr(est, "stack_components"):
+        return _stack_draws(est, codes, models, train, int(n_draws), rng)
+    groups, ar = _groups(est, train)
     n = len(codes)
     full = np.column_stack([codes, np.full(n, -1)])
     pi = np.asarray(model_weights, dtype=float)

@@ -18,7 +18,9 @@ its standard error.
 
 For an average over models the same game is played by every model m with its own class
 posterior; the values phi_i^m give each finding's mean contribution sum_m pi_m phi_i^m and its
-spread across the models (pi_m = the model's weight for the full case).
+spread across the models (pi_m = the model's weight for the full case). For a stack the models
+are its components' models flattened, with weights w_k pi_km(x) (a component that is not
+decomposed, UKDB, is one model; :mod:`bnma_core.explain.models`).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from .models import as_codes, lse, model_set
+from .models import as_codes, is_stack, lse, model_set
 
 __all__ = ["EXACT_LIMIT", "ShapleyResult", "shapley_values"]
 
@@ -163,7 +165,7 @@ def shapley_values(est: Any, x: Any, target: int | None = None, exact_limit: int
 
     # the full case first: its models (for the spread) and the predicted class
     probe = None
-    if spread and hasattr(est, "model_log_joints"):
+    if spread and (hasattr(est, "model_log_joints") or is_stack(est)):
         probe = model_set(est, row[None], codes=True)
     if probe is not None and probe.exact:
         with np.errstate(divide="ignore"):

@@ -35,7 +35,8 @@ class Prediction:
         Weighted quantiles of P(c | x, m) over the models (structure uncertainty); a point
         (both ends = ``proba``) for a single structure (``single_structure``).
     draws : DrawResult or None
-        The (structure, parameter) draws when asked for (``n_draws`` > 0).
+        The (structure, parameter) draws when asked for (``n_draws`` > 0); for a stack, its
+        ``fixed`` components entered without parameter draws.
     parameter_interval : (n, C, 2) float or None
         Weighted quantiles of the draws (structure + parameter uncertainty).
     seed : int or None
@@ -91,6 +92,8 @@ class Prediction:
         if self.parameter_interval is not None:
             plo, phi = self.parameter_interval[row, c]
             text += f"; with parameter uncertainty {plo:.2f} to {phi:.2f}"
+            if self.draws.fixed:
+                text += f" ({', '.join(self.draws.fixed)} without parameter draws)"
         return text
 
     def to_dict(self, row: int = 0) -> dict:
@@ -107,6 +110,10 @@ class Prediction:
             out["parameter_interval"] = self.parameter_interval[row].tolist()
             out["n_draws"] = self.draws.n_draws
             out["seed"] = self.seed
+            if self.draws.fixed:
+                out["fixed_components"] = list(self.draws.fixed)
+        if self.models.parts:
+            out["components"] = {p.name: p.weight for p in self.models.parts}
         return out
 
 
@@ -141,7 +148,7 @@ def predict_with_uncertainty(est: Any, X: Any, level: float = LEVEL, n_draws: in
     Xc = np.asarray(X, dtype=np.int64) if codes else as_codes(est, X)
     if Xc.ndim == 1:
         Xc = Xc[None, :]
-    if type(est).__name__ == "MANaiveBayes":
+    if type(est).__name__ == "MANaiveBayes" or hasattr(est, "stack_components"):
         options.setdefault("random_state", seed)
     models, proba = models_and_proba(est, Xc, **options)
     interval = models.interval(level)
@@ -149,7 +156,8 @@ def predict_with_uncertainty(est: Any, X: Any, level: float = LEVEL, n_draws: in
         interval = np.repeat(proba[:, :, None], 2, axis=2)
     draws = pint = None
     if n_draws:
-        draws = parameter_draws(est, Xc, models.model_weights, train, n_draws, seed)
+        draws = parameter_draws(est, Xc, models.model_weights, train, n_draws, seed,
+                                models=models)
         lo, hi = (1 - level) / 2, (1 + level) / 2
         pint = np.empty_like(interval)
         for c in range(proba.shape[1]):
