@@ -28,6 +28,7 @@ __all__ = [
     "dag_layout",
     "edge_polyline",
     "layered_drawing",
+    "normalized_drawing",
     "LayeredDrawing",
     "label_width",
     "dag_figure",
@@ -275,6 +276,26 @@ def _isotonic(y: np.ndarray) -> np.ndarray:
     return np.concatenate([np.full(int(c), m) for m, c in blocks]) if blocks else np.zeros(0)
 
 
+def normalized_drawing(drawing: LayeredDrawing) -> tuple[dict, dict]:
+    """Positions and bends of a layered drawing scaled to [0, 1] on each axis (as
+    :func:`dag_layout` returns them), for figures that place several drawings in panels."""
+    if not drawing.positions:
+        return {}, {}
+    arr = np.array(list(drawing.positions.values()), dtype=float)
+    lo, hi = arr.min(axis=0), arr.max(axis=0)
+    span = np.where(hi - lo > 0, hi - lo, 1.0)
+    flat = hi - lo == 0
+
+    def scale(p) -> tuple[float, float]:
+        q = (np.asarray(p, dtype=float) - lo) / span
+        q[flat] = 0.5
+        return float(q[0]), float(q[1])
+
+    pos = {n: scale(p) for n, p in drawing.positions.items()}
+    routes = {e: [scale(p) for p in pts] for e, pts in drawing.routes.items()}
+    return pos, routes
+
+
 def dag_layout(graph: nx.DiGraph, layout: str = "layered", class_node: Hashable | None = None,
                seed: int = 0, edge_weight: str | None = "weight"
                ) -> dict[Hashable, tuple[float, float]]:
@@ -315,8 +336,7 @@ def dag_layout(graph: nx.DiGraph, layout: str = "layered", class_node: Hashable 
             pos = nx.spring_layout(graph.to_undirected(), k=k, seed=seed)
         arr = np.array([pos[n] for n in nodes], dtype=float)
     else:
-        drawing = layered_drawing(graph, edge_weight)
-        arr = np.array([drawing.positions[n] for n in nodes], dtype=float)
+        return normalized_drawing(layered_drawing(graph, edge_weight))[0]
     lo, hi = arr.min(axis=0), arr.max(axis=0)
     span = np.where(hi - lo > 0, hi - lo, 1.0)
     arr = (arr - lo) / span
