@@ -73,12 +73,14 @@ class LearningCurveCase:
 
 
 DEFAULT_CASES = (
-    LearningCurveCase("asia", "either",
-                      "ASIA, class 'either' (tuberculosis or lung cancer): its parents tub and "
-                      "lung and its children xray and dysp are uncertain at small sizes."),
-    LearningCurveCase("alarm", "HR",
-                      "ALARM, class HR (heart rate): averaging is better than one network "
-                      "at 25-200 rows; the curves meet by 1,000."),
+    LearningCurveCase("asia", "smoke",
+                      "ASIA, class 'smoke': predicted from its children lung and bronc and "
+                      "what they explain; averaging removes a quarter to a third of the "
+                      "single network's excess log-loss up to 100 rows (accuracy .62 "
+                      "against .57 at 50 rows); the curves meet by 1,000."),
+    LearningCurveCase("alarm", "CATECHOL",
+                      "ALARM, class CATECHOL: at 25 rows averaging is clearly better than "
+                      "one network; from 50 rows on the two are level."),
 )
 """Default cases (the Teach page's presets)."""
 
@@ -209,7 +211,7 @@ def _fit_bma(method: str, ds: Any, rows: np.ndarray, params: Mapping[str, Any],
     return None if should_stop() else est
 
 
-def learning_curve(network: str | DiscreteBN = "asia", class_variable: str = "either", *,
+def learning_curve(network: str | DiscreteBN = "asia", class_variable: str = "smoke", *,
                    sizes: Sequence[int] = DEFAULT_SIZES, repetitions: int = 5,
                    n_test: int = 5000, method: str = "bma10",
                    method_params: Mapping[str, Any] | None = None, seed: int = 0,
