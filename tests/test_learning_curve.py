@@ -121,3 +121,21 @@ def test_figure_has_a_curve_and_a_band_per_learner():
     assert "accuracy" in acc.layout.yaxis.title.text
     empty = learning_curve_figure(res.iloc[:0], sizes=[25, 50])
     assert len(empty.data) == 0
+
+
+def test_experiment_script_smoke(tmp_path):
+    import importlib.util
+
+    from conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location(
+        "learning_curve_experiment", ROOT / "experiments" / "learning_curve.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    res = mod.main(["--cases", "asia:smoke", "--sizes", "30", "60", "--reps", "2",
+                    "--n-test", "200", "--n-iter", "300", "--burn-in", "50",
+                    "--out", str(tmp_path)])
+    assert set(res["size"]) == {30, 60} and set(res["case"]) == {"asia:smoke"}
+    summary = pd.read_csv(tmp_path / "summary.csv")
+    assert {"single - bma", "true"} <= set(summary["model"])
+    assert (tmp_path / "results.csv").exists() and (tmp_path / "curve_asia_smoke.html").exists()
