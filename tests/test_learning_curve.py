@@ -121,6 +121,13 @@ def test_figure_has_a_curve_and_a_band_per_learner():
     assert "accuracy" in acc.layout.yaxis.title.text
     empty = learning_curve_figure(res.iloc[:0], sizes=[25, 50])
     assert len(empty.data) == 0
+    ex = learning_curve_figure(res, excess=True)
+    true = [t for t in ex.data if t.name == "true network"][0]
+    assert np.allclose(true.y, 0.0) and "excess" in ex.layout.yaxis.title.text
+    single = [t for t in ex.data if t.name == "single best network"][0]
+    plain = [t for t in fig.data if t.name == "single best network"][0]
+    truth = [t for t in fig.data if t.name == "true network"][0]
+    assert np.allclose(single.y, np.asarray(plain.y) - np.asarray(truth.y))
 
 
 def test_experiment_script_smoke(tmp_path):

@@ -18,6 +18,8 @@ CURVE_STYLE = {"single": ("#d62728", "solid", "circle"),
 
 METRIC_TITLES = {"log_loss": "held-out log-loss (nats, lower is better)",
                  "accuracy": "held-out accuracy"}
+EXCESS_TITLES = {"log_loss": "excess log-loss over the true network (nats)",
+                 "accuracy": "accuracy minus the true network's"}
 
 
 def _rgba(hex_color: str, alpha: float) -> str:
@@ -27,7 +29,7 @@ def _rgba(hex_color: str, alpha: float) -> str:
 
 def learning_curve_figure(results: pd.DataFrame, metric: str = "log_loss",
                           title: str | None = None, level: float = 0.9,
-                          sizes: list[int] | None = None) -> go.Figure:
+                          sizes: list[int] | None = None, excess: bool = False) -> go.Figure:
     """Curves of ``metric`` against the training size, one per predictor, each with a band
     of its interval over repetitions.
 
@@ -46,6 +48,11 @@ def learning_curve_figure(results: pd.DataFrame, metric: str = "log_loss",
     sizes : list of int, optional
         All training sizes of the run: the x axis spans them from the start, so that the
         curves grow into a fixed frame while the sizes finish.
+    excess : bool
+        Plot each learner's metric minus the true network's on the same repetition (log-loss:
+        the excess over the floor H(C | X), the part learning can still remove), with the true
+        network at 0; differences between the learners of a few hundredths of a nat then fill
+        the plot instead of a thin sliver above the floor.
 
     Returns
     -------
@@ -56,6 +63,11 @@ def learning_curve_figure(results: pd.DataFrame, metric: str = "log_loss",
     """
     from ..learning_curve import MODEL_LABELS, MODELS, summarize_learning_curve
 
+    if excess and len(results):
+        truth = results[results["model"] == "true"].set_index(["size", "repetition"])[metric]
+        results = results.copy()
+        key = pd.MultiIndex.from_frame(results[["size", "repetition"]])
+        results[metric] = results[metric].to_numpy() - truth.reindex(key).to_numpy()
     summary = summarize_learning_curve(results, metric, level) if len(results) else \
         pd.DataFrame(columns=["size", "model", "mean", "low", "high", "n"])
     fig = go.Figure()
@@ -70,7 +82,7 @@ def learning_curve_figure(results: pd.DataFrame, metric: str = "log_loss",
             bx = band["size"].tolist()
             fig.add_trace(go.Scatter(
                 x=bx + bx[::-1], y=band["high"].tolist() + band["low"].tolist()[::-1],
-                fill="toself", fillcolor=_rgba(color, 0.15), line=dict(width=0),
+                mode="lines", fill="toself", fillcolor=_rgba(color, 0.15), line=dict(width=0),
                 name=f"{model} interval", showlegend=False, hoverinfo="skip"))
         fig.add_trace(go.Scatter(
             x=x, y=part["mean"].tolist(), mode="lines+markers" if symbol else "lines",
@@ -86,11 +98,12 @@ def learning_curve_figure(results: pd.DataFrame, metric: str = "log_loss",
     if all_sizes:
         xaxis["range"] = [math.log10(all_sizes[0]) - 0.08, math.log10(all_sizes[-1]) + 0.08]
     fig.update_layout(
-        title=title, xaxis=xaxis, yaxis=dict(title=METRIC_TITLES[metric]),
+        title=title, xaxis=xaxis,
+        yaxis=dict(title=(EXCESS_TITLES if excess else METRIC_TITLES)[metric]),
         height=420, margin=dict(l=60, r=20, t=50 if title else 20, b=50),
         plot_bgcolor="white", hovermode="closest",
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
     fig.update_xaxes(showgrid=True, gridcolor="#eeeeee")
-    fig.update_yaxes(showgrid=True, gridcolor="#eeeeee", rangemode="tozero"
-                     if metric == "log_loss" else "normal")
+    fig.update_yaxes(showgrid=True, gridcolor="#eeeeee", zeroline=excess,
+                     zerolinecolor="#bbbbbb")
     return fig
