@@ -78,9 +78,10 @@ DEFAULT_CASES = (
                       "what they explain; averaging removes a quarter to a third of the "
                       "single network's excess log-loss up to 100 rows (accuracy .62 "
                       "against .57 at 50 rows); the curves meet by 1,000."),
-    LearningCurveCase("alarm", "CATECHOL",
-                      "ALARM, class CATECHOL: at 25 rows averaging is clearly better than "
-                      "one network; from 50 rows on the two are level."),
+    LearningCurveCase("alarm", "VENTLUNG",
+                      "ALARM, class VENTLUNG (lung ventilation): at 25-50 rows averaging is "
+                      "clearly better than one network (log-loss .35 against .42 and accuracy "
+                      ".92 against .89 at 25 rows); from 100 rows on the two are level."),
 )
 """Default cases (the Teach page's presets)."""
 
