@@ -10,6 +10,7 @@ from .diagnostics import *  # noqa: F401,F403
 from .evaluation import *  # noqa: F401,F403
 from .graphs import *  # noqa: F401,F403
 from .kbest import *  # noqa: F401,F403
+from .learning_curve import *  # noqa: F401,F403
 from .mcmc import *  # noqa: F401,F403
 from .naive import *  # noqa: F401,F403
 from .ukdb import *  # noqa: F401,F403

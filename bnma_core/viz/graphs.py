@@ -1,14 +1,23 @@
 """Figures: graphs (DAG drawings), class balance and generic heatmaps.
 
-A DAG is drawn from a :class:`networkx.DiGraph`: a networkx-style layout gives node positions,
-plotly draws nodes as one scatter trace per role (ordinary / highlighted / class) and every edge
-as an arrow annotation whose width and colour encode the edge's weight (e.g. an edge posterior
-P(Y -> X | D)). Invisible markers at edge midpoints carry the hover text of each edge.
+A DAG is drawn from a :class:`networkx.DiGraph`. The default layout is layered (Sugiyama,
+Tagawa & Toda 1981, by igraph's ``layout_sugiyama``): parents left of children, one column per
+longest-path depth, the order within a column chosen to reduce crossings, and every edge that
+spans several columns routed through the layout's dummy vertices, one per column it crosses, so
+that no arrow runs through a node it does not join. The layered drawing is in pixels: columns
+are as far apart as their widest labels need and rows as far as a node and its label need, and
+the figure keeps one pixel per unit (``scaleanchor``), so that no two labels overlap at the
+drawing's own size (:func:`layered_drawing`). Plotly draws nodes as one scatter trace per role
+(ordinary / highlighted / class), the bends of a routed edge as a path shape and every edge's
+last leg as an arrow annotation whose width and colour encode the edge's weight (e.g. an edge
+posterior P(Y -> X | D)). Invisible markers on the edges carry their hover text. The spring
+layout (networkx) stays for undirected reading: related variables close together.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import networkx as nx
 import numpy as np
@@ -17,6 +26,11 @@ from plotly.colors import sample_colorscale
 
 __all__ = [
     "dag_layout",
+    "edge_polyline",
+    "layered_drawing",
+    "normalized_drawing",
+    "LayeredDrawing",
+    "label_width",
     "dag_figure",
     "class_balance_figure",
     "heatmap_figure",
@@ -53,6 +67,235 @@ def _layers(graph: nx.DiGraph) -> dict[Hashable, int]:
     return depth
 
 
+ROW_GAP = 44
+"""Pixels between the centres of two nodes (or bend points) of one column of the layered
+drawing: a node (up to 20 px), its label above it (:data:`LABEL_HEIGHT`) and a gap."""
+
+COLUMN_GAP = 72
+"""Least pixels between two columns of the layered drawing (more when their labels are wide
+or their edges steep)."""
+
+LABEL_FONT_SIZE = 11
+"""Font size of node labels (px)."""
+
+_NARROW = set("ijlrtf.,:;'|!()[]I1 ")
+_WIDE = set("MWmw@%")
+
+
+def label_width(text: object, font_size: int = LABEL_FONT_SIZE) -> float:
+    """Estimated width in pixels of a node label in plotly's default sans-serif font, padding
+    included: per character about 0.55 em (capitals 0.66 em, narrow letters 0.32 em, M / W
+    0.85 em), rounded up so that two labels this far apart never touch."""
+    em = 0.0
+    for ch in str(text):
+        if ch in _WIDE:
+            em += 0.85
+        elif ch in _NARROW:
+            em += 0.32
+        elif ch.isupper():
+            em += 0.68
+        else:
+            em += 0.57
+    return em * font_size + 6.0
+
+
+@dataclass(frozen=True)
+class LayeredDrawing:
+    """A layered (Sugiyama) drawing of a directed graph, in pixels.
+
+    Attributes
+    ----------
+    positions : dict
+        node -> (x, y) in pixels, x growing rightwards (parents left of children), y growing
+        upwards (plotly's axis direction), the drawing's lower-left corner at (0, 0).
+    routes : dict
+        (u, v) -> list of (x, y) bend points between u and v: the dummy vertices of an edge
+        that spans several columns, one per column crossed (empty for adjacent columns).
+    columns : dict
+        node -> column index (longest-path depth).
+    width, height : float
+        Extent of the node centres in pixels.
+    """
+
+    positions: dict = field(default_factory=dict)
+    routes: dict = field(default_factory=dict)
+    columns: dict = field(default_factory=dict)
+    width: float = 0.0
+    height: float = 0.0
+
+
+def layered_drawing(graph: nx.DiGraph, edge_weight: str | None = "weight",
+                    font_size: int = LABEL_FONT_SIZE) -> LayeredDrawing:
+    """Layered drawing of a directed graph: columns, order within columns, bends of long edges.
+
+    Steps (Sugiyama, Tagawa & Toda 1981): (1) a graph with cycles keeps its heaviest acyclic
+    subgraph (edges added by decreasing ``edge_weight`` unless they close a cycle); (2) every
+    node goes to the column of its longest-path depth, sources at 0; (3) igraph's
+    ``Graph.layout_sugiyama`` inserts a dummy vertex wherever an edge crosses a column, orders
+    each column by the barycentre heuristic to reduce crossings and places the vertices at
+    least one row apart; (4) rows are :data:`ROW_GAP` pixels apart and each pair of adjacent
+    columns as far apart as the wider of (a) their widest labels (:func:`label_width`) side
+    by side with 18 px between them, (b) :data:`COLUMN_GAP` and (c) what keeps the steepest
+    segment between them 12 px or more from the other vertices of both columns.
+
+    Since every node sits on a column and every edge bends at a dummy vertex on each column it
+    crosses, an edge's segments run between adjacent columns only; with (c) none passes
+    within 12 px of a node it does not join, and with (a) and ``ROW_GAP`` no two labels
+    (drawn above their nodes) overlap.
+
+    Parameters
+    ----------
+    graph : networkx.DiGraph
+    edge_weight : str or None
+        Edge attribute deciding which edges of a cycle set the columns.
+    font_size : int
+        Label font size the column gaps are computed for.
+
+    Returns
+    -------
+    LayeredDrawing
+    """
+    import igraph as ig
+
+    nodes = list(graph.nodes)
+    if not nodes:
+        return LayeredDrawing()
+    depth = _columns(_acyclic(graph, edge_weight))
+    index = {n: i for i, n in enumerate(nodes)}
+    edges = [(u, v) for u, v in graph.edges if u != v]
+    # the proper layered graph: a dummy vertex wherever an edge crosses a column, so that every
+    # edge igraph sees joins adjacent columns (its own edge routing is not used)
+    layers = [depth[n] for n in nodes]
+    links, chain_ids = [], []
+    for u, v in edges:
+        step = 1 if depth[v] > depth[u] else -1
+        ids = [index[u]]
+        for c in range(depth[u] + step, depth[v], step):
+            ids.append(len(layers))
+            layers.append(c)
+        ids.append(index[v])
+        links += list(zip(ids, ids[1:]))
+        chain_ids.append(ids)
+    g = ig.Graph(n=len(layers), edges=links, directed=True)
+    lay = g.layout_sugiyama(layers=layers, hgap=1, vgap=1)
+    coords = np.asarray(lay.coords, dtype=float)[:len(layers)]
+    rows = _straightened_rows(layers, links, coords[:, 0])
+    n_cols = max(depth.values()) + 1
+    row_node = {n: rows[index[n]] for n in nodes}
+    chains = [[(layers[i], rows[i]) for i in ids] for ids in chain_ids]
+    top = max(max(row_node.values()), max((r for ch in chains for _, r in ch), default=0.0))
+    widths = [0.0] * n_cols
+    for n in nodes:
+        widths[depth[n]] = max(widths[depth[n]], label_width(n, font_size))
+    # steepest vertical run of a segment between columns c and c+1 (in rows)
+    steep = [0.0] * max(n_cols - 1, 0)
+    for ch in chains:
+        for (c0, r0), (c1, r1) in zip(ch, ch[1:]):
+            if abs(c1 - c0) == 1:
+                steep[min(c0, c1)] = max(steep[min(c0, c1)], abs(r1 - r0))
+    clear = 12.0
+    x_of_col = [0.0]
+    for c in range(n_cols - 1):
+        dy = steep[c] * ROW_GAP
+        # distance from a vertex one row away to the segment: ROW_GAP dx / hypot(dx, dy)
+        need_steep = clear * dy / np.sqrt(ROW_GAP ** 2 - clear ** 2)
+        gap = max(COLUMN_GAP, (widths[c] + widths[c + 1]) / 2 + 18.0, need_steep)
+        x_of_col.append(x_of_col[-1] + gap)
+    pos = {n: (float(x_of_col[depth[n]]), float((top - row_node[n]) * ROW_GAP)) for n in nodes}
+    routes = {(u, v): [(float(x_of_col[c]), float((top - r) * ROW_GAP)) for c, r in ch[1:-1]]
+              for (u, v), ch in zip(edges, chains)}
+    return LayeredDrawing(positions=pos, routes=routes, columns=dict(depth),
+                          width=float(x_of_col[-1]), height=float(top * ROW_GAP))
+
+
+def _columns(dag: nx.DiGraph) -> dict[Hashable, int]:
+    """Column of each node of a DAG: its longest-path depth, except that a source with
+    children moves right to the column just before its nearest child (fewer long edges,
+    Gansner et al. 1993 note the same gain from balancing such nodes)."""
+    depth = _layers(dag)
+    for n in dag.nodes:
+        kids = list(dag.successors(n))
+        if kids and not any(True for _ in dag.predecessors(n)):
+            depth[n] = min(depth[c] for c in kids) - 1
+    return depth
+
+
+STRAIGHTEN_SWEEPS = 8
+"""Sweeps of :func:`_straightened_rows` (each visits every column twice)."""
+
+
+def _straightened_rows(layers: list[int], links: list[tuple[int, int]],
+                       wish: np.ndarray) -> np.ndarray:
+    """Row of every vertex of the proper layered graph (nodes and dummy vertices).
+
+    The order within each column is igraph's (its within-layer coordinate ``wish``; ties by
+    the mean coordinate of the vertex's neighbours, then by vertex id). Rows keep that order
+    at least 1 apart, first as close as possible to igraph's coordinates, then over
+    :data:`STRAIGHTEN_SWEEPS` sweeps as close as possible to the mean row of each vertex's
+    neighbours in the adjacent columns (edges run straighter and less steep), each column
+    solved in least squares by pool-adjacent-violators on (wish - rank) (the placement step
+    of Sugiyama et al. 1981 as a constrained least-squares problem)."""
+    n = len(layers)
+    nbrs: list[list[int]] = [[] for _ in range(n)]
+    for a, b in links:
+        nbrs[a].append(b)
+        nbrs[b].append(a)
+    wish = np.asarray(wish, dtype=float)
+    cols: dict[int, list[int]] = {}
+    for i in range(n):
+        cols.setdefault(layers[i], []).append(i)
+    for ids in cols.values():
+        ids.sort(key=lambda i: (wish[i], float(np.mean(wish[nbrs[i]])) if nbrs[i] else wish[i],
+                                i))
+    rows = np.zeros(n)
+
+    def place(ids: list[int], target: np.ndarray) -> None:
+        rank = np.arange(len(ids))
+        rows[ids] = _isotonic(target - rank) + rank
+
+    for ids in cols.values():
+        place(ids, wish[ids])
+    order = sorted(cols)
+    for _ in range(STRAIGHTEN_SWEEPS):
+        for c in order + order[::-1]:
+            ids = cols[c]
+            place(ids, np.array([rows[nbrs[i]].mean() if nbrs[i] else rows[i] for i in ids]))
+    return rows - rows.min()
+
+
+def _isotonic(y: np.ndarray) -> np.ndarray:
+    """The non-decreasing sequence closest to ``y`` in least squares (pool adjacent
+    violators)."""
+    blocks: list[list[float]] = []   # [mean, count]
+    for v in y:
+        blocks.append([float(v), 1.0])
+        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
+            m2, c2 = blocks.pop()
+            m1, c1 = blocks.pop()
+            blocks.append([(m1 * c1 + m2 * c2) / (c1 + c2), c1 + c2])
+    return np.concatenate([np.full(int(c), m) for m, c in blocks]) if blocks else np.zeros(0)
+
+
+def normalized_drawing(drawing: LayeredDrawing) -> tuple[dict, dict]:
+    """Positions and bends of a layered drawing scaled to [0, 1] on each axis (as
+    :func:`dag_layout` returns them), for figures that place several drawings in panels."""
+    if not drawing.positions:
+        return {}, {}
+    arr = np.array(list(drawing.positions.values()), dtype=float)
+    lo, hi = arr.min(axis=0), arr.max(axis=0)
+    span = np.where(hi - lo > 0, hi - lo, 1.0)
+    flat = hi - lo == 0
+
+    def scale(p) -> tuple[float, float]:
+        q = (np.asarray(p, dtype=float) - lo) / span
+        q[flat] = 0.5
+        return float(q[0]), float(q[1])
+
+    pos = {n: scale(p) for n, p in drawing.positions.items()}
+    routes = {e: [scale(p) for p in pts] for e, pts in drawing.routes.items()}
+    return pos, routes
+
+
 def dag_layout(graph: nx.DiGraph, layout: str = "layered", class_node: Hashable | None = None,
                seed: int = 0, edge_weight: str | None = "weight"
                ) -> dict[Hashable, tuple[float, float]]:
@@ -62,13 +305,12 @@ def dag_layout(graph: nx.DiGraph, layout: str = "layered", class_node: Hashable 
     ----------
     graph : networkx.DiGraph
     layout : {"layered", "spring"}
-        ``"layered"``: columns by longest-path depth, left to right, nodes within a column
-        ordered by the mean position of their parents (barycentre heuristic) to reduce
-        crossings; odd columns sit a third of a row lower (no arc through a node).
-        ``"spring"``: force-directed (``networkx.spring_layout``, fixed seed).
+        ``"layered"``: the node positions of :func:`layered_drawing` (columns by longest-path
+        depth, left to right; order within a column by igraph's Sugiyama layout), scaled to
+        [0, 1]. ``"spring"``: force-directed (``networkx.spring_layout``, fixed seed).
     class_node : hashable, optional
-        Ignored by the layered layout except that the class is placed first in its column;
-        in the spring layout it is pinned at the centre.
+        In the spring layout the class is pinned at the centre; the layered layout places it
+        like any other node.
     seed : int
         Seed of the spring layout.
     edge_weight : str or None
@@ -94,34 +336,7 @@ def dag_layout(graph: nx.DiGraph, layout: str = "layered", class_node: Hashable 
             pos = nx.spring_layout(graph.to_undirected(), k=k, seed=seed)
         arr = np.array([pos[n] for n in nodes], dtype=float)
     else:
-        graph = _acyclic(graph, edge_weight)
-        depth = _layers(graph)
-        n_layers = max(depth.values()) + 1
-        columns: list[list[Hashable]] = [[] for _ in range(n_layers)]
-        for node in nodes:  # insertion order keeps the drawing stable
-            columns[depth[node]].append(node)
-        rank: dict[Hashable, float] = {}
-        for li, col in enumerate(columns):
-            if li > 0:
-                def bary(n: Hashable) -> float:
-                    ps = [rank[p] for p in graph.predecessors(n) if p in rank]
-                    return float(np.mean(ps)) if ps else 0.5
-                col.sort(key=bary)
-            if class_node in col:
-                col.remove(class_node)
-                col.insert(0, class_node)
-            for i, node in enumerate(col):
-                rank[node] = (i + 0.5) / len(col)
-        tallest = max(len(c) for c in columns)
-        arr = np.zeros((len(nodes), 2))
-        index = {n: i for i, n in enumerate(nodes)}
-        for li, col in enumerate(columns):
-            for i, node in enumerate(col):
-                # centre short columns vertically against the tallest one; every other
-                # column a third of a row lower, so that an arc skipping a column does not
-                # run through the node of the same row in between
-                offset = (tallest - len(col)) / 2.0 + (0.35 if li % 2 and tallest > 1 else 0.0)
-                arr[index[node]] = (li, -(offset + i))
+        return normalized_drawing(layered_drawing(graph, edge_weight))[0]
     lo, hi = arr.min(axis=0), arr.max(axis=0)
     span = np.where(hi - lo > 0, hi - lo, 1.0)
     arr = (arr - lo) / span
@@ -203,7 +418,8 @@ def dag_figure(graph: nx.DiGraph, class_node: Hashable | None = None,
         arrow per drawn edge (``showarrow=True``) and one label per node.
     """
     edges = _drawn_edges(graph, edge_weight, threshold)
-    pos = _positions(graph, edges, positions, layout, class_node)
+    pos, drawing = _positions(graph, edges, positions, layout, class_node)
+    routes = drawing.routes if drawing is not None else {}
     highlight = set(highlight_nodes)
     if weight_range is None:
         weight_range = _default_weight_range(edges)
@@ -213,17 +429,20 @@ def dag_figure(graph: nx.DiGraph, class_node: Hashable | None = None,
 
     marked_edges = {tuple(e) for e in highlight_edges}     # once: it may be a generator
     fig = go.Figure()
-    annotations = _edge_arrows(edges, pos, size, weight_range, weighted, marked_edges)
+    annotations, shapes = _edge_arrows(edges, pos, size, weight_range, weighted, marked_edges,
+                                       routes)
+    height = _drawing_height(drawing, title, height) if drawing is not None \
+        else fig_height(pos, height)
     fig.add_trace(_edge_hover_trace(edges, pos, weight_range, weighted, weight_label,
-                                    marked_edges, fig_height(pos, height)))
+                                    marked_edges, height, routes))
     groups, marked = _node_groups(graph, class_node, highlight, has_class, size)
     for nodes, name, color, symbol, node_size in groups:
         if nodes:
             fig.add_trace(_node_trace(graph, pos, nodes, name, color, symbol, node_size))
             annotations += _node_labels(pos, nodes, node_size)
     fig.update_layout(
-        title=title, annotations=annotations, hovermode="closest",
-        height=fig_height(pos, height),
+        title=title, annotations=annotations, shapes=shapes, hovermode="closest",
+        height=height,
         margin=dict(l=20, r=20, t=60 if title else 30, b=20),
         showlegend=bool(marked) or has_class,
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
@@ -231,7 +450,43 @@ def dag_figure(graph: nx.DiGraph, class_node: Hashable | None = None,
         xaxis=dict(visible=False, range=[-0.1, 1.1]),
         yaxis=dict(visible=False, range=[-0.06, 1.1]),
     )
+    if drawing is not None:
+        _pixel_axes(fig, drawing, graph, weighted)
     return fig
+
+
+DRAWING_PAD_TOP = 34
+"""Pixels above the top row of a layered drawing: the top labels and the legend."""
+
+DRAWING_PAD_BOTTOM = 16
+"""Pixels below the bottom row of a layered drawing (the bottom nodes)."""
+
+
+def _drawing_height(drawing: LayeredDrawing, title: str | None, height: int | None) -> int:
+    """Figure height holding a layered drawing at one pixel per unit (or ``height``)."""
+    if height:
+        return int(height)
+    margins = (60 if title else 30) + 20
+    return int(min(drawing.height + DRAWING_PAD_TOP + DRAWING_PAD_BOTTOM + margins, 6000))
+
+
+def _pixel_axes(fig: go.Figure, drawing: LayeredDrawing, graph: nx.DiGraph,
+                weighted: bool) -> None:
+    """Axes in pixels of a layered drawing, one unit = one pixel on both (``scaleanchor``),
+    wide enough for the labels of the first and last columns; the figure's own width (used
+    by image export; a page may stretch it) holds the whole drawing."""
+    first = max((label_width(n) for n, c in drawing.columns.items() if c == 0), default=0.0)
+    last_col = max(drawing.columns.values(), default=0)
+    last = max((label_width(n) for n, c in drawing.columns.items() if c == last_col),
+               default=0.0)
+    x0, x1 = -first / 2 - 12, drawing.width + last / 2 + 12
+    y0, y1 = -DRAWING_PAD_BOTTOM, drawing.height + DRAWING_PAD_TOP
+    fig.update_layout(
+        xaxis=dict(visible=False, range=[x0, x1], constrain="domain"),
+        yaxis=dict(visible=False, range=[y0, y1], scaleanchor="x", scaleratio=1,
+                   constrain="domain"),
+        width=int(max(x1 - x0 + 40 + (90 if weighted else 0), 320)),
+    )
 
 
 def _default_weight_range(edges: list) -> tuple[float, float]:
@@ -278,19 +533,25 @@ def _drawn_edges(graph: nx.DiGraph, edge_weight: str | None, threshold: float
 
 
 def _positions(graph: nx.DiGraph, edges: list, positions: Mapping | None, layout: str,
-               class_node: Hashable | None) -> dict:
-    """Given positions, or a layout of the drawn edges; every node must have one."""
+               class_node: Hashable | None) -> tuple[dict, LayeredDrawing | None]:
+    """Given positions, or a layout of the drawn edges; every node must have one. The layered
+    layout also returns its drawing (pixel positions and the bends of long edges)."""
+    drawing = None
     if positions is None:
         shown = nx.DiGraph()
         shown.add_nodes_from(graph.nodes)
         shown.add_weighted_edges_from(edges, weight="w")
-        pos = dag_layout(shown, layout, class_node, edge_weight="w")
+        if layout == "layered":
+            drawing = layered_drawing(shown, "w")
+            pos = dict(drawing.positions)
+        else:
+            pos = dag_layout(shown, layout, class_node, edge_weight="w")
     else:
         pos = dict(positions)
     missing = [n for n in graph.nodes if n not in pos]
     if missing:
         raise ValueError(f"No position given for node(s): {', '.join(map(str, missing[:5]))}")
-    return pos
+    return pos, drawing
 
 
 def _scaled(w: float, weight_range: tuple[float, float]) -> float:
@@ -300,26 +561,49 @@ def _scaled(w: float, weight_range: tuple[float, float]) -> float:
     return float(np.clip((w - wlo) / wspan, 0.0, 1.0))
 
 
+def _edge_style(w: float, weight_range: tuple[float, float], weighted: bool,
+                highlighted: bool) -> tuple[str, float]:
+    """(colour, width) of an edge: orange when highlighted, else by weight."""
+    s = _scaled(w, weight_range)
+    if highlighted:
+        return HIGHLIGHT_EDGE_COLOR, 1.5 + 3.0 * s
+    if weighted:
+        return sample_colorscale(EDGE_COLORSCALE, [0.35 + 0.65 * s])[0], 0.8 + 3.2 * s
+    return "#636363", 1.4
+
+
 def _edge_arrows(edges: list, pos: Mapping, size: Mapping, weight_range: tuple[float, float],
-                 weighted: bool, hi_edges: set) -> list[dict]:
-    """One arrow annotation per drawn edge, width and colour by weight, clear of the nodes."""
-    arrows = []
+                 weighted: bool, hi_edges: set, routes: Mapping | None = None
+                 ) -> tuple[list[dict], list[dict]]:
+    """One arrow annotation per drawn edge, width and colour by weight, clear of the nodes;
+    an edge with bends (``routes``) is a path shape from its source through the bends and an
+    arrow from the last bend to its target."""
+    arrows, shapes = [], []
     for u, v, w in edges:
-        (x0, y0), (x1, y1) = pos[u], pos[v]
-        s = _scaled(w, weight_range)
-        if (u, v) in hi_edges:
-            color, width = HIGHLIGHT_EDGE_COLOR, 1.5 + 3.0 * s
-        elif weighted:
-            color, width = sample_colorscale(EDGE_COLORSCALE, [0.35 + 0.65 * s])[0], 0.8 + 3.2 * s
-        else:
-            color, width = "#636363", 1.4
+        color, width = _edge_style(w, weight_range, weighted, (u, v) in hi_edges)
+        bends = list((routes or {}).get((u, v), ()))
+        (x0, y0), (x1, y1) = (bends[-1] if bends else pos[u]), pos[v]
+        if bends:
+            # the path runs a third of the way into the last leg, under the arrow's shaft, so
+            # that the two join without a notch
+            pts = [pos[u]] + bends + [(x0 + (x1 - x0) / 3, y0 + (y1 - y0) / 3)]
+            path = "M " + " L ".join(f"{x:.2f},{y:.2f}" for x, y in pts)
+            shapes.append(dict(type="path", path=path, xref="x", yref="y", layer="below",
+                               line=dict(color=color, width=width), name=f"{u} → {v}"))
         arrows.append(dict(
             x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y",
             showarrow=True, arrowhead=2, arrowsize=1.0, arrowwidth=width, arrowcolor=color,
             standoff=_arrow_standoff(x0, y0, x1, y1, size[v]),
-            startstandoff=size[u] // 2 + 1, text="",
+            startstandoff=0 if bends else size[u] // 2 + 1, text="",
         ))
-    return arrows
+    return arrows, shapes
+
+
+def edge_polyline(u: Hashable, v: Hashable, pos: Mapping, routes: Mapping | None = None
+                  ) -> list[tuple[float, float]]:
+    """The points an edge is drawn through: its source, its bends, its target."""
+    return [tuple(pos[u])] + [tuple(p) for p in (routes or {}).get((u, v), ())] \
+        + [tuple(pos[v])]
 
 
 LABEL_HEIGHT = 16
@@ -339,12 +623,14 @@ def _arrow_standoff(x0: float, y0: float, x1: float, y1: float, node_size: int) 
 
 def _edge_hover_trace(edges: list, pos: Mapping, weight_range: tuple[float, float],
                       weighted: bool, weight_label: str, hi_edges: set,
-                      height: int) -> go.Scatter:
-    """Invisible markers at the edge midpoints: hover text, and the colour bar when
+                      height: int, routes: Mapping | None = None) -> go.Scatter:
+    """Invisible markers halfway along the edges: hover text, and the colour bar when
     weighted."""
     mid_x, mid_y, mid_text, mid_w = [], [], [], []
     for u, v, w in edges:
-        (x0, y0), (x1, y1) = pos[u], pos[v]
+        pts = np.asarray(edge_polyline(u, v, pos, routes), dtype=float)
+        k = (len(pts) - 1) // 2   # middle segment
+        (x0, y0), (x1, y1) = pts[k], pts[k + 1]
         mid_x.append((x0 + x1) / 2)
         mid_y.append((y0 + y1) / 2)
         txt = f"{u} → {v}"
@@ -388,7 +674,7 @@ def _node_labels(pos: Mapping, nodes: list, size: int) -> list[dict]:
     """Labels above the nodes on a light background (readable over arrows)."""
     return [dict(x=pos[n][0], y=pos[n][1], xref="x", yref="y", text=str(n), showarrow=False,
                  yshift=size // 2 + 8, font=dict(size=11, color="#222222"),
-                 bgcolor="rgba(255,255,255,0.65)", borderpad=1) for n in nodes]
+                 bgcolor="rgba(255,255,255,0.85)", borderpad=1) for n in nodes]
 
 
 def class_balance_figure(classes: Sequence[str], counts: Sequence[int],

@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .graphs import _arrow_standoff, dag_layout, fig_height
+from .graphs import _arrow_standoff, fig_height, layered_drawing, normalized_drawing
 
 __all__ = ["ukdb_structures_figure", "posterior_bars_figure", "ukdb_layout"]
 
@@ -32,12 +32,18 @@ def ukdb_layout(graph: nx.DiGraph, class_node: str, other: nx.DiGraph | None = N
                 ) -> dict[str, tuple[float, float]]:
     """Positions shared by the domain and the personalized network of an explanation.
 
-    The layered layout of :func:`bnma_core.viz.graphs.dag_layout` (columns by longest path,
-    left to right; barycentre order within a column) applied to the union of the drawn arcs of
-    both networks (:func:`_drawn`): the class parents come first, the class after them, and
-    every feature right of the features it depends on in either network. Coordinates in
-    [0, 1].
+    The layered layout of :func:`bnma_core.viz.graphs.layered_drawing` (columns by longest
+    path, left to right; order within a column by igraph's Sugiyama layout) applied to the
+    union of the drawn arcs of both networks (:func:`_drawn`): the class parents come first,
+    the class after them, and every feature right of the features it depends on in either
+    network. Coordinates in [0, 1].
     """
+    return _ukdb_drawing(graph, class_node, other)[0]
+
+
+def _ukdb_drawing(graph: nx.DiGraph, class_node: str, other: nx.DiGraph | None = None
+                  ) -> tuple[dict, dict]:
+    """:func:`ukdb_layout`'s positions and the bends of every arc of the union, in [0, 1]."""
     union = nx.DiGraph()
     for g in (graph, other):
         if g is None:
@@ -47,7 +53,7 @@ def ukdb_layout(graph: nx.DiGraph, class_node: str, other: nx.DiGraph | None = N
             w = abs(float(d.get("weight", 0.0)))
             if not union.has_edge(a, b) or union[a][b]["weight"] < w:
                 union.add_edge(a, b, weight=w)
-    return dag_layout(union, "layered", class_node=class_node, edge_weight="weight")
+    return normalized_drawing(layered_drawing(union, edge_weight="weight"))
 
 
 def _max_weight(graph: nx.DiGraph, class_node: str) -> float:
@@ -57,7 +63,7 @@ def _max_weight(graph: nx.DiGraph, class_node: str) -> float:
 
 
 def _draw(fig: go.Figure, graph: nx.DiGraph, other: nx.DiGraph, pos: dict, class_node: str,
-          row: int, unit: str) -> None:
+          row: int, unit: str, routes: dict | None = None) -> None:
     scale = _max_weight(graph, class_node) or 1.0
     xref = "x" if row == 1 else f"x{row}"
     yref = "y" if row == 1 else f"y{row}"
@@ -71,11 +77,21 @@ def _draw(fig: go.Figure, graph: nx.DiGraph, other: nx.DiGraph, pos: dict, class
         differs = not (other.has_edge(a, b) or other.has_edge(b, a))
         color = (_ONLY if differs else _SAME) if attr_edge else _CLASS_EDGE
         width = 1 + 4 * abs(d.get("weight", 0.0)) / scale if attr_edge else 2
-        fig.add_annotation(x=x1, y=y1, ax=x0, ay=y0, xref=xref, yref=yref, axref=xref,
+        bends = list((routes or {}).get((a, b), ()))
+        if bends:  # through the layout's bend points; the arrow from the last one
+            sx, sy = bends[-1]
+            pts = [(x0, y0)] + bends + [(sx + (x1 - sx) / 3, sy + (y1 - sy) / 3)]
+            fig.add_shape(type="path", xref=xref, yref=yref, layer="below",
+                          path="M " + " L ".join(f"{x:.5f},{y:.5f}" for x, y in pts),
+                          line=dict(color=color, width=width))
+        else:
+            sx, sy = x0, y0
+        fig.add_annotation(x=x1, y=y1, ax=sx, ay=sy, xref=xref, yref=yref, axref=xref,
                            ayref=yref, showarrow=True, arrowhead=2, arrowsize=1,
                            arrowwidth=width, arrowcolor=color,
-                           standoff=_arrow_standoff(x0, y0, x1, y1, size[b]),
-                           startstandoff=size[a] // 2 + 1, opacity=0.85, text="")
+                           standoff=_arrow_standoff(sx, sy, x1, y1, size[b]),
+                           startstandoff=0 if bends else size[a] // 2 + 1,
+                           opacity=1.0 if bends else 0.85, text="")
         # invisible midpoint marker carrying the hover text
         fig.add_trace(go.Scatter(
             x=[(x0 + x1) / 2], y=[(y0 + y1) / 2], mode="markers",
@@ -121,14 +137,17 @@ def ukdb_structures_figure(explanation: Any, height: int | None = None) -> go.Fi
     """
     unit = "bits" if explanation.base == 2 else "nats" if explanation.base == math.e else ""
     cname = explanation.class_name
-    pos = ukdb_layout(explanation.domain_graph, cname, explanation.personalized_graph)
+    pos, routes = _ukdb_drawing(explanation.domain_graph, cname,
+                                explanation.personalized_graph)
     panel = fig_height(pos)
     fig = make_subplots(rows=2, cols=1, vertical_spacing=90 / (2 * panel + 90),
                         subplot_titles=(
                             "Domain knowledge (UKDB_L): learned from all training cases",
                             "Personalized knowledge (UKDB_P): built for this case"))
-    _draw(fig, explanation.domain_graph, explanation.personalized_graph, pos, cname, 1, unit)
-    _draw(fig, explanation.personalized_graph, explanation.domain_graph, pos, cname, 2, unit)
+    _draw(fig, explanation.domain_graph, explanation.personalized_graph, pos, cname, 1, unit,
+          routes)
+    _draw(fig, explanation.personalized_graph, explanation.domain_graph, pos, cname, 2, unit,
+          routes)
     for r in (1, 2):
         fig.update_xaxes(visible=False, range=[-0.06, 1.06], row=r, col=1)
         fig.update_yaxes(visible=False, range=[-0.08, 1.12], row=r, col=1)

@@ -1,0 +1,109 @@
+"""Figure of a learning curve (:mod:`bnma_core.learning_curve`): held-out log-loss (or
+accuracy) of the single best network, order-MCMC averaging and the true network against the
+training size, with an interval over repetitions."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import plotly.graph_objects as go
+
+__all__ = ["learning_curve_figure"]
+
+CURVE_STYLE = {"single": ("#d62728", "solid", "circle"),
+               "bma": ("#1f77b4", "solid", "diamond"),
+               "true": ("#2ca02c", "dash", None)}
+"""(colour, dash, marker symbol) of each predictor's curve."""
+
+METRIC_TITLES = {"log_loss": "held-out log-loss (nats, lower is better)",
+                 "accuracy": "held-out accuracy"}
+EXCESS_TITLES = {"log_loss": "excess log-loss over the true network (nats)",
+                 "accuracy": "accuracy minus the true network's"}
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    h = hex_color.lstrip("#")
+    return f"rgba({int(h[0:2], 16)},{int(h[2:4], 16)},{int(h[4:6], 16)},{alpha})"
+
+
+def learning_curve_figure(results: pd.DataFrame, metric: str = "log_loss",
+                          title: str | None = None, level: float = 0.9,
+                          sizes: list[int] | None = None, excess: bool = False) -> go.Figure:
+    """Curves of ``metric`` against the training size, one per predictor, each with a band
+    of its interval over repetitions.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Rows of :func:`bnma_core.learning_curve.learning_curve` (the tables of the sizes done
+        so far, concatenated): columns ``size``, ``repetition``, ``model``, ``log_loss``,
+        ``accuracy``.
+    metric : {"log_loss", "accuracy"}
+    title : str, optional
+    level : float
+        Coverage of the band: mean ± Student t quantile · sd / sqrt(repetitions)
+        (:func:`bnma_core.learning_curve.summarize_learning_curve`); no band with one
+        repetition.
+    sizes : list of int, optional
+        All training sizes of the run: the x axis spans them from the start, so that the
+        curves grow into a fixed frame while the sizes finish.
+    excess : bool
+        Plot each learner's metric minus the true network's on the same repetition (log-loss:
+        the excess over the floor H(C | X), the part learning can still remove), with the true
+        network at 0; differences between the learners of a few hundredths of a nat then fill
+        the plot instead of a thin sliver above the floor.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        For each predictor present a band trace (``"<model> interval"``, no legend entry) and
+        a line trace named by :data:`bnma_core.learning_curve.MODEL_LABELS`; x axis
+        logarithmic (training rows).
+    """
+    from ..learning_curve import MODEL_LABELS, MODELS, summarize_learning_curve
+
+    if excess and len(results):
+        truth = results[results["model"] == "true"].set_index(["size", "repetition"])[metric]
+        results = results.copy()
+        key = pd.MultiIndex.from_frame(results[["size", "repetition"]])
+        results[metric] = results[metric].to_numpy() - truth.reindex(key).to_numpy()
+    summary = summarize_learning_curve(results, metric, level) if len(results) else \
+        pd.DataFrame(columns=["size", "model", "mean", "low", "high", "n"])
+    fig = go.Figure()
+    for model in MODELS:
+        part = summary[summary["model"] == model].sort_values("size")
+        if part.empty:
+            continue
+        color, dash, symbol = CURVE_STYLE[model]
+        x = part["size"].tolist()
+        band = part.dropna(subset=["low", "high"])
+        if model != "true" and not band.empty:
+            bx = band["size"].tolist()
+            fig.add_trace(go.Scatter(
+                x=bx + bx[::-1], y=band["high"].tolist() + band["low"].tolist()[::-1],
+                mode="lines", fill="toself", fillcolor=_rgba(color, 0.15), line=dict(width=0),
+                name=f"{model} interval", showlegend=False, hoverinfo="skip"))
+        fig.add_trace(go.Scatter(
+            x=x, y=part["mean"].tolist(), mode="lines+markers" if symbol else "lines",
+            name=MODEL_LABELS[model], line=dict(color=color, dash=dash, width=2.5),
+            marker=dict(symbol=symbol or "circle", size=8),
+            customdata=part[["low", "high", "n"]].to_numpy(),
+            hovertemplate=(f"{MODEL_LABELS[model]}<br>%{{x}} training rows<br>"
+                           f"mean %{{y:.4f}}<br>{int(level * 100)}% interval "
+                           "%{customdata[0]:.4f} – %{customdata[1]:.4f}"
+                           "<br>%{customdata[2]} repetitions<extra></extra>")))
+    all_sizes = sorted(set(sizes or []) | set(summary["size"].astype(int).tolist()))
+    xaxis = dict(title="training rows", type="log", tickvals=all_sizes or None)
+    if all_sizes:
+        xaxis["range"] = [math.log10(all_sizes[0]) - 0.08, math.log10(all_sizes[-1]) + 0.08]
+    fig.update_layout(
+        title=title, xaxis=xaxis,
+        yaxis=dict(title=(EXCESS_TITLES if excess else METRIC_TITLES)[metric]),
+        height=420, margin=dict(l=60, r=20, t=50 if title else 20, b=50),
+        plot_bgcolor="white", hovermode="closest",
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
+    fig.update_xaxes(showgrid=True, gridcolor="#eeeeee")
+    fig.update_yaxes(showgrid=True, gridcolor="#eeeeee", zeroline=excess,
+                     zerolinecolor="#bbbbbb")
+    return fig
