@@ -188,3 +188,25 @@ def test_teach_step_state_is_small():
     size = len(pickle.dumps(state))
     print(f"teach step state: {size:,} bytes")
     assert size < 2_000_000
+
+
+def test_teach_averaging_lesson_runs_the_learning_curve_and_stops():
+    """Lesson 3 draws the learning curve of the measured case (ASIA, class smoke) and Stop
+    ends the run with the sizes finished so far."""
+    at = _page("7_Teach.py")
+    at.radio(key="teach_lesson").set_value("averaging").run()
+    _no_failure(at)
+    assert at.radio(key="teach_curve_net").value == "asia"
+    _button(at, "Run").click().run()
+    run = at.session_state["teach_curve__bnma_bg"]
+    deadline = time.monotonic() + TIMEOUT
+    while not run.events and not run.done and time.monotonic() < deadline:
+        run.wait(0.5)  # the first training size
+    at.session_state["teach_curve_stop"] = True
+    at.run()
+    assert run.wait(30), "Stop did not end the learning curve"
+    at.run()
+    _no_failure(at)
+    assert _button(at, "Stop").disabled
+    sizes = at.session_state["teach_curve_state"].get("entry")
+    assert sizes is not None and 25 in set(sizes["size"])
