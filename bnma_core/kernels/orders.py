@@ -1141,6 +1141,26 @@ def _add_node_log(out: np.ndarray, mix: np.ndarray, common: np.ndarray, sum_w: n
                     out[t, r_, c] += val
 
 
+@njit(cache=True)
+def _add_node_log_skip(out: np.ndarray, mix: np.ndarray, common: np.ndarray,
+                       sum_w: np.ndarray, dep: np.ndarray, skip_v: np.ndarray) -> None:
+    """:func:`_add_node_log` leaving out the rows where node v is barren (``skip_v[row]``):
+    their term sums to one over v's values (Shachter 1986), so it is not applied."""
+    T, n_test, n_classes = out.shape
+    for t in range(T):
+        lw = math.log(sum_w[t])
+        for r_ in range(n_test):
+            if skip_v[r_]:
+                continue
+            if dep[t]:
+                for c in range(n_classes):
+                    out[t, r_, c] += math.log(mix[t, c, r_] + common[t, r_]) - lw
+            else:
+                val = math.log(common[t, r_]) - lw
+                for c in range(n_classes):
+                    out[t, r_, c] += val
+
+
 @njit(cache=True, nogil=True)
 def orders_log_joint(tab: TableArrays, orders: np.ndarray, train_t: np.ndarray,
                      weights: np.ndarray, arities: np.ndarray, score_kind: int, ess: float,
@@ -1193,6 +1213,63 @@ def orders_log_joint(tab: TableArrays, orders: np.ndarray, train_t: np.ndarray,
                                       class_index, n_classes, jrow, th)
             _mix_in(W, k, th, per_class, mix, common)
         _add_node_log(out, mix, common, sum_w, dep)
+
+
+@njit(cache=True, nogil=True)
+def orders_log_joint_barren(tab: TableArrays, orders: np.ndarray, train_t: np.ndarray,
+                            weights: np.ndarray, arities: np.ndarray, score_kind: int,
+                            ess: float, test_t: np.ndarray, class_index: int,
+                            out: np.ndarray) -> None:
+    """:func:`orders_log_joint` for test rows with barren variables, coded -1 in ``test_t``:
+    the term of a barren node is left out of that row, which is the exact sum over its values
+    when no node outside the barren set has it in a parent set of nonzero weight under any
+    order in ``orders`` (Shachter 1986; Koller & Friedman 2009 §9.3; the caller checks this,
+    DESIGN §4). For parent lookups a -1 reads as state 0; such lookups only feed barren
+    terms or terms of weight zero."""
+    T, n = orders.shape
+    n_test = test_t.shape[1]
+    n_classes = arities[class_index]
+    m = tab.masks.shape[1]
+    idx = np.empty(m, dtype=np.int64)
+    wv = np.empty(m)
+    W = np.zeros((T, m))
+    used = np.zeros(m, dtype=np.bool_)
+    sum_w = np.zeros(T)
+    dep = np.zeros(T, dtype=np.bool_)
+    pos = np.empty((T, n), dtype=np.int64)
+    for t in range(T):
+        for p in range(n):
+            pos[t, orders[t, p]] = p
+    pa = np.empty(max(n, 1), dtype=np.int64)
+    st = np.empty(max(n, 1), dtype=np.int64)
+    jrow = np.empty(n_test, dtype=np.int64)
+    th = np.empty((n_classes, n_test))
+    mix = np.zeros((T, n_classes, n_test))
+    common = np.zeros((T, n_test))
+    clamped = np.empty_like(test_t)
+    skip = np.zeros((n, n_test), dtype=np.bool_)
+    for v in range(n):
+        for r_ in range(n_test):
+            x = test_t[v, r_]
+            skip[v, r_] = x < 0
+            clamped[v, r_] = 0 if x < 0 else x
+    out[:, :, :] = 0.0
+    for v in range(n):
+        r = arities[v]
+        _node_windows(tab, orders, pos, v, class_index, W, used, sum_w, dep, idx, wv)
+        mix[:, :, :] = 0.0
+        common[:, :] = 0.0
+        for k in range(m):
+            if not used[k]:
+                continue
+            npa, q, has_c = _mask_parents(tab, v, tab.masks[v, k], arities, class_index, pa,
+                                          st)
+            a = 1.0 if score_kind == 0 else ess / (r * q)
+            cpt = family_cpt(train_t, weights, v, pa[:npa], st[:npa], q, r, a)
+            per_class = _cpt_at_tests(cpt, clamped, v, pa[:npa], st[:npa], has_c, r,
+                                      class_index, n_classes, jrow, th)
+            _mix_in(W, k, th, per_class, mix, common)
+        _add_node_log_skip(out, mix, common, sum_w, dep, skip[v])
 
 
 @njit(cache=True)
