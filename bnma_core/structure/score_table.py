@@ -206,14 +206,15 @@ class ScoreTable:
 
     def order_log_joints(self, orders: np.ndarray, train_t: np.ndarray | None,
                          test_t: np.ndarray, class_index: int, out: np.ndarray | None = None,
-                         weights: np.ndarray | None = None, barren: bool = False
+                         weights: np.ndarray | None = None, skip: np.ndarray | None = None
                          ) -> np.ndarray:
         """log P(c, x | D, ≺_t) by Hwang & Zhang eq. 9 for every order t (rows of ``orders``),
         complete test row x and class c.
 
-        With ``barren``, a -1 in ``test_t`` marks a barren variable of that row: its term is
-        left out, which sums it out exactly provided no variable outside the row's barren set
-        may have it as a parent under any of ``orders`` (:meth:`possible_parents`; DESIGN §4).
+        With ``skip`` ((n, n_test) bool), variable v's term is left out of row r where
+        ``skip[v, r]`` (a -1 code there reads as state 0). Leaving out barren variables sums
+        them out exactly provided no variable outside the row's barren set may have one as a
+        parent under any of ``orders`` (:meth:`possible_parents`; DESIGN §4).
 
         Parameters
         ----------
@@ -240,9 +241,13 @@ class ScoreTable:
             train_t, weights = self.data_t, self.weights
         elif weights is None:
             weights = np.ones(train_t.shape[1], dtype=np.int64)
-        kernel = orders_log_joint_barren if barren else orders_log_joint
-        kernel(self.arrays(), orders, train_t, np.asarray(weights, dtype=np.int64),
-               self.arities, self.score_kind, float(self.ess), test_t, int(class_index), out)
+        args = (self.arrays(), orders, train_t, np.asarray(weights, dtype=np.int64),
+                self.arities, self.score_kind, float(self.ess), test_t)
+        if skip is None:
+            orders_log_joint(*args, int(class_index), out)
+        else:
+            orders_log_joint_barren(*args, np.ascontiguousarray(skip, dtype=bool),
+                                    int(class_index), out)
         return out
 
     def possible_parents(self, orders: np.ndarray) -> np.ndarray:
