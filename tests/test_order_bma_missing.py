@@ -90,17 +90,18 @@ def _old_monte_carlo_pairs(est, X: np.ndarray) -> int:
     return int((states > est.max_missing_states).sum()) * len(est._orders_)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n_feat=st.integers(2, 5), seed=st.integers(0, 10_000), max_parents=st.integers(1, 3),
-       prune=st.sampled_from([0.0, 1e-12]))
-def test_exact_equals_brute_force_fixed_order(n_feat, seed, max_parents, prune):
-    """Random order and missingness patterns, n <= 6 variables: the barren shortcut plus
-    enumeration equals enumerating every missing value, to 1e-12."""
+       prune=st.sampled_from([0.0, 1e-12]), candidates=st.sampled_from([None, 2]))
+def test_exact_equals_brute_force_fixed_order(n_feat, seed, max_parents, prune, candidates):
+    """Random order and missingness patterns, n <= 6 variables, every parent set or two
+    candidate parents per node: the barren shortcut plus enumeration equals enumerating every
+    missing value, to 1e-12."""
     X, y, ar = _data(n_feat, seed)
     rng = np.random.default_rng(seed + 1)
     order = list(rng.permutation(n_feat + 1))
-    est = FixedOrderBMA(order=order, max_parents=max_parents, prune_eps=prune).fit(
-        X, y, arities=ar[:-1])
+    est = FixedOrderBMA(order=order, max_parents=max_parents, prune_eps=prune,
+                        candidates=candidates).fit(X, y, arities=ar[:-1])
     rows = X[rng.integers(0, len(X), 24)].copy()
     rows[rng.random(rows.shape) < 0.5] = -1
     rows[0] = -1  # every finding unknown
