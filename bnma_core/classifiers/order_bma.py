@@ -213,7 +213,11 @@ class _OrderBMABase(DiscreteBNClassifier):
         other missing features K are summed over their completions (:meth:`_completions`),
         which only the terms of K and of the variables that may have a parent in K depend on,
         so each completion carries those terms and the row's other terms are computed once:
-        log P(c, x_obs) = log sum_K prod_{affected} phi_i + sum_{others} log phi_i (eq. 9)."""
+        log P(c, x_obs) = log sum_K prod_{affected} phi_i + sum_{others} log phi_i (eq. 9).
+
+        Rows whose barren set is the same under every order are completed once and computed
+        for all orders in one pass (the variables a completion carries: those affected under
+        any order); the others order by order."""
         T, k = len(orders), len(self.classes_)
         out = np.full((T, len(X), k), -np.inf)
         miss = X < 0
@@ -221,43 +225,48 @@ class _OrderBMABase(DiscreteBNClassifier):
         if (~part).any():
             out[:, ~part] = self._log_joints_rows(X[~part], orders, batch)
         rows = np.nonzero(part)[0]
-        Xm, miss = X[rows], miss[rows]
-        barren = self._barren(miss, orders)
+        barren = self._barren(miss[rows], orders)
         can = self.table_.possible_parents(orders).astype(np.int64)
         rng = np.random.default_rng(self.random_state)
-        no_class = np.zeros((len(rows), 1), dtype=bool)
-        for t in range(T):
-            sum_out = miss & ~barren[t]
-            K = np.hstack([sum_out, no_class])
-            B = np.hstack([barren[t], no_class])
-            affected = (K | ((K.astype(np.int64) @ can[t]) > 0)) & ~B
-            Xc, groups, logw, _ = self._completions(Xm, sum_out, rng)
-            lj = self._log_joints_skipped(Xc, B[groups] | ~affected[groups], orders[t:t + 1],
-                                          batch)
-            lj = lj + logw[:, None]
-            # log-sum-exp of each row's completions
-            srt = np.argsort(groups, kind="stable")
-            g = groups[srt]
-            starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
-            lj = lj[srt]
-            mx = np.maximum.reduceat(lj, starts, axis=0)
-            mx = np.where(np.isfinite(mx), mx, 0.0)
-            tot = np.add.reduceat(np.exp(lj - np.repeat(mx, np.diff(np.r_[starts, len(g)]),
-                                                        axis=0)), starts, axis=0)
-            summed = np.full((len(rows), k), -np.inf)
-            summed[g[starts]] = np.log(tot) + mx
-            # the terms no completion changes, once per row
-            base = self._log_joints_skipped(Xm, B | affected, orders[t:t + 1], batch)
-            out[t, rows] = summed + base
+        same = (barren == barren[:1]).all(axis=(0, 2))
+        if same.any():
+            r = rows[same]
+            out[:, r] = self._summed_out(X[r], barren[0, same], can.max(axis=0), orders,
+                                         batch, rng)
+        for t in range(T) if not same.all() else ():
+            r = rows[~same]
+            out[t, r] = self._summed_out(X[r], barren[t, ~same], can[t], orders[t:t + 1],
+                                         batch, rng)[0]
         return out
 
-    def _log_joints_skipped(self, Xc: np.ndarray, skip: np.ndarray, order: np.ndarray,
-                            batch: int) -> np.ndarray:
-        """Sum of the eq. 9 node terms of one order not marked in ``skip`` (rows, p + 1), for
-        feature rows ``Xc`` (-1 where skipped only): (rows, n_classes). Not deduplicated: the
-        completions of different rows rarely coincide once their skip patterns are part of
-        the key (about 20 % on WBC's Shapley coalitions), less than sorting them costs."""
-        return self._log_joints_rows(Xc, order, batch, skip=skip)[0]
+    def _summed_out(self, Xm: np.ndarray, barren: np.ndarray, can: np.ndarray,
+                    orders: np.ndarray, batch: int, rng: np.random.Generator) -> np.ndarray:
+        """log P(c, x_obs | D, ≺_t) of rows ``Xm`` for ``orders`` under all of which
+        ``barren`` (rows, p) are barren and ``can`` (n, n) covers the possible parents:
+        (T, rows, n_classes) (:meth:`_marginal_log_joints`)."""
+        n_rows, k = len(Xm), len(self.classes_)
+        miss = Xm < 0
+        no_class = np.zeros((n_rows, 1), dtype=bool)
+        sum_out = miss & ~barren
+        K = np.hstack([sum_out, no_class])
+        B = np.hstack([barren, no_class])
+        affected = (K | ((K.astype(np.int64) @ can) > 0)) & ~B
+        Xc, groups, logw, _ = self._completions(Xm, sum_out, rng)
+        lj = self._log_joints_rows(Xc, orders, batch, skip=B[groups] | ~affected[groups])
+        lj = lj + logw[None, :, None]
+        # log-sum-exp of each row's completions
+        srt = np.argsort(groups, kind="stable")
+        g = groups[srt]
+        starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+        lj = lj[:, srt]
+        mx = np.maximum.reduceat(lj, starts, axis=1)
+        mx = np.where(np.isfinite(mx), mx, 0.0)
+        tot = np.add.reduceat(np.exp(lj - np.repeat(mx, np.diff(np.r_[starts, len(g)]),
+                                                    axis=1)), starts, axis=1)
+        out = np.full((len(orders), n_rows, k), -np.inf)
+        out[:, g[starts]] = np.log(tot) + mx
+        # the terms no completion changes, once per row
+        return out + self._log_joints_rows(Xm, orders, batch, skip=B | affected)
 
     def order_log_joints(self, X: np.ndarray, orders: np.ndarray | None = None,
                          batch: int = 200_000) -> np.ndarray:
