@@ -127,6 +127,10 @@ def test_exact_equals_brute_force_over_sampled_orders():
     np.testing.assert_allclose(est.order_log_joints(rows), ref, rtol=1e-12, atol=1e-12)
     paths = est.missing_value_paths(rows, codes=True)
     assert (paths == "barren").any() and (paths == "exact").any()
+    # both routes taken: rows completed once for all orders, and order by order
+    barren = est._barren(rows < 0, est._orders_)
+    same = (barren == barren[:1]).all(axis=(0, 2))
+    assert same[(rows < 0).any(axis=1)].any() and not same.all()
 
 
 def test_barren_features_are_those_after_every_observed_one():
