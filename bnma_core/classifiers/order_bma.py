@@ -150,12 +150,11 @@ class _OrderBMABase(DiscreteBNClassifier):
         return out
 
     def _completions(self, X: np.ndarray, sum_out: np.ndarray, rng: np.random.Generator
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Rows with the cells of ``sum_out`` filled by every combination of their values
         (at most ``max_missing_states`` of them), else by ``n_mc`` uniform draws: (rows,
-        group = index into X, log weight, Monte Carlo per row of X)."""
+        group = index into X, log weight)."""
         rows, groups, logw = [], [], []
-        mc = np.zeros(len(X), dtype=bool)
         pats, inv = np.unique(sum_out, axis=0, return_inverse=True)
         inv = inv.ravel()
         for g, pat in enumerate(pats):
@@ -172,7 +171,6 @@ class _OrderBMABase(DiscreteBNClassifier):
                 groups.append(np.repeat(members, len(fills)))
                 logw.append(np.zeros(len(block)))
                 continue
-            mc[members] = True
             for r in members:  # each row its own draws, in row order
                 fills = rng.integers(0, ar, size=(int(self.n_mc), len(cols)))
                 block = np.repeat(X[r][None, :], len(fills), axis=0)
@@ -180,7 +178,7 @@ class _OrderBMABase(DiscreteBNClassifier):
                 rows.append(block)
                 groups.append(np.full(len(fills), r))
                 logw.append(np.full(len(fills), math.log(n_states / len(fills))))
-        return np.concatenate(rows), np.concatenate(groups), np.concatenate(logw), mc
+        return np.concatenate(rows), np.concatenate(groups), np.concatenate(logw)
 
     def missing_value_paths(self, X: Any, codes: bool = False,
                             orders: np.ndarray | None = None) -> np.ndarray:
@@ -251,7 +249,7 @@ class _OrderBMABase(DiscreteBNClassifier):
         K = np.hstack([sum_out, no_class])
         B = np.hstack([barren, no_class])
         affected = (K | ((K.astype(np.int64) @ can) > 0)) & ~B
-        Xc, groups, logw, _ = self._completions(Xm, sum_out, rng)
+        Xc, groups, logw = self._completions(Xm, sum_out, rng)
         lj = self._log_joints_rows(Xc, orders, batch, skip=B[groups] | ~affected[groups])
         lj = lj + logw[None, :, None]
         # log-sum-exp of each row's completions
