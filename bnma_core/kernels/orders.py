@@ -1196,6 +1196,144 @@ def orders_log_joint(tab: TableArrays, orders: np.ndarray, train_t: np.ndarray,
 
 
 @njit(cache=True)
+def _node_terms(tab: TableArrays, train_t: np.ndarray, weights: np.ndarray,
+                arities: np.ndarray, score_kind: int, ess: float, v: int, class_index: int,
+                W: np.ndarray, used: np.ndarray, sum_w: np.ndarray, dep: np.ndarray,
+                rows_t: np.ndarray, pa: np.ndarray, st: np.ndarray) -> np.ndarray:
+    """Node v's eq. 9 term log [sum_Z w_Z θ̂(x_v | z)] − log sum_Z w_Z for every order t,
+    class c and row of ``rows_t`` (n, n_rows; codes >= 0): (T, n_classes, n_rows), from the
+    windows of :func:`_node_windows` — the arithmetic of :func:`orders_log_joint`."""
+    T, m = W.shape
+    n_rows = rows_t.shape[1]
+    n_classes = arities[class_index]
+    r = arities[v]
+    jrow = np.empty(n_rows, dtype=np.int64)
+    th = np.empty((n_classes, n_rows))
+    mix = np.zeros((T, n_classes, n_rows))
+    common = np.zeros((T, n_rows))
+    for k in range(m):
+        if not used[k]:
+            continue
+        npa, q, has_c = _mask_parents(tab, v, tab.masks[v, k], arities, class_index, pa, st)
+        a = 1.0 if score_kind == 0 else ess / (r * q)
+        cpt = family_cpt(train_t, weights, v, pa[:npa], st[:npa], q, r, a)
+        per_class = _cpt_at_tests(cpt, rows_t, v, pa[:npa], st[:npa], has_c, r, class_index,
+                                  n_classes, jrow, th)
+        _mix_in(W, k, th, per_class, mix, common)
+    for t in range(T):
+        lw = math.log(sum_w[t])
+        for i in range(n_rows):
+            if dep[t]:
+                for c in range(n_classes):
+                    mix[t, c, i] = math.log(mix[t, c, i] + common[t, i]) - lw
+            else:
+                val = math.log(common[t, i]) - lw
+                for c in range(n_classes):
+                    mix[t, c, i] = val
+    return mix
+
+
+@njit(cache=True, nogil=True)
+def orders_log_joint_barren(tab: TableArrays, orders: np.ndarray, train_t: np.ndarray,
+                            weights: np.ndarray, arities: np.ndarray, score_kind: int,
+                            ess: float, test_t: np.ndarray, skip: np.ndarray, class_index: int,
+                            out: np.ndarray) -> None:
+    """:func:`orders_log_joint` leaving out node v's term in the rows where ``skip[v, row]``:
+    a sum over some of eq. 9's node terms. With the terms of barren variables left out this is
+    their exact sum over their values, when no node outside the barren set has one in a parent
+    set of nonzero weight under any order in ``orders`` (Shachter 1986; Koller & Friedman 2009
+    §9.3; the caller checks this, DESIGN §4); the caller may also split a row's terms between
+    rows. A negative code in ``test_t`` reads as state 0 (a skipped variable: it only feeds
+    skipped terms or terms of weight zero).
+
+    Each node's term is computed only for the rows that need it; when the node and the union
+    U of its used parent sets have fewer joint states than such rows, the term is tabulated
+    once per state of (x_v, x_U) — the same arithmetic on enumerated rows, so the same values
+    — and looked up per row."""
+    T, n = orders.shape
+    n_test = test_t.shape[1]
+    n_classes = arities[class_index]
+    m = tab.masks.shape[1]
+    idx = np.empty(m, dtype=np.int64)
+    wv = np.empty(m)
+    W = np.zeros((T, m))
+    used = np.zeros(m, dtype=np.bool_)
+    sum_w = np.zeros(T)
+    dep = np.zeros(T, dtype=np.bool_)
+    pos = np.empty((T, n), dtype=np.int64)
+    for t in range(T):
+        for p in range(n):
+            pos[t, orders[t, p]] = p
+    pa = np.empty(max(n, 1), dtype=np.int64)
+    st = np.empty(max(n, 1), dtype=np.int64)
+    upa = np.empty(max(n, 1), dtype=np.int64)
+    ust = np.empty(max(n, 1), dtype=np.int64)
+    act = np.empty(n_test, dtype=np.int64)
+    out[:, :, :] = 0.0
+    for v in range(n):
+        n_act = 0
+        for r_ in range(n_test):
+            if not skip[v, r_]:
+                act[n_act] = r_
+                n_act += 1
+        if n_act == 0:
+            continue
+        _node_windows(tab, orders, pos, v, class_index, W, used, sum_w, dep, idx, wv)
+        g = np.uint64(0)
+        for k in range(m):
+            if used[k]:
+                g |= tab.masks[v, k]
+        # joint states of v and its possible parents, the class left out (per-class terms)
+        nu, _, _ = _mask_parents(tab, v, g, arities, class_index, upa, ust)
+        n_states = 1 if v == class_index else arities[v]
+        for kk in range(nu):
+            if upa[kk] != class_index:
+                n_states *= arities[upa[kk]]
+        if n_states < n_act:
+            syn = np.zeros((n, n_states), dtype=test_t.dtype)
+            stride = 1
+            if v != class_index:
+                for i in range(n_states):
+                    syn[v, i] = i % arities[v]
+                stride = arities[v]
+            for kk in range(nu):
+                u = upa[kk]
+                if u == class_index:
+                    continue
+                for i in range(n_states):
+                    syn[u, i] = (i // stride) % arities[u]
+                ust[kk] = stride
+                stride *= arities[u]
+            val = _node_terms(tab, train_t, weights, arities, score_kind, ess, v, class_index,
+                              W, used, sum_w, dep, syn, pa, st)
+            for i in range(n_act):
+                r_ = act[i]
+                j = 0
+                if v != class_index:
+                    j = max(test_t[v, r_], 0)
+                for kk in range(nu):
+                    u = upa[kk]
+                    if u != class_index:
+                        j += max(test_t[u, r_], 0) * ust[kk]
+                for t in range(T):
+                    for c in range(n_classes):
+                        out[t, r_, c] += val[t, c, j]
+            continue
+        sub = np.empty((n, n_act), dtype=test_t.dtype)
+        for u in range(n):
+            for i in range(n_act):
+                x = test_t[u, act[i]]
+                sub[u, i] = 0 if x < 0 else x
+        val = _node_terms(tab, train_t, weights, arities, score_kind, ess, v, class_index, W,
+                          used, sum_w, dep, sub, pa, st)
+        for i in range(n_act):
+            r_ = act[i]
+            for t in range(T):
+                for c in range(n_classes):
+                    out[t, r_, c] += val[t, c, i]
+
+
+@njit(cache=True)
 def order_edge_probabilities(tab: TableArrays, order: np.ndarray, class_index: int
                              ) -> tuple[np.ndarray, np.ndarray]:
     """Given an order: ``edge[y, x] = P(y -> x | D, ≺)`` = sum_{Z ∋ y} exp S(x; Z) / sum_Z

@@ -68,7 +68,9 @@ from ..kernels.orders import (
     node_log_sum,
     order_edge_probabilities,
     order_terms,
+    orders_edge_probabilities,
     orders_log_joint,
+    orders_log_joint_barren,
     single_parent_scores,
     sort_table,
 )
@@ -204,9 +206,15 @@ class ScoreTable:
 
     def order_log_joints(self, orders: np.ndarray, train_t: np.ndarray | None,
                          test_t: np.ndarray, class_index: int, out: np.ndarray | None = None,
-                         weights: np.ndarray | None = None) -> np.ndarray:
+                         weights: np.ndarray | None = None, skip: np.ndarray | None = None
+                         ) -> np.ndarray:
         """log P(c, x | D, ≺_t) by Hwang & Zhang eq. 9 for every order t (rows of ``orders``),
         complete test row x and class c.
+
+        With ``skip`` ((n, n_test) bool), variable v's term is left out of row r where
+        ``skip[v, r]`` (a -1 code there reads as state 0). Leaving out barren variables sums
+        them out exactly provided no variable outside the row's barren set may have one as a
+        parent under any of ``orders`` (:meth:`possible_parents`; DESIGN §4).
 
         Parameters
         ----------
@@ -233,10 +241,20 @@ class ScoreTable:
             train_t, weights = self.data_t, self.weights
         elif weights is None:
             weights = np.ones(train_t.shape[1], dtype=np.int64)
-        orders_log_joint(self.arrays(), orders, train_t, np.asarray(weights, dtype=np.int64),
-                         self.arities, self.score_kind,
-                         float(self.ess), test_t, int(class_index), out)
+        args = (self.arrays(), orders, train_t, np.asarray(weights, dtype=np.int64),
+                self.arities, self.score_kind, float(self.ess), test_t)
+        if skip is None:
+            orders_log_joint(*args, int(class_index), out)
+        else:
+            orders_log_joint_barren(*args, np.ascontiguousarray(skip, dtype=bool),
+                                    int(class_index), out)
         return out
+
+    def possible_parents(self, orders: np.ndarray) -> np.ndarray:
+        """``out[t, y, x]``: y is in some parent set of x with nonzero weight in x's sum of
+        eq. 9 under order t (the window of :meth:`edge_probabilities`), (T, n, n) bool."""
+        orders = np.ascontiguousarray(np.atleast_2d(orders), dtype=np.int64)
+        return orders_edge_probabilities(self.arrays(), orders) > 0.0
 
     def edge_probabilities(self, order: np.ndarray, class_index: int
                            ) -> tuple[np.ndarray, np.ndarray]:
