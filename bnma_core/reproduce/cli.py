@@ -4,7 +4,7 @@ HTML report.
 Usage::
 
     bnma reproduce PAPER [--quick] [--workers N] [--scheduler tcp://host:port] [--out DIR]
-                         [--fresh] [--no-progress]
+                         [--dashboard HOST:PORT] [--fresh] [--no-progress]
     python -m bnma_core.reproduce PAPER ...          (the same, without the bnma front end)
 
 PAPER: ``hwang2005``, ``dash2002``, ``ukdb``, ``sugahara``, ``santafe``, ``anchors`` (and
@@ -51,6 +51,10 @@ def configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--scheduler", default=None, metavar="ADDR",
                    help="use an existing Dask scheduler, e.g. tcp://host:8786")
     p.add_argument("--out", default=DEFAULT_OUT, help="results store and reports")
+    p.add_argument("--dashboard", default=None, metavar="HOST:PORT",
+                   help="where the local cluster's Dask dashboard listens during the run "
+                        "(default 127.0.0.1:0: this machine only, a free port; ':0' for every "
+                        "interface)")
     p.add_argument("--fresh", action="store_true", help="recompute the stored cells")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -85,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         summary = run_grid(args.paper, args.out, quick=args.quick, workers=args.workers,
                            scheduler=args.scheduler, fresh=args.fresh,
-                           progress=not args.no_progress)
+                           progress=not args.no_progress,
+                           **({"dashboard_address": args.dashboard} if args.dashboard else {}))
     except ConnectionError as e:
         print(f"bnma reproduce: error: {e}", file=sys.stderr)
         return EXIT_USAGE
