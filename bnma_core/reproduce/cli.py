@@ -22,6 +22,7 @@ The ``bnma`` command adds it with::
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -50,7 +51,9 @@ def configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                    help="worker processes of the local Dask cluster (0 = in this process)")
     p.add_argument("--scheduler", default=None, metavar="ADDR",
                    help="use an existing Dask scheduler, e.g. tcp://host:8786")
-    p.add_argument("--out", default=DEFAULT_OUT, help="results store and reports")
+    p.add_argument("--out", default=None,
+                   help="results store and reports (default: $BNMA_RESULTS_ROOT, the "
+                        f"dashboard's results folder, else {DEFAULT_OUT})")
     p.add_argument("--dashboard", default=None, metavar="HOST:PORT",
                    help="where the local cluster's Dask dashboard listens during the run "
                         "(default 127.0.0.1:0: this machine only, a free port; ':0' for every "
@@ -73,7 +76,10 @@ def run(args: argparse.Namespace) -> int:
     stdout)."""
     from .papers import load_paper, missing_inputs
     from .runner import run_grid, write_report
+    from .store import RESULTS_ROOT_ENV
 
+    if args.out is None:
+        args.out = os.environ.get(RESULTS_ROOT_ENV) or DEFAULT_OUT
     try:
         load_paper(args.paper)
     except NotAvailable as e:

@@ -292,10 +292,9 @@ def write_report(paper: str, out: str | Path, quick: bool = False,
                  summary: RunSummary | None = None, keys: list[dict] | None = None) -> Path:
     """Build the paper's HTML report from the stored cells of its grid and write it
     (atomically) to ``<out>/<paper>/report.html`` (and a copy named after the grid,
-    ``report_quick.html`` / ``report_full.html``). Raises ``ValueError`` while cells of the grid
-    are missing."""
-    from .store import _atomic_write_bytes
-
+    ``report_quick.html`` / ``report_full.html``), each recorded in the store's manifest
+    (:meth:`ResultStore.write_report`). Raises ``ValueError`` while cells of the grid are
+    missing."""
     mod = load_paper(paper)
     store = ResultStore(out, paper)
     keys = list(mod.grid(quick)) if keys is None else keys
@@ -319,6 +318,7 @@ def write_report(paper: str, out: str | Path, quick: bool = False,
                      "cells computed / reused": f"{summary.n_computed} / {summary.n_skipped}"})
     html = mod.report(cells, meta)
     data = html.encode("utf-8")
-    _atomic_write_bytes(store.report_path, data)
-    _atomic_write_bytes(store.dir / f"report_{'quick' if quick else 'full'}.html", data)
+    run_id = summary.run_id if summary is not None else None
+    store.write_report(store.report_path.name, data, run_id)
+    store.write_report(f"report_{'quick' if quick else 'full'}.html", data, run_id)
     return store.report_path
