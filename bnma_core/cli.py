@@ -254,7 +254,9 @@ def _cmd_cv(args: argparse.Namespace) -> int:
                   f"{int(n) // args.folds} incomplete training rows per fold left out")
     if args.out:
         try:
-            results.to_csv(args.out, index=False)
+            from .export import table_csv
+
+            Path(args.out).write_bytes(table_csv(results, index=False))
         except OSError as exc:
             raise CLIError(f"cannot write {args.out}: {exc.strerror or exc}") from None
         print(f"per-fold results written to {args.out}")

@@ -8,7 +8,10 @@ reschedules the tasks of a dead worker; ``allowed-failures`` bounds it): nothing
 
 By default a ``LocalCluster(processes=True)`` is started with ``workers`` single-threaded
 worker processes; ``scheduler="tcp://host:port"`` uses an existing cluster (same code path;
-the cluster's workers need this package installed).
+the cluster's workers need this package installed). The local cluster's scheduler and its
+dashboard listen on this machine only (:data:`DASHBOARD_ADDRESS`; on a shared server the
+dashboard would otherwise show every run to the network) unless ``dashboard_address`` asks
+otherwise.
 """
 
 from __future__ import annotations
@@ -29,7 +32,10 @@ import numpy as np
 from .papers import load_paper
 from .store import ResultStore, code_version, key_id, machine
 
-__all__ = ["run_cell", "run_grid", "write_report", "RunSummary"]
+__all__ = ["run_cell", "run_grid", "write_report", "RunSummary", "DASHBOARD_ADDRESS"]
+
+DASHBOARD_ADDRESS = "127.0.0.1:0"
+"""Where the local cluster's Dask dashboard listens during a run: loopback, a free port."""
 
 
 def run_cell(paper: str, key: dict) -> dict[str, Any]:
@@ -65,7 +71,8 @@ def run_grid(paper: str, out: str | Path, quick: bool = False, workers: int = 2,
              scheduler: str | None = None, fresh: bool = False,
              progress: bool | Callable[[int, int, dict], None] = False,
              should_stop: Callable[[], bool] | None = None,
-             keys: list[dict] | None = None, compact_every: int = 2000) -> RunSummary:
+             keys: list[dict] | None = None, compact_every: int = 2000,
+             dashboard_address: str = DASHBOARD_ADDRESS) -> RunSummary:
     """Run every missing cell of ``paper``'s grid and store it.
 
     Parameters
@@ -95,6 +102,9 @@ def run_grid(paper: str, out: str | Path, quick: bool = False, workers: int = 2,
         Fold the stored cell files into one part file (:meth:`ResultStore.compact`) after
         this many newly stored cells, and once when the run ends (0 = never), so that a
         grid of thousands of cells stays quick to read.
+    dashboard_address : str
+        ``host:port`` of the local cluster's Dask dashboard (default: this machine only, a
+        free port; ``":0"`` listens on every interface). Ignored with ``scheduler``.
     """
     mod = load_paper(paper)
     if workers < 0:
@@ -117,7 +127,7 @@ def run_grid(paper: str, out: str | Path, quick: bool = False, workers: int = 2,
                 summary.stopped = True
         elif todo:
             summary.stopped = _run_dask(paper, todo, workers, scheduler, stored, should_stop,
-                                        failures)
+                                        failures, dashboard_address)
     finally:
         if bar is not None:
             bar.close()
@@ -220,13 +230,14 @@ def _collect(fut, stored: Callable[[dict], None], failures: list[str]) -> bool:
 
 def _run_dask(paper: str, todo: list[dict], workers: int, scheduler: str | None,
               stored: Callable[[dict], None], should_stop: Callable[[], bool] | None,
-              failures: list[str]) -> bool:
+              failures: list[str], dashboard_address: str = DASHBOARD_ADDRESS) -> bool:
     from dask.distributed import Client, LocalCluster, as_completed, wait
 
     cluster = None
     if scheduler is None:
         cluster = LocalCluster(n_workers=max(workers, 1), threads_per_worker=1, processes=True,
-                               dashboard_address=":0", silence_logs=logging.CRITICAL)
+                               host="127.0.0.1", dashboard_address=dashboard_address,
+                               silence_logs=logging.CRITICAL)
         client = Client(cluster)
     else:
         try:
@@ -281,10 +292,9 @@ def write_report(paper: str, out: str | Path, quick: bool = False,
                  summary: RunSummary | None = None, keys: list[dict] | None = None) -> Path:
     """Build the paper's HTML report from the stored cells of its grid and write it
     (atomically) to ``<out>/<paper>/report.html`` (and a copy named after the grid,
-    ``report_quick.html`` / ``report_full.html``). Raises ``ValueError`` while cells of the grid
-    are missing."""
-    from .store import _atomic_write_bytes
-
+    ``report_quick.html`` / ``report_full.html``), each recorded in the store's manifest
+    (:meth:`ResultStore.write_report`). Raises ``ValueError`` while cells of the grid are
+    missing."""
     mod = load_paper(paper)
     store = ResultStore(out, paper)
     keys = list(mod.grid(quick)) if keys is None else keys
@@ -308,6 +318,7 @@ def write_report(paper: str, out: str | Path, quick: bool = False,
                      "cells computed / reused": f"{summary.n_computed} / {summary.n_skipped}"})
     html = mod.report(cells, meta)
     data = html.encode("utf-8")
-    _atomic_write_bytes(store.report_path, data)
-    _atomic_write_bytes(store.dir / f"report_{'quick' if quick else 'full'}.html", data)
+    run_id = summary.run_id if summary is not None else None
+    store.write_report(store.report_path.name, data, run_id)
+    store.write_report(f"report_{'quick' if quick else 'full'}.html", data, run_id)
     return store.report_path
