@@ -74,7 +74,8 @@ FIGURE_WIDTH_PX = 680
 
 PRINT_CSS = (
     "@page{size:A4;margin:15mm}"
-    ".status-present{color:#1a7f37;font-weight:bold}.status-na{color:#777}"
+    ".status-present{color:#1a7f37;font-weight:bold;white-space:nowrap}"
+    ".status-na{color:#777;white-space:nowrap}"
     "table{max-width:100%}td,th{word-break:break-word;vertical-align:top}"
     "@media print{body{max-width:none;margin:0;font-size:10pt}"
     "h2{break-after:avoid;page-break-after:avoid}"
