@@ -133,6 +133,16 @@ def test_same_tables_in_process_and_on_two_dask_workers():
     assert sorted(calls) == [(i, 6) for i in range(1, 7)]
 
 
+def test_stop_on_dask_cancels_the_fits_not_finished():
+    calls = []
+    res, pred = cross_validate(WBC, ["nb", "tan"], folds=3, workers=2, return_proba=True,
+                               progress=lambda done, total, m, f: calls.append((m, f)),
+                               should_stop=lambda: len(calls) >= 1)
+    assert 1 <= len(res) < 6 and len(calls) == len(res)
+    tab = pred.table()
+    assert set(zip(tab["method"], tab["fold"])) == set(zip(res["method"], res["fold"]))
+
+
 def test_n_jobs_is_the_former_name_of_workers():
     with pytest.warns(FutureWarning, match="renamed workers"):
         a = cross_validate(WBC, ["nb"], folds=3, n_jobs=1)
