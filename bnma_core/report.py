@@ -422,10 +422,15 @@ def build_model_report(ds: DiscreteDataset, results: pd.DataFrame, predictions: 
     cont = {c for cp in predictions.cut_points.values() for c in cp}
     if cont:
         how = (f"Continuous predictors are discretized by {disc}"
-               + (f" into {bins} bins" if disc == "quantile" and bins else "")
-               + ", the cut points fitted on the training rows of each fold only (test rows "
-               "never move a cut point). States of categorical predictors come from the whole "
-               "file (they carry no outcome information).")
+               + (f" into {bins} bins" if disc == "quantile" and bins else ""))
+        if ds.raw is not None:
+            how += (", the cut points fitted on the training rows of each fold only (test "
+                    "rows never move a cut point).")
+        else:
+            how += (", once on the whole file (the data was given already coded, so every "
+                    "fold has the same cut points).")
+        how += (" States of categorical predictors come from the whole file (they carry no "
+                "outcome information).")
         item("9b", True, "section 9b", ("Predictor handling: discretization", how),
              ("Cut points per fold (value ≤ cut → lower bin)",
               _cut_point_table(predictions.cut_points)))
