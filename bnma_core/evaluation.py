@@ -511,7 +511,12 @@ class CVPredictions:
         if len(classes) < 2 or absent:
             raise ValueError("The table needs one probability column per class, named "
                              "P(<class>), for at least two classes.")
+        from .export import csv_safe
+
         code = {c: k for k, c in enumerate(classes)}
+        # a label a spreadsheet would read as a formula was written with a leading quote
+        # (bnma_core.export.table_csv); read it back as the class it names
+        code.update({csv_safe(c): k for c, k in list(code.items())})
         truth = table["true_class"].astype(str)
         unknown = sorted(set(truth) - set(code))
         if unknown:

@@ -176,6 +176,9 @@ def test_bnma_cv_writes_out_of_fold_predictions(tmp_path, capsys):
     assert back.seed == 4 and set(back.cut_points[0]) == {"age", SCRIPT}
     np.testing.assert_allclose(back.proba["nb"], tab[tab["method"] == "nb"][
         ["P(=1+1)", "P(ok)"]].to_numpy())
+    again = CVPredictions.from_table(tab)  # the quoted label reads back as its class
+    assert again.classes == ["=1+1", "ok"]
+    np.testing.assert_array_equal(again.y, back.y)
 
 
 def test_bnma_cv_workers_and_former_n_jobs(tmp_path, capsys):
