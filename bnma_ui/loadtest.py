@@ -88,10 +88,26 @@ def _state(page) -> str:
     return "running"
 
 
-def _switch(page, label: str) -> float:
+SWITCH_TIMEOUT_S = 120.0
+
+
+def _switch(page, label: str, res: LoadResult | None = None) -> float:
+    """Seconds from the click on a page's link to its heading; a switch that takes longer than
+    :data:`SWITCH_TIMEOUT_S` counts as that long (a lower bound) and is noted in
+    ``res.errors``."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     t0 = time.perf_counter()
-    page.locator('[data-testid="stSidebarNav"] a', has_text=label).first.click()
-    page.get_by_role("heading", name=PAGE_HEADINGS[label]).first.wait_for(timeout=120_000)
+    try:
+        page.locator('[data-testid="stSidebarNav"] a', has_text=label).first.click(
+            timeout=SWITCH_TIMEOUT_S * 1000)
+        page.get_by_role("heading", name=PAGE_HEADINGS[label]).first.wait_for(
+            timeout=SWITCH_TIMEOUT_S * 1000)
+    except PlaywrightTimeout:
+        if res is None:
+            raise
+        res.errors.append(f"observer: the switch to {label} took more than "
+                          f"{SWITCH_TIMEOUT_S:.0f} s")
     return time.perf_counter() - t0
 
 
@@ -205,7 +221,7 @@ def _watch_runs(sessions, observer, res: LoadResult, pid: int,
                 ended[i] = time.perf_counter()
                 if state == "error":
                     res.errors.append(f"session {i}: exception shown")
-        switches.append(_switch(observer[1], target))
+        switches.append(_switch(observer[1], target, res))
         target = "Compare methods" if target == "Order MCMC" else "Order MCMC"
     return ended, switches, peak
 
