@@ -30,7 +30,6 @@ from .browser import (
     LAPTOP,
     exception_text,
     headless_chromium,
-    laptop_page,
     nav,
     rss_mb,
     set_number,
@@ -315,21 +314,55 @@ def _outcome(page) -> str:
     return "ok"
 
 
-def _act(page, label: str, action, timeout: float) -> dict:
-    t0 = time.perf_counter()
+def _settle(page, label: str, t0: float, deadline: float) -> dict:
+    """Wait (until ``deadline``) for a tab's action to finish; what it showed and how long it
+    took from its start (an upper bound: the tabs are waited for one after another)."""
     try:
-        action()
-        wait_idle(page, timeout=timeout)
+        wait_idle(page, timeout=max(deadline - time.time(), 1.0))
         outcome = _outcome(page)
     except Exception as e:  # noqa: BLE001 - a hostile action that hangs is itself a finding
-        outcome = f"no answer within {timeout:.0f} s ({type(e).__name__})"
+        outcome = f"no answer by the end of the round ({type(e).__name__})"
     return {"action": label, "seconds": round(time.perf_counter() - t0, 2), "shown": outcome}
 
 
+def _launch(browser, label: str, start, timeout: float):
+    """A fresh tab with ``start(page)`` begun in it; ``(label, context, page, t0)`` or a record
+    of the failure to begin."""
+    ctx = browser.new_context(viewport=LAPTOP)
+    page = ctx.new_page()
+    page.set_default_timeout(timeout * 1000)
+    try:
+        start(page)
+    except Exception as e:  # noqa: BLE001 - recorded, the other actions go on
+        ctx.close()
+        return {"action": label, "seconds": 0.0, "shown": f"could not start ({type(e).__name__})"}
+    return label, ctx, page, time.perf_counter()
+
+
+def _start_upload(url: str, name: str, path: Path, timeout: float):
+    def start(page) -> None:
+        page.goto(url)
+        wait_idle(page, timeout=timeout)
+        page.get_by_text("My own CSV file").click()
+        wait_idle(page, timeout=timeout)
+        page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
+            _named(path, name))
+    return start
+
+
+def _start_reports(url: str, timeout: float):
+    def start(page) -> None:
+        page.goto(url)
+        wait_idle(page, timeout=timeout)
+        _type_store_folder(page)
+    return start
+
+
 def hostile_session(url: str, stop, out: Path, timeout: float = 120.0) -> None:
-    """Open every crafted link and upload every odd file, one fresh tab per action, round after
-    round until ``stop`` (a multiprocessing event) is set; write the records to ``out`` (JSON).
-    Runs in its own process (playwright's sync API is single-threaded)."""
+    """Rounds of hostile actions until ``stop`` (a multiprocessing event) is set: every crafted
+    link and every odd upload, each in a fresh tab, all begun at once (a visitor does not wait
+    for the server), then each tab waited for until the round's ``timeout``; the records go to
+    ``out`` (JSON). Runs in its own process (playwright's sync API is single-threaded)."""
     files = hostile_uploads()
     records: list[dict] = []
     folder = Path(tempfile.mkdtemp(prefix="bnma_hostile_"))
@@ -339,29 +372,24 @@ def hostile_session(url: str, stop, out: Path, timeout: float = 120.0) -> None:
         files[label] = (name, path)
     with headless_chromium() as browser:
         while not stop.is_set():
-            for label, query in HOSTILE_LINKS.items():
-                if stop.is_set():
-                    break
-                with laptop_page(browser, timeout_ms=int(timeout * 1000)) as page:
-                    records.append(_act(page, f"link: {label}",
-                                        lambda p=page, q=query: p.goto(url + "/" + q), timeout))
-            for label, (name, data) in files.items():
-                if stop.is_set():
-                    break
-                with laptop_page(browser, timeout_ms=int(timeout * 1000)) as page:
-                    page.goto(url)
-                    wait_idle(page, timeout=timeout)
-                    page.get_by_text("My own CSV file").click()
-                    wait_idle(page, timeout=timeout)
-                    box = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
-                    records.append(_act(page, f"upload: {label}", lambda b=box, n=name, d=data:
-                                        b.set_input_files(_named(d, n)), timeout))
-            if not stop.is_set():
-                with laptop_page(browser, timeout_ms=int(timeout * 1000)) as page:
-                    page.goto(url)
-                    wait_idle(page, timeout=timeout)
-                    records.append(_act(page, "Reports: store folder /tmp/bnma_hostile",
-                                        lambda p=page: _type_store_folder(p), timeout))
+            starts = [(f"link: {label}", lambda p, q=query: p.goto(url + "/" + q,
+                                                                   wait_until="commit"))
+                      for label, query in HOSTILE_LINKS.items()]
+            starts += [(f"upload: {label}", _start_upload(url, name, path, timeout))
+                       for label, (name, path) in files.items()]
+            starts.append(("Reports: store folder /tmp/bnma_hostile",
+                           _start_reports(url, timeout)))
+            tabs = []
+            for label, start in starts:
+                tab = _launch(browser, label, start, timeout)
+                if isinstance(tab, dict):
+                    records.append(tab)
+                else:
+                    tabs.append(tab)
+            deadline = time.time() + timeout
+            for label, ctx, page, t0 in tabs:
+                records.append(_settle(page, label, t0, deadline))
+                ctx.close()
             out.write_text(json.dumps(records, indent=1))
     out.write_text(json.dumps(records, indent=1))
     shutil.rmtree(folder, ignore_errors=True)
