@@ -20,6 +20,7 @@ import multiprocessing
 import re
 import shutil
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -108,6 +109,28 @@ def _switch(page, label: str, res: LoadResult | None = None) -> float:
         res.errors.append(f"observer: the switch to {label} took more than "
                           f"{SWITCH_TIMEOUT_S:.0f} s")
     return time.perf_counter() - t0
+
+
+class _PeakRss:
+    """The largest RSS of a process, read every ``interval`` s in a thread until
+    :meth:`stop`."""
+
+    def __init__(self, pid: int, interval: float = 0.25) -> None:
+        self.pid, self.interval, self.peak = pid, interval, rss_mb(pid)
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._done.wait(self.interval):
+            now = rss_mb(self.pid)
+            if now == now:  # not NaN
+                self.peak = max(self.peak, now)
+
+    def stop(self) -> float:
+        self._done.set()
+        self._thread.join()
+        return self.peak
 
 
 def _settled_rss(pid: int, timeout: float = 90.0) -> float:
@@ -241,6 +264,7 @@ def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = N
         sessions, observer = _prepare_sessions(browser, url, n_sessions, iterations)
         # every page imported and the server's one-time kernel warm-up settled, before any run
         res.rss_start_mb = _settled_rss(proc.pid, timeout=180.0)
+        sampler = _PeakRss(proc.pid)  # every 0.25 s: a short spike is not missed
         visitor = _start_hostile(url, log_dir / f"{tag}_actions.json") if hostile else None
         started = _click_run(sessions, res, log_dir, n_sessions)
         try:
@@ -248,7 +272,7 @@ def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = N
         finally:
             if visitor is not None:
                 res.hostile_actions = _stop_hostile(*visitor)
-                peak = max(peak, rss_mb(proc.pid))
+            peak = max(peak, sampler.stop())
         res.completed = len(ended)
         res.run_seconds = [round(ended[i] - started[i], 2) for i in sorted(ended)]
         if switches:
