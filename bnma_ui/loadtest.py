@@ -266,6 +266,8 @@ def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = N
         res.rss_start_mb = _settled_rss(proc.pid, timeout=180.0)
         sampler = _PeakRss(proc.pid)  # every 0.25 s: a short spike is not missed
         visitor = _start_hostile(url, log_dir / f"{tag}_actions.json") if hostile else None
+        if visitor is not None:  # its first round begun: its heavy part meets the runs
+            visitor[1].wait(300)
         started = _click_run(sessions, res, log_dir, n_sessions)
         try:
             ended, switches, peak = _watch_runs(sessions, observer, res, proc.pid, timeout)
@@ -382,11 +384,12 @@ def _start_reports(url: str, timeout: float):
     return start
 
 
-def hostile_session(url: str, stop, out: Path, timeout: float = 120.0) -> None:
+def hostile_session(url: str, stop, out: Path, timeout: float = 120.0, begun=None) -> None:
     """Rounds of hostile actions until ``stop`` (a multiprocessing event) is set: every crafted
     link and every odd upload, each in a fresh tab, all begun at once (a visitor does not wait
     for the server), then each tab waited for until the round's ``timeout``; the records go to
-    ``out`` (JSON). Runs in its own process (playwright's sync API is single-threaded)."""
+    ``out`` (JSON). Runs in its own process (playwright's sync API is single-threaded);
+    ``begun`` (a multiprocessing event) is set once the first round's tabs have all begun."""
     files = hostile_uploads()
     records: list[dict] = []
     folder = Path(tempfile.mkdtemp(prefix="bnma_hostile_"))
@@ -410,6 +413,8 @@ def hostile_session(url: str, stop, out: Path, timeout: float = 120.0) -> None:
                     records.append(tab)
                 else:
                     tabs.append(tab)
+            if begun is not None:
+                begun.set()
             deadline = time.time() + timeout
             for label, ctx, page, t0 in tabs:
                 records.append(_settle(page, label, t0, deadline))
@@ -439,13 +444,14 @@ def _type_store_folder(page) -> None:
 def _start_hostile(url: str, out: Path, timeout: float = 120.0):
     """The hostile visitor in a child process (spawned: a fresh interpreter)."""
     ctx = multiprocessing.get_context("spawn")
-    stop = ctx.Event()
-    proc = ctx.Process(target=hostile_session, args=(url, stop, out, timeout), daemon=True)
+    stop, begun = ctx.Event(), ctx.Event()
+    proc = ctx.Process(target=hostile_session, args=(url, stop, out, timeout, begun),
+                       daemon=True)
     proc.start()
-    return proc, stop, out
+    return proc, begun, stop, out
 
 
-def _stop_hostile(proc, stop, out: Path, timeout: float = 180.0) -> list[dict]:
+def _stop_hostile(proc, begun, stop, out: Path, timeout: float = 180.0) -> list[dict]:
     """Ask the visitor to stop after its current action; its records."""
     stop.set()
     proc.join(timeout)
