@@ -327,9 +327,11 @@ def _outcome(page) -> str:
     exc = exception_text(page)
     if exc is not None:
         return "EXCEPTION: " + exc.splitlines()[0][:160]
-    if page.locator('a[href^="javascript:"], a[href*="evil.example"], '
-                    'img[src*="evil.example"]').count():
-        return "MARKDOWN RENDERED: a link or image from the visitor's text is on the page"
+    planted = page.locator('a[href^="javascript:"], a[href*="evil.example"], '
+                           'img[src*="evil.example"]')
+    if planted.count():
+        tag = planted.first.evaluate("e => e.outerHTML")
+        return f"MARKDOWN RENDERED: the visitor's text became {tag[:120]}"
     chip = page.locator('[data-testid="stFileChipIconError"]')
     if chip.count():
         return "upload refused by the uploader"
