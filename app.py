@@ -24,10 +24,9 @@ from bnma_core.data import (
     DataError,
     choose_class_column,
     informative_features,
-    load_dataset,
     numeric_class_warning,
-    read_table,
 )
+from bnma_core.limits import INPUT_RANGES, MAX_COLUMNS
 from bnma_core.viz import class_balance_figure
 from bnma_ui import cache
 from bnma_ui.models import method_limits
@@ -45,6 +44,8 @@ from bnma_ui.state import (
 )
 from bnma_ui.widgets import (
     chart,
+    md_code,
+    md_escape,
     page_files,
     page_icon,
     page_links,
@@ -80,9 +81,10 @@ SEP_CHARS = {"comma": ",", "semicolon": ";", "tab": "\t"}
 DEC_CHOICES = {"auto": "Detect", "point": "Point: 3.5", "comma": "Comma: 3,5"}
 DEC_CHARS = {"point": ".", "comma": ","}
 assert set(SEP_CHARS.values()) == set(SEPARATORS) and set(DEC_CHARS.values()) == set(DECIMAL_MARKS)
-UPLOAD_KEY = "_bnma_upload"  # (file name, bytes) of the last uploaded CSV
+UPLOAD_KEY = "_bnma_upload"  # (file name, bytes, content hash, file id) of the last upload
 RESTORED_KEY = "_bnma_url_restored"  # the URL was read once in this session
 LOST_UPLOAD_KEY = "_bnma_lost_upload"  # a link named an upload we do not have
+URL_PROBLEMS_KEY = "_bnma_url_problems"  # what a restored link asked for that was not used
 KEEP_FOR_KEY = "_bnma_keep_for"  # (class, features) the kept-feature widgets belong to
 DEFAULT_KEEP = 20  # features kept by default when the user reduces a wide dataset
 
@@ -98,34 +100,72 @@ WIDGET_OF = {"src": "app_source", "file": "app_sample_file", "target": "app_targ
 # --------------------------------------------------------------------------------------------
 
 
-@st.cache_data(show_spinner="Reading the file...", max_entries=32)
-def _table(raw: bytes, sep: str | None, decimal: str | None) -> pd.DataFrame:
-    return read_table(raw, sep=sep, decimal=decimal)
+CHOICES = {"src": SOURCES, "disc": DISCRETIZATIONS, "missing": MISSING, "sep": SEP_CHOICES,
+           "dec": DEC_CHOICES, "net": NETWORKS}
+"""The spec fields with a fixed set of values (those of the Data page's widgets)."""
+MAX_NAME_CHARS = 1000  # one file, column or variable name in a link
 
 
-@st.cache_data(show_spinner="Reading and encoding the data...", max_entries=32)
-def _load_csv(raw: bytes, target: str | None, discretization: str, n_bins: int, missing: str,
-              sep: str | None, decimal: str | None, drop: tuple[str, ...], class_bins: int):
-    return load_dataset(raw, target, discretization=discretization, n_bins=n_bins,
-                        missing=missing, sep=sep, decimal=decimal, drop_columns=list(drop),
-                        class_bins=class_bins)
+def checked_spec(spec: dict) -> tuple[dict, list[str]]:
+    """``spec`` with every value no widget of the Data page could take left out (the widget's
+    default then applies), and one plain sentence per value left out. Numbers are checked
+    against :data:`bnma_core.limits.INPUT_RANGES` (the widgets' own ranges), choices against
+    the widgets' options: before anything is built from them."""
+    out, problems = {}, []
+    for k, v in spec.items():
+        if k in INPUT_RANGES:
+            problem = INPUT_RANGES[k].problem(v)
+            if problem:
+                problems.append(f"{problem} The link's value was not used: the default "
+                                f"({INPUT_RANGES[k].default:,}) applies.")
+                continue
+            v = int(v)
+        elif k in CHOICES and v not in CHOICES[k]:
+            problems.append(f"The link asks for {k}={str(v)[:40]!r}, which is not one of "
+                            f"{', '.join(CHOICES[k])}: the default applies.")
+            continue
+        elif isinstance(v, list) and len(v) > MAX_COLUMNS:
+            problems.append(f"The link names {len(v):,} columns in {k}; at most "
+                            f"{MAX_COLUMNS:,} are possible: the default applies.")
+            continue
+        elif not isinstance(v, list) and len(str(v)) > MAX_NAME_CHARS:
+            problems.append(f"The link's {k} is {len(str(v)):,} characters long; at most "
+                            f"{MAX_NAME_CHARS:,} are possible: the default applies.")
+            continue
+        out[k] = v
+    return out, problems
 
 
-def _raw_bytes(spec: dict) -> tuple[bytes | None, str]:
+def _check_numbers(spec: dict) -> None:
+    """:class:`DataError` for a number of ``spec`` outside its widget's range."""
+    for k in INPUT_RANGES:
+        if k in spec:
+            problem = INPUT_RANGES[k].problem(spec[k])
+            if problem:
+                raise DataError(problem)
+
+
+def _raw_bytes(spec: dict) -> tuple[bytes | None, str, str]:
+    """The CSV's bytes, its label and its content hash (None, "", "" for an upload that is
+    not in this session)."""
     if spec["src"] == "bundled":
         name = spec.get("file") or cache.sample_csv_files()[0]
         if name not in cache.sample_csv_files():
             raise DataError(f"There is no bundled file named {name!r}.")
-        return cache.sample_csv_bytes(name), f"sample_data/{name}"
+        raw = cache.sample_csv_bytes(name)
+        return raw, f"sample_data/{name}", cache.content_hash(raw)
     stored = st.session_state.get(UPLOAD_KEY)
     if stored is None:
-        return None, ""
-    return stored[1], f"uploaded {stored[0]}"
+        return None, "", ""
+    return stored[1], f"uploaded {stored[0]}", stored[2]
 
 
 def build_dataset(spec: dict):
-    """(dataset, label, network name or None) for a dataset spec (``bnma_ui.state``); the
-    dataset is None for an upload that is not in this session."""
+    """(dataset, label, network name or None, origin) for a dataset spec
+    (``bnma_ui.state``); the dataset is None for an upload that is not in this session. The
+    origin hashes the file's content and every field of the spec: the key of every result
+    shared between sessions (:func:`bnma_ui.state.data_id`)."""
+    _check_numbers(spec)
     if spec["src"] == "network":
         name = spec.get("net", "alarm")
         if name not in NETWORKS:
@@ -134,23 +174,26 @@ def build_dataset(spec: dict):
         target = spec.get("cls") or DEFAULT_CLASS.get(name, bn.names[-1])
         if target not in bn.names:
             raise DataError(f"{target!r} is not a variable of {name}.")
-        rows, seed = int(spec.get("rows", 1000)), int(spec.get("seed", 0))
+        rows = int(spec.get("rows", INPUT_RANGES["rows"].default))
+        seed = int(spec.get("seed", INPUT_RANGES["seed"].default))
         ds = cache.sample_network(name, rows, seed, target)
-        label, network = f"{name} sample ({rows} rows, seed {seed})", name
+        label, network, digest = f"{name} sample ({rows} rows, seed {seed})", name, ""
     else:
-        raw, label = _raw_bytes(spec)
+        raw, label, digest = _raw_bytes(spec)
         if raw is None:
-            return None, "", None
-        ds = _load_csv(raw, spec.get("target"), spec.get("disc", "median"),
-                       int(spec.get("bins", 3)), spec.get("missing", "keep"),
-                       SEP_CHARS.get(spec.get("sep", "auto")),
-                       DEC_CHARS.get(spec.get("dec", "auto")),
-                       tuple(spec.get("drop", ())), int(spec.get("cbins", 0)))
+            return None, "", None, None
+        ds = cache.load_csv(raw, spec.get("target"), spec.get("disc", "median"),
+                            int(spec.get("bins", 3)), spec.get("missing", "keep"),
+                            SEP_CHARS.get(spec.get("sep", "auto")),
+                            DEC_CHARS.get(spec.get("dec", "auto")),
+                            tuple(spec.get("drop", ())), int(spec.get("cbins", 0)),
+                            digest=digest)
         network = None
     if spec.get("keep"):
         ds = ds.select_features(spec["keep"])
         label += f", {len(spec['keep'])} features"
-    return ds, label, network
+    origin = cache.content_hash(repr((digest, sorted(spec.items()))).encode())
+    return ds, label, network, origin
 
 
 def restore_from_url() -> None:
@@ -162,6 +205,9 @@ def restore_from_url() -> None:
     spec = spec_from_params(st.query_params)
     if spec is None or get_dataset() is not None:
         return
+    spec, problems = checked_spec(spec)
+    if problems:
+        st.session_state[URL_PROBLEMS_KEY] = problems
     values = {WIDGET_OF[k]: v for k, v in spec.items() if k in WIDGET_OF}
     if spec["src"] == "network" and "cls" in spec:
         values[f"app_net_class_{spec.get('net', 'alarm')}"] = spec["cls"]
@@ -172,11 +218,11 @@ def restore_from_url() -> None:
         st.session_state[LOST_UPLOAD_KEY] = spec.get("file", "your file")
         return
     try:
-        ds, label, network = build_dataset(spec)
+        ds, label, network, origin = build_dataset(spec)
     except DataError:
         return  # the Data page shows the problem with its widgets preset
     if ds is not None:
-        set_dataset(ds, label, network, spec)
+        set_dataset(ds, label, network, spec, origin)
 
 
 # --------------------------------------------------------------------------------------------
@@ -192,12 +238,13 @@ def _network_controls() -> dict:
                              "Data drawn from it show how well the methods recover it.")
     bn = cache.network(name)
     c1, c2 = st.columns(2)
-    n_rows = c1.number_input("Rows", min_value=50, max_value=50_000, step=250,
-                             key=persistent("app_net_rows", 1000),
+    rows, seeds = INPUT_RANGES["rows"], INPUT_RANGES["seed"]
+    n_rows = c1.number_input("Rows", min_value=rows.low, max_value=rows.high, step=250,
+                             key=persistent("app_net_rows", rows.default),
                              help="How many cases to draw. Fewer rows = sparser data, where "
                                   "model averaging helps most.")
-    seed = c2.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1,
-                           key=persistent("app_net_seed", 0),
+    seed = c2.number_input("Seed", min_value=seeds.low, max_value=seeds.high, step=1,
+                           key=persistent("app_net_seed", seeds.default),
                            help="The same seed always gives the same sample.")
     default = DEFAULT_CLASS.get(name, bn.names[-1])
     default = default if default in bn.names else bn.names[-1]
@@ -225,18 +272,22 @@ def _file_controls(source: str) -> str | None:
              "as in 3,5 is recognised). Numbers are grouped into bins; text values are used "
              "as categories; empty cells, '?' and 'NA' count as missing.")
     if uploaded is not None:
-        st.session_state[UPLOAD_KEY] = (uploaded.name, uploaded.getvalue())
+        stored = st.session_state.get(UPLOAD_KEY)
+        file_id = getattr(uploaded, "file_id", None)
+        if stored is None or file_id is None or stored[3] != file_id:  # hashed once per file
+            raw = uploaded.getvalue()
+            st.session_state[UPLOAD_KEY] = (uploaded.name, raw, cache.content_hash(raw), file_id)
         st.session_state.pop(LOST_UPLOAD_KEY, None)
     stored = st.session_state.get(UPLOAD_KEY)
     if stored is None:
         st.info("Choose a CSV file to upload.")
         return None
     if uploaded is None:
-        st.caption(f"Using the file uploaded earlier: **{stored[0]}**")
+        st.caption(f"Using the file uploaded earlier: **{md_escape(stored[0])}**")
     return stored[0]
 
 
-def _reading_controls(raw: bytes) -> tuple[dict, pd.DataFrame]:
+def _reading_controls(raw: bytes, digest: str) -> tuple[dict, pd.DataFrame]:
     """Separator, decimal mark and columns to leave out; returns the spec part and the table
     as read (text values)."""
     with st.expander("How the file is read (separator, decimal mark, columns to leave out)"):
@@ -248,7 +299,7 @@ def _reading_controls(raw: bytes) -> tuple[dict, pd.DataFrame]:
                            key=persistent("app_dec", "auto", list(DEC_CHOICES)),
                            help="'Detect' reads 3,5 as 3.5 when the columns are not "
                                 "separated by commas.")
-        table = _table(raw, SEP_CHARS.get(sep), DEC_CHARS.get(dec))
+        table = cache.csv_table(raw, SEP_CHARS.get(sep), DEC_CHARS.get(dec), digest)
         columns = [str(c) for c in table.columns]
         persistent("app_drop", [])
         st.session_state["app_drop"] = [c for c in st.session_state["app_drop"] if c in columns]
@@ -261,10 +312,10 @@ def _reading_controls(raw: bytes) -> tuple[dict, pd.DataFrame]:
     return dict(sep=sep, dec=dec, drop=drop), table
 
 
-def _option_controls(raw: bytes) -> dict:
+def _option_controls(raw: bytes, digest: str) -> dict:
     """Reading, class column, discretization and missing-value widgets for a CSV (spec
     fields)."""
-    reading, table = _reading_controls(raw)
+    reading, table = _reading_controls(raw, digest)
     columns = [c for c in map(str, table.columns) if c not in reading["drop"]]
     if len(columns) < 2 and reading["drop"]:
         raise DataError("Fewer than two columns are left; leave out fewer columns.")
@@ -278,14 +329,16 @@ def _option_controls(raw: bytes) -> dict:
     col = pd.to_numeric(table[target], errors="coerce")
     n_values = table[target].dropna().nunique()
     if col.notna().sum() == table[target].notna().sum() and n_values > MAX_INT_CATEGORIES:
-        st.warning(f"`{target}` holds numbers with {n_values} different values: as it is, "
+        st.warning(f"{md_code(target)} holds numbers with {n_values} different values: as it is, "
                    "every value would be a class of its own. Group it into a few classes, "
                    "or choose another class column above.")
         group = st.toggle("Group the class into bins", key=persistent("app_cbins_on", True),
                           help="Cuts the numbers into groups holding about equally many "
                                "rows, e.g. ≤ 40, 40–60, > 60.")
         if group:
-            cbins = st.slider("Number of classes", 2, 10, key=persistent("app_cbins", 3))
+            r = INPUT_RANGES["cbins"]
+            cbins = st.slider("Number of classes", r.low, r.high,
+                              key=persistent("app_cbins", r.default))
     disc = st.radio(
         "Numeric measurements: group into bins", list(DISCRETIZATIONS),
         format_func=DISCRETIZATIONS.get, key=persistent("app_disc", "median"),
@@ -294,9 +347,11 @@ def _option_controls(raw: bytes) -> dict:
              "rows. 'None' keeps every distinct value as its own category (at most 64). "
              "Whole-number columns with at most 10 values (like 1-10 scores) are never "
              "grouped.")
-    n_bins = 3
+    r = INPUT_RANGES["bins"]
+    n_bins = r.default
     if disc == "quantile":
-        n_bins = st.slider("Number of groups k", 2, 10, key=persistent("app_bins", 3),
+        n_bins = st.slider("Number of groups k", r.low, r.high,
+                           key=persistent("app_bins", r.default),
                            help="Each numeric column is cut into k groups of about the same "
                                 "number of rows.")
     missing = st.radio(
@@ -378,9 +433,9 @@ def _show_dataset(ds) -> None:
     c[3].metric("Missing values", n_missing)
     warning = numeric_class_warning(ds)
     if warning:
-        st.warning(warning)
+        st.warning(md_escape(warning))
     for note in ds.notices:
-        st.info(note)
+        st.info(md_escape(note))
     preview, summary, balance = st.tabs(["Preview", "Per-column summary", "Class balance"])
     with preview:
         st.caption("The first 20 rows as the models see them (after grouping numeric values). "
@@ -421,7 +476,7 @@ def data_page() -> None:
         "choices: reloading it or sharing the link gives the same data.")
     left, right = st.columns([1, 2], gap="large")
     shown, reduce_box = right.container(), right.container()  # the summary, then "fewer features"
-    ds, label, network, problem, spec = None, "", None, None, None
+    ds, label, network, problem, spec, origin = None, "", None, None, None, None
     with left:
         st.subheader("Data")
         source = st.radio("Where does the data come from?", list(SOURCES),
@@ -431,8 +486,11 @@ def data_page() -> None:
                                "table: one row per patient or case, one column per "
                                "measurement, and one column with the outcome (class).")
         lost = st.session_state.get(LOST_UPLOAD_KEY)
+        for problem in st.session_state.get(URL_PROBLEMS_KEY, []):
+            st.warning(md_escape(problem))
         if source == "upload" and lost:
-            st.warning(f"The link named an uploaded file ({lost}). A file you upload stays in "
+            st.warning(f"The link named an uploaded file ({md_escape(lost)}). A file you "
+                       "upload stays in "
                        "your browser session and cannot be restored from a link: please "
                        "upload it again. The other settings were restored.")
         try:
@@ -441,16 +499,16 @@ def data_page() -> None:
             else:
                 name = _file_controls(source)
                 if name is not None:
-                    raw, _ = _raw_bytes({"src": source, "file": name})
-                    spec = dict(src=source, file=name, **_option_controls(raw))
+                    raw, _, digest = _raw_bytes({"src": source, "file": name})
+                    spec = dict(src=source, file=name, **_option_controls(raw, digest))
             if spec is not None:
-                ds, label, network = build_dataset(spec)
+                ds, label, network, origin = build_dataset(spec)
                 if ds is not None:
                     with reduce_box:
                         keep = _feature_controls(ds)
                     if keep:
                         spec["keep"] = keep
-                        ds, label, network = build_dataset(spec)
+                        ds, label, network, origin = build_dataset(spec)
         except DataError as exc:
             problem = str(exc)
         remember("app_source", "app_sample_file", "app_target", "app_disc", "app_bins",
@@ -461,11 +519,11 @@ def data_page() -> None:
         page_links()
     with shown:
         if problem is not None:
-            st.error(problem)
+            st.error(md_escape(problem))
             st.caption("No dataset is active until this is fixed.")
         if ds is not None:
-            set_dataset(ds, label, network, spec)
-            st.subheader(f"{label}: class `{ds.class_name}`")
+            set_dataset(ds, label, network, spec, origin)
+            st.subheader(f"{md_escape(label)}: class {md_code(ds.class_name)}")
             _show_dataset(ds)
         else:
             clear_dataset()

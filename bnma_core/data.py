@@ -14,6 +14,7 @@ import hashlib
 import io
 import os
 import re
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -24,11 +25,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bnma_core.limits import MAX_BINS, MAX_CELLS, MAX_CLASS_VALUES, MAX_COLUMNS, MAX_ROWS
+
 CODE_DTYPE = np.int32
 """dtype of every code array handed to kernels (one dtype = one numba specialisation)."""
 
 MISSING = -1
-MAX_CLASS_VALUES = 50
 MAX_CATEGORIES = 64
 MIN_COMPLETE_ROWS = 10
 MAX_INT_CATEGORIES = 10
@@ -197,11 +199,57 @@ PYARROW_MIN_BYTES = 1_000_000
 """Files at least this large are tried with pyarrow's reader first (:func:`_read_pyarrow`)."""
 
 
+_TOO_BIG_REMEDY = ("Use a part of the table: leave out columns and rows you do not need in your "
+                   "spreadsheet, save it as CSV and try again.")
+
+
+def _check_size(n_rows: int, n_columns: int, estimated: bool = False) -> None:
+    """:class:`DataError` when a table of ``n_rows`` x ``n_columns`` exceeds :data:`MAX_ROWS`
+    or :data:`MAX_CELLS` (``estimated``: the rows are estimated from the file's beginning)."""
+    about = "about " if estimated else ""
+    if n_rows > MAX_ROWS:
+        raise DataError(f"The file has {about}{n_rows:,} rows; at most {MAX_ROWS:,} are "
+                        f"supported. {_TOO_BIG_REMEDY}")
+    if n_rows * n_columns > MAX_CELLS:
+        raise DataError(f"The file has {about}{n_rows:,} rows x {n_columns:,} columns = "
+                        f"{n_rows * n_columns:,} values; at most {MAX_CELLS:,} are supported. "
+                        f"{_TOO_BIG_REMEDY}")
+
+
+def _check_shape(header: list[str], text: str, raw: bytes | Path | None, min_rows: int
+                 ) -> None:
+    """Refuse a table too wide, too short or too large from its header and beginning, before
+    it is parsed: the columns of ``header``, the rows of ``text`` (the whole file: fewer than
+    ``min_rows`` data rows are refused; or with ``raw`` its beginning, from which the rows of
+    the whole file are estimated)."""
+    if len(header) > MAX_COLUMNS:
+        raise DataError(f"The file has {len(header):,} columns; at most {MAX_COLUMNS:,} are "
+                        "supported. Keep the class and the columns you need in your "
+                        "spreadsheet, save it as CSV and try again.")
+    if raw is None and len(header) > 1:  # the whole text (one column: refused later)
+        n_data = len(_head_lines(text, min_rows + 1)) - 1
+        if 0 < n_data < min_rows:  # (more lines than rows if a quoted cell has a line
+            raise DataError(  # break: fewer lines than the minimum are fewer rows)
+                f"The file has only {n_data} data row(s); at least {min_rows} complete rows "
+                "are needed to learn anything. Add rows and try again.")
+        return
+    if raw is None:
+        return
+    size = raw.stat().st_size if isinstance(raw, Path) else len(raw)
+    head = len(text.encode("utf-8", errors="ignore"))
+    first = len(text.partition("\n")[0].encode("utf-8", errors="ignore")) + 1
+    n_rows = text.count("\n") + (not text.endswith("\n")) - 1
+    if size > head and n_rows > 0:  # the beginning holds the header and some rows
+        _check_size(int((size - first) / ((head - first) / n_rows)), len(header),
+                    estimated=True)
+
+
 def _parse_csv_text(text: str, sep: str | None = None, decimal: str | None = None,
-                    raw: bytes | Path | None = None) -> pd.DataFrame:
+                    raw: bytes | Path | None = None, min_rows: int = 0) -> pd.DataFrame:
     """Parse CSV text. With ``raw`` (a large file: its bytes or its path) ``text`` is only its
     beginning (for the separator and the header): pyarrow reads ``raw``, and the whole text
-    is read and decoded only if the C engine has to read it instead."""
+    is read and decoded only if the C engine has to read it instead. The shape limits are
+    checked on the header and the beginning first (:func:`_check_shape`)."""
     lines = _head_lines(text)
     if not lines:
         raise DataError("The file is empty: it has no header and no rows.")
@@ -221,7 +269,7 @@ def _parse_csv_text(text: str, sep: str | None = None, decimal: str | None = Non
             notices.append(f"Columns are separated by a {SEPARATORS[sep]} (detected).")
     header = next(csv.reader([lines[0]], delimiter=sep))
     header = [h.strip() for h in header]
-    dupes = sorted({h for h in header if header.count(h) > 1})
+    dupes = sorted(h for h, n in Counter(header).items() if n > 1)
     if dupes:
         raise DataError(
             "Some column names appear more than once: "
@@ -230,6 +278,7 @@ def _parse_csv_text(text: str, sep: str | None = None, decimal: str | None = Non
         )
     if any(h == "" for h in header):
         raise DataError("A column has no name in the header row; give every column a name.")
+    _check_shape(header, text, raw, min_rows)
     df = _read_pyarrow(text, raw, sep, header)
     try:
         if df is None:
@@ -240,6 +289,10 @@ def _parse_csv_text(text: str, sep: str | None = None, decimal: str | None = Non
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         raise DataError(f"The file could not be read as a CSV table: {exc}".strip()) from None
     df.columns = [str(c).strip() for c in df.columns]
+    _check_size(len(df), df.shape[1])
+    if 0 < len(df) < min_rows and df.shape[1] > 1:
+        raise DataError(f"The file has only {len(df)} data row(s); at least {min_rows} "
+                        "complete rows are needed to learn anything. Add rows and try again.")
     if decimal is None:  # European spreadsheets: "3,5" means 3.5 when ';' separates columns
         commas = _decimal_comma_columns(df) if sep != "," else []
         decimal = "," if commas else "."
@@ -254,8 +307,8 @@ def _parse_csv_text(text: str, sep: str | None = None, decimal: str | None = Non
     return df
 
 
-def read_table(source: Any, sep: str | None = None, decimal: str | None = None
-               ) -> pd.DataFrame:
+def read_table(source: Any, sep: str | None = None, decimal: str | None = None,
+               min_rows: int = 0) -> pd.DataFrame:
     """Read a table from a path, raw bytes, a file-like object or a DataFrame.
 
     Values are returned as text (or the DataFrame's own values); typing happens in
@@ -264,10 +317,15 @@ def read_table(source: Any, sep: str | None = None, decimal: str | None = None
     comma-separated and every value of a column is a number like ``3,5``. ``df.attrs`` holds
     the ``sep`` and ``decimal`` used and plain-language ``notices`` of what was detected.
 
+    The shape limits of :mod:`bnma_core.limits` (columns, rows, values) are checked on the
+    header and the file's beginning before the table is parsed, and again on the table;
+    a file with fewer than ``min_rows`` data rows is refused before it is parsed.
+
     Raises
     ------
     DataError
-        Empty, binary or unparsable input, duplicate or empty column names.
+        Empty, binary or unparsable input, duplicate or empty column names, a table outside
+        the shape limits.
     """
     if isinstance(source, pd.DataFrame):
         if source.columns.duplicated().any():
@@ -284,7 +342,7 @@ def read_table(source: Any, sep: str | None = None, decimal: str | None = None
             raise DataError(f"{path} is a folder, not a CSV file.")
         if path.stat().st_size >= PYARROW_MIN_BYTES:  # pyarrow reads the file itself
             with path.open("rb") as fh:
-                parsed = _parse_large(fh.read(65536), sep, decimal, path)
+                parsed = _parse_large(_head_bytes(fh), sep, decimal, path, min_rows)
             if parsed is not None:
                 return parsed
         raw = path.read_bytes()
@@ -297,14 +355,31 @@ def read_table(source: Any, sep: str | None = None, decimal: str | None = None
     else:
         raise DataError(f"Cannot read data from an object of type {type(source).__name__}.")
     if len(raw) >= PYARROW_MIN_BYTES:
-        parsed = _parse_large(raw[:65536], sep, decimal, raw)
+        parsed = _parse_large(_head_bytes(io.BytesIO(raw)), sep, decimal, raw, min_rows)
         if parsed is not None:
             return parsed
-    return _parse_csv_text(_decode(raw), sep, decimal)
+    return _parse_csv_text(_decode(raw), sep, decimal, min_rows=min_rows)
 
 
-def _parse_large(head_raw: bytes, sep: str | None, decimal: str | None, raw: bytes | Path
-                 ) -> pd.DataFrame | None:
+HEAD_BYTES = 65536
+"""A large file's beginning read for its separator and header: at least this many bytes, and
+always the whole header line (however wide the table)."""
+
+
+def _head_bytes(fh: Any) -> bytes:
+    """The beginning of a binary file: :data:`HEAD_BYTES`, extended to the end of the first
+    line that is not blank (the header), and then to the end of a line."""
+    head = fh.read(HEAD_BYTES)
+    while head and b"\n" not in head.lstrip(b"\r\n \t"):
+        more = fh.read(HEAD_BYTES)
+        if not more:
+            return head
+        head += more
+    return head
+
+
+def _parse_large(head_raw: bytes, sep: str | None, decimal: str | None, raw: bytes | Path,
+                 min_rows: int = 0) -> pd.DataFrame | None:
     """A large file (its bytes or its path) parsed from its beginning ``head_raw`` (separator,
     header) and then by pyarrow; None when its beginning is binary or blank."""
     if b"\x00" in head_raw[:4096]:
@@ -312,7 +387,7 @@ def _parse_large(head_raw: bytes, sep: str | None, decimal: str | None, raw: byt
     head = head_raw.decode("utf-8-sig", errors="ignore")
     if not head.strip():
         return None
-    return _parse_csv_text(head[: head.rfind("\n") + 1] or head, sep, decimal, raw)
+    return _parse_csv_text(head[: head.rfind("\n") + 1] or head, sep, decimal, raw, min_rows)
 
 
 # --------------------------------------------------------------------------------------------
@@ -683,8 +758,13 @@ def check_discretization(method: str, n_bins: int = 3) -> None:
         raise DataError(
             f"Unknown discretization {method!r}; choose one of {', '.join(DISCRETIZATIONS)}."
         )
-    if method == "quantile" and not (2 <= int(n_bins) <= 20):
-        raise DataError(f"The number of bins must be between 2 and 20 (got {n_bins}).")
+    try:
+        k = int(n_bins)
+    except (TypeError, ValueError):
+        k = -1
+    if method == "quantile" and not 2 <= k <= MAX_BINS:
+        raise DataError(f"The number of bins must be between 2 and {MAX_BINS} (got "
+                        f"{str(n_bins)[:40]}); choose fewer bins.")
 
 
 # --------------------------------------------------------------------------------------------
@@ -949,7 +1029,8 @@ def prepare_frame_rows(source: Any, target: str | None = None, drop_id_columns: 
     choice); ``class_bins`` > 1 groups a numeric class column into that many equal-frequency
     bins; constant columns (one value in every row) are left out with a notice.
     """
-    df = read_table(source, sep=sep, decimal=decimal)
+    class_bins = check_class_bins(class_bins)
+    df = read_table(source, sep=sep, decimal=decimal, min_rows=MIN_COMPLETE_ROWS)
     notices: list[str] = list(df.attrs.get("notices", []))
     drop_columns = [str(c) for c in (drop_columns or ())]
     unknown = [c for c in drop_columns if c not in df.columns]
@@ -978,8 +1059,8 @@ def prepare_frame_rows(source: Any, target: str | None = None, drop_id_columns: 
         df = df.loc[y.notna()].reset_index(drop=True)
         y = df[cls]
     labels = _labels(y)
-    if class_bins and int(class_bins) > 1:
-        labels = _bin_class(y, cls, int(class_bins), notices)
+    if class_bins > 1:
+        labels = _bin_class(y, cls, class_bins, notices)
     n_classes = labels.nunique()
     if n_classes < 2:
         only = labels.iloc[0] if len(labels) else "(none)"
@@ -1007,6 +1088,20 @@ def prepare_frame_rows(source: Any, target: str | None = None, drop_id_columns: 
             notices.append("Identifier-like column(s) removed (every value distinct): "
                            + ", ".join(ids) + ".")
     return X.reset_index(drop=True), labels.reset_index(drop=True), notices, row_ids
+
+
+def check_class_bins(class_bins: Any) -> int:
+    """The number of class bins as an int (0 or 1: the class is not grouped), or
+    :class:`DataError` unless it is a whole number from 0 to :data:`MAX_CLASS_VALUES` (more
+    classes are refused anyway): checked before any bin is computed."""
+    try:
+        k = int(class_bins or 0)
+    except (TypeError, ValueError):
+        k = -1
+    if not 0 <= k <= MAX_CLASS_VALUES:
+        raise DataError(f"The number of class groups must be between 2 and {MAX_CLASS_VALUES} "
+                        f"(got {str(class_bins)[:40]}); choose fewer groups.")
+    return k
 
 
 def _bin_class(y: pd.Series, cls: str, k: int, notices: list[str]) -> pd.Series:
@@ -1145,6 +1240,7 @@ def load_dataset(source: Any, target: str | None = None, *, discretization: str 
     """
     if missing not in MISSING_POLICIES:
         raise DataError(f"Unknown missing-value policy {missing!r}; use 'drop' or 'keep'.")
+    check_discretization(discretization, n_bins)  # before the file is read
     with _factorizing_once():  # each categorical column factorized once
         X, labels, notices, row_ids = prepare_frame_rows(
             source, target, drop_id_columns, sep=sep, decimal=decimal,

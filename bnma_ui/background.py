@@ -36,6 +36,8 @@ from typing import Any
 import streamlit as st
 from streamlit.logger import get_logger
 
+from .widgets import md_escape
+
 LOG = get_logger("bnma_ui.background")  # Streamlit's handler: lines reach the server log
 ORPHAN_SECONDS = 60.0  # stop a run of a closed session that has not been polled this long
 UNWATCHED_SECONDS = 1800.0  # stop any run nobody has polled for this long
@@ -291,7 +293,7 @@ def finished(name: str, state: dict, expected: tuple[type[BaseException], ...] =
 def show_error(state: dict) -> None:
     """The last run's bad-input message, shown until the next run starts."""
     if state.get("error"):
-        st.error(state["error"])
+        st.error(md_escape(state["error"]))
 
 
 def entry_for_data(state: dict, fingerprint: str, at: int = 1, message: str | None = None

@@ -1,22 +1,31 @@
-"""Cached data loading and cached heavy work, keyed by content / dataset fingerprint.
+"""Cached data loading and cached heavy work, keyed by content / dataset identity.
 
 Streamlit hashes the arguments of a cached function; a :class:`DiscreteDataset` is passed as
-``_ds`` (not hashed) together with its ``fingerprint`` (hashed), so equal data share one entry.
+``_ds`` (not hashed) together with its identity (:func:`bnma_ui.state.data_id`: the raw data
+and every setting that built it, hashed), so equal data share one entry. Uploaded tables and
+the datasets built from them are kept in :class:`ResultStore` s bounded by bytes and age, as
+pickles (compact, sized exactly, and every session gets its own copy, as with
+``st.cache_data``); a refused file is remembered too, by its content hash, so it is not read
+again on every rerun.
 """
 
 from __future__ import annotations
 
+import hashlib
+import pickle
 import threading
 import time
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from bnma_core.data import DiscreteDataset, load_dataset, read_table
+from bnma_core.data import MIN_COMPLETE_ROWS, DataError, DiscreteDataset, load_dataset, read_table
 from bnma_core.datasets import bundled_csv_files, bundled_path
+from bnma_core.limits import INPUT_RANGES
 
 if TYPE_CHECKING:
     from bnma_core.network import DiscreteBN
@@ -32,18 +41,92 @@ def sample_csv_bytes(name: str) -> bytes:
     return bundled_path(name).read_bytes()
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def csv_columns(raw: bytes) -> list[str]:
-    """Column names of a CSV (raises DataError for unreadable input)."""
-    return [str(c) for c in read_table(raw).columns]
+def content_hash(raw: bytes) -> str:
+    """SHA-256 of a file's bytes: the key of everything computed from them."""
+    return hashlib.sha256(raw).hexdigest()
 
 
-@st.cache_data(show_spinner="Reading and encoding the data...", max_entries=32)
-def load_csv(raw: bytes, target: str | None, discretization: str, n_bins: int,
-             missing: str) -> DiscreteDataset:
-    """:func:`bnma_core.data.load_dataset` on the CSV bytes, cached by content + options."""
-    return load_dataset(raw, target, discretization=discretization, n_bins=n_bins,
-                        missing=missing)
+TABLE_CACHE_BYTES = 128 * 2**20
+"""Bytes of parsed tables (an uploaded file read for its columns; pickled) kept for every
+session: a 50 MB upload's table fits."""
+DATASET_CACHE_BYTES = 256 * 2**20
+"""Bytes of encoded datasets (from files and network samples; pickled) kept for every
+session."""
+DATA_CACHE_TTL = 1800.0
+"""Seconds a cached table or dataset not used is kept."""
+
+
+@st.cache_resource
+def table_cache() -> ResultStore:
+    """The server's bounded store of parsed tables (and of refused files)."""
+    return ResultStore(max_entries=32, max_bytes=TABLE_CACHE_BYTES, ttl=DATA_CACHE_TTL)
+
+
+@st.cache_resource
+def dataset_cache() -> ResultStore:
+    """The server's bounded store of encoded datasets (and of refused files and settings)."""
+    return ResultStore(max_entries=32, max_bytes=DATASET_CACHE_BYTES, ttl=DATA_CACHE_TTL)
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A :class:`DataError` remembered in a cache, so the same input is refused at once."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class Pickled:
+    """A value kept as its pickle (made by this program from its own objects)."""
+
+    blob: bytes
+
+
+def memo(store: ResultStore, key: Any, compute: Any, spinner: str) -> Any:
+    """``compute()`` kept in ``store`` under ``key`` as its pickle, sized by the pickle's
+    length, or the :class:`DataError` it raised (as :class:`Refused`). A hit returns a new
+    copy, which the session may change freely."""
+    hit = store.get(key, _ABSENT)
+    if isinstance(hit, Refused):
+        raise DataError(hit.message)
+    if isinstance(hit, Pickled):
+        return pickle.loads(hit.blob)
+    try:
+        with st.spinner(spinner):
+            value = compute()
+    except DataError as exc:
+        store.put(key, Refused(str(exc)), nbytes=len(str(exc)))
+        raise
+    blob = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    store.put(key, Pickled(blob), nbytes=len(blob))
+    return value
+
+
+_ABSENT = object()
+
+
+def csv_table(raw: bytes, sep: str | None, decimal: str | None, digest: str | None = None
+              ) -> pd.DataFrame:
+    """:func:`bnma_core.data.read_table` of a CSV's bytes (text values; a file too short to
+    learn from is refused before it is parsed), kept by content hash + options."""
+    digest = digest or content_hash(raw)
+    return memo(table_cache(), (digest, sep, decimal),
+                lambda: read_table(raw, sep=sep, decimal=decimal, min_rows=MIN_COMPLETE_ROWS),
+                "Reading the file...")
+
+
+def load_csv(raw: bytes, target: str | None, discretization: str, n_bins: int, missing: str,
+             sep: str | None = None, decimal: str | None = None, drop: tuple[str, ...] = (),
+             class_bins: int = 0, digest: str | None = None) -> DiscreteDataset:
+    """:func:`bnma_core.data.load_dataset` on the CSV bytes, kept by content hash + options."""
+    digest = digest or content_hash(raw)
+    key = ("csv", digest, target, discretization, int(n_bins), missing, sep, decimal,
+           tuple(drop), int(class_bins))
+    return memo(dataset_cache(), key,
+                lambda: load_dataset(raw, target, discretization=discretization,
+                                     n_bins=n_bins, missing=missing, sep=sep, decimal=decimal,
+                                     drop_columns=list(drop), class_bins=class_bins),
+                "Reading and encoding the data...")
 
 
 @st.cache_resource(show_spinner="Reading the network...")
@@ -65,10 +148,18 @@ def resource_limit(_ds: DiscreteDataset, fingerprint: str, method: str) -> str:
     return limit(method, _ds)
 
 
-@st.cache_data(show_spinner="Sampling from the network...", max_entries=16)
 def sample_network(name: str, n_rows: int, seed: int, class_variable: str) -> DiscreteDataset:
-    """``n_rows`` forward samples of a bundled network as a dataset, cached by its arguments."""
-    return network(name).sample(n_rows, seed, class_variable)
+    """``n_rows`` forward samples of a bundled network as a dataset, kept by its arguments;
+    rows and seed outside :data:`bnma_core.limits.INPUT_RANGES` raise :class:`DataError`
+    before anything is sampled."""
+    for field_name, value in (("rows", n_rows), ("seed", seed)):
+        problem = INPUT_RANGES[field_name].problem(value)
+        if problem:
+            raise DataError(problem)
+    key = ("network", name, int(n_rows), int(seed), class_variable)
+    return memo(dataset_cache(), key,
+                lambda: network(name).sample(int(n_rows), int(seed), class_variable),
+                "Sampling from the network...")
 
 
 class ResultStore:
@@ -97,19 +188,30 @@ class ResultStore:
             return key in self._items
 
     def __getitem__(self, key: Any) -> Any:
-        with self._lock:
-            value, size, _ = self._items.pop(key)
-            self._items[key] = (value, size, time.time())  # most recently used last
-            return value
+        hit = self.get(key, _ABSENT)
+        if hit is _ABSENT:
+            raise KeyError(key)
+        return hit
 
     def get(self, key: Any, default: Any = None) -> Any:
-        try:
-            return self[key]
-        except KeyError:
-            return default
+        """The entry under ``key``, or ``default`` when it is absent or expired: one read
+        under the lock (another session may evict an entry at any time, so ``key in store``
+        followed by ``store[key]`` can fail; pages call this instead)."""
+        with self._lock:
+            now = time.time()
+            item = self._items.pop(key, None)
+            if item is None or now - item[2] > self.ttl:
+                return default
+            self._items[key] = (item[0], item[1], now)  # most recently used last
+            return item[0]
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        size = approx_nbytes(value)
+        self.put(key, value)
+
+    def put(self, key: Any, value: Any, nbytes: int | None = None) -> None:
+        """Store ``value`` (sized by :func:`approx_nbytes` unless ``nbytes`` is given), then
+        forget the oldest entries until the store is within its bounds."""
+        size = approx_nbytes(value) if nbytes is None else int(nbytes)
         with self._lock:
             self._items.pop(key, None)
             if size > self.max_bytes:

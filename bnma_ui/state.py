@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import weakref
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 from bnma_core.data import DiscreteDataset
@@ -15,6 +18,7 @@ _PERSIST_KEY = "_bnma_persist"
 
 
 DATASET_SPEC_KEY = "bnma_dataset_spec"
+DATASET_ORIGIN_KEY = "bnma_dataset_origin"  # hash of the raw data + every setting that built it
 DATA_PAGE_KEY = "_bnma_data_page"  # the Data page object of st.navigation (set by app.py)
 
 SPEC_FIELDS: dict[str, type] = {
@@ -40,7 +44,8 @@ def spec_to_params(spec: dict[str, Any]) -> dict[str, str]:
 
 def spec_from_params(params: Any) -> dict[str, Any] | None:
     """The dataset spec in query parameters (``st.query_params`` or a dict), or None when
-    they hold none; values that do not parse are left out (the widget default applies)."""
+    they hold none. A number that does not parse is kept as its text, for the caller to
+    refuse with a message (``app.checked_spec``, against the widgets' ranges)."""
     if "src" not in params or params["src"] not in ("bundled", "network", "upload"):
         return None
     spec: dict[str, Any] = {}
@@ -52,7 +57,7 @@ def spec_from_params(params: Any) -> dict[str, Any] | None:
             try:
                 spec[k] = int(v)
             except ValueError:
-                continue
+                spec[k] = str(v)
         elif kind is list:
             spec[k] = [t for t in str(v).split(",") if t]
         else:
@@ -70,15 +75,53 @@ def write_url(spec: dict[str, Any] | None) -> None:
 
 
 def set_dataset(ds: DiscreteDataset, label: str, network: str | None = None,
-                spec: dict[str, Any] | None = None) -> None:
+                spec: dict[str, Any] | None = None, origin: str | None = None) -> None:
     """Make ``ds`` the dataset every page uses; ``label`` says where it came from,
     ``network`` names the bundled network it was sampled from (if any) and ``spec`` is the
-    choice that rebuilds it (written into the URL)."""
+    choice that rebuilds it (written into the URL). ``origin`` identifies the raw data and
+    every setting that built ``ds`` (a hash); without it the dataset's content is hashed,
+    raw values included (:func:`content_id`)."""
     st.session_state[DATASET_KEY] = ds
     st.session_state[DATASET_LABEL_KEY] = label
     st.session_state[DATASET_NETWORK_KEY] = network
     st.session_state[DATASET_SPEC_KEY] = spec
+    st.session_state[DATASET_ORIGIN_KEY] = (weakref.ref(ds), origin or content_id(ds))
     write_url(spec)
+
+
+def content_id(ds: DiscreteDataset) -> str:
+    """A hash of everything a result computed from ``ds`` may depend on: the codes, names and
+    states (:meth:`DiscreteDataset.fingerprint`), the raw values (cross-validation refits the
+    bins on them) and the encoder's settings and cut points."""
+    h = hashlib.sha256(ds.fingerprint().encode())
+    if ds.raw is not None:
+        h.update(repr(list(ds.raw.columns)).encode())
+        h.update(pd.util.hash_pandas_object(ds.raw.astype(object), index=False)
+                 .to_numpy().tobytes())
+    enc = ds.encoder
+    if enc is not None:
+        h.update(repr((enc.discretization, enc.n_bins, enc.cut_points,
+                       enc.max_int_categories)).encode())
+        for c in enc.columns_:
+            h.update(repr((c.name, c.kind, c.states,
+                           None if c.cuts is None else c.cuts.tolist())).encode())
+    return h.hexdigest()
+
+
+def data_id(ds: DiscreteDataset) -> str:
+    """The key under which results computed from ``ds`` are shared between sessions: the
+    active dataset's origin (the raw data and every setting that built it, see
+    :func:`set_dataset`) together with ``ds``'s own fingerprint (a page may use a part of the
+    active dataset, e.g. fewer features). Two sessions get the same key only for the same
+    data read the same way."""
+    active = get_dataset()
+    origin = st.session_state.get(DATASET_ORIGIN_KEY)
+    if active is None:
+        return content_id(ds)
+    if origin is None or origin[0]() is not active:  # set without an origin (or replaced)
+        origin = (weakref.ref(active), content_id(active))
+        st.session_state[DATASET_ORIGIN_KEY] = origin
+    return hashlib.sha256(f"{origin[1]}:{ds.fingerprint()}".encode()).hexdigest()
 
 
 def dataset_spec() -> dict[str, Any] | None:
@@ -87,7 +130,8 @@ def dataset_spec() -> dict[str, Any] | None:
 
 
 def clear_dataset() -> None:
-    for key in (DATASET_KEY, DATASET_LABEL_KEY, DATASET_NETWORK_KEY, DATASET_SPEC_KEY):
+    for key in (DATASET_KEY, DATASET_LABEL_KEY, DATASET_NETWORK_KEY, DATASET_SPEC_KEY,
+                DATASET_ORIGIN_KEY):
         st.session_state.pop(key, None)
 
 

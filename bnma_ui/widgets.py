@@ -15,6 +15,28 @@ from .state import dataset_label, get_dataset
 
 EXPORT_WIDTH = 1100  # px of an exported figure without its own width (the browser's is unknown)
 
+_MARKDOWN_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation mark
+
+
+def md_escape(text: object) -> str:
+    """``text`` (a file or column name, a value, a message quoting them) as Markdown that
+    Streamlit shows literally: every ASCII punctuation mark backslash-escaped (CommonMark
+    §2.4), so no link, image, emphasis, heading, LaTeX (``$``), HTML tag, ``:color[...]``
+    directive or ``:icon:`` code is formed, and line breaks made spaces (a blank line would
+    end the paragraph the text sits in)."""
+    flat = re.sub(r"[\r\n]+", " ", str(text))
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", flat)
+
+
+def md_code(text: object) -> str:
+    """``text`` as an inline code span (shown literally, in a fixed-width font): fenced by
+    more backticks than it holds in a row, line breaks made spaces."""
+    flat = re.sub(r"[\r\n]+", " ", str(text))
+    longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") or not flat.strip() else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
 
 def what_am_i_looking_at(markdown: str) -> None:
     """The plain-language explanation of a page (collapsed by default)."""
@@ -35,9 +57,9 @@ def sidebar_dataset_badge() -> None:
         if ds is None:
             st.caption("No dataset loaded.")
         else:
-            st.caption(f"**Dataset:** {dataset_label()}  \n"
+            st.caption(f"**Dataset:** {md_escape(dataset_label())}  \n"
                        f"{ds.n_rows} rows · {ds.n_vars - 1} features · class "
-                       f"`{ds.class_name}` ({len(ds.classes)} classes)")
+                       f"{md_code(ds.class_name)} ({len(ds.classes)} classes)")
 
 
 PAGE_ICONS = {  # Material Symbols (always rendered; emoji can show as empty boxes)

@@ -22,8 +22,14 @@ from bnma_core.evaluation import (
 from bnma_ui import background
 from bnma_ui.cache import resource_limit, result_store
 from bnma_ui.models import default_positive_class, method_limits
-from bnma_ui.state import dataset_label, persistent, remember, require_dataset
-from bnma_ui.widgets import chart, equations, sidebar_dataset_badge, what_am_i_looking_at
+from bnma_ui.state import data_id, dataset_label, persistent, remember, require_dataset
+from bnma_ui.widgets import (
+    chart,
+    equations,
+    md_escape,
+    sidebar_dataset_badge,
+    what_am_i_looking_at,
+)
 
 PREFERRED = ["nb", "tan", "kdb2", "manb", "ukdb", "fobma", "bma1"]
 METRICS = {"accuracy": "accuracy", "auc": "ROC AUC", "log_loss": "log-loss"}
@@ -123,14 +129,14 @@ if too_wide:  # the remedy: compare every method on the k features most informat
         blocked = {m: _limit(m) for m in methods if _limit(m)}
 for m in methods:      # data-dependent guards (B-RAI's tree size), priced before a run
     if m not in blocked:
-        why = resource_limit(ds, ds.fingerprint(), m)
+        why = resource_limit(ds, data_id(ds), m)
         if why:
             blocked[m] = why
 if blocked:
     st.warning("Left out of the comparison (limits of the method): "
-               + " ".join(blocked.values()))
+               + md_escape(" ".join(blocked.values())))
 runnable = [m for m in methods if m not in blocked]
-fingerprint = ds.fingerprint()
+fingerprint = data_id(ds)  # the raw data and every setting that built them
 
 RUN = "compare"
 b1, b2, _ = st.columns([1, 1, 10], gap="small")
@@ -174,9 +180,9 @@ def start_run() -> None:
 if stop:
     background.stop(RUN)
 if run:
-    store = result_store()
-    if key in store:
-        last["entry"] = store[key]
+    hit = result_store().get(key)  # one read: another session may evict it meanwhile
+    if hit is not None:
+        last["entry"] = hit
     else:
         last.pop("error", None)
         start_run()

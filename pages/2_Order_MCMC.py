@@ -24,8 +24,14 @@ from bnma_ui.models import (
     relabel_frame,
     relabel_graph,
 )
-from bnma_ui.state import dataset_network, persistent, remember, require_dataset
-from bnma_ui.widgets import chart, equations, sidebar_dataset_badge, what_am_i_looking_at
+from bnma_ui.state import data_id, dataset_network, persistent, remember, require_dataset
+from bnma_ui.widgets import (
+    chart,
+    equations,
+    md_escape,
+    sidebar_dataset_badge,
+    what_am_i_looking_at,
+)
 
 STATE = "mcmc_run"
 RUN = "mcmc"
@@ -70,7 +76,7 @@ equations(
 
 cache.start_warmup()
 ds = require_dataset()
-fingerprint = ds.fingerprint()
+fingerprint = data_id(ds)  # the raw data and every setting that built them
 network = dataset_network()
 
 # --- controls --------------------------------------------------------------------------------
@@ -130,7 +136,7 @@ elif ref_kind == "typed":
 remember("mcmc_iter", "mcmc_burn", "mcmc_orders", "mcmc_parents", "mcmc_prior", "mcmc_score",
          "mcmc_chains", "mcmc_seed", "mcmc_test", "mcmc_ref", "mcmc_ref_text")
 if problem:
-    st.error(problem)
+    st.error(md_escape(problem))
 if burn_in >= n_iter:
     problem = "The burn-in must be shorter than the number of iterations."
     st.error(problem)
@@ -229,9 +235,9 @@ if stop:
     background.stop(RUN)
 if run and problem is None:
     last.pop("error", None)
-    store = cache.result_store()
-    if key in store:
-        last["entry"] = store[key]
+    hit = cache.result_store().get(key)  # one read: another session may evict it meanwhile
+    if hit is not None:
+        last["entry"] = hit
     else:
         start_run()
         st.rerun()  # draw the page again with the run going (Stop enabled, live progress)

@@ -17,8 +17,14 @@ from bnma_core.classifiers.registry import fit_method
 from bnma_core.classifiers.ukdb import UKDB
 from bnma_core.data import DataError, DiscreteDataset
 from bnma_ui.models import strongest_arcs
-from bnma_ui.state import dataset_label, persistent, remember, require_dataset
-from bnma_ui.widgets import chart, equations, sidebar_dataset_badge, what_am_i_looking_at
+from bnma_ui.state import data_id, dataset_label, persistent, remember, require_dataset
+from bnma_ui.widgets import (
+    chart,
+    equations,
+    md_escape,
+    sidebar_dataset_badge,
+    what_am_i_looking_at,
+)
 
 UNKNOWN = "(unknown)"
 SOURCES = {"row": "A case from the data", "form": "Enter a patient's values"}
@@ -55,10 +61,10 @@ equations(
     "P_P(c \\mid x)]$. Information is in bits (log base 2).")
 
 ds = require_dataset()
-fingerprint = ds.fingerprint()
+fingerprint = data_id(ds)  # the raw data and every setting that built them
 
 
-@st.cache_resource(show_spinner="Learning the domain network...", max_entries=32)
+@st.cache_resource(show_spinner="Learning the domain network...", max_entries=32, ttl=1800)
 def fitted_ukdb(fp: str, k: int, left_out: int | None, _ds: DiscreteDataset) -> UKDB:
     """UKDB fitted on the dataset (all rows, or all but the one at position ``left_out``)."""
     rows = np.arange(_ds.n_rows) if left_out is None else np.delete(np.arange(_ds.n_rows),
@@ -89,7 +95,7 @@ with c2:
         try:
             pos = ds.position_of_row(int(row))
         except ValueError as exc:
-            st.info(str(exc) + " Choose another row.")
+            st.info(md_escape(exc) + " Choose another row.")
             st.stop()
         left_out = pos if hold else None
         codes = ds.X[pos]
@@ -103,7 +109,7 @@ with c2:
             cols = st.columns(3)
             picked = {}
             for i, (f, states) in enumerate(zip(features, ds.feature_states)):
-                picked[f] = cols[i % 3].selectbox(f, [UNKNOWN] + list(states),
+                picked[f] = cols[i % 3].selectbox(md_escape(f), [UNKNOWN] + list(states),
                                                   key=f"ukdb_form_{f}")
             if st.form_submit_button("Explain this patient", type="primary"):
                 st.session_state["ukdb_form_instance"] = {
@@ -119,7 +125,7 @@ try:
     model = fitted_ukdb(fingerprint, int(k), left_out, ds)
     expl = model.explain(codes)
 except (DataError, ValueError) as exc:
-    st.error(str(exc))
+    st.error(md_escape(exc))
     st.stop()
 
 st.subheader("Prediction")
@@ -129,8 +135,9 @@ best = expl.classes[int(np.argmax(expl.posterior_ensemble))]
 p2.metric("UKDB predicts", best, help="The class with the highest averaged probability.")
 if truth is not None:
     p2.metric("True class of this case", str(truth))
-p2.caption("Parents of the class — domain: " + (", ".join(expl.class_parents_domain) or "none")
-           + "; personalized: " + (", ".join(expl.class_parents_personalized) or "none") + ".")
+p2.caption("Parents of the class — domain: "
+           + (md_escape(", ".join(expl.class_parents_domain)) or "none") + "; personalized: "
+           + (md_escape(", ".join(expl.class_parents_personalized)) or "none") + ".")
 
 st.subheader("Networks")
 n_feat = len(features)
@@ -164,7 +171,7 @@ pairs = expl.differing_pairs
 if len(pairs):
     n_show = min(8, len(pairs))
     for text in pairs["text"].head(n_show):
-        st.markdown(f"- {text}")
+        st.markdown(f"- {md_escape(text)}")
     st.caption("CLMI: dependence of the two values for this case; CMI: average dependence of "
                "the two features over all training cases (both in bits). Largest differences "
                "first.")

@@ -17,8 +17,14 @@ from bnma_core.data import DataError, DiscreteDataset
 from bnma_core.evaluation import aligned_proba, classification_metrics, roc_curve_points
 from bnma_core.network import bif_text
 from bnma_ui.models import default_positive_class, holdout_split, naive_network
-from bnma_ui.state import dataset_label, persistent, remember, require_dataset
-from bnma_ui.widgets import chart, equations, sidebar_dataset_badge, what_am_i_looking_at
+from bnma_ui.state import data_id, dataset_label, persistent, remember, require_dataset
+from bnma_ui.widgets import (
+    chart,
+    equations,
+    md_escape,
+    sidebar_dataset_badge,
+    what_am_i_looking_at,
+)
 
 MODELS = {"map": "MAP naive Bayes", "ma": "Model-averaged naive Bayes"}
 
@@ -63,10 +69,10 @@ def _arc_graph() -> nx.DiGraph:
 
 
 ds = require_dataset()
-fingerprint = ds.fingerprint()
+fingerprint = data_id(ds)  # the raw data and every setting that built them
 
 
-@st.cache_resource(show_spinner="Fitting both models...", max_entries=32)
+@st.cache_resource(show_spinner="Fitting both models...", max_entries=32, ttl=1800)
 def fitted(fp: str, arc_prior: float, score: str, test_pct: int, seed: int,
            _ds: DiscreteDataset) -> dict:
     train, test = holdout_split(_ds, test_pct / 100, seed)
@@ -96,7 +102,7 @@ remember("manb_prior", "manb_score", "manb_test", "manb_seed")
 try:
     res = fitted(fingerprint, float(arc_prior), score, int(test_pct), int(seed), ds)
 except (DataError, ValueError) as exc:
-    st.error(str(exc))
+    st.error(md_escape(exc))
     st.stop()
 ma, mp = res["ma"], res["map"]
 features = ds.feature_names

@@ -35,8 +35,14 @@ from bnma_core.structure.exact import (
 from bnma_core.viz import kbest as viz_kbest
 from bnma_core.viz.graphs import dag_figure, heatmap_figure
 from bnma_ui import background, cache
-from bnma_ui.state import persistent, remember, require_dataset
-from bnma_ui.widgets import chart, equations, sidebar_dataset_badge, what_am_i_looking_at
+from bnma_ui.state import data_id, persistent, remember, require_dataset
+from bnma_ui.widgets import (
+    chart,
+    equations,
+    md_escape,
+    sidebar_dataset_badge,
+    what_am_i_looking_at,
+)
 
 STATE = "exact_run"
 RUN = "exact"
@@ -97,7 +103,7 @@ equations(
     "$p_t(e)$, the bars its mean and standard deviation over $t$.")
 
 ds = require_dataset()
-fingerprint = ds.fingerprint()
+fingerprint = data_id(ds)  # the raw data and every setting that built them
 names = list(ds.names)
 default = [ds.class_name] + [n for n in names if n != ds.class_name][:9]
 
@@ -163,7 +169,7 @@ def _kbest_problem(cols: list[int], X: np.ndarray, augmented: bool) -> str | Non
                    f"{mem / 1e9:.2f} GB.")
     except ResourceLimitError as exc:
         problem = str(exc)
-        st.error(problem)
+        st.error(md_escape(problem))
         too_wide_remedy(len(cols), int(k))
     if len(X) == 0:
         problem = "No complete rows: every row has a missing value among these variables."
@@ -352,7 +358,7 @@ def _subbagging_problem(features: list[str], n_sub, frac) -> tuple:
                     f"time about {max(secs, 0.05) * int(n_sub):.1f} s (more while numba "
                     "compiles once).")
     if problem:
-        st.error(problem)
+        st.error(md_escape(problem))
         too_wide_remedy(len(chosen) if ds.class_name in chosen else len(chosen) + 1, int(k))
     return problem, sel
 
@@ -420,8 +426,9 @@ def subbagging_view() -> None:
     store = cache.result_store()  # same data and settings: the same (seeded) result
     if run and problem is None:
         last.pop("error", None)
-        if ("subbag", key) in store:
-            last["entry"] = store[("subbag", key)]
+        hit = store.get(("subbag", key))  # one read: another session may evict it meanwhile
+        if hit is not None:
+            last["entry"] = hit
         else:
             background.start(SUB_RUN, _subbagging_work(n_sub, frac, k, ess, seed), key=key,
                              meta={"data": sel})
@@ -603,7 +610,7 @@ def _subbagging_prediction(model, data, done: int) -> tuple:
     try:
         pos = data.position_of_row(int(row))
     except ValueError as exc:
-        q2.info(str(exc) + " Choose another row.")
+        q2.info(md_escape(exc) + " Choose another row.")
         pos = None
     if pos is None:
         return row, None, None
@@ -634,11 +641,11 @@ def _subbagging_prediction(model, data, done: int) -> tuple:
         for c in pred_table.columns[2:]} | {
         "averaged P": st.column_config.NumberColumn(format="%.4f")})
     f2.caption(
-        f"Predicted: **{labels[int(np.argmax(avg))]}**"
-        + (f" (recorded: {truth})" if truth is not None else "") + ". Each grey point "
+        f"Predicted: **{md_escape(labels[int(np.argmax(avg))])}**"
+        + (f" (recorded: {md_escape(truth)})" if truth is not None else "") + ". Each grey point "
         "is one subsample's prediction (its K classes weighted); the red diamond is "
         "their average, the model's prediction. "
-        + (f"Missing in this row, summed out exactly: {', '.join(missing)}. "
+        + (f"Missing in this row, summed out exactly: {md_escape(', '.join(missing))}. "
            if missing else "")
         + (f"This row was among the training rows of {inside} of the {done} "
            "subsamples." if inside is not None else

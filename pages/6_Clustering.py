@@ -16,8 +16,14 @@ from sklearn.metrics import adjusted_rand_score
 from bnma_core import viz
 from bnma_core.clustering import make_clusterer
 from bnma_ui import background, cache
-from bnma_ui.state import persistent, remember, require_dataset
-from bnma_ui.widgets import chart, equations, sidebar_dataset_badge, what_am_i_looking_at
+from bnma_ui.state import data_id, persistent, remember, require_dataset
+from bnma_ui.widgets import (
+    chart,
+    equations,
+    md_escape,
+    sidebar_dataset_badge,
+    what_am_i_looking_at,
+)
 
 RUN = "clustering"
 STATE = "clu_run"
@@ -59,7 +65,7 @@ equations(
     "consistent with the order (Theorem 1).")
 
 ds = require_dataset()
-fingerprint = ds.fingerprint()
+fingerprint = data_id(ds)  # the raw data and every setting that built them
 
 c1, c2, c3, c4 = st.columns([3, 3, 2, 2])  # the method names and the BIC box in full
 method = c1.selectbox("Method", list(METHODS), format_func=METHODS.get,
@@ -80,8 +86,10 @@ seed = c4.number_input("Seed", 0, 2**31 - 1, step=1, key=persistent("clu_seed", 
                        help="Same seed, same starts and order, same result.")
 d1, d2, d3 = st.columns(3)
 use_class = d1.radio("Class column", ["compare", "include"],
-                     format_func={"compare": f"leave '{ds.class_name}' out and compare",
-                                  "include": f"cluster with '{ds.class_name}' too"}.get,
+                     format_func={"compare": f"leave '{md_escape(ds.class_name)}' out and "
+                                             "compare",
+                                  "include": f"cluster with '{md_escape(ds.class_name)}' "
+                                             "too"}.get,
                      key=persistent("clu_class", "compare"),
                      help="Left out, the class is only used afterwards to judge the clusters.")
 order = d2.radio("Column order π", list(ORDERS), format_func=ORDERS.get,
@@ -153,10 +161,10 @@ def draw_live(r: background.Run) -> None:
 if stop:
     background.stop(RUN)
 if run:
-    store = cache.result_store()
     last.pop("error", None)
-    if key in store:
-        last["entry"] = store[key]
+    hit = cache.result_store().get(key)  # one read: another session may evict it meanwhile
+    if hit is not None:
+        last["entry"] = hit
     else:
         background.start(RUN, work, key=key,
                          meta={"data": data_for_fit(), "ks": list(ks), "n_init": int(n_init)})
@@ -236,7 +244,7 @@ chart(viz.cluster_profiles_figure(model.cluster_profiles_, names, states, cnames
 chart(viz.cluster_sizes_figure(model.cluster_sizes_, cnames), "cluster_sizes", p2)
 
 if use_class == "compare":
-    st.subheader(f"Clusters against '{ds.class_name}'")
+    st.subheader(f"Clusters against '{md_escape(ds.class_name)}'")
     y = ds.y
     ok = y >= 0
     table = pd.crosstab(pd.Categorical(np.asarray(ds.classes)[y[ok]], categories=ds.classes),

@@ -8,6 +8,7 @@ st.set_page_config(page_title="Glossary · BNMA Studio", page_icon=":material/me
                    layout="wide")
 
 from bnma_core.glossary import TERMS  # noqa: E402
+from bnma_ui.widgets import md_escape  # noqa: E402
 
 st.title("Glossary")
 st.caption("The words used across BNMA Studio, in plain language. Open a term's formula for "
@@ -16,7 +17,7 @@ query = st.text_input("Find a term", placeholder="e.g. Markov blanket",
                       help="Filters the list by the term's name and explanation.")
 shown = [t for t in TERMS if not query or query.lower() in (t.name + " " + t.plain).lower()]
 if not shown:
-    st.info(f"No term matches {query!r}.")
+    st.info(f"No term matches {md_escape(repr(query))}.")
 for term in shown:
     st.subheader(term.name)
     st.markdown(term.plain)

@@ -1,0 +1,73 @@
+"""The one table of input limits: the largest (and smallest) inputs the library accepts.
+
+A shared server must refuse a value before it allocates anything from it: a class-bin count,
+a number of rows to sample or a file's shape. The library checks the shape limits itself
+(:mod:`bnma_core.data`); the dashboard's widgets take their ranges from :data:`INPUT_RANGES`
+and a restored link is checked against the same ranges before anything is built (DESIGN §7),
+so a value no widget could produce is never used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MAX_COLUMNS = 5_000
+"""Columns a CSV may have. Reading and encoding cost about a millisecond and 25 kB per column
+(pandas' per-column overhead), so this bounds one upload to seconds and ~150 MB; a wider table
+(e.g. gene expression) is reduced to the columns of interest before it is uploaded."""
+
+MAX_ROWS = 2_000_000
+"""Data rows a CSV may have."""
+
+MAX_CELLS = 25_000_000
+"""Rows times columns of a CSV: about 100 MB of codes, the largest table one session may
+pin on a shared server."""
+
+MAX_SAMPLE_ROWS = 50_000
+"""Rows that may be sampled from a bundled network."""
+
+MAX_BINS = 20
+"""Equal-frequency bins of a numeric feature (``discretization="quantile"``)."""
+
+MAX_CLASS_VALUES = 50
+"""Distinct class values (and so the largest number of class bins): more classes than this
+are not a classification problem the methods are meant for."""
+
+
+@dataclass(frozen=True)
+class Range:
+    """The accepted whole numbers ``low .. high`` of one input, its default and its name.
+
+    ``off`` is an extra accepted value meaning "not used" (e.g. 0 class bins = the class is
+    not grouped).
+    """
+
+    low: int
+    high: int
+    default: int
+    name: str
+    off: int | None = None
+
+    def problem(self, value: object) -> str:
+        """A one-sentence message when ``value`` is not an accepted whole number, else ``""``."""
+        try:
+            number = int(str(value).strip())
+        except (TypeError, ValueError):
+            return f"The {self.name} must be a whole number (got {str(value)[:40]!r})."
+        if number == self.off or self.low <= number <= self.high:
+            return ""
+        return (f"The {self.name} must be between {self.low:,} and {self.high:,} "
+                f"(got {number:,}).")
+
+    def accepts(self, value: object) -> bool:
+        return not self.problem(value)
+
+
+INPUT_RANGES: dict[str, Range] = {
+    "rows": Range(50, MAX_SAMPLE_ROWS, 1000, "number of rows to sample"),
+    "seed": Range(0, 2**31 - 1, 0, "seed"),
+    "bins": Range(2, 10, 3, "number of groups per numeric column"),
+    "cbins": Range(2, 10, 3, "number of class groups", off=0),
+}
+"""The ranges the dashboard offers, by query-parameter name (DESIGN §7): the widgets are built
+from them and a restored link is checked against them."""
