@@ -4,7 +4,10 @@ Sub-commands::
 
     bnma cv --data FILE|wbc [--target COL] --methods nb,tan,kdb --folds 10 --seed 1
             [--missing keep|drop] [--discretization median|quantile] [--n-bins 3]
-            [--n-jobs 1] [--out results.csv] [--set brai.max_order=4 ...]
+            [--workers 1 | --scheduler tcp://HOST:PORT] [--out results.csv]
+            [--predictions oof.csv] [--set brai.max_order=4 ...]
+    bnma report --data FILE|wbc [--target COL] --methods nb,bma10 --out report.html
+            [--positive CLASS] [--folds 10] [--seed 1] [--workers 1 | --scheduler ADDR]
     bnma methods
     bnma sample --network alarm --rows 1000 --seed 0 --out alarm.csv
     bnma explain --data FILE|wbc --row N [--target COL] [--missing keep|drop] [--k 2]
@@ -27,6 +30,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import NoReturn
 
 from .data import MISSING_POLICIES, DataError
@@ -89,6 +93,41 @@ def _add_data_arguments(p: argparse.ArgumentParser, help_data: str) -> None:
                    help="decimal mark, if the detected one is wrong")
 
 
+def _add_engine_arguments(p: argparse.ArgumentParser) -> None:
+    """``--workers`` / ``--scheduler``: where the fits run (the grid engine of ``bnma
+    reproduce``), and ``--n-jobs``, the former name of ``--workers``."""
+    p.add_argument("--workers", type=_positive_int(1), default=None,
+                   help="worker processes: 1 (default) fits in this process, more on a local "
+                        "Dask cluster (the engine of `bnma reproduce`); same results")
+    p.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
+                   help="run the fits on this existing Dask cluster instead")
+    p.add_argument("--n-jobs", type=_n_jobs, default=None, help=argparse.SUPPRESS)
+
+
+def _engine_options(args: argparse.Namespace) -> dict:
+    """``workers`` / ``scheduler`` keywords of :func:`bnma_core.evaluation.cross_validate`
+    (``--n-jobs`` read as ``--workers``, with a note)."""
+    workers = args.workers
+    if args.n_jobs is not None:
+        print("bnma: note: --n-jobs is renamed --workers; it will be removed.", file=sys.stderr)
+        if workers is None:
+            workers = (os.cpu_count() or 1) if args.n_jobs == -1 else args.n_jobs
+    return {"workers": workers or 1, "scheduler": args.scheduler}
+
+
+def _write_predictions(pred, path: str) -> None:
+    """The out-of-fold table as CSV (formula cells neutralised) or Parquet."""
+    try:
+        if path.lower().endswith(".parquet"):
+            pred.to_parquet(path)
+        else:
+            from .export import table_csv
+
+            Path(path).write_bytes(table_csv(pred.table(), index=False))
+    except OSError as exc:
+        raise CLIError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
 def data_spec(args: argparse.Namespace, **settings):
     """The dataset the data arguments name (``--data`` a CSV path or a bundled name such as
     ``wbc``, ``--target --missing --drop --sep --decimal``, and ``settings``): the same
@@ -127,12 +166,19 @@ def build_parser() -> argparse.ArgumentParser:
                     help="how continuous columns are binned (fitted on each training fold)")
     cv.add_argument("--n-bins", type=_positive_int(2), default=3,
                     help="bins for --discretization quantile")
-    cv.add_argument("--n-jobs", type=_n_jobs, default=1, help="parallel workers (joblib)")
+    _add_engine_arguments(cv)
     cv.add_argument("--out", default=None, help="write the per-fold results to this CSV")
+    cv.add_argument("--predictions", default=None, metavar="FILE",
+                    help="write every row's out-of-fold class probabilities (columns row, "
+                         "fold, method, true_class, one P(class) per class) to this CSV, or "
+                         "Parquet when FILE ends in .parquet (with the seed and the cut "
+                         "points per fold)")
     cv.add_argument("--no-progress", action="store_true", help="no progress bar")
     cv.add_argument("--set", action="append", default=[], metavar="METHOD.PARAM=VALUE",
                     help="a parameter of one method, repeatable (e.g. --set brai.max_order=4 "
                          "--set brai.max_ci_tests=None); values are Python literals")
+
+    _add_report_parser(sub, DEFAULT_METHOD)
 
     sub.add_parser("methods", help="list the available methods",
                    description="List the registered classification methods.")
@@ -234,9 +280,10 @@ def _cmd_cv(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     try:
-        results = cross_validate(ds, methods, folds=args.folds, seed=args.seed,
-                                 n_jobs=args.n_jobs, progress=progress, missing=args.missing,
-                                 method_params=params)
+        results, pred = cross_validate(ds, methods, folds=args.folds, seed=args.seed,
+                                       progress=progress, missing=args.missing,
+                                       method_params=params, return_proba=True,
+                                       **_engine_options(args))
     finally:
         if bar is not None:
             bar.close()
@@ -252,10 +299,85 @@ def _cmd_cv(args: argparse.Namespace) -> int:
                   f"{int(n) // args.folds} incomplete training rows per fold left out")
     if args.out:
         try:
-            results.to_csv(args.out, index=False)
+            from .export import table_csv
+
+            Path(args.out).write_bytes(table_csv(results, index=False))
         except OSError as exc:
             raise CLIError(f"cannot write {args.out}: {exc.strerror or exc}") from None
         print(f"per-fold results written to {args.out}")
+    if args.predictions:
+        _write_predictions(pred, args.predictions)
+        print(f"out-of-fold probabilities written to {args.predictions}")
+    return 0
+
+
+def _add_report_parser(sub, default_method: str) -> None:
+    rp = sub.add_parser("report", help="cross-validate and write a model report (HTML)",
+                        description="Cross-validate methods on a CSV file and write one "
+                        "self-contained, printable HTML report in the order of the TRIPOD+AI "
+                        "items: data, outcome, predictors and their cut points per fold, "
+                        "missing values, methods and settings, discrimination and calibration "
+                        "with intervals, decision curve, structure appendix.")
+    _add_data_arguments(rp, "CSV file or bundled dataset name (wbc)")
+    rp.add_argument("--methods", default=default_method,
+                    help=f"comma-separated method names (default: {default_method})")
+    rp.add_argument("--out", required=True, help="the HTML file to write")
+    rp.add_argument("--positive", default=None,
+                    help="the positive class (default: the second class in sorted order)")
+    rp.add_argument("--folds", type=_positive_int(2), default=10)
+    rp.add_argument("--seed", type=_positive_int(0), default=1)
+    rp.add_argument("--discretization", choices=["median", "quantile"], default="median",
+                    help="how continuous columns are binned (fitted on each training fold)")
+    rp.add_argument("--n-bins", type=_positive_int(2), default=3,
+                    help="bins for --discretization quantile")
+    rp.add_argument("--bootstrap", type=_positive_int(1), default=None, metavar="N",
+                    help="bootstrap replicates of the intervals (default 2000)")
+    rp.add_argument("--no-structures", action="store_true",
+                    help="leave out the structure appendix (no fit on all rows)")
+    _add_engine_arguments(rp)
+    rp.add_argument("--set", action="append", default=[], metavar="METHOD.PARAM=VALUE",
+                    help="a parameter of one method, repeatable (as in bnma cv)")
+    rp.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .data import check_discretization
+    from .report import model_report
+
+    methods = _check_methods(args.methods)
+    params = _method_params(args.set, methods)
+    check_discretization(args.discretization, args.n_bins)
+    out = Path(args.out)
+    if not out.parent.exists():
+        raise CLIError(f"cannot write {args.out}: the folder {out.parent} does not exist")
+    ds = data_spec(args, discretization=args.discretization, bins=args.n_bins).build()
+    _print_notices(ds)
+    bar = None
+    if not args.no_progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(methods) * args.folds, file=sys.stderr, delay=1.0,
+                   unit="fold", desc="cross-validation", leave=False)
+
+    def progress(done: int, total: int, method: str, fold: int) -> None:
+        if bar is not None:
+            bar.update(1)
+
+    try:
+        page = model_report(ds, methods, positive=args.positive, folds=args.folds,
+                            seed=args.seed, discretization=args.discretization,
+                            n_bins=args.n_bins, missing=args.missing, method_params=params,
+                            source=args.data, structures=not args.no_structures,
+                            n_bootstrap=args.bootstrap, progress=progress,
+                            **_engine_options(args))
+    finally:
+        if bar is not None:
+            bar.close()
+    try:
+        out.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise CLIError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    print(f"model report of {', '.join(methods)} on {args.data} written to {args.out}")
     return 0
 
 
@@ -352,7 +474,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     return reproduce_cli.run(args)
 
 
-COMMANDS = {"cv": _cmd_cv, "methods": _cmd_methods, "sample": _cmd_sample,
+COMMANDS = {"cv": _cmd_cv, "report": _cmd_report, "methods": _cmd_methods,
+            "sample": _cmd_sample,
             "explain": _cmd_explain, "reproduce": _cmd_reproduce}
 
 
@@ -367,7 +490,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return 0
-    except (CLIError, DataError, ValueError, FileNotFoundError, KeyError) as exc:
+    except (CLIError, DataError, ValueError, FileNotFoundError, ConnectionError, KeyError) as exc:
         msg = " ".join(str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)
                        .split())
         print(f"bnma: error: {msg}", file=sys.stderr)

@@ -9,19 +9,31 @@ carry no label information.
 
 Methods are given as registry names (``["nb", "tan"]``, see
 :mod:`bnma_core.classifiers.registry`) or as a dict ``{name: unfitted estimator}``.
-(method × fold) jobs run through joblib, so another joblib backend (e.g. Dask) can run them.
+The (method × fold) fits, and the fits of :func:`bias_variance`, run through the grid engine
+of the reproductions (:func:`bnma_core.reproduce.runner.run_tasks`): in this process with
+``workers=1``, on a local Dask cluster of ``workers`` processes, or on an existing cluster
+(``scheduler="tcp://host:port"``), with the same results every way (each fit is a pure
+function of its method, its fold and the seed).
+
+:func:`cross_validate` keeps every row's out-of-fold class probabilities
+(:class:`CVPredictions`): the one table from which every metric with its interval
+(:mod:`bnma_core.metrics`), the calibration and the decision curves
+(:mod:`bnma_core.calibration`) are computed, also after a round trip through Parquet.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedKFold, train_test_split
 
@@ -214,10 +226,14 @@ def classification_metrics(y: np.ndarray, P: np.ndarray) -> dict[str, float]:
 _metrics = classification_metrics  # the name used before
 
 
-def _run_job(name: str, est: Any, fold: int, train: DiscreteDataset, test: DiscreteDataset
+def _cv_cell(name: str, est: Any, fold: int, split: tuple[DiscreteDataset, DiscreteDataset]
              ) -> dict[str, Any]:
+    """One (method, fold) cell of a cross-validation: fit on the fold's training part, predict
+    its test part. A pure function of its arguments (the estimator carries its seed), so it
+    gives the same result in this process and on any Dask worker."""
     from .classifiers.registry import fit_method
 
+    train, test = split
     t0 = time.perf_counter()
     model = fit_method(est, train)
     t1 = time.perf_counter()
@@ -240,34 +256,55 @@ def _cv_splits(src: _Source, folds: int, seed: int
     return splits
 
 
-def _cv_jobs(ests: Mapping[str, Any], splits: list, should_stop: Callable[[], bool] | None):
-    """The delayed (method × fold) jobs, method by method; none more once ``should_stop()``."""
-    for name, est in ests.items():
-        for f, train, test, _ in splits:
-            if should_stop is not None and should_stop():
-                return
-            yield delayed(_run_job)(name, est, f, train, test)
+def _fold_cut_points(train: DiscreteDataset) -> dict[str, list[float]]:
+    """Cut points of each continuous column as fitted for one training part (empty when the
+    data has no continuous column)."""
+    enc = train.encoder
+    if enc is None:
+        return {}
+    return {c.name: [float(x) for x in c.cuts] for c in enc.columns_
+            if c.kind == "continuous" and c.cuts is not None}
 
 
-def _cv_run(src: _Source, ests: Mapping[str, Any], splits: list, total: int, n_jobs: int,
-            progress: Callable[[int, int, str, int], None] | None,
-            should_stop: Callable[[], bool] | None, return_proba: bool
+def _engine_workers(workers: Any, scheduler: str | None, n_jobs: Any) -> int:
+    """The runner's ``workers`` (0 = in this process) for ``cross_validate``'s ``workers``
+    (1 = in this process); ``n_jobs`` is the former name (-1 = every core)."""
+    if n_jobs is not None:
+        warnings.warn("n_jobs is renamed workers (the processes of the Dask grid engine); "
+                      "n_jobs will be removed.", FutureWarning, stacklevel=3)
+        workers = (os.cpu_count() or 1) if n_jobs == -1 else n_jobs
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise ValueError(f"workers must be a whole number of at least 1 (got {workers!r}); "
+                         "1 runs in this process.")
+    return 0 if int(workers) == 1 and scheduler is None else int(workers)
+
+
+def _cv_run(src: _Source, ests: Mapping[str, Any], splits: list, workers: int,
+            scheduler: str | None, progress: Callable[[int, int, str, int], None] | None,
+            should_stop: Callable[[], bool] | None
             ) -> tuple[list[dict[str, Any]], dict[str, np.ndarray]]:
-    """Run the jobs through joblib: (result rows in finishing order, out-of-fold probabilities
-    per method when ``return_proba``), calling ``progress`` after each job."""
+    """Run the (method × fold) cells through the grid engine: (result rows in (method, fold)
+    order, out-of-fold probabilities per method), calling ``progress`` after each cell."""
+    from .reproduce.runner import Shared, run_tasks
+
     n_classes = len(src.classes)
-    rows = []
-    proba = {}
-    for res in Parallel(n_jobs=n_jobs, return_as="generator")(_cv_jobs(ests, splits,
-                                                                       should_stop)):
+    tasks = [(name, est, f, Shared(f)) for name, est in ests.items() for f, *_ in splits]
+    total = len(tasks)
+    rows: dict[int, dict[str, Any]] = {}
+    proba: dict[str, np.ndarray] = {}
+
+    def done(i: int, res: dict[str, Any]) -> None:
         P = res.pop("_proba")
-        if return_proba:
-            out = proba.setdefault(res["method"], np.full((src.n_rows, n_classes), np.nan))
-            out[splits[res["fold"]][3]] = P
-        rows.append(res)
+        out = proba.setdefault(res["method"], np.full((src.n_rows, n_classes), np.nan))
+        out[splits[res["fold"]][3]] = P
+        rows[i] = res
         if progress is not None:
             progress(len(rows), total, res["method"], res["fold"])
-    return rows, proba
+
+    run_tasks(_cv_cell, tasks, on_result=done, workers=workers, scheduler=scheduler,
+              shared=[(train, test) for _, train, test, _ in splits], should_stop=should_stop)
+    proba = {name: proba[name] for name in ests if name in proba}
+    return [rows[i] for i in sorted(rows)], proba
 
 
 # --------------------------------------------------------------------------------------------
@@ -277,11 +314,12 @@ def _cv_run(src: _Source, ests: Mapping[str, Any], splits: list, total: int, n_j
 
 def cross_validate(data: Any, methods: Sequence[str] | Mapping[str, Any], folds: int = 10,
                    seed: int = 1, target: str | None = None, discretization: str = "median",
-                   n_bins: int = 3, n_jobs: int = 1,
+                   n_bins: int = 3, n_jobs: int | None = None,
                    progress: Callable[[int, int, str, int], None] | None = None,
                    should_stop: Callable[[], bool] | None = None,
                    method_params: Mapping[str, Mapping[str, Any]] | None = None,
-                   return_proba: bool = False, missing: str = "keep"
+                   return_proba: bool = False, missing: str = "keep", *, workers: int = 1,
+                   scheduler: str | None = None
                    ) -> pd.DataFrame | tuple[pd.DataFrame, CVPredictions]:
     """Stratified k-fold cross-validation of several methods on one data set.
 
@@ -298,29 +336,39 @@ def cross_validate(data: Any, methods: Sequence[str] | Mapping[str, Any], folds:
         Number of stratified folds (``StratifiedKFold(shuffle=True, random_state=seed)``).
     seed : int
         Seed of the fold split; also passed as ``random_state`` to randomized registry methods.
-    n_jobs : int
-        joblib workers for the (method × fold) jobs.
+    n_jobs : int, optional
+        Former name of ``workers`` (FutureWarning; -1 = every core).
     progress : callable, optional
-        ``progress(done, total, method, fold)`` after each finished job.
+        ``progress(done, total, method, fold)`` after each finished fit.
     should_stop : callable, optional
-        Checked before each job is started; when it returns True the results so far are
+        Checked before each fit is started (at least every half second on Dask, where the
+        fits not finished are then cancelled); when it returns True the results so far are
         returned.
     method_params : dict, optional
         ``{name: {param: value}}`` overrides for registry methods.
     return_proba : bool
-        Also return the out-of-fold probabilities (:class:`CVPredictions`, e.g. for
-        :func:`roc_curves`): the result is then ``(results, predictions)``.
+        Also return the out-of-fold probabilities (:class:`CVPredictions`: the table every
+        metric, calibration and decision curve is computed from, e.g. :func:`roc_curves`):
+        the result is then ``(results, predictions)``.
     missing : {"keep", "drop"}
         Rows with a missing feature value: ``"keep"`` (default, as the CLI and the dashboard)
         or ``"drop"`` them before the folds are made (every method then trains and is tested
         on complete rows only).
+    workers : int
+        1 (default) runs the fits one after another in this process; more runs them on a
+        local Dask cluster of that many worker processes (the grid engine of the
+        reproductions, :func:`bnma_core.reproduce.runner.run_tasks`). Same results either way.
+    scheduler : str, optional
+        Address of an existing Dask scheduler (``tcp://host:port``) to run the fits on
+        (``workers`` is then ignored); its workers need this package installed.
 
     Returns
     -------
     DataFrame
-        One row per (method, fold): method, fold, accuracy, log_loss (natural log, probabilities
-        clipped at 1e-15), auc (binary ROC AUC; macro one-vs-rest over the classes present in the
-        test fold for more than two classes; NaN if the fold has one class), fit_time_s,
+        One row per (method, fold), in method then fold order: method, fold, accuracy,
+        log_loss (natural log, probabilities clipped at 1e-15), auc (binary ROC AUC; macro
+        one-vs-rest over the classes present in the test fold for more than two classes; NaN
+        if the fold has one class), fit_time_s,
         predict_time_s, n_train (training rows the method learned from), n_test,
         n_train_dropped (training rows with a missing value the method could not use).
 
@@ -342,22 +390,43 @@ def cross_validate(data: Any, methods: Sequence[str] | Mapping[str, Any], folds:
         Unknown method, bad ``folds``, or a method whose declared limits (number of variables,
         two classes only) the data exceed (raised before any fit).
     """
+    engine_workers = _engine_workers(workers, scheduler, n_jobs)
     src = _source(data, target, discretization, n_bins, missing)
     ests = _estimators(methods, seed, method_params)
     _check_methods_fit(ests, src.ds)
     folds = _check_folds(folds, src)
     splits = _cv_splits(src, folds, seed)
-    rows, proba = _cv_run(src, ests, splits, len(ests) * folds, n_jobs, progress, should_stop,
-                          return_proba)
+    rows, proba = _cv_run(src, ests, splits, engine_workers, scheduler, progress, should_stop)
     results = pd.DataFrame(rows, columns=RESULT_COLUMNS)
     if return_proba:
-        return results, CVPredictions(src.y.copy(), list(src.classes), proba)
+        fold_of = np.empty(src.n_rows, dtype=np.int64)
+        for f, _, _, te in splits:
+            fold_of[te] = f
+        ds = src.ds
+        return results, CVPredictions(
+            src.y.copy(), list(src.classes), proba, folds=fold_of,
+            row_ids=np.asarray(ds.row_ids, dtype=np.int64).copy(), seed=int(seed),
+            cut_points={f: _fold_cut_points(train) for f, train, _, _ in splits},
+            class_name=ds.class_name)
     return results
+
+
+PREDICTION_KEY_COLUMNS = ["row", "fold", "method", "true_class"]
+"""The first columns of :meth:`CVPredictions.table`; one probability column ``P(<class>)``
+per class follows."""
+
+_PARQUET_META = b"bnma.cv_predictions"
+
+
+def proba_column(label: Any) -> str:
+    """The name of the probability column of class ``label`` in :meth:`CVPredictions.table`."""
+    return f"P({label})"
 
 
 @dataclass
 class CVPredictions:
-    """Out-of-fold class probabilities of a cross-validation run.
+    """Out-of-fold class probabilities of a cross-validation run: the one table every metric,
+    calibration and decision curve of the run is computed from.
 
     Attributes
     ----------
@@ -365,11 +434,204 @@ class CVPredictions:
     classes : list of str, the class labels (code order)
     proba : dict method -> (n_rows, n_classes) array; rows of folds not run (stopped early)
         are NaN
+    folds : (n_rows,) int array, the fold whose test part each row was in (None when unknown)
+    row_ids : (n_rows,) int array, each row's number in the file (0 = first data row)
+    seed : the seed of the fold split and of the randomized methods
+    cut_points : ``{fold: {column: [cut points]}}``, the discretization of each continuous
+        column as fitted on that fold's training rows (empty dicts without continuous columns)
+    class_name : the outcome column
     """
 
     y: np.ndarray
     classes: list[str]
     proba: dict[str, np.ndarray]
+    folds: np.ndarray | None = None
+    row_ids: np.ndarray | None = None
+    seed: int | None = None
+    cut_points: dict[int, dict[str, list[float]]] = field(default_factory=dict)
+    class_name: str | None = None
+
+    @property
+    def methods(self) -> list[str]:
+        return list(self.proba)
+
+    def _rows(self) -> np.ndarray:
+        return (np.arange(len(self.y)) if self.row_ids is None
+                else np.asarray(self.row_ids, dtype=np.int64))
+
+    def finished(self, method: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """(y, P, folds) of the rows ``method`` predicted (all of them unless the run was
+        stopped early)."""
+        if method not in self.proba:
+            raise ValueError(f"{method!r} has no predictions; methods: "
+                             + ", ".join(self.proba) + ".")
+        P = self.proba[method]
+        ok = ~np.isnan(P).any(axis=1)
+        folds = None if self.folds is None else np.asarray(self.folds)[ok]
+        return self.y[ok], P[ok], folds
+
+    def table(self) -> pd.DataFrame:
+        """The tidy table: one row per (method, predicted row) with ``row`` (file row number),
+        ``fold``, ``method``, ``true_class`` (label) and one probability column per class
+        (:func:`proba_column`), methods in run order, rows in file order."""
+        rows = self._rows()
+        folds = (np.full(len(self.y), -1, dtype=np.int64) if self.folds is None
+                 else np.asarray(self.folds, dtype=np.int64))
+        labels = np.asarray(self.classes, dtype=object)
+        parts = []
+        for name, P in self.proba.items():
+            ok = ~np.isnan(P).any(axis=1)
+            part = pd.DataFrame({"row": rows[ok], "fold": folds[ok], "method": name,
+                                 "true_class": labels[self.y[ok]]})
+            for k, c in enumerate(self.classes):
+                part[proba_column(c)] = P[ok, k]
+            parts.append(part)
+        cols = [*PREDICTION_KEY_COLUMNS, *map(proba_column, self.classes)]
+        if not parts:
+            return pd.DataFrame(columns=cols)
+        return pd.concat(parts, ignore_index=True)[cols]
+
+    @classmethod
+    def from_table(cls, table: pd.DataFrame, classes: Sequence[str] | None = None, *,
+                   seed: int | None = None,
+                   cut_points: Mapping[int, Mapping[str, Sequence[float]]] | None = None,
+                   class_name: str | None = None) -> CVPredictions:
+        """The predictions of a table in the layout of :meth:`table` (e.g. read back from a
+        file); ``classes`` gives the code order (default: the order of the probability
+        columns). Rows are the rows the table holds, in file order."""
+        missing = [c for c in PREDICTION_KEY_COLUMNS if c not in table.columns]
+        if missing:
+            raise ValueError("The table has no column " + ", ".join(missing) + "; it needs "
+                             + ", ".join(PREDICTION_KEY_COLUMNS) + " and one P(class) column "
+                             "per class.")
+        if classes is None:
+            classes = [c[2:-1] for c in table.columns if c.startswith("P(") and c.endswith(")")]
+        classes = [str(c) for c in classes]
+        absent = [proba_column(c) for c in classes if proba_column(c) not in table.columns]
+        if len(classes) < 2 or absent:
+            raise ValueError("The table needs one probability column per class, named "
+                             "P(<class>), for at least two classes.")
+        from .export import csv_safe
+
+        code = {c: k for k, c in enumerate(classes)}
+        # a label a spreadsheet would read as a formula was written with a leading quote
+        # (bnma_core.export.table_csv); read it back as the class it names
+        code.update({csv_safe(c): k for c, k in list(code.items())})
+        truth = table["true_class"].astype(str)
+        unknown = sorted(set(truth) - set(code))
+        if unknown:
+            raise ValueError(f"True class {unknown[0]!r} is not one of the classes "
+                             + ", ".join(classes) + ".")
+        rows = np.unique(table["row"].to_numpy(dtype=np.int64))
+        pos = np.searchsorted(rows, table["row"].to_numpy(dtype=np.int64))
+        y = np.full(len(rows), -1, dtype=np.int64)
+        y[pos] = truth.map(code).to_numpy(dtype=np.int64)
+        folds = np.full(len(rows), -1, dtype=np.int64)
+        folds[pos] = table["fold"].to_numpy(dtype=np.int64)
+        cols = [proba_column(c) for c in classes]
+        proba = {}
+        for name in dict.fromkeys(table["method"].astype(str)):
+            sel = (table["method"].astype(str) == name).to_numpy()
+            P = np.full((len(rows), len(classes)), np.nan)
+            P[pos[sel]] = table.loc[sel, cols].to_numpy(dtype=float)
+            proba[name] = P
+        return cls(y, classes, proba, folds=folds, row_ids=rows, seed=seed,
+                   cut_points={int(f): {str(k): [float(x) for x in v] for k, v in cp.items()}
+                               for f, cp in (cut_points or {}).items()},
+                   class_name=class_name)
+
+    # --- storage --------------------------------------------------------------------------
+    def _meta(self) -> dict[str, Any]:
+        return {"classes": list(self.classes), "seed": self.seed, "class_name": self.class_name,
+                "cut_points": {str(f): cp for f, cp in self.cut_points.items()}}
+
+    def to_parquet(self, path: str | Path) -> Path:
+        """Write :meth:`table` to a Parquet file, with the class order, seed, outcome name and
+        per-fold cut points in the file's metadata (read back by :meth:`read_parquet`)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        t = pa.Table.from_pandas(self.table(), preserve_index=False)
+        meta = {**(t.schema.metadata or {}),
+                _PARQUET_META: json.dumps(self._meta()).encode("utf-8")}
+        pq.write_table(t.replace_schema_metadata(meta), str(path))
+        return Path(path)
+
+    @classmethod
+    def read_parquet(cls, path: str | Path) -> CVPredictions:
+        """The predictions written by :meth:`to_parquet`."""
+        import pyarrow.parquet as pq
+
+        t = pq.read_table(str(path))
+        raw = (t.schema.metadata or {}).get(_PARQUET_META)
+        if raw is None:
+            raise ValueError(f"{path} holds no cross-validation predictions (written by "
+                             "CVPredictions.to_parquet).")
+        meta = json.loads(raw)
+        return cls.from_table(t.to_pandas(), meta["classes"], seed=meta.get("seed"),
+                              cut_points={int(f): cp for f, cp in
+                                          (meta.get("cut_points") or {}).items()},
+                              class_name=meta.get("class_name"))
+
+    # --- metrics from the table ----------------------------------------------------------
+    def metric_intervals(self, **kwargs: Any) -> pd.DataFrame:
+        """:func:`bnma_core.metrics.metric_intervals` of each method on the rows it predicted,
+        pooled and per fold (keywords: ``level``, ``n_bootstrap``, ``seed``)."""
+        from .metrics import metric_intervals
+
+        parts = []
+        for name in self.proba:
+            y, P, folds = self.finished(name)
+            if len(y):
+                parts.append(metric_intervals(y, P, folds=folds, classes=self.classes,
+                                              **kwargs).assign(method=name))
+        out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+        return out[["method", *[c for c in out.columns if c != "method"]]] if parts else out
+
+    def calibration_summary(self, positive: Any = None, **kwargs: Any) -> pd.DataFrame:
+        """:func:`bnma_core.calibration.calibration_summary` of each method (pooled and per
+        fold; the positive class for two classes, top-label for more unless ``positive``)."""
+        from .calibration import calibration_summary
+
+        parts = []
+        for name in self.proba:
+            y, P, folds = self.finished(name)
+            if len(y):
+                parts.append(calibration_summary(y, P, positive=positive, classes=self.classes,
+                                                 folds=folds, **kwargs).assign(method=name))
+        out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+        return out[["method", *[c for c in out.columns if c != "method"]]] if parts else out
+
+    def reliability(self, positive: Any = None, **kwargs: Any
+                    ) -> tuple[dict[str, pd.DataFrame], dict[str, pd.DataFrame], str]:
+        """CORP reliability curves and decompositions of each method, and the event's
+        description (``"P(<class>)"`` or ``"top-label"``): the inputs of
+        :func:`bnma_core.viz.calibration.reliability_figure`."""
+        from .calibration import calibration_target, corp_decomposition, corp_reliability
+
+        curves, decomp, target = {}, {}, ""
+        for name in self.proba:
+            y, P, _ = self.finished(name)
+            if not len(y):
+                continue
+            f, o, target = calibration_target(y, P, positive=positive, classes=self.classes)
+            curves[name] = corp_reliability(f, o, **kwargs)
+            decomp[name] = corp_decomposition(f, o)
+        return curves, decomp, target
+
+    def decision_curve(self, positive: Any = None, thresholds: Any = None) -> pd.DataFrame:
+        """:func:`bnma_core.calibration.decision_curve` of the methods (two classes), on the
+        rows every method predicted."""
+        from .calibration import decision_curve
+
+        if len(self.classes) != 2:
+            raise ValueError(f"Decision curves need two classes; this outcome has "
+                             f"{len(self.classes)}.")
+        ok = np.ones(len(self.y), dtype=bool)
+        for P in self.proba.values():
+            ok &= ~np.isnan(P).any(axis=1)
+        return decision_curve(self.y[ok], {m: P[ok] for m, P in self.proba.items()},
+                              positive=positive, classes=self.classes, thresholds=thresholds)
 
 
 def roc_curves(predictions: CVPredictions, positive: str | int | None = None
@@ -585,11 +847,12 @@ def _holdout_split(src: _Source, test_fraction: float, seed: int
     return pool, test
 
 
-def _bv_job(name: str, est: Any, train: DiscreteDataset, test_ds: DiscreteDataset
-            ) -> tuple[str, np.ndarray]:
+def _bv_cell(name: str, est: Any, draw: tuple[DiscreteDataset, DiscreteDataset]
+             ) -> tuple[str, np.ndarray]:
     """Fit ``est`` on one training set: (name, predicted class codes of the test set)."""
     from .classifiers.registry import fit_method
 
+    train, test_ds = draw
     P = aligned_proba(fit_method(est, train), test_ds.X, test_ds.classes)
     return name, np.argmax(P, axis=1)
 
@@ -611,8 +874,8 @@ def bias_variance(methods: Sequence[str] | Mapping[str, Any], data: Any, n_repea
                   train_fraction: float = 0.5, seed: int = 0, *, test_fraction: float = 0.5,
                   target: str | None = None, discretization: str = "median", n_bins: int = 3,
                   method_params: Mapping[str, Mapping[str, Any]] | None = None,
-                  n_jobs: int = 1, per_point: bool = False, missing: str = "keep"
-                  ) -> pd.DataFrame:
+                  n_jobs: int | None = None, per_point: bool = False, missing: str = "keep",
+                  workers: int = 1, scheduler: str | None = None) -> pd.DataFrame:
     """Zero-one loss bias-variance decomposition of Kohavi & Wolpert (1996).
 
     The rows are split once (stratified, ``seed``) into a held-out test set
@@ -639,6 +902,8 @@ def bias_variance(methods: Sequence[str] | Mapping[str, Any], data: Any, n_repea
         Return one row per (method, test point) instead of one row per method.
     missing : {"keep", "drop"}
         Rows with a missing feature value (see :func:`cross_validate`).
+    workers, scheduler : where the fits run (see :func:`cross_validate`; ``n_jobs`` is the
+        former name of ``workers``)
 
     Returns
     -------
@@ -651,6 +916,7 @@ def bias_variance(methods: Sequence[str] | Mapping[str, Any], data: Any, n_repea
     functions. ICML, 275-283.
     """
     _check_bias_variance_args(n_repeats, train_fraction, test_fraction)
+    engine_workers = _engine_workers(workers, scheduler, n_jobs)
     src = _source(data, target, discretization, n_bins, missing)
     ests = _estimators(methods, seed, method_params)
     _check_methods_fit(ests, src.ds)
@@ -661,14 +927,20 @@ def bias_variance(methods: Sequence[str] | Mapping[str, Any], data: Any, n_repea
     for _ in range(n_repeats):
         tr = np.sort(rng.choice(pool, size=m, replace=False))
         draws.append(src.split(tr, test))
-    out = Parallel(n_jobs=n_jobs)(delayed(_bv_job)(name, est, *d)
-                                  for name, est in ests.items() for d in draws)
+    from .reproduce.runner import Shared, run_tasks
+
+    tasks = [(name, est, Shared(d)) for name, est in ests.items() for d in range(len(draws))]
+    got: dict[int, tuple[str, np.ndarray]] = {}
+    run_tasks(_bv_cell, tasks, on_result=got.__setitem__, workers=engine_workers,
+              scheduler=scheduler, shared=draws)
+    out = [got[i] for i in range(len(tasks))]
     rows = [_bv_rows(name, [p for nm, p in out if nm == name], src, test, m, n_repeats,
                      per_point) for name in ests]
     return pd.concat(rows, ignore_index=True)
 
 
-__all__ = ["cross_validate", "CVPredictions", "roc_curves", "roc_curve_points", "summarize",
+__all__ = ["cross_validate", "CVPredictions", "PREDICTION_KEY_COLUMNS", "proba_column",
+           "roc_curves", "roc_curve_points", "summarize",
            "wilcoxon_against", "bias_variance", "zero_one_decomposition",
            "classification_metrics", "aligned_proba", "RESULT_COLUMNS", "SUMMARY_COLUMNS",
            "HIGHER_IS_BETTER"]

@@ -17,7 +17,8 @@ from typing import Any
 import networkx as nx
 import pandas as pd
 
-__all__ = ["graph_graphml", "table_csv", "figure_image", "html_report", "figure_config"]
+__all__ = ["graph_graphml", "table_csv", "csv_safe", "figure_image", "html_report",
+           "figure_config"]
 
 
 def graph_graphml(graph: nx.DiGraph) -> bytes:
@@ -43,9 +44,46 @@ def _graphml_value(v: Any) -> Any:
     return str(v)
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""First characters that make a spreadsheet read a CSV cell as a formula (OWASP, "CSV
+injection")."""
+
+
+def csv_safe(value: Any) -> Any:
+    """``value`` as a spreadsheet will read it as text: a string starting with one of
+    :data:`FORMULA_STARTS` gets a leading single quote (OWASP's rule against CSV injection:
+    ``=HYPERLINK(...)`` from an uploaded file must not come back as a live formula). Numbers,
+    and strings that are numbers (``-3.5``, ``+1e3``), are returned unchanged."""
+    if not isinstance(value, str) or not value.startswith(FORMULA_STARTS):
+        return value
+    if value[0] in "+-":
+        try:
+            float(value)
+            return value
+        except ValueError:
+            pass
+    return "'" + value
+
+
+def _csv_safe_frame(table: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``table`` with every text cell, column name and index label through
+    :func:`csv_safe` (numeric columns are left as they are)."""
+    out = table.copy()
+    for j in range(out.shape[1]):
+        col = out.iloc[:, j]
+        if not (pd.api.types.is_numeric_dtype(col.dtype) or
+                pd.api.types.is_datetime64_any_dtype(col.dtype)):
+            out.isetitem(j, col.astype(object).map(csv_safe))
+    return out.rename(index=csv_safe, columns=csv_safe)
+
+
 def table_csv(table: pd.DataFrame | pd.Series, index: bool = True) -> bytes:
-    """A table as UTF-8 CSV (missing values as empty fields)."""
-    return table.to_csv(index=index).encode("utf-8")
+    """A table as UTF-8 CSV (missing values as empty fields), safe to open in a spreadsheet:
+    text cells, column names and index labels that would start a formula are quoted
+    (:func:`csv_safe`); numbers stay numbers. Lines end in CRLF (RFC 4180), so a field holding
+    a line break of either kind is put in double quotes and cannot start a row of its own."""
+    frame = table.to_frame() if isinstance(table, pd.Series) else table
+    return _csv_safe_frame(frame).to_csv(index=index, lineterminator="\r\n").encode("utf-8")
 
 
 def figure_config(filename: str) -> dict:

@@ -42,16 +42,19 @@ def free_port() -> int:
 
 
 @contextmanager
-def streamlit_server(log_path: Path, start_timeout: float = 90.0):
-    """Serve ``app.py`` on a free loopback port; yields ``(url, process)``."""
+def streamlit_server(log_path: Path, start_timeout: float = 90.0, app_dir: Path | None = None):
+    """Serve ``app.py`` on a free loopback port; yields ``(url, process)``. ``app_dir``: the
+    checkout to serve (default this one), its packages first on the server's path."""
     port = free_port()
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    app_dir = Path(app_dir or ROOT).resolve()
+    env = {**os.environ, "PYTHONPATH": str(app_dir)}
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
              "--server.port", str(port), "--server.address", "127.0.0.1",
              "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+            cwd=app_dir, env=env, stdout=log, stderr=subprocess.STDOUT)
         url = f"http://127.0.0.1:{port}"
         deadline = time.time() + start_timeout
         try:

@@ -1,16 +1,26 @@
 """A class at once: N browser sessions run order MCMC on one server while an observer switches
-pages (issue 14, "A class at once").
+pages (issue 14, "A class at once"), optionally beside a hostile visitor.
 
 Measures, per run: completion of every session's run, Stop latency (click to "Stopped after")
 of one session, page-switch latency of an observer (p50 / p95), the server's RSS before the
 runs (every session open, the pages' modules imported), at peak and after every session has
 closed. Used by ``benchmarks/load_test.py`` (N = 2..8) and, with N = 2, by
 ``tests/test_load.py``.
+
+With ``hostile=True`` a separate browser process (:func:`hostile_session`) meanwhile opens
+crafted links and uploads odd files (:data:`HOSTILE_LINKS`, :func:`hostile_uploads`) in a loop
+until the normal runs end; ``benchmarks/load_hostile.py`` compares the normal sessions'
+figures with and without it.
 """
 
 from __future__ import annotations
 
+import json
+import multiprocessing
 import re
+import shutil
+import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -51,6 +61,9 @@ class LoadResult:
     rss_peak_mb: float = float("nan")
     rss_end_mb: float = float("nan")
     errors: list[str] = field(default_factory=list)
+    hostile: bool = False
+    hostile_actions: list[dict] = field(default_factory=list)
+    """One record per hostile action: what, seconds, and what the page showed."""
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -75,11 +88,49 @@ def _state(page) -> str:
     return "running"
 
 
-def _switch(page, label: str) -> float:
+SWITCH_TIMEOUT_S = 120.0
+
+
+def _switch(page, label: str, res: LoadResult | None = None) -> float:
+    """Seconds from the click on a page's link to its heading; a switch that takes longer than
+    :data:`SWITCH_TIMEOUT_S` counts as that long (a lower bound) and is noted in
+    ``res.errors``."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     t0 = time.perf_counter()
-    page.locator('[data-testid="stSidebarNav"] a', has_text=label).first.click()
-    page.get_by_role("heading", name=PAGE_HEADINGS[label]).first.wait_for(timeout=120_000)
+    try:
+        page.locator('[data-testid="stSidebarNav"] a', has_text=label).first.click(
+            timeout=SWITCH_TIMEOUT_S * 1000)
+        page.get_by_role("heading", name=PAGE_HEADINGS[label]).first.wait_for(
+            timeout=SWITCH_TIMEOUT_S * 1000)
+    except PlaywrightTimeout:
+        if res is None:
+            raise
+        res.errors.append(f"observer: the switch to {label} took more than "
+                          f"{SWITCH_TIMEOUT_S:.0f} s")
     return time.perf_counter() - t0
+
+
+class _PeakRss:
+    """The largest RSS of a process, read every ``interval`` s in a thread until
+    :meth:`stop`."""
+
+    def __init__(self, pid: int, interval: float = 0.25) -> None:
+        self.pid, self.interval, self.peak = pid, interval, rss_mb(pid)
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._done.wait(self.interval):
+            now = rss_mb(self.pid)
+            if now == now:  # not NaN
+                self.peak = max(self.peak, now)
+
+    def stop(self) -> float:
+        self._done.set()
+        self._thread.join()
+        return self.peak
 
 
 def _settled_rss(pid: int, timeout: float = 90.0) -> float:
@@ -192,25 +243,38 @@ def _watch_runs(sessions, observer, res: LoadResult, pid: int,
                 ended[i] = time.perf_counter()
                 if state == "error":
                     res.errors.append(f"session {i}: exception shown")
-        switches.append(_switch(observer[1], target))
+        switches.append(_switch(observer[1], target, res))
         target = "Compare methods" if target == "Order MCMC" else "Order MCMC"
     return ended, switches, peak
 
 
 def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = None,
-             timeout: float = 600.0) -> LoadResult:
+             timeout: float = 600.0, hostile: bool = False,
+             app_dir: Path | None = None) -> LoadResult:
     """Serve the app, open ``n_sessions`` sessions that each start an order-MCMC run on WBC
     (session 0 stops its run once progress shows), and an observer that switches pages while
-    the runs go on."""
-    res = LoadResult(n_sessions, iterations)
+    the runs go on; with ``hostile``, a hostile visitor (:func:`hostile_session`) in its own
+    browser process from the clicks on Run until the runs end. ``app_dir``: serve the app of
+    another checkout (e.g. an export of ``main`` for a before / after comparison)."""
+    res = LoadResult(n_sessions, iterations, hostile=hostile)
     log_dir = Path(log_dir or Path.cwd() / "benchmarks" / "out")
-    with streamlit_server(log_dir / f"load_{n_sessions}.log") as (url, proc), \
+    tag = f"load_{n_sessions}{'_hostile' if hostile else ''}"
+    with streamlit_server(log_dir / f"{tag}.log", app_dir=app_dir) as (url, proc), \
             headless_chromium() as browser:
         sessions, observer = _prepare_sessions(browser, url, n_sessions, iterations)
         # every page imported and the server's one-time kernel warm-up settled, before any run
         res.rss_start_mb = _settled_rss(proc.pid, timeout=180.0)
+        sampler = _PeakRss(proc.pid)  # every 0.25 s: a short spike is not missed
+        visitor = _start_hostile(url, log_dir / f"{tag}_actions.json") if hostile else None
+        if visitor is not None:  # its first round begun: its heavy part meets the runs
+            visitor[1].wait(300)
         started = _click_run(sessions, res, log_dir, n_sessions)
-        ended, switches, peak = _watch_runs(sessions, observer, res, proc.pid, timeout)
+        try:
+            ended, switches, peak = _watch_runs(sessions, observer, res, proc.pid, timeout)
+        finally:
+            if visitor is not None:
+                res.hostile_actions = _stop_hostile(*visitor)
+            peak = max(peak, sampler.stop())
         res.completed = len(ended)
         res.run_seconds = [round(ended[i] - started[i], 2) for i in sorted(ended)]
         if switches:
@@ -221,8 +285,185 @@ def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = N
         for ctx, _ in [*sessions, observer]:
             ctx.close()
         res.rss_end_mb = _rss_after_sessions_closed(browser, url, proc.pid, res.rss_start_mb)
-    res.server_stop_s = server_stop_seconds(log_dir / f"load_{n_sessions}.log")
+    res.server_stop_s = server_stop_seconds(log_dir / f"{tag}.log")
     return res
+
+
+# --- the hostile visitor -----------------------------------------------------------------------
+HOSTILE_LINKS = {
+    "class bins 30,000,000": "?src=bundled&file=wbc.csv&target=clump_thickness&cbins=30000000",
+    "rows 3,000,000": "?src=network&net=alarm&rows=3000000&seed=6",
+    "seed -1": "?src=network&net=asia&seed=-1",
+    "rows -5": "?src=network&net=asia&rows=-5",
+    "99 quantile bins": "?src=bundled&file=wbc.csv&disc=quantile&bins=99",
+    "Markdown in a file name": "?src=upload&file=%5Bclick%5D(http%3A%2F%2Fevil.example)"
+                               "!%5Bx%5D(http%3A%2F%2Fevil.example%2Fx.png)",
+    "path traversal": "?src=bundled&file=..%2F..%2F..%2Fetc%2Fpasswd",
+}
+"""Crafted links of a hostile visitor (query strings of the Data page)."""
+
+MARKDOWN_NAME = "**bold** [click](javascript:alert(1)) ![x](http:evil.example).csv"
+
+
+def hostile_uploads() -> dict[str, tuple[str, bytes]]:
+    """Odd uploads of a hostile visitor: label -> (file name, bytes). 60,000 columns x 3 rows
+    (0.9 MB), a Markdown file name with formula cells, 20,000 columns with long names, and a
+    file over the 50 MB upload limit."""
+    wide = ",".join(f"c{i}" for i in range(60_000)) + "\n"
+    wide += "".join(",".join("1" for _ in range(60_000)) + "\n" for _ in range(3))
+    long = ",".join(f"g{i:05d}_{'x' * 50}" for i in range(20_000)) + ",y\n"
+    long += "".join(",".join(str((i + r) % 3) for i in range(20_001)) + "\n" for r in range(20))
+    formulas = "a,b,y\n" + "".join(f'=HYPERLINK("http://evil.example"),@SUM(A{i}),{i % 2}\n'
+                                    for i in range(60))
+    return {"60,000 columns": ("wide.csv", wide.encode()),
+            "Markdown file name": (MARKDOWN_NAME, formulas.encode()),
+            "20,000 long column names": ("long_header.csv", long.encode()),
+            "over 50 MB": ("big.csv", b"a,b\n" + b"1,2\n" * (13 * 2**20 + 1))}
+
+
+def _outcome(page) -> str:
+    """What the page shows after an action: an exception box, else its first error /
+    warning, else "ok"."""
+    exc = exception_text(page)
+    if exc is not None:
+        return "EXCEPTION: " + exc.splitlines()[0][:160]
+    planted = page.locator('a[href^="javascript:"], a[href*="evil.example"], '
+                           'img[src*="evil.example"]')
+    if planted.count():
+        tag = planted.first.evaluate("e => e.outerHTML")
+        return f"MARKDOWN RENDERED: the visitor's text became {tag[:120]}"
+    chip = page.locator('[data-testid="stFileChipIconError"]')
+    if chip.count():
+        return "upload refused by the uploader"
+    for test_id in ("stAlertContentError", "stAlertContentWarning"):
+        box = page.get_by_test_id("stMain").locator(f'[data-testid="{test_id}"]')
+        if box.count():
+            return box.first.inner_text()[:160]
+    return "ok"
+
+
+def _settle(page, label: str, t0: float, deadline: float) -> dict:
+    """Wait (until ``deadline``) for a tab's action to finish; what it showed and how long it
+    took from its start (an upper bound: the tabs are waited for one after another)."""
+    try:
+        wait_idle(page, timeout=max(deadline - time.time(), 1.0))
+        outcome = _outcome(page)
+    except Exception as e:  # noqa: BLE001 - a hostile action that hangs is itself a finding
+        outcome = f"no answer by the end of the round ({type(e).__name__})"
+    return {"action": label, "seconds": round(time.perf_counter() - t0, 2), "shown": outcome}
+
+
+def _launch(browser, label: str, start, timeout: float):
+    """A fresh tab with ``start(page)`` begun in it; ``(label, context, page, t0)`` or a record
+    of the failure to begin."""
+    ctx = browser.new_context(viewport=LAPTOP)
+    page = ctx.new_page()
+    page.set_default_timeout(timeout * 1000)
+    try:
+        start(page)
+    except Exception as e:  # noqa: BLE001 - recorded, the other actions go on
+        ctx.close()
+        return {"action": label, "seconds": 0.0, "shown": f"could not start ({type(e).__name__})"}
+    return label, ctx, page, time.perf_counter()
+
+
+def _start_upload(url: str, name: str, path: Path, timeout: float):
+    def start(page) -> None:
+        page.goto(url)
+        wait_idle(page, timeout=timeout)
+        page.get_by_text("My own CSV file").click()
+        wait_idle(page, timeout=timeout)
+        page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
+            _named(path, name))
+    return start
+
+
+def _start_reports(url: str, timeout: float):
+    def start(page) -> None:
+        page.goto(url)
+        wait_idle(page, timeout=timeout)
+        _type_store_folder(page)
+    return start
+
+
+def hostile_session(url: str, stop, out: Path, timeout: float = 120.0, begun=None) -> None:
+    """Rounds of hostile actions until ``stop`` (a multiprocessing event) is set: every crafted
+    link and every odd upload, each in a fresh tab, all begun at once (a visitor does not wait
+    for the server), then each tab waited for until the round's ``timeout``; the records go to
+    ``out`` (JSON). Runs in its own process (playwright's sync API is single-threaded);
+    ``begun`` (a multiprocessing event) is set once the first round's tabs have all begun."""
+    files = hostile_uploads()
+    records: list[dict] = []
+    folder = Path(tempfile.mkdtemp(prefix="bnma_hostile_"))
+    for label, (name, data) in files.items():  # playwright takes a path, not > 50 MB bytes
+        path = folder / f"{len(list(folder.iterdir()))}.csv"
+        path.write_bytes(data)
+        files[label] = (name, path)
+    with headless_chromium() as browser:
+        while not stop.is_set():
+            starts = [(f"link: {label}", lambda p, q=query: p.goto(url + "/" + q,
+                                                                   wait_until="commit"))
+                      for label, query in HOSTILE_LINKS.items()]
+            starts += [(f"upload: {label}", _start_upload(url, name, path, timeout))
+                       for label, (name, path) in files.items()]
+            starts.append(("Reports: store folder /tmp/bnma_hostile",
+                           _start_reports(url, timeout)))
+            tabs = []
+            for label, start in starts:
+                tab = _launch(browser, label, start, timeout)
+                if isinstance(tab, dict):
+                    records.append(tab)
+                else:
+                    tabs.append(tab)
+            if begun is not None:
+                begun.set()
+            deadline = time.time() + timeout
+            for label, ctx, page, t0 in tabs:
+                records.append(_settle(page, label, t0, deadline))
+                ctx.close()
+            out.write_text(json.dumps(records, indent=1))
+    out.write_text(json.dumps(records, indent=1))
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _named(path: Path, name: str) -> Path:
+    """``path`` under the file name the visitor wants the server to see (a link in the same
+    folder; the browser sends the file's own name)."""
+    target = path.parent / "named" / name
+    if not target.exists():
+        target.parent.mkdir(exist_ok=True)
+        target.symlink_to(path)
+    return target
+
+
+def _type_store_folder(page) -> None:
+    nav(page, "Reports")
+    box = page.locator('input[aria-label="Store folder"]')
+    box.fill("/tmp/bnma_hostile")
+    box.press("Enter")
+
+
+def _start_hostile(url: str, out: Path, timeout: float = 120.0):
+    """The hostile visitor in a child process (spawned: a fresh interpreter)."""
+    ctx = multiprocessing.get_context("spawn")
+    stop, begun = ctx.Event(), ctx.Event()
+    proc = ctx.Process(target=hostile_session, args=(url, stop, out, timeout, begun),
+                       daemon=True)
+    proc.start()
+    return proc, begun, stop, out
+
+
+def _stop_hostile(proc, begun, stop, out: Path, timeout: float = 180.0) -> list[dict]:
+    """Ask the visitor to stop after its current action; its records."""
+    stop.set()
+    proc.join(timeout)
+    if proc.is_alive():  # an action that never answers: end the visitor we started
+        proc.terminate()
+        proc.join(10)
+    try:
+        return json.loads(out.read_text())
+    except (OSError, ValueError):
+        return []
 
 
 _STOP_LINE = re.compile(r"background run \S+ ended ([0-9.]+) s after Stop")

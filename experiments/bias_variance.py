@@ -93,7 +93,7 @@ def run(out_dir: Path | None, methods=DEFAULT_METHODS, n_repeats: int = 20,
         t0 = time.perf_counter()
         res = bias_variance(list(methods), df, n_repeats=n_repeats,
                             train_fraction=train_fraction, seed=seed, target="class",
-                            n_jobs=n_jobs)
+                            workers=max(n_jobs, 1))
         res.insert(0, "dataset", name)
         res["seconds"] = time.perf_counter() - t0
         rows.append(res)

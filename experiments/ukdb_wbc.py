@@ -70,7 +70,7 @@ def cv_table(path: Path = WBC, folds: int = 10, seed: int = 1, ks: tuple[int, ..
     from bnma_core.evaluation import cross_validate
 
     res = cross_validate(str(path), cv_methods(ks, sensitivity), folds=folds, seed=seed,
-                         n_jobs=n_jobs)
+                         workers=max(n_jobs, 1))
     res["zero_one_loss"] = 1.0 - res["accuracy"]
     table = res.groupby("method", sort=False).agg(
         zero_one_loss=("zero_one_loss", "mean"), sd=("zero_one_loss", "std"),

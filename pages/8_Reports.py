@@ -16,7 +16,8 @@ import streamlit.components.v1 as components
 from bnma_core.reproduce import PAPERS, PENDING, ResultStore, load_paper, missing_inputs
 from bnma_core.reproduce.cli import DEFAULT_OUT
 from bnma_core.reproduce.runner import run_grid, write_report
-from bnma_ui import background
+from bnma_core.reproduce.store import RESULTS_ROOT_ENV, inside, results_root, store_folder
+from bnma_ui import ROOT, background
 from bnma_ui.state import persistent, remember
 from bnma_ui.widgets import equations, what_am_i_looking_at
 
@@ -33,8 +34,8 @@ what_am_i_looking_at(
     "numbers beside ours with confidence intervals, the settings, the run time and machine, "
     "and one plain sentence per claim — *reproduced*, *not reproduced* (with the reason "
     "found) or *not checkable*.\n\n"
-    "- **Stored runs**: every run of the store folder, with how many cells it computed and "
-    "how many it reused.\n"
+    "- **Stored runs**: every run of the store folder (inside the server's results folder), "
+    "with how many cells it computed and how many it reused.\n"
     "- **Open a report**: read it here or download it (it opens without internet).\n"
     "- **Quick reproduction**: the smoke-size grid of a paper, a few minutes; the full grids "
     "take hours and are meant for the command line.")
@@ -45,26 +46,40 @@ equations(
     "$\\bar x \\pm t_{1-\\alpha/2,\\,n-1}\\, s / \\sqrt{n}$ (95 %, or 99 % where the paper "
     "used 99 %).")
 
-out = Path(st.text_input("Store folder", key=persistent("rep_out", DEFAULT_OUT),
-                         help="Where `bnma reproduce --out` keeps cells, runs and reports "
-                              "(relative to the folder the app was started from)."))
+root = results_root(ROOT / DEFAULT_OUT)  # a server setting; nothing is created to look
+
+
+def shown(path: Path) -> str:
+    """A path as the page shows it: relative to the results folder (no server paths)."""
+    rel = path.relative_to(root) if path.is_relative_to(root) else None
+    return "the results folder" if rel in (None, Path(".")) else f"`{rel}`"
+
+
+typed = st.text_input("Store folder", key=persistent("rep_out", ""),
+                      help="A folder inside the results folder, where `bnma reproduce --out` "
+                           "keeps cells, runs and reports; empty: the results folder itself. "
+                           f"The server sets the results folder ({RESULTS_ROOT_ENV}).")
 remember("rep_out")
+try:
+    out = store_folder(root, typed)
+except ValueError as e:
+    st.error(str(e))
+    out = root
 
 # --- stored runs -------------------------------------------------------------------------------
 st.subheader("Stored runs")
 frames = []
-reports: dict[str, Path] = {}
+reports: dict[str, tuple[ResultStore, str]] = {}
 for paper in PAPERS:
-    if not (out / paper).is_dir():
+    if not (out / paper).is_dir() or not inside(root, out / paper):
         continue
-    store = ResultStore(out, paper)
+    store = ResultStore(out, paper, create=False)
     runs = store.runs()
     if len(runs):
         frames.append(runs)
-    for grid in ("quick", "full"):
-        path = store.dir / f"report_{grid}.html"
-        if path.exists():
-            reports[f"{paper} ({grid})"] = path
+    for grid in ("quick", "full"):  # only reports this program wrote (the store's manifest)
+        if (store.dir / f"report_{grid}.html").is_file():
+            reports[f"{paper} ({grid})"] = (store, f"report_{grid}.html")
 if frames:
     runs = pd.concat(frames, ignore_index=True)
     cols = [c for c in ("paper", "quick", "status", "n_cells", "n_computed", "n_skipped",
@@ -72,20 +87,25 @@ if frames:
             if c in runs]
     st.dataframe(runs[cols], hide_index=True, width="stretch")
 else:
-    st.info(f"No stored runs in `{out}` yet. Start a quick reproduction below, or run "
+    st.info(f"No stored runs in {shown(out)} yet. Start a quick reproduction below, or run "
             "`bnma reproduce PAPER --quick` from the repository folder.")
 
 # --- open a report -------------------------------------------------------------------------------
 st.subheader("Open a report")
+data = None
 if reports:
     choice = st.selectbox("Report", list(reports), key="rep_choice")
-    data = reports[choice].read_bytes()
+    data = reports[choice][0].read_report(reports[choice][1])
+    if data is None:
+        st.warning(f"{choice}: this report was not written by BNMA Studio, or was changed "
+                   "since; it is not shown. Run the reproduction again to rewrite it.")
+if data is not None:
     c1, c2 = st.columns([1, 4])
     c1.download_button("Download HTML", data, file_name=f"{choice.split()[0]}_report.html",
                        mime="text/html", help="Self-contained: opens without internet.")
     if c2.toggle("Show it here", key="rep_show", help="The report embeds plotly.js (~5 MB)."):
         components.html(data.decode("utf-8"), height=900, scrolling=True)
-else:
+elif not reports:
     st.caption("No report yet.")
 
 # --- quick reproduction ----------------------------------------------------------------------
@@ -161,7 +181,8 @@ if last:
         msg = (f"{last['paper']}: {last['computed']} cells computed, {last['reused']} reused, "
                f"{last['seconds']:.0f} s.")
         if last["report"]:
-            st.success(msg + f" Report written: `{last['report']}` (open it above).")
+            st.success(msg + f" Report written: {shown(Path(last['report']))} (open it "
+                       "above).")
         else:
             st.warning(msg + f" {last['total'] - last['computed'] - last['reused']} cells are "
                        "missing" + (" (stopped)" if last["stopped"] else "")

@@ -119,11 +119,38 @@ def test_missing_rows_dropped_from_training_unless_handled():
     assert nb["n_train"].sum() == 3 * 80
 
 
-def test_parallel_jobs_give_the_same_results():
-    a = cross_validate(WBC, ["nb", "kdb2"], folds=3, n_jobs=1)
-    b = cross_validate(WBC, ["nb", "kdb2"], folds=3, n_jobs=2)
-    cols = ["method", "fold", "accuracy", "log_loss", "auc"]
-    pd.testing.assert_frame_equal(a[cols], b[cols])
+def test_same_tables_in_process_and_on_two_dask_workers():
+    """One grid engine: workers=1 fits in this process, workers=2 on a local Dask cluster of
+    two processes (the reproductions' runner); the per-fold table and the out-of-fold
+    probabilities are the same, whatever order the fits finished in."""
+    a, pa = cross_validate(WBC, ["nb", "kdb2"], folds=3, workers=1, return_proba=True)
+    calls = []
+    b, pb = cross_validate(WBC, ["nb", "kdb2"], folds=3, workers=2, return_proba=True,
+                           progress=lambda done, total, m, f: calls.append((done, total)))
+    timing = ["fit_time_s", "predict_time_s"]
+    pd.testing.assert_frame_equal(a.drop(columns=timing), b.drop(columns=timing))
+    pd.testing.assert_frame_equal(pa.table(), pb.table())
+    assert sorted(calls) == [(i, 6) for i in range(1, 7)]
+
+
+def test_stop_on_dask_cancels_the_fits_not_finished():
+    calls = []
+    res, pred = cross_validate(WBC, ["nb", "tan"], folds=3, workers=2, return_proba=True,
+                               progress=lambda done, total, m, f: calls.append((m, f)),
+                               should_stop=lambda: len(calls) >= 1)
+    assert 1 <= len(res) < 6 and len(calls) == len(res)
+    tab = pred.table()
+    assert set(zip(tab["method"], tab["fold"])) == set(zip(res["method"], res["fold"]))
+
+
+def test_n_jobs_is_the_former_name_of_workers():
+    with pytest.warns(FutureWarning, match="renamed workers"):
+        a = cross_validate(WBC, ["nb"], folds=3, n_jobs=1)
+    pd.testing.assert_frame_equal(a.drop(columns=["fit_time_s", "predict_time_s"]),
+                                  cross_validate(WBC, ["nb"], folds=3).drop(
+                                      columns=["fit_time_s", "predict_time_s"]))
+    with pytest.raises(ValueError, match="workers must be a whole number"):
+        cross_validate(WBC, ["nb"], folds=3, workers=0)
 
 
 def test_progress_and_stop():
@@ -234,6 +261,9 @@ def test_bias_variance_on_wbc():
         bias_variance(["nb"], d, train_fraction=1.5)
     with pytest.raises(ValueError, match="n_repeats"):
         bias_variance(["nb"], d, n_repeats=1)
+    with pytest.warns(FutureWarning, match="renamed workers"):
+        pd.testing.assert_frame_equal(bias_variance(["nb", "kdb2"], d, n_repeats=5, seed=0,
+                                                    n_jobs=1), bv)
 
 
 # --- figures -------------------------------------------------------------------------------------
@@ -274,6 +304,96 @@ def test_out_of_fold_probabilities_and_roc_curves():
     assert len(viz.roc_figure(curves).data) == 3
     with pytest.raises(ValueError, match="not a class"):
         roc_curves(pred, positive="unknown")
+
+
+def test_out_of_fold_table_keeps_rows_folds_and_cut_points_per_fold():
+    df = continuous_frame(n=90, seed=4)
+    df.loc[5, "a"] = None
+    res, pred = cross_validate(df, ["nb", "tan"], folds=3, seed=7, target="outcome",
+                               return_proba=True)
+    tab = pred.table()
+    assert pred.classes == ["no", "yes"]
+    assert list(tab.columns) == ["row", "fold", "method", "true_class",
+                                 *[f"P({c})" for c in pred.classes]]
+    assert len(tab) == 2 * 90 and list(dict.fromkeys(tab["method"])) == ["nb", "tan"]
+    nb = tab[tab["method"] == "nb"]
+    assert list(nb["row"]) == list(range(90))
+    assert list(nb["true_class"]) == list(df["outcome"])
+    # the folds are StratifiedKFold's with the seed
+    skf = StratifiedKFold(n_splits=3, shuffle=True, random_state=7)
+    y = np.array([pred.classes.index(c) for c in df["outcome"]])
+    expect = np.empty(90, dtype=int)
+    for f, (_, te) in enumerate(skf.split(np.zeros(90), y)):
+        expect[te] = f
+    np.testing.assert_array_equal(nb["fold"], expect)
+    assert pred.seed == 7 and pred.class_name == "outcome"
+    # cut points refitted on each fold's training rows: the median of "a" over them
+    assert set(pred.cut_points) == {0, 1, 2}
+    for f in range(3):
+        train = df.loc[expect != f, "a"].dropna()
+        assert pred.cut_points[f]["a"] == [pytest.approx(float(np.median(train)))]
+        assert "colour" not in pred.cut_points[f]
+    assert len({pred.cut_points[f]["a"][0] for f in range(3)}) == 3
+    # the fold metrics of the results table come from the same probabilities
+    for (m, f), r in res.set_index(["method", "fold"]).iterrows():
+        sel = tab[(tab["method"] == m) & (tab["fold"] == f)]
+        P = sel[[f"P({c})" for c in pred.classes]].to_numpy()
+        truth = sel["true_class"].map(pred.classes.index).to_numpy()
+        assert r["accuracy"] == pytest.approx(np.mean(P.argmax(axis=1) == truth))
+
+
+def test_metrics_from_predictions_restored_from_parquet(tmp_path):
+    """Every metric is computed from the one stored table: the same numbers after a round
+    trip through Parquet (class order, seed and cut points in the file's metadata)."""
+    from bnma_core.evaluation import CVPredictions
+
+    df = continuous_frame(n=120, seed=1)
+    _, pred = cross_validate(df, ["nb", "kdb1"], folds=4, seed=3, target="outcome",
+                             return_proba=True)
+    back = CVPredictions.read_parquet(pred.to_parquet(tmp_path / "oof.parquet"))
+    pd.testing.assert_frame_equal(back.table(), pred.table())
+    assert back.classes == pred.classes and back.seed == 3 and back.cut_points == \
+        pred.cut_points and back.class_name == "outcome"
+    kw = dict(n_bootstrap=200, seed=0)
+    pd.testing.assert_frame_equal(back.metric_intervals(**kw), pred.metric_intervals(**kw))
+    pd.testing.assert_frame_equal(back.calibration_summary(positive="yes"),
+                                  pred.calibration_summary(positive="yes"))
+    pooled = pred.metric_intervals(**kw).query("scope == 'pooled' and metric == 'accuracy'")
+    y, P, _ = pred.finished("nb")
+    assert pooled.set_index("method").loc["nb", "estimate"] == pytest.approx(
+        np.mean(P.argmax(axis=1) == y))
+    assert set(pred.metric_intervals(**kw)["scope"]) == {"pooled", "fold"}
+    # a table from elsewhere (e.g. the CSV of bnma cv --predictions) reads the same way
+    from bnma_core.export import table_csv
+
+    (tmp_path / "oof.csv").write_bytes(table_csv(pred.table(), index=False))
+    again = CVPredictions.from_table(pd.read_csv(tmp_path / "oof.csv"))
+    assert again.classes == pred.classes
+    np.testing.assert_array_equal(again.proba["nb"], pred.proba["nb"])
+    with pytest.raises(ValueError, match="no column"):
+        CVPredictions.from_table(pred.table().drop(columns=["fold"]))
+    (tmp_path / "plain.parquet").write_bytes(b"")
+    pd.DataFrame({"a": [1]}).to_parquet(tmp_path / "plain.parquet")
+    with pytest.raises(ValueError, match="no cross-validation predictions"):
+        CVPredictions.read_parquet(tmp_path / "plain.parquet")
+
+
+def test_stopped_run_keeps_the_finished_folds_in_the_table():
+    started = []
+
+    def stop():
+        started.append(1)
+        return len(started) > 4
+
+    res, pred = cross_validate(WBC, ["nb", "tan"], folds=3, should_stop=stop,
+                               return_proba=True)
+    assert len(res) == 4
+    tab = pred.table()
+    assert set(tab.loc[tab["method"] == "tan", "fold"]) == {0}
+    assert len(tab[tab["method"] == "nb"]) == 699
+    m = pred.metric_intervals(n_bootstrap=50)
+    assert m.query("method == 'tan' and scope == 'pooled'")["n"].iloc[0] == (
+        res.query("method == 'tan'")["n_test"].sum())
 
 
 def test_wilcoxon_pairs_over_datasets_and_folds():

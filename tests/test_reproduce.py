@@ -359,17 +359,18 @@ def test_a_failing_cell_is_reported_and_the_others_stored(cluster, tmp_path):
         assert s.failures == ["ValueError: this cell fails on purpose (runner test)"]
 
 
-def test_reports_page_lists_opens_and_runs(tmp_path):
+def test_reports_page_lists_opens_and_runs(tmp_path, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
     from bnma_core.reproduce.runner import write_report
+    from bnma_core.reproduce.store import RESULTS_ROOT_ENV
 
     run_grid("smoke", tmp_path, quick=True, workers=0)
     write_report("smoke", tmp_path, quick=True)
+    monkeypatch.setenv(RESULTS_ROOT_ENV, str(tmp_path))  # the server's results folder
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.switch_page("pages/8_Reports.py")
     at.run()
-    at.text_input(key="rep_out").set_value(str(tmp_path)).run()
     assert not at.exception
     assert at.selectbox(key="rep_choice").value == "smoke (quick)"
     assert list(at.dataframe[0].value["paper"]) == ["smoke"]

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import gzip
+import math
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
+
+from .. import scores
+from ..data import DataError
 
 
 def read_source(source: str | Path | bytes, what: str, marker: str) -> bytes:
@@ -67,3 +72,42 @@ def missing_message(fmt: str, missing: list[str], block: str) -> str:
     if len(missing) == 1:
         return f"{fmt}: variable {missing[0]!r} has no {block}."
     return f"{fmt}: {len(missing)} variables have no {block}: {', '.join(map(repr, missing))}."
+
+
+def check_table_sizes(fmt: str, tables: Iterable[tuple[str, str, list[int], int]]) -> None:
+    """Refuse, before any table is allocated, a network whose probability tables are larger
+    than the library holds.
+
+    Parameters
+    ----------
+    fmt : str
+        The format, for the message ("BIF", "XMLBIF").
+    tables : iterable of (where, child, parent_cards, r)
+        One entry per declared table: where it is declared (e.g. ``"BIF line 12"``), the child's
+        name, its parents' numbers of states and its own; sized as q x r cells with q the
+        product of the parents' states (Python ints: no overflow).
+
+    Raises
+    ------
+    DataError
+        One table, or all of them together, over :data:`bnma_core.scores.MAX_DENSE_FAMILY_CELLS`
+        cells: the limit (and message) of :func:`bnma_core.scores.family_counts`, which
+        tabulates the same (q, r) tables from data.
+    """
+    limit = scores.MAX_DENSE_FAMILY_CELLS
+    total = 0
+    for where, child, cards, r in tables:
+        cells = math.prod(cards) * r
+        if cells > limit:
+            raise DataError(
+                f"{where}: a probability table for variable {child!r} with {len(cards)} "
+                f"parents would have {cells:.3g} cells ({cells * 8 / 2**30:.3g} GiB), more than "
+                f"this library holds ({limit:.3g} cells, {limit * 8 // 2**20} MiB). Use fewer "
+                "parents per variable or merge the states of many-valued variables.")
+        total += cells
+    if total > limit:
+        raise DataError(
+            f"{fmt}: the network's probability tables would have {total:.3g} cells together "
+            f"({total * 8 / 2**30:.3g} GiB), more than this library holds ({limit:.3g} cells, "
+            f"{limit * 8 // 2**20} MiB). Use fewer parents per variable or merge the states "
+            "of many-valued variables.")

@@ -29,7 +29,14 @@ from pathlib import Path
 import numpy as np
 
 from ..kernels.counting import parent_strides
-from ._io import decode, missing_message, read_source, rows_from_last_fastest, write_bytes
+from ._io import (
+    check_table_sizes,
+    decode,
+    missing_message,
+    read_source,
+    rows_from_last_fastest,
+    write_bytes,
+)
 from .model import ROW_SUM_ATOL, DiscreteBN
 
 __all__ = ["bif_text", "read_bif", "write_bif"]
@@ -348,6 +355,9 @@ def _parse_bif(text: str, atol: float) -> DiscreteBN:
     if not decl.names:
         raise ValueError("The BIF text declares no variables.")
     _link_names(decl)
+    check_table_sizes("BIF", ((f"BIF line {p.line}", p.child, [len(decl.states[x]) for x in
+                                                                 p.parents],
+                               len(decl.states[p.child])) for p in decl.probs.values()))
     cpts = [_cpt(decl.probs[v], decl.states) for v in decl.names]
     try:
         return DiscreteBN(decl.names, [decl.states[v] for v in decl.names],

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ._io import (
+    check_table_sizes,
     missing_message,
     read_source,
     rows_from_last_fastest,
@@ -84,20 +85,35 @@ def _variables(net: ET.Element) -> tuple[list[str], dict[str, list[str]]]:
     return names, states
 
 
-def _definitions(net: ET.Element, states: dict[str, list[str]]
-                 ) -> dict[str, tuple[list[str], np.ndarray]]:
-    out: dict[str, tuple[list[str], np.ndarray]] = {}
+def _declared(net: ET.Element, states: dict[str, list[str]]
+              ) -> list[tuple[ET.Element, str, str, list[str]]]:
+    """(element, where, child, parents) of every ``<DEFINITION>``, names checked, before any
+    table is read."""
+    out = []
+    seen: set[str] = set()
     for k, d in enumerate(_kids(net, "DEFINITION")):
         child = _text(d, "FOR", f"definition {k + 1}")
         where = f"XMLBIF definition of {child!r}"
         if child not in states:
             raise ValueError(f"{where}: {child!r} is not a declared variable.")
-        if child in out:
+        if child in seen:
             raise ValueError(f"{where}: given twice.")
+        seen.add(child)
         parents = [(g.text or "").strip() for g in _kids(d, "GIVEN")]
         for p in parents:
             if p not in states:
                 raise ValueError(f"{where}: parent {p!r} is not a declared variable.")
+        out.append((d, where, child, parents))
+    return out
+
+
+def _definitions(net: ET.Element, states: dict[str, list[str]]
+                 ) -> dict[str, tuple[list[str], np.ndarray]]:
+    out: dict[str, tuple[list[str], np.ndarray]] = {}
+    declared = _declared(net, states)
+    check_table_sizes("XMLBIF", ((where, child, [len(states[p]) for p in parents],
+                                  len(states[child])) for _, where, child, parents in declared))
+    for d, where, child, parents in declared:
         try:
             values = [float(x) for x in _text(d, "TABLE", where).split()]
         except ValueError as e:

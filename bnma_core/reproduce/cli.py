@@ -4,7 +4,7 @@ HTML report.
 Usage::
 
     bnma reproduce PAPER [--quick] [--workers N] [--scheduler tcp://host:port] [--out DIR]
-                         [--fresh] [--no-progress]
+                         [--dashboard HOST:PORT] [--fresh] [--no-progress]
     python -m bnma_core.reproduce PAPER ...          (the same, without the bnma front end)
 
 PAPER: ``hwang2005``, ``dash2002``, ``ukdb``, ``sugahara``, ``santafe``, ``anchors`` (and
@@ -22,6 +22,7 @@ The ``bnma`` command adds it with::
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -50,7 +51,13 @@ def configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                    help="worker processes of the local Dask cluster (0 = in this process)")
     p.add_argument("--scheduler", default=None, metavar="ADDR",
                    help="use an existing Dask scheduler, e.g. tcp://host:8786")
-    p.add_argument("--out", default=DEFAULT_OUT, help="results store and reports")
+    p.add_argument("--out", default=None,
+                   help="results store and reports (default: $BNMA_RESULTS_ROOT, the "
+                        f"dashboard's results folder, else {DEFAULT_OUT})")
+    p.add_argument("--dashboard", default=None, metavar="HOST:PORT",
+                   help="where the local cluster's Dask dashboard listens during the run "
+                        "(default 127.0.0.1:0: this machine only, a free port; ':0' for every "
+                        "interface)")
     p.add_argument("--fresh", action="store_true", help="recompute the stored cells")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -69,7 +76,10 @@ def run(args: argparse.Namespace) -> int:
     stdout)."""
     from .papers import load_paper, missing_inputs
     from .runner import run_grid, write_report
+    from .store import RESULTS_ROOT_ENV
 
+    if args.out is None:
+        args.out = os.environ.get(RESULTS_ROOT_ENV) or DEFAULT_OUT
     try:
         load_paper(args.paper)
     except NotAvailable as e:
@@ -85,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         summary = run_grid(args.paper, args.out, quick=args.quick, workers=args.workers,
                            scheduler=args.scheduler, fresh=args.fresh,
-                           progress=not args.no_progress)
+                           progress=not args.no_progress,
+                           **({"dashboard_address": args.dashboard} if args.dashboard else {}))
     except ConnectionError as e:
         print(f"bnma reproduce: error: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -1,14 +1,24 @@
-"""Run a paper's grid of independent cells on Dask distributed (issue 17).
+"""Run a grid of independent cells on Dask distributed: a paper's grid, or any list of tasks.
 
-The runner submits one task per cell that is not yet in the :class:`ResultStore` (``client.map``
-of :func:`run_cell`), gathers them with ``as_completed`` and stores each as it finishes. Dask
-does the scheduling, work stealing and the retries after a lost worker (the scheduler
-reschedules the tasks of a dead worker; ``allowed-failures`` bounds it): nothing home-made.
+:func:`run_tasks` is the one grid engine: it runs ``fn(*args)`` for each task in this process
+or on a Dask cluster, hands each result back as it finishes, polls a stop signal and ships
+large shared inputs to the workers once (:class:`Shared`). :func:`run_grid` runs a paper's
+cells through it into a :class:`ResultStore`; cross-validation
+(:func:`bnma_core.evaluation.cross_validate`) runs its (method × fold) fits through it.
+
+For a paper, the runner submits one task per cell that is not yet in the
+:class:`ResultStore` (``client.map`` of :func:`run_cell`), gathers them with
+``as_completed`` and stores each as it finishes. Dask does the scheduling, work stealing and
+the retries after a lost worker (the scheduler reschedules the tasks of a dead worker;
+``allowed-failures`` bounds it): nothing home-made.
 ``workers=0`` runs the cells in this process (for debugging and the determinism test).
 
 By default a ``LocalCluster(processes=True)`` is started with ``workers`` single-threaded
 worker processes; ``scheduler="tcp://host:port"`` uses an existing cluster (same code path;
-the cluster's workers need this package installed).
+the cluster's workers need this package installed). The local cluster's scheduler and its
+dashboard listen on this machine only (:data:`DASHBOARD_ADDRESS`; on a shared server the
+dashboard would otherwise show every run to the network) unless ``dashboard_address`` asks
+otherwise.
 """
 
 from __future__ import annotations
@@ -19,7 +29,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +39,11 @@ import numpy as np
 from .papers import load_paper
 from .store import ResultStore, code_version, key_id, machine
 
-__all__ = ["run_cell", "run_grid", "write_report", "RunSummary"]
+__all__ = ["run_cell", "run_grid", "run_tasks", "Shared", "write_report", "RunSummary",
+           "DASHBOARD_ADDRESS"]
+
+DASHBOARD_ADDRESS = "127.0.0.1:0"
+"""Where the local cluster's Dask dashboard listens during a run: loopback, a free port."""
 
 
 def run_cell(paper: str, key: dict) -> dict[str, Any]:
@@ -61,11 +75,66 @@ class RunSummary:
     record: dict = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Shared:
+    """Stands, in a task's arguments, for the ``index``-th of :func:`run_tasks`' ``shared``
+    inputs: a large input (a data set, a fold's training rows) that many tasks read is sent to
+    each worker once instead of with every task."""
+
+    index: int
+
+
+def _resolve(args: tuple, shared: Sequence[Any]) -> tuple:
+    """``args`` with every :class:`Shared` replaced by its shared input (or its Dask future)."""
+    return tuple(shared[a.index] if isinstance(a, Shared) else a for a in args)
+
+
+def run_tasks(fn: Callable[..., Any], tasks: Sequence[tuple], *,
+              on_result: Callable[[int, Any], None], workers: int = 0,
+              scheduler: str | None = None, shared: Sequence[Any] = (),
+              should_stop: Callable[[], bool] | None = None, failures: list[str] | None = None,
+              dashboard_address: str = DASHBOARD_ADDRESS) -> bool:
+    """Run ``fn(*args)`` for every ``args`` of ``tasks``, here or on Dask; the grid engine.
+
+    Parameters
+    ----------
+    fn : a module-level function (workers import it by name), pure in its arguments: seeds
+        come from the arguments, never from the worker or the order, so a task gives the same
+        result wherever it runs
+    tasks : argument tuples; an argument :class:`Shared` ``(i)`` stands for ``shared[i]``
+    on_result : called in this process as ``on_result(task index, fn's value)`` when a task
+        finishes (in finishing order)
+    workers : worker processes of a local cluster; 0 runs the tasks in this process, one
+        after another (no Dask at all). Ignored with ``scheduler``.
+    scheduler : address of an existing Dask scheduler (``tcp://host:port``)
+    shared : inputs scattered to the cluster once (kept as they are in this process)
+    should_stop : polled before each task here, at least every half second on Dask; when it
+        returns True the tasks not yet finished are cancelled
+    failures : a list to append ``"Error: message"`` of each failed task to while the others go
+        on; None (default) raises the first failure (the pending tasks are dropped)
+    dashboard_address : ``host:port`` of the local cluster's Dask dashboard
+
+    Returns
+    -------
+    bool : True when stopped by ``should_stop``.
+    """
+    if workers < 0:
+        raise ValueError(f"workers must be >= 0 (got {workers})")
+    tasks = [tuple(t) for t in tasks]
+    if not tasks:
+        return False
+    if scheduler is None and workers == 0:
+        return _run_local(fn, tasks, shared, on_result, should_stop, failures)
+    return _run_dask(fn, tasks, shared, workers, scheduler, on_result, should_stop, failures,
+                     dashboard_address)
+
+
 def run_grid(paper: str, out: str | Path, quick: bool = False, workers: int = 2,
              scheduler: str | None = None, fresh: bool = False,
              progress: bool | Callable[[int, int, dict], None] = False,
              should_stop: Callable[[], bool] | None = None,
-             keys: list[dict] | None = None, compact_every: int = 2000) -> RunSummary:
+             keys: list[dict] | None = None, compact_every: int = 2000,
+             dashboard_address: str = DASHBOARD_ADDRESS) -> RunSummary:
     """Run every missing cell of ``paper``'s grid and store it.
 
     Parameters
@@ -95,6 +164,9 @@ def run_grid(paper: str, out: str | Path, quick: bool = False, workers: int = 2,
         Fold the stored cell files into one part file (:meth:`ResultStore.compact`) after
         this many newly stored cells, and once when the run ends (0 = never), so that a
         grid of thousands of cells stays quick to read.
+    dashboard_address : str
+        ``host:port`` of the local cluster's Dask dashboard (default: this machine only, a
+        free port; ``":0"`` listens on every interface). Ignored with ``scheduler``.
     """
     mod = load_paper(paper)
     if workers < 0:
@@ -112,12 +184,10 @@ def run_grid(paper: str, out: str | Path, quick: bool = False, workers: int = 2,
     failures: list[str] = []
     stored = _storer(store, summary, compact_every, bar, progress, len(keys))
     try:
-        if todo and scheduler is None and workers == 0:
-            if _run_local(paper, todo, stored, should_stop, failures):
-                summary.stopped = True
-        elif todo:
-            summary.stopped = _run_dask(paper, todo, workers, scheduler, stored, should_stop,
-                                        failures)
+        summary.stopped = run_tasks(run_cell, [(paper, k) for k in todo],
+                                    on_result=lambda _i, row: stored(row), workers=workers,
+                                    scheduler=scheduler, should_stop=should_stop,
+                                    failures=failures, dashboard_address=dashboard_address)
     finally:
         if bar is not None:
             bar.close()
@@ -168,18 +238,21 @@ def _storer(store: ResultStore, summary: RunSummary, compact_every: int, bar: An
     return stored
 
 
-def _run_local(paper: str, todo: list[dict], stored: Callable[[dict], None],
-               should_stop: Callable[[], bool] | None, failures: list[str]) -> bool:
-    """Run the cells one after another in this process (``workers=0``); True when stopped."""
-    for k in todo:
+def _run_local(fn: Callable[..., Any], tasks: list[tuple], shared: Sequence[Any],
+               on_result: Callable[[int, Any], None], should_stop: Callable[[], bool] | None,
+               failures: list[str] | None) -> bool:
+    """Run the tasks one after another in this process (``workers=0``); True when stopped."""
+    for i, args in enumerate(tasks):
         if should_stop is not None and should_stop():
             return True
         try:
-            row = run_cell(paper, k)
-        except Exception as e:  # noqa: BLE001 - reported, the other cells go on
+            value = fn(*_resolve(args, shared))
+        except Exception as e:  # noqa: BLE001 - reported, the other tasks go on
+            if failures is None:
+                raise
             failures.append(f"{type(e).__name__}: {e}")
             continue
-        stored(row)
+        on_result(i, value)
     return False
 
 
@@ -203,30 +276,35 @@ def _finish_run(store: ResultStore, summary: RunSummary, record: dict, compact_e
 MAX_RESUBMITS = 3  # per cell, after its result was lost on the way back (not a cell error)
 
 
-def _collect(fut, stored: Callable[[dict], None], failures: list[str]) -> bool:
+def _collect(fut, stored: Callable[[Any], None], failures: list[str] | None) -> bool:
     """Store a finished future's row; False when the result was lost on the way back (the
     task did not fail: e.g. a worker died while its result was being gathered, which
-    distributed reports as an error of the gather) and the cell must be submitted again."""
+    distributed reports as an error of the gather) and the cell must be submitted again.
+    A failed task is appended to ``failures``, or raised when ``failures`` is None."""
     try:
         row = fut.result()
     except Exception as e:  # noqa: BLE001 - a failing cell is reported, the others go on
         if fut.status != "error":
             return False
+        if failures is None:
+            raise
         failures.append(f"{type(e).__name__}: {e}")
         return True
     stored(row)
     return True
 
 
-def _run_dask(paper: str, todo: list[dict], workers: int, scheduler: str | None,
-              stored: Callable[[dict], None], should_stop: Callable[[], bool] | None,
-              failures: list[str]) -> bool:
+def _run_dask(fn: Callable[..., Any], tasks: list[tuple], shared: Sequence[Any], workers: int,
+              scheduler: str | None, on_result: Callable[[int, Any], None],
+              should_stop: Callable[[], bool] | None, failures: list[str] | None,
+              dashboard_address: str = DASHBOARD_ADDRESS) -> bool:
     from dask.distributed import Client, LocalCluster, as_completed, wait
 
     cluster = None
     if scheduler is None:
         cluster = LocalCluster(n_workers=max(workers, 1), threads_per_worker=1, processes=True,
-                               dashboard_address=":0", silence_logs=logging.CRITICAL)
+                               host="127.0.0.1", dashboard_address=dashboard_address,
+                               silence_logs=logging.CRITICAL)
         client = Client(cluster)
     else:
         try:
@@ -235,25 +313,36 @@ def _run_dask(paper: str, todo: list[dict], workers: int, scheduler: str | None,
             raise ConnectionError(f"cannot reach the Dask scheduler at {scheduler} ({e})") from e
     stopped = False
     try:
-        futures = client.map(run_cell, [paper] * len(todo), todo, pure=False)
-        key_of = dict(zip(futures, todo, strict=True))
-        resubmits: dict[str, int] = {}
+        # each shared input travels to a worker once, not with every task that reads it
+        handles = client.scatter(list(shared), hash=False) if len(shared) else []
+        resolved = [_resolve(args, handles) for args in tasks]
+        futures = client.map(fn, *[list(col) for col in zip(*resolved, strict=True)],
+                             pure=False)
+        index_of = dict(zip(futures, range(len(tasks)), strict=True))
+        resubmits: dict[int, int] = {}
 
         def again(fut):
-            """A new future for a cell whose result was lost, or None after MAX_RESUBMITS."""
-            k = key_of.pop(fut)
-            n = resubmits[key_id(k)] = resubmits.get(key_id(k), 0) + 1
+            """A new future for a task whose result was lost, or None after MAX_RESUBMITS."""
+            i = index_of.pop(fut)
+            n = resubmits[i] = resubmits.get(i, 0) + 1
             if n > MAX_RESUBMITS:
-                failures.append(f"result of cell {key_id(k)} lost {n} times")
+                what = key_id(tasks[i][1]) if fn is run_cell else f"task {i}"
+                lost = f"result of cell {what} lost {n} times"
+                if failures is None:
+                    raise RuntimeError(lost)
+                failures.append(lost)
                 return None
-            new = client.submit(run_cell, paper, k, pure=False)
-            key_of[new] = k
+            new = client.submit(fn, *resolved[i], pure=False)
+            index_of[new] = i
             return new
+
+        def collect(fut) -> bool:
+            return _collect(fut, lambda value: on_result(index_of[fut], value), failures)
 
         if should_stop is None:
             ac = as_completed(futures)
             for fut in ac:
-                if not _collect(fut, stored, failures) and (new := again(fut)) is not None:
+                if not collect(fut) and (new := again(fut)) is not None:
                     ac.add(new)
         else:  # wake up at least every half second to look at the stop signal
             pending = set(futures)
@@ -268,7 +357,7 @@ def _run_dask(paper: str, todo: list[dict], workers: int, scheduler: str | None,
                     continue
                 for fut in done:
                     pending.discard(fut)
-                    if not _collect(fut, stored, failures) and (new := again(fut)) is not None:
+                    if not collect(fut) and (new := again(fut)) is not None:
                         pending.add(new)
     finally:
         client.close()
@@ -281,10 +370,9 @@ def write_report(paper: str, out: str | Path, quick: bool = False,
                  summary: RunSummary | None = None, keys: list[dict] | None = None) -> Path:
     """Build the paper's HTML report from the stored cells of its grid and write it
     (atomically) to ``<out>/<paper>/report.html`` (and a copy named after the grid,
-    ``report_quick.html`` / ``report_full.html``). Raises ``ValueError`` while cells of the grid
-    are missing."""
-    from .store import _atomic_write_bytes
-
+    ``report_quick.html`` / ``report_full.html``), each recorded in the store's manifest
+    (:meth:`ResultStore.write_report`). Raises ``ValueError`` while cells of the grid are
+    missing."""
     mod = load_paper(paper)
     store = ResultStore(out, paper)
     keys = list(mod.grid(quick)) if keys is None else keys
@@ -308,6 +396,7 @@ def write_report(paper: str, out: str | Path, quick: bool = False,
                      "cells computed / reused": f"{summary.n_computed} / {summary.n_skipped}"})
     html = mod.report(cells, meta)
     data = html.encode("utf-8")
-    _atomic_write_bytes(store.report_path, data)
-    _atomic_write_bytes(store.dir / f"report_{'quick' if quick else 'full'}.html", data)
+    run_id = summary.run_id if summary is not None else None
+    store.write_report(store.report_path.name, data, run_id)
+    store.write_report(f"report_{'quick' if quick else 'full'}.html", data, run_id)
     return store.report_path

@@ -6,6 +6,17 @@ Layout under ``root`` (one folder per paper)::
     <root>/<paper>/compact/part-<time>-<id>.parquet   many finished cells (compacted)
     <root>/<paper>/runs/<run_id>.json       one record per run (start, end, workers, counts)
     <root>/<paper>/report.html              the last report
+    <root>/<paper>/report_quick.html        the last report of the quick (smoke-size) grid
+    <root>/<paper>/manifest/<report>.json   what the report writer wrote: size and SHA-256
+
+Only a report whose bytes match its manifest entry is one this program wrote
+(:meth:`ResultStore.read_report`): a file planted in the folder, or changed after it was
+written, is not shown by the dashboard.
+
+On a shared server the dashboard keeps every store under one **results root** (a server
+setting: the environment variable :data:`RESULTS_ROOT_ENV`, by default the project's own
+``experiments/out/reproduce``); :func:`store_folder` refuses a folder typed by a user that is
+not inside it (after resolving ``..`` and symbolic links).
 
 A cell file is written to a temporary name in the same folder and renamed (``os.replace``,
 atomic on POSIX), so a crash leaves either no file or a whole one; the file name is the cell's
@@ -41,7 +52,44 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
-__all__ = ["ResultStore", "key_id", "cell_seed", "code_version", "machine"]
+__all__ = ["ResultStore", "key_id", "cell_seed", "code_version", "machine", "RESULTS_ROOT_ENV",
+           "results_root", "store_folder", "inside"]
+
+RESULTS_ROOT_ENV = "BNMA_RESULTS_ROOT"
+"""Environment variable naming the results root of the dashboard (and the CLI's default
+``--out``)."""
+
+
+def results_root(default: str | Path) -> Path:
+    """The results root: ``$BNMA_RESULTS_ROOT`` when set, else ``default``; absolute, symbolic
+    links resolved. Nothing is created."""
+    return Path(os.environ.get(RESULTS_ROOT_ENV) or default).expanduser().resolve()
+
+
+def inside(root: Path, path: Path) -> bool:
+    """True when ``path`` (resolved: ``..`` and symbolic links followed) is ``root`` or lies
+    under it; ``root`` must be resolved already."""
+    try:
+        return path.resolve().is_relative_to(root)
+    except (OSError, RuntimeError):  # a symlink loop
+        return False
+
+
+def store_folder(root: Path, text: str) -> Path:
+    """The store folder a user typed, relative to the results ``root`` (empty: the root
+    itself; an absolute path is accepted when it lies inside the root). Nothing is created.
+
+    Raises
+    ------
+    ValueError
+        The folder lies outside the root (after resolving ``..`` and symbolic links).
+    """
+    text = (text or "").strip()
+    path = (root / text) if text else root
+    if not inside(root, path):
+        raise ValueError(f"The folder {text!r} is outside the results folder; reports are kept "
+                         "only there. Type a folder inside it, or leave the box empty.")
+    return path.resolve()
 
 COLUMNS = ("key_id", "paper", "key", "result", "seconds", "cpu_seconds", "worker", "run_id",
            "code_version", "machine", "finished")
@@ -104,17 +152,22 @@ class ResultStore:
         Store root (the CLI's ``--out``).
     paper : str
         Paper name (a sub-folder).
+    create : bool
+        Create the store's folders (a run writes); False only looks (listing runs and reports
+        creates nothing).
     """
 
-    def __init__(self, root: str | Path, paper: str) -> None:
+    def __init__(self, root: str | Path, paper: str, create: bool = True) -> None:
         self.root = Path(root)
         self.paper = paper
         self.dir = self.root / paper
         self.cells_dir = self.dir / "cells"
         self.compact_dir = self.dir / "compact"
         self.runs_dir = self.dir / "runs"
-        for d in (self.cells_dir, self.compact_dir, self.runs_dir):
-            d.mkdir(parents=True, exist_ok=True)
+        self.manifest_dir = self.dir / "manifest"
+        if create:
+            for d in (self.cells_dir, self.compact_dir, self.runs_dir, self.manifest_dir):
+                d.mkdir(parents=True, exist_ok=True)
 
     @property
     def report_path(self) -> Path:
@@ -239,10 +292,54 @@ class ResultStore:
         _atomic_write_bytes(path, json.dumps(record, indent=1, default=_json_default).encode())
 
     def runs(self) -> pd.DataFrame:
-        """Run records, newest first."""
-        recs = [json.loads(p.read_text()) for p in self.runs_dir.glob("*.json")]
+        """Run records, newest first (a file that is not a run record is skipped)."""
+        recs = []
+        for p in sorted(self.runs_dir.glob("*.json")):
+            try:
+                rec = json.loads(p.read_text())
+            except (OSError, ValueError):
+                continue
+            if isinstance(rec, dict) and "started" in rec:
+                recs.append(rec)
         df = pd.DataFrame(recs)
         return df.sort_values("started", ascending=False, ignore_index=True) if len(df) else df
+
+
+    # reports ----------------------------------------------------------------------------
+    def write_report(self, name: str, data: bytes, run_id: str | None = None) -> Path:
+        """Write a report (atomically) and its manifest entry (size, SHA-256, time, run)."""
+        path = self.dir / _report_name(name)
+        _atomic_write_bytes(path, data)
+        self.manifest_dir.mkdir(parents=True, exist_ok=True)
+        entry = {"file": path.name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
+                 "written": _now(), "run_id": run_id, "code_version": code_version()}
+        _atomic_write_bytes(self.manifest_dir / f"{path.name}.json",
+                            json.dumps(entry, indent=1).encode())
+        return path
+
+    def read_report(self, name: str) -> bytes | None:
+        """The bytes of a report this program wrote: its manifest entry exists and matches
+        (size and SHA-256), and the file is a regular file inside the store's folder (no
+        symbolic link out of it). None otherwise: absent, planted, or changed since."""
+        path = self.dir / _report_name(name)
+        try:
+            entry = json.loads((self.manifest_dir / f"{path.name}.json").read_text())
+            if path.is_symlink() or not inside(self.dir.resolve(), path):
+                return None
+            data = path.read_bytes()
+        except (OSError, ValueError):
+            return None
+        if len(data) != entry.get("bytes") or \
+                hashlib.sha256(data).hexdigest() != entry.get("sha256"):
+            return None
+        return data
+
+
+def _report_name(name: str) -> str:
+    """A report's file name: ``report[_GRID].html``, nothing else (no folder, no other file)."""
+    if not (name.startswith("report") and name.endswith(".html")) or Path(name).name != name:
+        raise ValueError(f"{name!r} is not a report file name")
+    return name
 
 
 _SCHEMA = pa.schema([("key_id", pa.string()), ("paper", pa.string()), ("key", pa.string()),
