@@ -320,38 +320,36 @@ if entry is not None and len(entry["results"]):
             "(nearly) all its weight on that model, e.g. when one network, or one set of "
             "features, explains the data far better than every other, as on WBC. Then "
             "averaging cannot change the answer, and the cheaper method suffices here.")
-    left, right = st.columns(2)
-    with left:
-        metric = st.radio("Metric", list(METRICS), format_func=METRICS.get, horizontal=True,
-                          key=persistent("cmp_metric", "accuracy"),
-                          help=glossary_help("The bar is the estimate pooled over folds, the "
-                                             "whisker its 95 % interval.",
-                                             "Held-out accuracy, AUC, log-loss"))
-        bar_fig = viz.interval_bar_figure(
-            intervals, metric, labels={m: method_label(m) for m in intervals["method"]},
-            partial=partial)
-        chart(bar_fig, f"compare_{metric}")
+    metric = st.radio("Metric", list(METRICS), format_func=METRICS.get, horizontal=True,
+                      key=persistent("cmp_metric", "accuracy"),
+                      help=glossary_help("The bar is the estimate pooled over folds, the "
+                                         "whisker its 95 % interval.",
+                                         "Held-out accuracy, AUC, log-loss"))
+    bar_fig = viz.interval_bar_figure(
+        intervals, metric, labels={m: method_label(m) for m in intervals["method"]},
+        partial=partial)
+    chart(bar_fig, f"compare_{metric}")
     classes = list(preds.classes)
-    with right:
-        positive = st.selectbox(
-            "Positive class (ROC, calibration, decision curve)", classes,
-            key=persistent("cmp_positive", default_positive_class(classes), classes),
-            help="The class whose cases the ROC curve looks for, e.g. 'malignant': "
-                 "sensitivity is the share of these cases found. With two classes the area "
-                 "is the same either way; the curve is drawn for this class.")
-        remember("cmp_positive")
-        curves = roc_curves(preds, positive=positive)
-        roc_fig = None
-        if curves:
-            labels = {m: method_label(m) for m in curves}
-            if len(curves) <= 4:
-                roc_fig = viz.roc_figure({with_note(m): c for m, c in curves.items()},
-                                         title=f"ROC: {positive} (pooled over folds)",
-                                         auc_label="pooled AUC")
-            else:  # one panel per method: nine curves on one plot cannot be told apart
-                roc_fig = viz.roc_small_multiples(
-                    curves, labels={m: with_note(m) for m in curves}, columns=3,
-                    title=f"ROC: {positive} (pooled over folds)")
+    positive = st.selectbox(
+        "Positive class (ROC, calibration, decision curve)", classes,
+        key=persistent("cmp_positive", default_positive_class(classes), classes),
+        help="The class whose cases the ROC curve looks for, e.g. 'malignant': "
+             "sensitivity is the share of these cases found. With two classes the area "
+             "is the same either way; the curve is drawn for this class.")
+    remember("cmp_positive")
+    curves = roc_curves(preds, positive=positive)
+    roc_fig = None
+    if curves:
+        if len(curves) <= 4:
+            roc_fig = viz.roc_figure({with_note(m): c for m, c in curves.items()},
+                                     title=f"ROC: {positive} (pooled over folds)",
+                                     auc_label="pooled AUC")
+            chart(roc_fig, "compare_roc", st.columns([3, 2])[0])
+        else:  # one panel per method: nine curves on one plot cannot be told apart
+            roc_fig = viz.roc_small_multiples(
+                curves, labels={m: with_note(m) for m in curves}, columns=3,
+                title=f"ROC: {positive} (pooled over folds; one panel per method, the "
+                      "others grey)")
             chart(roc_fig, "compare_roc")
 
     # ----- calibration and clinical utility -----
@@ -377,7 +375,7 @@ if entry is not None and len(entry["results"]):
                lambda: calibration_views(preds, shown, cal_positive))
     rel_curves, rel_decomp, event = cal["curves"], cal["decomposition"], cal["event"]
     cal_table = cal["table"]
-    c_left, c_right = st.columns(2)
+    c_left, c_right = st.columns([3, 2])
     rel_fig = None
     with c_left:
         if cal_methods:
@@ -443,7 +441,10 @@ if entry is not None and len(entry["results"]):
                      "wins": "A wins", "ties": "Ties", "losses": "A loses",
                      "statistic": "Statistic", "p_value": "p-value",
                      "p_holm": "p-value (Holm)", "significant": "Significant (5 %)",
-                     "better": "Better"}),
+                     "better": "Better"})[[  # the verdict first: the table is wide
+            "Method A", "Method B", "p-value (Holm)", "Significant (5 %)", "Better",
+            "Mean difference (A − B)", "A wins", "Ties", "A loses", "p-value", "Statistic",
+            "Folds paired"]],
             hide_index=True, width="stretch")
         st.caption(f"Every pair of methods, Wilcoxon signed-rank test over folds, p-values "
                    f"Holm-corrected for the {len(pairs)} pairs ({better} "

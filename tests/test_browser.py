@@ -121,7 +121,7 @@ def test_pages(server, page):
     nav(page, "Compare methods")
     no_exception(page)
     page.get_by_role("button", name="Run").click()
-    page.get_by_role("heading", name="Paired Wilcoxon signed-rank test").wait_for(
+    page.get_by_role("heading", name="Do the methods differ? (tests over folds)").wait_for(
         timeout=300_000)  # generous: cross-validation on a loaded machine
     wait_idle(page)
     no_exception(page)
@@ -155,6 +155,34 @@ def test_pages(server, page):
         no_exception(page)
         assert page.locator(".js-plotly-plot").count() >= 3
         shot(page, "40_naive_bma")
+
+
+def test_compare_figures_at_laptop_width(server, page):
+    """The Compare page's figures on WBC at 1280 px: interval bars with their labels outside
+    the whiskers, ROC small multiples for more than four methods, the reliability diagram and
+    the decision curve; the identical-methods note. Look at the screenshots."""
+    page.goto(server)
+    wait_idle(page)
+    page.get_by_text("Wisconsin breast cancer (wbc.csv) — outcome:").wait_for()
+    nav(page, "Compare methods")
+    main = page.get_by_test_id("stMainBlockContainer")
+    set_slider(page, "Folds (k)", 3)
+    wait_idle(page)
+    main.get_by_role("button", name="Run").click()
+    main.get_by_role("heading", name="Do the methods differ? (tests over folds)").wait_for(
+        timeout=300_000)
+    wait_idle(page)
+    no_exception(page)
+    for title in ("pooled over folds, 95 % interval", "ROC: malignant",
+                  "Reliability diagram (CORP)", "Decision curve"):
+        assert page.locator(".js-plotly-plot", has_text=title).count() == 1, title
+    assert page.get_by_text("Identical predictions").count() >= 1
+    shot(page, "12_compare_probability_quality")
+    for i, title in enumerate(("pooled over folds, 95 % interval", "ROC: malignant",
+                               "Reliability diagram (CORP)", "Decision curve")):
+        fig = page.locator(".js-plotly-plot", has_text=title)
+        fig.scroll_into_view_if_needed()
+        fig.screenshot(path=str(SHOTS / f"12_compare_fig{i}.png"))
 
 
 def _live_iterations(page) -> str | None:
@@ -293,7 +321,8 @@ def test_real_user_input_and_wide_networks(server, page, tmp_path):
     page.get_by_text("Wisconsin breast cancer (wbc.csv) — outcome:").wait_for()
     nav(page, "Compare methods")
     page.get_by_role("button", name="Run").click()
-    page.get_by_text("Positive class (for the ROC curve)").wait_for(timeout=300_000)
+    page.get_by_text("Positive class (ROC, calibration, decision curve)").wait_for(
+        timeout=300_000)
     wait_idle(page)
     page.get_by_text("ROC: malignant").first.wait_for()
     no_exception(page)
@@ -303,7 +332,7 @@ def test_real_user_input_and_wide_networks(server, page, tmp_path):
 # Every page, on WBC and on ALARM (issue 14, "Done when"): what each page shows once it is
 # ready, and for the pages that compute on Run, what shows when the run has finished.
 PAGE_READY = {  # sidebar label -> (press Run?, heading that shows the page is complete)
-    "Compare methods": (True, "Paired Wilcoxon signed-rank test"),
+    "Compare methods": (True, "Do the methods differ? (tests over folds)"),
     "Order MCMC": (True, "Held-out accuracy"),
     "UKDB instances": (False, "Where this case differs from the general pattern"),
     "Naive BMA": (False, "Held-out comparison"),

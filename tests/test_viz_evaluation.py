@@ -44,7 +44,7 @@ def test_interval_bars_are_horizontal_with_labels_outside_the_whiskers():
 
 def test_interval_bars_of_a_proportion_end_near_1_and_refuse_a_table_without_intervals():
     fig = viz.interval_bar_figure(_table(), "accuracy")
-    assert fig.layout.xaxis.range[1] <= 1.0 + 0.3 * 0.06 + 1e-9
+    assert fig.layout.xaxis.range[1] <= 1.0 + 0.45 * 0.06 + 1e-9
     assert fig.layout.title.text.startswith("Accuracy by method (pooled")
     with pytest.raises(ValueError, match="no 'brier' column"):
         viz.interval_bar_figure(_table(), "brier")

@@ -117,6 +117,14 @@ def roc_figure(curves: Mapping[str, Any] | pd.DataFrame, title: str = "ROC curve
     return fig
 
 
+def _wrap(text: str, width: int) -> str:
+    """``text`` broken into lines of at most ``width`` characters at spaces (plotly ``<br>``),
+    so long method names neither crowd the plot nor overlap their neighbours."""
+    import textwrap
+
+    return "<br>".join(textwrap.wrap(str(text), width=width, break_long_words=False)) or text
+
+
 def interval_bar_figure(table: pd.DataFrame, metric: str = "accuracy", *,
                         labels: Mapping[str, str] | None = None,
                         partial: Mapping[str, str] | None = None,
@@ -148,7 +156,8 @@ def interval_bar_figure(table: pd.DataFrame, metric: str = "accuracy", *,
     hi = table[f"{metric}_upper"].to_numpy(dtype=float)
     lo = np.where(np.isfinite(lo), lo, est)
     hi = np.where(np.isfinite(hi), hi, est)
-    names = [labels.get(m, m) + (f" — {partial[m]}" if m in partial else "") for m in methods]
+    names = [_wrap(labels.get(m, m) + (f" — {partial[m]}" if m in partial else ""), 34)
+             for m in methods]
     colours = [PARTIAL_COLOUR if m in partial else _COLOURS[0] for m in methods]
     fig = go.Figure(go.Bar(
         y=names, x=est, orientation="h", marker_color=colours,
@@ -159,7 +168,7 @@ def interval_bar_figure(table: pd.DataFrame, metric: str = "accuracy", *,
                       "%{customdata[1]:.4f})<extra></extra>", showlegend=False))
     fig.add_trace(go.Scatter(  # the values, right of each interval's upper end
         y=names, x=hi, mode="text", text=[f"  {v:.3f}" for v in est],
-        textposition="middle right", hoverinfo="skip", showlegend=False,
+        textposition="middle right", hoverinfo="skip", showlegend=False, cliponaxis=False,
         textfont=dict(color=["#777777" if m in partial else "#222222" for m in methods])))
     label = METRIC_LABELS.get(metric, metric.replace("_", " "))
     bounded = metric in ("accuracy", "auc")
@@ -168,15 +177,15 @@ def interval_bar_figure(table: pd.DataFrame, metric: str = "accuracy", *,
     right = float(np.nanmax(hi)) if len(est) else 1.0
     pad = max(span, 0.02)
     x_lo = max(0.0, left - 0.15 * pad)
-    x_hi = right + 0.3 * pad  # room for the value labels
+    x_hi = right + 0.45 * pad  # room for the value labels
     fig.update_layout(
         title=title or f"{label} by method (pooled over folds, 95 % interval)",
         xaxis_title=label + (" (higher is better)" if metric in ("accuracy", "auc")
                              else " (lower is better)"),
         template="plotly_white", bargap=0.35,
-        xaxis_range=[x_lo, min(x_hi, 1.0 + 0.3 * pad) if bounded else x_hi],
-        yaxis=dict(autorange="reversed", automargin=True),
-        height=max(260, 90 + 38 * len(methods)),
+        xaxis_range=[x_lo, min(x_hi, 1.0 + 0.45 * pad) if bounded else x_hi],
+        xaxis_tickangle=0, yaxis=dict(autorange="reversed", automargin=True),
+        height=max(260, 100 + 48 * len(methods)),
         margin=dict(l=10, r=20, t=60, b=50))
     return fig
 
@@ -201,10 +210,11 @@ def roc_small_multiples(curves: Mapping[str, Any], *, labels: Mapping[str, str] 
     cols = max(1, min(int(columns), n))
     rows = (n + cols - 1) // cols
     parsed = {m: _curve(v) for m, v in curves.items()}
-    titles = [f"{labels.get(m, m)}<br>pooled AUC {parsed[m][2]:.3f}"
-              if parsed[m][2] is not None else labels.get(m, m) for m in names]
+    titles = [_wrap(labels.get(m, m), 40) + (f"<br>pooled AUC {parsed[m][2]:.3f}"
+                                              if parsed[m][2] is not None else "")
+              for m in names]
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles,
-                        horizontal_spacing=0.06, vertical_spacing=0.14 if rows > 1 else 0.1)
+                        horizontal_spacing=0.07, vertical_spacing=0.28 / rows + 0.06)
     for i, m in enumerate(names):
         r, c = i // cols + 1, i % cols + 1
         fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", showlegend=False,
@@ -222,12 +232,12 @@ def roc_small_multiples(curves: Mapping[str, Any], *, labels: Mapping[str, str] 
                                  line=dict(width=2.5, color=_COLOURS[i % len(_COLOURS)]),
                                  hovertemplate="FPR %{x:.3f}, TPR %{y:.3f}<extra>"
                                  + str(labels.get(m, m)) + "</extra>"), row=r, col=c)
-        fig.update_xaxes(range=[0, 1], constrain="domain", row=r, col=c,
+        fig.update_xaxes(range=[0, 1], row=r, col=c, tickvals=[0, 0.5, 1],
                          title_text="false positive rate" if r == rows else None)
-        fig.update_yaxes(range=[0, 1], scaleanchor=f"x{i + 1 if i else ''}", row=r, col=c,
+        fig.update_yaxes(range=[0, 1.02], row=r, col=c, tickvals=[0, 0.5, 1],
                          title_text="true positive rate" if c == 1 else None)
     for a in fig.layout.annotations:
         a.font = dict(size=12)
     fig.update_layout(title=title, template="plotly_white",
-                      height=int(80 + 300 * rows), margin=dict(l=60, r=20, t=90, b=50))
+                      height=int(110 + 330 * rows), margin=dict(l=60, r=20, t=110, b=50))
     return fig
