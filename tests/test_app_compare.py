@@ -171,3 +171,29 @@ def test_live_progress_says_how_long_is_left_and_stop_keeps_the_folds():
     status = _table(at, "folds finished")
     assert list(status["Method"]) == ["Naive Bayes (nb)", "Order-MCMC averaging, 10 orders "
                                                           "(bma10)"]
+
+
+def test_three_classes_top_label_calibration_and_no_decision_curve():
+    """More than two classes: calibration is top-label unless the user picks a class; the
+    decision curve (binary) is not drawn."""
+    import pandas as pd
+
+    from bnma_core.data import load_dataset
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.integers(0, 3, 300), "z": rng.integers(0, 2, 300)})
+    df["class"] = np.where(rng.random(300) < 0.7, df["x"].map({0: "a", 1: "b", 2: "c"}),
+                           rng.choice(["a", "b", "c"], 300))
+    ds = load_dataset(df.to_csv(index=False).encode())
+    at = _page(PAGE, ds)
+    at.multiselect(key="cmp_methods").set_value(["nb", "tan"])
+    at.slider(key="cmp_folds").set_value(3)
+    at.button[0].click().run()
+    _finish_background(at, "compare")
+    _no_failure(at)
+    titles = _titles(at)
+    assert "Reliability diagram (CORP): top-label" in titles
+    assert not any(t.startswith("Decision curve") for t in titles)
+    at.selectbox(key="cmp_cal_target").set_value("b").run()
+    _no_failure(at)
+    assert "Reliability diagram (CORP): P(b)" in _titles(at)
