@@ -18,7 +18,8 @@ import pandas as pd
 
 __all__ = ["fold_status", "interval_table", "identical_predictions", "remaining_seconds",
            "INTERVAL_METRICS", "per_fold_intervals",
-           "duration_words", "calibration_views", "common_decision_curve"]
+           "duration_words", "calibration_views", "common_decision_curve", "over_datasets",
+           "read_scores_table", "anchor_scores", "DATASET_METRICS"]
 
 INTERVAL_METRICS = {"accuracy": "accuracy", "log_loss": "log-loss", "brier": "Brier",
                     "auc": "AUC"}
@@ -240,3 +241,106 @@ def common_decision_curve(predictions: Any, methods: Sequence[str], positive: An
         ok &= ~np.isnan(predictions.proba[m]).any(axis=1)
     return decision_curve(predictions.y[ok], {m: predictions.proba[m][ok] for m in methods},
                           positive=positive, classes=predictions.classes)
+
+
+DATASET_METRICS = {"accuracy": True, "log_loss": False, "brier": False, "auc": True}
+"""Score columns :func:`over_datasets` reads (and whether higher is better)."""
+
+
+def read_scores_table(raw: bytes, max_bytes: int = 5 * 2**20) -> pd.DataFrame:
+    """A user's table of scores per data set and method (CSV: ``dataset``, ``method`` and one
+    or more of :data:`DATASET_METRICS`'s columns), checked.
+
+    Raises
+    ------
+    ValueError
+        One sentence naming the limit and the remedy: too large, not CSV, a missing column, a
+        score that is not a number.
+    """
+    import io
+
+    if len(raw) > max_bytes:
+        raise ValueError(f"The table has {len(raw) / 2**20:.1f} MB; a table of scores per data "
+                         f"set and method fits in {max_bytes // 2**20} MB.")
+    try:
+        tab = pd.read_csv(io.BytesIO(raw), dtype={"dataset": str, "method": str})
+    except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise ValueError(f"The file is not a readable CSV table ({exc}); save it as CSV with "
+                         "a header row.") from None
+    tab.columns = [str(c).strip() for c in tab.columns]
+    scores = [c for c in DATASET_METRICS if c in tab.columns]
+    if "dataset" not in tab.columns or "method" not in tab.columns or not scores:
+        raise ValueError("The table needs the columns dataset, method and at least one of "
+                         + ", ".join(DATASET_METRICS) + " (one row per data set and method).")
+    for c in scores:
+        vals = pd.to_numeric(tab[c], errors="coerce")
+        bad = vals.isna() & tab[c].notna()
+        if bad.any():
+            raise ValueError(f"Column {c} holds {tab[c][bad].iloc[0]!r}, not a number; give "
+                             "scores as numbers with a decimal point.")
+        tab[c] = vals
+    return tab[["dataset", "method", *scores]]
+
+
+def over_datasets(table: pd.DataFrame, metric: str, methods: Sequence[str] | None = None, *,
+                  pair_methods: Sequence[str] | None = None, rope: float = 0.01,
+                  n_samples: int = 20_000, seed: int = 0) -> dict[str, Any]:
+    """Demšar's critical difference and the Bayesian signed-rank test of every pair, over the
+    data sets of a long (``dataset``, ``method``, ``metric``) table.
+
+    Only methods with a score on every data set take part (the tests need complete blocks);
+    the others are returned as ``left_out``. ``pair_methods`` limits the Bayesian test to the
+    pairs among those methods (k methods give k(k − 1)/2 pairs; default all).
+
+    Returns
+    -------
+    dict with ``cd`` (:class:`bnma_core.comparison.CriticalDifference`), ``pairs``
+    (:func:`bnma_core.comparison.bayesian_signed_rank_pairs`; None with fewer than two
+    ``pair_methods``), ``left_out`` and ``methods``.
+
+    Raises
+    ------
+    ValueError
+        Fewer than two complete methods or two data sets.
+    """
+    from .comparison import bayesian_signed_rank_pairs, critical_difference
+
+    if metric not in table.columns:
+        raise ValueError(f"The table has no {metric!r} column.")
+    tab = table.dropna(subset=[metric])
+    if methods is not None:
+        tab = tab[tab["method"].isin(list(methods))]
+    tab = tab.drop_duplicates(["dataset", "method"])
+    n_sets = tab["dataset"].nunique()
+    counts = tab.groupby("method", sort=False)["dataset"].nunique()
+    complete = [m for m, c in counts.items() if c == n_sets]
+    left_out = [m for m in counts.index if m not in complete]
+    if methods is not None:
+        left_out += [m for m in methods if m not in counts.index]
+    tab = tab[tab["method"].isin(complete)]
+    if len(complete) < 2 or n_sets < 2:
+        raise ValueError(f"{len(complete)} methods have a score on all {n_sets} data sets; "
+                         "choose at least two methods scored on at least two data sets.")
+    hib = DATASET_METRICS.get(metric)
+    cd = critical_difference(tab, metric, block="dataset", higher_is_better=hib)
+    if pair_methods is not None:
+        tab = tab[tab["method"].isin([m for m in pair_methods if m in complete])]
+    pairs = (bayesian_signed_rank_pairs(tab, metric, rope=rope, block="dataset",
+                                        higher_is_better=hib, n_samples=n_samples, seed=seed)
+             if tab["method"].nunique() >= 2 else None)
+    return {"cd": cd, "pairs": pairs, "left_out": left_out, "methods": complete}
+
+
+def anchor_scores() -> pd.DataFrame | None:
+    """The anchors' configurations (Weka and pyAgrum on seven data sets) as a long table with
+    ``dataset``, ``method``, ``accuracy``, ``log_loss``, ``brier``; None when the anchors
+    folder is absent (:func:`bnma_core.reproduce.anchors.anchor_configurations`)."""
+    from .reproduce import anchors
+
+    try:
+        tab = anchors.anchor_configurations()
+    except FileNotFoundError:
+        return None
+    return tab.rename(columns={"acc_mean": "accuracy", "logloss_mean": "log_loss",
+                               "brier_mean": "brier"})[["dataset", "method", "accuracy",
+                                                        "log_loss", "brier"]]

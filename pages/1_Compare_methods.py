@@ -13,13 +13,17 @@ from bnma_core import export, viz
 from bnma_core.classifiers.registry import DEFAULT_METHOD, METHODS
 from bnma_core.comparison import friedman_test, pairwise_wilcoxon
 from bnma_core.cv_summary import (
+    DATASET_METRICS,
+    anchor_scores,
     calibration_views,
     common_decision_curve,
     duration_words,
     fold_status,
     identical_predictions,
     interval_table,
+    over_datasets,
     per_fold_intervals,
+    read_scores_table,
     remaining_seconds,
 )
 from bnma_core.evaluation import HIGHER_IS_BETTER, cross_validate, roc_curves, summarize
@@ -510,3 +514,68 @@ if entry is not None and len(entry["results"]):
                  "values, discretization per fold, methods and settings, discrimination and "
                  "calibration with intervals, decision curve.")
     st.caption("Each figure downloads itself as PNG or SVG with the buttons under it.")
+
+# ----- over several data sets (a table of scores: the anchors or the user's own) -----
+st.subheader("Compare over data sets")
+if st.toggle("Compare methods over several data sets", key=persistent("cmp_sets", False),
+             help="Demšar's critical-difference diagram and the Bayesian signed-rank test, "
+                  "from one score per method and data set: the anchors (Weka and pyAgrum on "
+                  "seven data sets) or a table of your own."):
+    remember("cmp_sets")
+    anchors_tab = anchor_scores()
+    sources = (["The anchors (Weka and pyAgrum, seven data sets)"] if anchors_tab is not None
+               else []) + ["My own table (CSV)"]
+    source = st.radio("Scores from", sources, horizontal=True, key="cmp_sets_source")
+    scores = anchors_tab if source.startswith("The anchors") else None
+    if scores is None:
+        up = st.file_uploader("Table of scores", type=["csv"], key="cmp_sets_file",
+                              help="Columns: dataset, method and one or more of accuracy, "
+                                   "log_loss, brier, auc; one row per data set and method.")
+        if up is not None:
+            try:
+                scores = read_scores_table(up.getvalue())
+            except ValueError as exc:
+                st.error(md_escape(exc))
+    if scores is not None:
+        cols = [c for c in DATASET_METRICS if c in scores.columns and scores[c].notna().any()]
+        s1, s2 = st.columns([2, 1])
+        set_metric = s1.radio("Score", cols, format_func=lambda c: METRICS.get(c, c),
+                              horizontal=True, key="cmp_sets_metric")
+        rope = s2.number_input("Region of practical equivalence (±)", 0.0, 1.0, 0.01,
+                               step=0.005, format="%.3f", key="cmp_sets_rope",
+                               help="Differences smaller than this count as equivalent in "
+                                    "the Bayesian test (in the score's units).")
+        try:
+            full = over_datasets(scores, set_metric, pair_methods=[])
+        except ValueError as exc:
+            full = None
+            st.error(md_escape(exc))
+        cd = None if full is None else full["cd"]
+        left = [] if full is None else full["left_out"]
+        if cd is not None:
+            chart(viz.critical_difference_figure(cd), f"compare_cd_{set_metric}")
+            if left:
+                st.caption("Left out (no score on every data set): "
+                           + ", ".join(md_escape(m) for m in left) + ".")
+            ranked = cd.ranks["method"].tolist()
+            picked = st.multiselect("Methods for the Bayesian signed-rank test", ranked,
+                                    default=ranked[:4], key="cmp_sets_pairs",
+                                    help="Every pair of the chosen methods (k methods, "
+                                         "k(k-1)/2 pairs).")
+            cd_table = cd.table()
+            box = st.container(horizontal=True)
+            box.download_button("Critical difference (CSV)",
+                                lambda: export.table_csv(cd_table, index=False),
+                                "bnma_compare_critical_difference.csv", "text/csv",
+                                on_click="ignore")
+            if len(picked) >= 2:
+                bayes = over_datasets(scores, set_metric, pair_methods=picked,
+                                      rope=float(rope))["pairs"]
+                st.dataframe(bayes, hide_index=True, width="stretch")
+                st.caption("Probability that A is better, that the two are equivalent (within "
+                           "the region of practical equivalence), or that B is better "
+                           "(Benavoli et al. 2017); a decision needs 95 %.")
+                box.download_button("Bayesian signed-rank (CSV)",
+                                    lambda: export.table_csv(bayes, index=False),
+                                    "bnma_compare_bayesian_signed_rank.csv", "text/csv",
+                                    on_click="ignore")

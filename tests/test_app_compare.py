@@ -197,3 +197,28 @@ def test_three_classes_top_label_calibration_and_no_decision_curve():
     at.selectbox(key="cmp_cal_target").set_value("b").run()
     _no_failure(at)
     assert "Reliability diagram (CORP): P(b)" in _titles(at)
+
+
+def test_compare_over_data_sets_from_the_anchors(monkeypatch):
+    """Several data sets: Demšar's critical-difference diagram of the anchors' configurations
+    and the Bayesian signed-rank test of the chosen pairs, each table as CSV."""
+    from bnma_core.reproduce import anchors
+
+    path = anchors.ROOT.parent.parent / "shared" / "anchors"
+    path = anchors.ANCHORS if (anchors.ANCHORS / "results.csv").exists() else path
+    if not (path / "results.csv").exists():
+        pytest.skip("the shared anchors folder is not here (it is not part of a clone)")
+    monkeypatch.setattr(anchors, "ANCHORS", path)
+    at = _page(PAGE, _wbc())
+    at.toggle(key="cmp_sets").set_value(True).run()
+    _no_failure(at)
+    at.radio(key="cmp_sets_metric").set_value("log_loss").run()
+    _no_failure(at)
+    assert any("Nemenyi critical difference" in t for t in _titles(at))
+    bayes = _table(at, "p_equivalent")
+    assert len(bayes) == 6  # 4 methods chosen by default: every pair
+    np.testing.assert_allclose(bayes[["p_a_better", "p_equivalent", "p_b_better"]].sum(axis=1),
+                               1.0)
+    labels = _downloads(at)
+    assert "Critical difference (CSV)" in labels and "Bayesian signed-rank (CSV)" in labels
+    assert any("Left out (no score on every data set)" in c.value for c in at.caption)

@@ -61,3 +61,28 @@ def test_interval_table_pooled_with_auc_of_both_kinds():
     assert tab["auc_fold_mean"].tolist() == pytest.approx([0.85, 0.85])
     for m in ("accuracy", "log_loss", "brier", "auc"):
         assert (tab[f"{m}_lower"] <= tab[m]).all() and (tab[m] <= tab[f"{m}_upper"]).all()
+
+
+def test_scores_table_of_a_user_and_comparison_over_data_sets():
+    from bnma_core.cv_summary import over_datasets, read_scores_table
+
+    rows = ["dataset,method,log_loss"]
+    rng = np.random.default_rng(3)
+    for d in range(6):
+        for m, shift in (("good", 0.0), ("same", 0.001), ("bad", 0.2)):
+            rows.append(f"d{d},{m},{0.3 + shift + 0.01 * rng.random():.4f}")
+    rows.append("d0,partial,0.1")
+    tab = read_scores_table("\n".join(rows).encode())
+    out = over_datasets(tab, "log_loss", rope=0.01, n_samples=5000)
+    assert out["left_out"] == ["partial"] and set(out["methods"]) == {"good", "same", "bad"}
+    assert out["cd"].ranks["method"].iloc[-1] == "bad"  # lower log-loss is better
+    pairs = out["pairs"].set_index(["method_a", "method_b"])
+    assert pairs.loc[("good", "same"), "decision"] == "equivalent"
+    assert pairs.loc[("good", "bad"), "decision"] == "a better"
+    assert over_datasets(tab, "log_loss", pair_methods=["good"])["pairs"] is None
+    with pytest.raises(ValueError, match="columns dataset, method"):
+        read_scores_table(b"name,score\na,1\n")
+    with pytest.raises(ValueError, match="not a number"):
+        read_scores_table(b"dataset,method,accuracy\na,b,high\n")
+    with pytest.raises(ValueError, match="MB"):
+        read_scores_table(b"x" * 10, max_bytes=5)
