@@ -148,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     from .reproduce import cli as reproduce_cli
 
-    reproduce_cli.add_parser(sub)  # bnma reproduce PAPER (issue 17)
+    reproduce_cli.add_parser(sub)  # bnma reproduce PAPER
 
     cv = sub.add_parser("cv", help="stratified k-fold cross-validation of several methods",
                         description="Cross-validate methods on a CSV file; prints a summary "

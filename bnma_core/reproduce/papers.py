@@ -2,7 +2,7 @@
 
 A paper is one module of this package declaring
 
-* ``TITLE`` (str) and ``ISSUE`` (int, optional);
+* ``TITLE`` (str);
 * ``grid(quick: bool) -> list[dict]`` — the cells, each a JSON-serialisable key (dataset,
   method, fold, repetition, parameters ...); every cell is a pure function of its key;
 * ``cell(key: dict) -> dict`` — run one cell, return JSON-serialisable metrics (seeds from
