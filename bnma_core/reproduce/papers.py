@@ -96,7 +96,7 @@ def get_paper_spec(name: str) -> PaperSpec:
     if name in PAPERS:
         return PAPERS[name]
     if name in PENDING:
-        raise NotAvailable(f"{name}: not yet available: issue {PENDING[name]}")
+        raise NotAvailable(f"{name}: not yet available in this version")
     raise ValueError(f"unknown paper {name!r}; choose from {', '.join(paper_names())}")
 
 
