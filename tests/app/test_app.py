@@ -161,7 +161,8 @@ def test_network_sample_source():
 
 # --- pages -----------------------------------------------------------------------------------
 
-# pages that need no dataset (tested on their own: 8_Reports.py in tests/test_reproduce.py)
+# pages that need no dataset (tested on their own: 8_Reports.py in
+# tests/reproduce/test_reproduce.py)
 DATASET_FREE_PAGES = {"0_Data.py", "7_Teach.py", "8_Reports.py", "9_Glossary.py"}
 PAGES = sorted(p.name for p in (ROOT / "pages").glob("[0-9]*_*.py")
                if p.name not in DATASET_FREE_PAGES)
@@ -502,7 +503,7 @@ def test_dataset_choice_is_kept_in_the_url_and_restored_on_any_page():
     assert flat["missing"] == "drop" and flat["file"] == "wbc.csv" and flat["target"] == "class"
     # a new session opening the URL with these parameters: the same dataset, the widgets
     # preset (AppTest's switch_page runs a page file without the router, so the same on
-    # another page is checked in tests/test_browser.py)
+    # another page is checked in tests/browser/test_browser.py)
     # and the Data page's widgets show the restored choice
     back = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     back.query_params.update(flat)

@@ -17,7 +17,7 @@ from bnma_core.reproduce.store import (
     store_folder,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = "pages/8_Reports.py"
 PLANTED = b"<html><script>alert('planted')</script></html>"
 
