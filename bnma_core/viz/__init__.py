@@ -11,4 +11,5 @@ from .graphs import *  # noqa: F401,F403
 from .kbest import *  # noqa: F401,F403
 from .mcmc import *  # noqa: F401,F403
 from .naive import *  # noqa: F401,F403
+from .patient import *  # noqa: F401,F403
 from .ukdb import *  # noqa: F401,F403
