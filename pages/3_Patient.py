@@ -194,7 +194,7 @@ background.show_error(state)
 results = st.session_state.setdefault(RESULTS_KEY, {})
 if len(results) > 256:
     results.clear()
-train = (ds.X[train_rows], ds.y[train_rows])
+train = ds.subset(train_rows)
 
 
 def cached(what: str, compute):
