@@ -9,6 +9,7 @@ import streamlit as st
 st.set_page_config(page_title="Patient · BNMA Studio", page_icon=":material/stethoscope:",
                    layout="wide")
 
+import dataclasses
 import math
 import time
 
@@ -135,6 +136,45 @@ with right:
         st.caption("Changed from the file's row: " + ", ".join(md_code(f) for f in changed)
                    + ". The true class below is the unchanged row's.")
 
+# --- the page's sections, drawn in this order; their inputs exist before the model is learned,
+# so they keep their values while a fit runs ------------------------------------------------------
+status_box = st.container()
+prob_box, why_box, whatif_box, next_box, report_box = (st.container() for _ in range(5))
+with whatif_box:
+    st.subheader("What if")
+    st.caption("Change one finding per scenario (or set it to missing); the scenarios are "
+               "computed together with the case.")
+    scen_cols = st.columns(3)
+    scenarios, names = [], ["this case"]
+    for s, col in enumerate(scen_cols):
+        f = col.selectbox(f"Scenario {s + 1}: change", [NO_CHANGE] + features,
+                          key=persistent(f"pt_wi_f{s}", NO_CHANGE, [NO_CHANGE] + features))
+        remember(f"pt_wi_f{s}")
+        if f == NO_CHANGE:
+            continue
+        j = features.index(f)
+        options = [MISSING] + [str(v) for v in ds.feature_states[j]]
+        v = col.selectbox(f"Scenario {s + 1}: new value", options,
+                          key=persistent(f"pt_wi_v{s}_{j}", MISSING, options))
+        remember(f"pt_wi_v{s}_{j}")
+        scenarios.append({f: None if v == MISSING else v})
+        names.append(f"{f} = {v}")
+with next_box:
+    st.subheader("Which test next")
+    threshold = st.slider("Decision threshold: act on the predicted class when its probability "
+                          "is at least", 0.05, 0.95, key=persistent("pt_threshold", 0.5),
+                          step=0.05, help="The chance that a test changes the decision refers "
+                                          "to this threshold.")
+    remember("pt_threshold")
+with report_box:
+    st.subheader("Case report")
+    r1, r2 = st.columns([1, 2])
+    patient_id = r1.text_input("Patient identifier (printed on the report)",
+                               key=persistent("pt_id", ""), max_chars=120)
+    notes = r2.text_area("Notes (printed on the report)", key=persistent("pt_notes", ""),
+                         height=68, max_chars=2000)
+    remember("pt_id", "pt_notes")
+
 # --- fitting (in the background: order and K-best methods take seconds to minutes) -------------
 left_out = pos if source == "row" and hold else None
 mkey = (fingerprint, method, left_out)
@@ -168,24 +208,25 @@ if done is not None and done.result is not None and not done.stopped:
     while len(models) > KEEP_MODELS:
         models.pop(next(iter(models)))
 if mkey not in models:
-    active = background.current(RUN)
-    if active is None or active.done or active.key != mkey:
-        if state.get("stopped_for") == mkey:
-            st.info("Stopped. Press Learn to learn this method for this case.")
-            if st.button("Learn", type="primary"):
-                state.pop("stopped_for")
-                st.rerun()
-            st.stop()
-        state.pop("error", None)
-        background.start(RUN, work, key=mkey,
-                         meta={"method": method, "ds": ds, "rows": train_rows})
-        st.rerun()
-    if st.button("Stop", help="Stop learning; choose a faster method or another case."):
-        state["stopped_for"] = mkey
-        background.stop(RUN, timeout=0.5)
-        st.rerun()
-    background.live(RUN, draw_live, interval=1.0)
-    background.show_error(state)
+    with status_box:
+        active = background.current(RUN)
+        if active is None or active.done or active.key != mkey:
+            if state.get("stopped_for") == mkey:
+                st.info("Stopped. Press Learn to learn this method for this case.")
+                if st.button("Learn", type="primary"):
+                    state.pop("stopped_for")
+                    st.rerun()
+                st.stop()
+            state.pop("error", None)
+            background.start(RUN, work, key=mkey,
+                             meta={"method": method, "ds": ds, "rows": train_rows})
+            st.rerun()
+        if st.button("Stop", help="Stop learning; choose a faster method or another case."):
+            state["stopped_for"] = mkey
+            background.stop(RUN, timeout=0.5)
+            st.rerun()
+        background.live(RUN, draw_live, interval=1.0)
+        background.show_error(state)
     st.stop()
 model = models[mkey]
 background.show_error(state)
@@ -224,8 +265,16 @@ verdict = viz.verdict(pred)
 shap = cached("shapley", lambda: explain.shapley_values(model, codes, seed=SEED, codes=True))
 unusual = cached("unusual", lambda: explain.unusual_case(model, codes, train=train, codes=True))
 
-st.subheader("How likely, and how sure")
-p1, p2 = st.columns([2, 1], gap="large")
+is_ukdb = method.startswith("ukdb") and hasattr(model, "explain")
+expl = None
+if is_ukdb:
+    expl = cached("ukdb", lambda: model.explain(codes))
+    if isinstance(expl, Exception):
+        expl = None
+    else:  # UKDB's two networks: the sentence and the flag name both
+        verdict = viz.ukdb_verdict(expl)
+prob_box.subheader("How likely, and how sure")
+p1, p2 = prob_box.columns([2, 1], gap="large")
 chart(viz.probability_figure(pred), "patient_probability", p1)
 with p2:
     if verdict["uncertain"]:
@@ -234,9 +283,9 @@ with p2:
                        "about which is more probable.")
         st.warning(md_escape(verdict["warning"]))
     else:
-        c = int(pred.predicted[0])
-        st.metric("Most probable class", f"{verdict['label']} ({pred.proba[0, c]:.2f})",
-                  help="The class with the highest averaged probability, and that probability.")
+        st.metric("Most probable class", verdict["label"],
+                  help="The class with the highest averaged probability (see the sentence "
+                       "below for how sure).")
     st.markdown(md_escape(verdict["sentence"]) + ".")
     if truth is not None:
         st.metric("True class of this row", truth)
@@ -254,10 +303,9 @@ with p2:
         else:
             st.caption(text + ".")
 
-st.subheader("Why: what each finding contributes")
+why_box.subheader("Why: what each finding contributes")
 values = {f: findings[f] for f in features}
-is_ukdb = method.startswith("ukdb") and hasattr(model, "explain")
-w1, w2 = st.columns(2, gap="large") if is_ukdb else (st.container(), None)
+w1, w2 = why_box.columns(2, gap="large") if expl is not None else (why_box.container(), None)
 if isinstance(shap, Exception):
     w1.caption(md_escape(shap))
 elif not len(shap.names):
@@ -268,37 +316,16 @@ else:
                "class. Steps sum from 'no finding known' to 'this case'."
                + ("" if shap.exact else f" Estimated from {shap.n_permutations} random orders "
                   "of the findings."))
-if is_ukdb:
-    try:
-        expl = model.explain(codes)
-    except (DataError, ValueError) as exc:
-        w2.caption(md_escape(exc))
-    else:
-        keep = set(expl.class_parents_domain) | set(expl.class_parents_personalized)
-        dom = strongest_arcs(expl.domain_graph, expl.class_name, 12, keep)
-        per = strongest_arcs(expl.personalized_graph, expl.class_name, 12, keep)
-        import dataclasses
-
-        shown = dataclasses.replace(expl, domain_graph=dom, personalized_graph=per)
-        chart(viz.ukdb_structures_figure(shown), "patient_ukdb_networks", w2)
-        w2.caption("The same case explained by UKDB's own networks: which findings depend on "
-                   "which in general (top) and for values like this patient's (bottom).")
+if expl is not None:
+    keep = set(expl.class_parents_domain) | set(expl.class_parents_personalized)
+    dom = strongest_arcs(expl.domain_graph, expl.class_name, 12, keep)
+    per = strongest_arcs(expl.personalized_graph, expl.class_name, 12, keep)
+    shown = dataclasses.replace(expl, domain_graph=dom, personalized_graph=per)
+    chart(viz.ukdb_structures_figure(shown), "patient_ukdb_networks", w2)
+    w2.caption("The same case explained by UKDB's own networks: which findings depend on "
+               "which in general (top) and for values like this patient's (bottom).")
 
 # --- what if --------------------------------------------------------------------------------------
-st.subheader("What if")
-st.caption("Change one finding per scenario (or set it to missing); the scenarios are "
-           "computed together with the case.")
-scen_cols = st.columns(3)
-scenarios, names = [], ["this case"]
-for s, col in enumerate(scen_cols):
-    f = col.selectbox(f"Scenario {s + 1}: change", [NO_CHANGE] + features, key=f"pt_wi_f{s}")
-    if f == NO_CHANGE:
-        continue
-    j = features.index(f)
-    v = col.selectbox(f"Scenario {s + 1}: new value", [MISSING] + list(ds.feature_states[j]),
-                      key=f"pt_wi_v{s}")
-    scenarios.append({f: None if v == MISSING else v})
-    names.append(f"{f} = {v}")
 t_wi = time.perf_counter()
 try:
     _, wi = explain.what_if(model, codes, scenarios, codes=True)
@@ -307,45 +334,35 @@ except ValueError as exc:
     wi = None
 ms_wi = 1000 * (time.perf_counter() - t_wi)
 if wi is not None and scenarios:
-    chart(viz.scenarios_figure(wi, names), "patient_what_if")
+    chart(viz.scenarios_figure(wi, names), "patient_what_if", whatif_box)
     for k in range(1, len(names)):
-        st.markdown(f"- **{md_escape(names[k])}**: {md_escape(wi.describe(k))}"
-                    + (" — uncertain" if viz.is_uncertain(wi, k) else ""))
-    st.caption(f"Computed in {ms_wi:.0f} ms.")
+        whatif_box.markdown(f"- **{md_escape(names[k])}**: {md_escape(wi.describe(k))}"
+                            + (" — uncertain" if viz.is_uncertain(wi, k) else ""))
+    whatif_box.caption(f"Computed in {ms_wi:.0f} ms.")
 elif wi is not None:
-    st.caption("Choose a finding in a scenario to compare.")
+    whatif_box.caption("Choose a finding in a scenario to compare.")
 
 # --- which test next ----------------------------------------------------------------------------
-st.subheader("Which test next")
 target = int(pred.predicted[0])
-threshold = st.slider(f"Decide for {md_escape(pred.classes[target])} when its probability is at "
-                      "least", 0.05, 0.95, key=persistent("pt_threshold", 0.5), step=0.05,
-                      help="The decision the chance of change refers to.")
-remember("pt_threshold")
 nt = cached(f"next_test_{threshold:.2f}",
             lambda: explain.next_test(model, codes, threshold=float(threshold), target=target,
                                       codes=True))
+table = None
 if isinstance(nt, Exception):
-    st.caption(md_escape(nt))
+    next_box.caption(md_escape(nt))
 elif not len(nt.findings):
-    st.caption("Every finding is known: there is nothing left to test.")
+    next_box.caption("Every finding is known: there is nothing left to test.")
 else:
     table = pd.DataFrame({
         "finding not yet known": nt.findings,
         "uncertainty it removes on average": [
             f"{100 * v / nt.entropy:.0f} %" if nt.entropy > 0 else "0 %" for v in nt.voi],
         "chance it changes the decision": [f"{100 * p:.0f} %" for p in nt.flip_probability]})
-    st.dataframe(table, hide_index=True, width="stretch")
-    st.caption("Best first. 'Uncertainty it removes' is the value of information as a share of "
-               "the present uncertainty about the class (its entropy).")
+    next_box.dataframe(table, hide_index=True, width="stretch")
+    next_box.caption("Best first. 'Uncertainty it removes' is the value of information as a "
+                     "share of the present uncertainty about the class (its entropy).")
 
 # --- report ---------------------------------------------------------------------------------------
-st.subheader("Case report")
-r1, r2 = st.columns([1, 2])
-patient_id = r1.text_input("Patient identifier (printed on the report)", key="pt_id",
-                           max_chars=120)
-notes = r2.text_area("Notes (printed on the report)", key="pt_notes", height=68,
-                     max_chars=2000)
 settings = {"data": dataset_label(), "method": display_name(method), "method code": method,
             "case": f"row {int(ds.row_ids[pos])} of the file" if pos is not None
             else "entered by hand",
@@ -369,17 +386,17 @@ def report() -> str:  # built on click only (deferred download; no Streamlit cal
     if not isinstance(shap, Exception) and len(shap.names):
         sections.append(("What each finding contributes",
                          viz.contributions_figure(shap, values, pred.classes)))
-    if not isinstance(nt, Exception) and len(nt.findings):
+    if table is not None:
         sections.append(("Which test next", table))
     return export.html_report(
         "Case report", sections, settings=settings,
         fields={"Patient identifier": patient_id, "Notes": notes}, figures="static")
 
 
-st.download_button("Case report (HTML, prints on one A4 page)", report, "case_report.html",
+report_box.download_button("Case report (HTML, prints on one A4 page)", report, "case_report.html",
                    "text/html", on_click="ignore", type="primary",
                    help="The findings, the prediction with its intervals, the contributions "
                         "and the next tests, with the data, method, seed and version. Open it "
                         "in a browser and print it; the identifier and notes fields can still "
                         "be edited there.")
-st.caption(f"Explained in {1000 * (time.perf_counter() - t0):.0f} ms on the server.")
+report_box.caption(f"Explained in {1000 * (time.perf_counter() - t0):.0f} ms on the server.")

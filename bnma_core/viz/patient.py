@@ -62,31 +62,33 @@ def probability_figure(prediction: Any, row: int = 0, height: int | None = None)
     si = np.asarray(prediction.structure_interval[row], dtype=float)
     pct = round(100 * prediction.level)
     fig = go.Figure(go.Bar(
-        y=classes, x=p, orientation="h", marker_color="#9ecae1", name="probability",
+        y=classes, x=p, orientation="h", marker_color="#9ecae1", showlegend=False,
         text=[f"{v:.2f}" for v in p], textposition="inside", insidetextanchor="start",
         error_x=dict(type="data", symmetric=False, array=np.maximum(si[:, 1] - p, 0),
                      arrayminus=np.maximum(p - si[:, 0], 0), color=_STRUCTURE, thickness=4,
                      width=10),
         hovertemplate="%{y}: %{x:.3f}<extra></extra>"))
-    fig.add_trace(go.Scatter(y=classes, x=p, mode="markers", marker=dict(opacity=0),
-                             name=f"{pct} % of the averaged models", showlegend=True,
-                             line=dict(color=_STRUCTURE, width=4), hoverinfo="skip"))
+    legend = [(f"{pct} % of the averaged models", _STRUCTURE, 4)]
     if prediction.parameter_interval is not None:
         pi = np.asarray(prediction.parameter_interval[row], dtype=float)
         fig.add_trace(go.Scatter(
             y=classes, x=p, mode="markers", marker=dict(size=1, color=_PARAMETER),
-            name=f"{pct} % with parameter uncertainty",
+            showlegend=False,
             error_x=dict(type="data", symmetric=False, array=np.maximum(pi[:, 1] - p, 0),
                          arrayminus=np.maximum(p - pi[:, 0], 0), color=_PARAMETER,
                          thickness=1.5, width=18),
             hovertemplate="%{y}: " + f"{pct} % interval with parameter uncertainty"
                           "<extra></extra>"))
+        legend.append((f"{pct} % with parameter uncertainty", _PARAMETER, 1.5))
+    for name, color, width in legend:  # legend entries drawn as the whiskers' lines
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=name,
+                                 line=dict(color=color, width=width)))
     fig.add_vline(x=0.5, line_dash="dot", line_color="#555")
     fig.update_layout(
-        height=height or 110 + 50 * len(classes), margin=dict(l=10, r=10, t=10, b=10),
+        height=height or 120 + 50 * len(classes), margin=dict(l=10, r=10, t=30, b=10),
         xaxis=dict(range=[0, 1.0001], title="probability", dtick=0.1),
         yaxis=dict(autorange="reversed"), plot_bgcolor="white", bargap=0.45,
-        legend=dict(orientation="h", yanchor="top", y=-0.35, x=0))
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
     return fig
 
 

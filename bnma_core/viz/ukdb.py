@@ -135,11 +135,12 @@ def ukdb_structures_figure(explanation: Any, height: int | None = None) -> go.Fi
         fig.update_yaxes(visible=False, range=[-0.08, 1.12], row=r, col=1)
     fig.add_annotation(
         text=("<span style='color:#d62728'>red</span>: dependence only in this network; "
-              "grey: in both; <span style='color:#1f77b4'>blue</span>: class parents → class; "
-              "every other feature also depends on the class (not drawn); (?) = missing value"),
-        xref="paper", yref="paper", x=0.5, y=0, yshift=-28, showarrow=False,
+              "grey: in both;<br><span style='color:#1f77b4'>blue</span>: class parents → "
+              "class; (?) = missing value;<br>every other feature also depends on the class "
+              "(not drawn)"),
+        xref="paper", yref="paper", x=0.5, y=0, yshift=-44, showarrow=False,
         font=dict(size=12))
-    fig.update_layout(height=height or 2 * panel + 150, margin=dict(l=10, r=10, t=40, b=40),
+    fig.update_layout(height=height or 2 * panel + 180, margin=dict(l=10, r=10, t=40, b=72),
                       plot_bgcolor="white")
     return fig
 
