@@ -17,7 +17,8 @@ from typing import Any
 import networkx as nx
 import pandas as pd
 
-__all__ = ["graph_graphml", "table_csv", "figure_image", "html_report", "figure_config"]
+__all__ = ["graph_graphml", "table_csv", "figure_image", "figure_images", "html_report",
+           "figure_config"]
 
 
 def graph_graphml(graph: nx.DiGraph) -> bytes:
@@ -68,18 +69,20 @@ def figure_image(fig: Any, fmt: str = "png", scale: float = 2.0) -> bytes | None
 
 PRINT_CSS = (
     "@page{size:A4;margin:12mm}"
-    "@media print{body{max-width:none;margin:0;font-size:10pt}"
+    "@media print{html{zoom:.9}body{max-width:none;margin:0;font-size:10pt}"
     "h1{font-size:15pt}h2{font-size:12pt;margin:.6em 0 .2em}"
     ".figure,table,.fields{break-inside:avoid;page-break-inside:avoid}"
     ".figure img,.figure svg{width:100%!important;height:auto!important}"
     ".js-plotly-plot,.plot-container,.svg-container{width:100%!important}"
+    "table{font-size:8.5pt}td,th{padding:0 4px}p{margin:.3em 0}"
     "input,textarea{border:none;border-bottom:1px solid #999}}"
     ".figure img{max-width:100%;height:auto}"
     ".fields label{display:block;font-weight:bold;margin-top:.4em}"
     ".fields input,.fields textarea{width:100%;box-sizing:border-box;font:inherit;padding:3px}"
 )
-"""Print rules of :func:`html_report`: A4 with 12 mm margins; figures scaled to the page width
-(no clipped legend or axis) and never split across pages."""
+"""Print rules of :func:`html_report`: A4 with 12 mm margins, the page drawn at 90 % so a case
+report (settings, two figures, a table) fits one sheet; figures scaled to the page width (no
+clipped legend or axis) and never split across pages."""
 
 FIGURE_MODES = ("interactive", "static", "cdn")
 
@@ -121,7 +124,7 @@ def html_report(title: str, sections: Iterable[tuple[str, Any]],
             val = html.escape(str(text or ""))
             if "notes" in str(label).lower():
                 boxes.append(f"<label for='field{i}'>{lab}</label>"
-                             f"<textarea id='field{i}' rows='4'>{val}</textarea>")
+                             f"<textarea id='field{i}' rows='3'>{val}</textarea>")
             else:
                 boxes.append(f"<label for='field{i}'>{lab}</label>"
                              f"<input id='field{i}' type='text' value='{val}'>")
@@ -132,10 +135,23 @@ def html_report(title: str, sections: Iterable[tuple[str, Any]],
     parts.append("<h2>Settings</h2>" + pd.Series({k: str(v) for k, v in rows.items()},
                                                   name="value").to_frame().to_html())
     plotly_included = False
+    sections = list(sections)
+    svgs: list = []
+    if figures == "static":  # every figure in one call: the image engine starts once
+        figs = [type(c)(c).update_layout(width=print_width or 700) for _, c in sections
+                if _is_figure(c)]
+        svgs = figure_images(figs, "svg") if figs else []
+        if svgs is None:
+            figures = "interactive"
+    svg_iter = iter(svgs or [])
     for heading, content in sections:
         parts.append(f"<h2>{html.escape(str(heading))}</h2>")
-        if hasattr(content, "to_html") and hasattr(content, "layout"):  # plotly figure
-            text, embedded = _figure_html(content, figures, print_width, not plotly_included)
+        if _is_figure(content):
+            if figures == "static":
+                text, embedded = _svg_html(next(svg_iter)), False
+            else:
+                text, embedded = _figure_html(content, figures, print_width,
+                                              not plotly_included)
             parts.append(f"<div class='figure'>{text}</div>")
             plotly_included = plotly_included or embedded
         elif isinstance(content, pd.DataFrame | pd.Series):
@@ -150,16 +166,39 @@ def html_report(title: str, sections: Iterable[tuple[str, Any]],
             f"</title><style>{style}</style></head><body>{''.join(parts)}</body></html>")
 
 
+def _is_figure(content: Any) -> bool:
+    return hasattr(content, "to_html") and hasattr(content, "layout")
+
+
+def _svg_html(svg: bytes) -> str:
+    text = svg.decode("utf-8")
+    return text[text.index("<svg"):] if "<svg" in text else text
+
+
+def figure_images(figs: list, fmt: str = "svg", scale: float = 1.0) -> list[bytes] | None:
+    """Several plotly figures as PNG or SVG bytes in one call of the image engine (kaleido
+    starts its browser once: about 5 s saved per figure), or None when no engine works."""
+    if fmt not in ("png", "svg"):
+        raise ValueError("fmt must be 'png' or 'svg'")
+    import tempfile
+    from pathlib import Path
+
+    try:
+        import plotly.io as pio
+
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = [Path(tmp) / f"figure{i}.{fmt}" for i in range(len(figs))]
+            pio.write_images(figs, paths, format=fmt, scale=scale,  # the figures' own sizes
+                             width=[f.layout.width or 700 for f in figs],
+                             height=[f.layout.height or 500 for f in figs])
+            return [p.read_bytes() for p in paths]
+    except Exception:  # noqa: BLE001 - no kaleido / no browser: the caller falls back
+        return None
+
+
 def _figure_html(fig: Any, figures: str, width: int | None, first: bool) -> tuple[str, bool]:
-    """One figure of :func:`html_report` as HTML (see its ``figures``), and whether plotly.js
-    was embedded with it (only with the first interactive figure)."""
-    if figures == "static":
-        out = type(fig)(fig).update_layout(width=width or 700)
-        svg = figure_image(out, "svg", scale=1.0)
-        if svg is not None:
-            text = svg.decode("utf-8")
-            return (text[text.index("<svg"):] if "<svg" in text else text), False
-        figures = "interactive"
+    """One interactive figure of :func:`html_report` as HTML, and whether plotly.js was
+    embedded with it (only with the first figure; "cdn" loads it from the internet)."""
     sized = type(fig)(fig).update_layout(width=width) if width else fig
     include = "cdn" if figures == "cdn" else first
     return sized.to_html(full_html=False, include_plotlyjs=include,

@@ -372,31 +372,19 @@ settings = {"data": dataset_label(), "method": display_name(method), "method cod
 
 
 def report() -> str:  # built on click only (deferred download; no Streamlit calls here)
-    case = pd.DataFrame({"finding": features,
-                         "value": [MISSING if findings[f] is None else findings[f]
-                                   for f in features]})
-    summary = verdict["sentence"] + "."
-    if verdict["uncertain"]:
-        summary += "\n\n" + verdict["warning"]
-    if not isinstance(unusual, Exception) and unusual.rarer_than is not None:
-        summary += (f"\n\nThis combination of findings is rarer than "
-                    f"{math.floor(100 * unusual.rarer_than)} % of training cases.")
-    sections = [("Findings", case), ("Prediction", summary),
-                ("How likely, and how sure", viz.probability_figure(pred))]
-    if not isinstance(shap, Exception) and len(shap.names):
-        sections.append(("What each finding contributes",
-                         viz.contributions_figure(shap, values, pred.classes)))
-    if table is not None:
-        sections.append(("Which test next", table))
+    sections = viz.case_report_sections(
+        pred, values, None if isinstance(shap, Exception) else shap,
+        None if isinstance(unusual, Exception) else unusual, table)
     return export.html_report(
         "Case report", sections, settings=settings,
         fields={"Patient identifier": patient_id, "Notes": notes}, figures="static")
 
 
-report_box.download_button("Case report (HTML, prints on one A4 page)", report, "case_report.html",
-                   "text/html", on_click="ignore", type="primary",
-                   help="The findings, the prediction with its intervals, the contributions "
-                        "and the next tests, with the data, method, seed and version. Open it "
-                        "in a browser and print it; the identifier and notes fields can still "
-                        "be edited there.")
+report_box.download_button(
+    "Case report (HTML, prints on one A4 page)", report, "case_report.html", "text/html",
+    on_click="ignore", type="primary",
+    help="The findings, the prediction with its intervals, the contributions and the next "
+         "tests, with the data, method, seed and version. Open it in a browser and print it; "
+         "the identifier and notes fields can still be edited there. Building it takes a few "
+         "seconds (the figures are drawn as images).")
 report_box.caption(f"Explained in {1000 * (time.perf_counter() - t0):.0f} ms on the server.")

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-__all__ = ["COIN_FLIP_MARGIN", "MISSING", "contributions_figure", "is_uncertain",
-           "probability_figure", "scenarios_figure", "verdict"]
+__all__ = ["COIN_FLIP_MARGIN", "MISSING", "case_report_sections", "contributions_figure",
+           "is_uncertain", "probability_figure", "scenarios_figure", "verdict"]
 
 COIN_FLIP_MARGIN = 0.1
 """A prediction whose most probable class leads the runner-up by less than this is a coin flip,
@@ -97,7 +97,7 @@ def _finding_label(name: str, value: Any) -> str:
 
 
 def contributions_figure(shapley: Any, values: dict, classes: Sequence[Any],
-                         height: int | None = None) -> go.Figure:
+                         height: int | None = None, row_height: int = 34) -> go.Figure:
     """Waterfall of the findings' Shapley values (nats of log-odds of the predicted class),
     from "no finding known" to "this case", findings sorted by |contribution| (largest first,
     at the top). Green steps support the predicted class, red ones speak against it; the
@@ -112,6 +112,8 @@ def contributions_figure(shapley: Any, values: dict, classes: Sequence[Any],
         Finding name -> its value (state label), for the labels.
     classes : sequence
         The estimator's ``classes_`` (to name the predicted class).
+    height, row_height : int, optional
+        Figure height in pixels (default: ``row_height`` per bar plus room for the axis).
     """
     target = str(classes[shapley.target])
     order = np.argsort(-np.abs(shapley.values), kind="stable")
@@ -138,10 +140,15 @@ def contributions_figure(shapley: Any, values: dict, classes: Sequence[Any],
     for name, color in ((f"supports {target}", _SUPPORT), (f"speaks against {target}", _AGAINST)):
         fig.add_trace(go.Bar(x=[None], y=[None], marker_color=color, name=name,
                              showlegend=True, orientation="h"))
+    path = np.concatenate([[0.0, shapley.empty], shapley.empty + np.cumsum(steps)])
+    if shapley.model_sd is not None and len(steps):
+        path = np.concatenate([path, ends - sd, ends + sd])
+    lo, hi = float(path.min()), float(path.max())
+    pad = 0.18 * max(hi - lo, 1e-9)  # room for the value labels outside the bars
     fig.update_layout(
-        height=height or 140 + 34 * len(y), margin=dict(l=10, r=30, t=10, b=10),
+        height=height or 140 + row_height * len(y), margin=dict(l=10, r=10, t=10, b=10),
         xaxis=dict(title=f"log-odds of {target} (0 = even; right = more likely)",
-                   zeroline=False),
+                   zeroline=False, range=[lo - pad, hi + pad]),
         yaxis=dict(autorange="reversed", type="category"), plot_bgcolor="white",
         legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
     return fig
@@ -178,3 +185,41 @@ def scenarios_figure(prediction: Any, names: Sequence[str], cls: int | None = No
                       yaxis=dict(range=[0, 1.0001], title=f"probability of {target}"),
                       plot_bgcolor="white")
     return fig
+
+
+def case_report_sections(prediction: Any, findings: dict, shapley: Any = None,
+                         unusual: Any = None, next_tests: Any = None) -> list:
+    """The sections of a one-page case report (for :func:`bnma_core.export.html_report`):
+    the prediction in words (with the uncertain warning and how unusual the case is), the
+    probability bar, the contributions waterfall (its labels name every known finding with
+    its value; the unknown ones are listed in words) and the next-test table, sized to fit an
+    A4 page with the settings.
+
+    Parameters
+    ----------
+    prediction : Prediction
+    findings : dict
+        Finding name -> value (None = missing), in the data's order.
+    shapley : ShapleyResult, optional
+    unusual : Unusual, optional
+    next_tests : DataFrame, optional
+        The next-test ranking as shown on the page.
+    """
+    v = verdict(prediction)
+    text = v["sentence"] + "."
+    if v["uncertain"]:
+        text += "\n\n" + v["warning"]
+    if unusual is not None and unusual.rarer_than is not None:
+        text += (f"\n\nThis combination of findings is rarer than "
+                 f"{int(np.floor(100 * unusual.rarer_than))} % of training cases.")
+    unknown = [f for f, x in findings.items() if x is None]
+    text += "\n\nNot known: " + (", ".join(unknown) if unknown else "none") + "."
+    sections = [("Prediction", text),
+                ("How likely, and how sure", probability_figure(prediction, height=150))]
+    if shapley is not None and len(shapley.names):
+        sections.append(("What each finding contributes",
+                         contributions_figure(shapley, findings, prediction.classes,
+                                              row_height=18)))
+    if next_tests is not None and len(next_tests):
+        sections.append(("Which test next", next_tests.set_index(next_tests.columns[0])))
+    return sections
