@@ -75,7 +75,7 @@ PRINT_CSS = (
     ".figure img,.figure svg{width:100%!important;height:auto!important}"
     ".js-plotly-plot,.plot-container,.svg-container{width:100%!important}"
     "table{font-size:8.5pt}td,th{padding:0 4px}p{margin:.3em 0}"
-    "input,textarea{border:none;border-bottom:1px solid #999}}"
+    "input,textarea{border:none;border-bottom:1px solid gray}}"
     ".figure img{max-width:100%;height:auto}"
     ".fields label{display:block;font-weight:bold;margin-top:.4em}"
     ".fields input,.fields textarea{width:100%;box-sizing:border-box;font:inherit;padding:3px}"
