@@ -209,14 +209,15 @@ if done is not None and done.result is not None and not done.stopped:
         models.pop(next(iter(models)))
 if mkey not in models:
     with status_box:
+        if state.get("stopped_for") == mkey:
+            st.info("Stopped. Press Learn to learn this method for this case, or choose a "
+                    "faster method.")
+            if st.button("Learn", type="primary"):
+                state.pop("stopped_for")
+                st.rerun()
+            st.stop()
         active = background.current(RUN)
         if active is None or active.done or active.key != mkey:
-            if state.get("stopped_for") == mkey:
-                st.info("Stopped. Press Learn to learn this method for this case.")
-                if st.button("Learn", type="primary"):
-                    state.pop("stopped_for")
-                    st.rerun()
-                st.stop()
             state.pop("error", None)
             background.start(RUN, work, key=mkey,
                              meta={"method": method, "ds": ds, "rows": train_rows})

@@ -126,13 +126,14 @@ def test_report_has_patient_fields_and_is_small():
     pred = explain.predict_with_uncertainty(est, ds.X[pos], n_draws=50, train=ds, codes=True)
     shap = explain.shapley_values(est, ds.X[pos], codes=True)
     values = dict(zip(ds.feature_names, ds.to_frame().iloc[pos]))
+    values = {f: (None if v != v else v) for f, v in values.items()}  # NaN -> missing
     html = export.html_report(
-        "Case report", [("p", viz.probability_figure(pred)),
-                        ("c", viz.contributions_figure(shap, values, pred.classes))],
+        "Case report", viz.case_report_sections(pred, values, shap),
         settings={"method": "manb", "seed": 0, "version": "x"},
         fields={"Patient identifier": "<P-17>", "Notes": "a & b"}, figures="static")
     assert "Patient identifier" in html and "&lt;P-17&gt;" in html and "a &amp; b" in html
     assert "<textarea" in html and "@page{size:A4" in html
+    assert "Not known: bare_nuclei." in html and "None" not in html
     assert len(html.encode()) < 1_000_000
     interactive = export.html_report("r", [("p", viz.probability_figure(pred)),
                                            ("q", viz.probability_figure(pred))])
@@ -172,3 +173,24 @@ def test_contributions_figure_sorts_and_colours():
     assert wf.y[0] == "no finding known" and wf.y[-1] == "this case"
     assert wf.x[-1] == pytest.approx(shap.full)
     assert not any("None" in str(y) for y in wf.y)
+
+
+def test_learning_runs_in_the_background_and_stops():
+    """The model is learned in a background run with Stop; after Stop the page says so and
+    learns again only when asked."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.switch_page(PAGE)
+    at.session_state["bnma_dataset"] = _wbc()
+    at.session_state["bnma_dataset_label"] = "wbc.csv"
+    at.session_state["pt_method"] = "kbest_subbagging"  # ~20 s: still running when stopped
+    at.run()
+    _no_failure(at)
+    run = at.session_state["patient_fit__bnma_bg"]
+    assert not run.done
+    stop = next(b for b in at.button if b.label == "Stop")
+    stop.click().run()
+    _no_failure(at)
+    assert any("Stopped" in i.value for i in at.info)
+    assert any(b.label == "Learn" for b in at.button)
+    assert run.stopped
+    run.wait(TIMEOUT)  # the fit itself cannot be interrupted: let it end before the next test
