@@ -194,3 +194,17 @@ def test_learning_runs_in_the_background_and_stops():
     assert any(b.label == "Learn" for b in at.button)
     assert run.stopped
     run.wait(TIMEOUT)  # the fit itself cannot be interrupted: let it end before the next test
+
+
+def test_a_patient_entered_by_hand_starts_with_nothing_known():
+    at = _page("manb")
+    at.radio(key="pt_source").set_value("form").run()
+    _fitted(at)
+    assert at.selectbox(key="pt_form_0").value == "missing"
+    assert any("No finding is known" in i.value for i in at.info)
+    table = at.dataframe[-1].value  # every finding can be tested next
+    assert len(table) == 9
+    at.selectbox(key="pt_form_1").set_value("10").run()
+    _no_failure(at)
+    assert _metrics(at)["Most probable class"] == "malignant"
+    assert len(at.dataframe[-1].value) == 8
