@@ -10,7 +10,6 @@ st.set_page_config(page_title="Patient · BNMA Studio", page_icon=":material/ste
                    layout="wide")
 
 import dataclasses
-import math
 import time
 
 import numpy as np
@@ -293,16 +292,12 @@ with p2:
     if isinstance(unusual, Exception):
         st.caption(md_escape(unusual))
     elif unusual.rarer_than is not None:
-        share = math.floor(100 * unusual.rarer_than)
-        text = (f"This combination of findings is rarer than {share} % of training cases")
-        if unusual.conflict > 0:
-            text += ("; the findings fit together worse than unrelated findings would "
-                     f"(conflict {unusual.conflict:.2f})")
-        if unusual.rarer_than >= 0.99:
-            st.warning(text + ". Treat any number above with caution: the models have seen "
+        text = viz.unusual_sentence(unusual)
+        if unusual.rarer_than >= viz.RARE:
+            st.warning(text + " Treat any number above with caution: the models have seen "
                               "almost nothing like it.")
         else:
-            st.caption(text + ".")
+            st.caption(text)
 
 why_box.subheader("Why: what each finding contributes")
 values = {f: findings[f] for f in features}

@@ -208,3 +208,32 @@ def test_a_patient_entered_by_hand_starts_with_nothing_known():
     _no_failure(at)
     assert _metrics(at)["Most probable class"] == "malignant"
     assert len(at.dataframe[-1].value) == 8
+
+
+def test_an_unusual_combination_is_warned_about():
+    """clump thickness 10, cell size 10, normal nucleoli 10 with every other finding at 1 and
+    bare nuclei 6: rarer than 99 % of the training cases, said before the numbers are
+    trusted."""
+    at = _page("manb")
+    at.radio(key="pt_source").set_value("form").run()
+    _fitted(at)
+    values = {0: "10", 1: "10", 2: "1", 3: "1", 4: "1", 5: "6", 6: "1", 7: "10", 8: "1"}
+    for j, v in values.items():
+        at.selectbox(key=f"pt_form_{j}").set_value(v)
+    at.run()
+    _no_failure(at)
+    warning = _plain(" ".join(w.value for w in at.warning))
+    assert "This combination of findings is rarer than 99 % of training cases" in warning
+
+
+def test_unusual_sentence_words():
+    from types import SimpleNamespace
+
+    from bnma_core.viz.patient import unusual_sentence
+
+    rare = unusual_sentence(SimpleNamespace(rarer_than=0.995, conflict=-1.0))
+    assert rare == "This combination of findings is rarer than 99 % of training cases."
+    common = unusual_sentence(SimpleNamespace(rarer_than=0.2, conflict=0.5))
+    assert common.startswith("20 % of training cases have a more probable combination")
+    assert "not unusual" in common and "conflict 0.50" in common
+    assert unusual_sentence(SimpleNamespace(rarer_than=None, conflict=0.0)) is None

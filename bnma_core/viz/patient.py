@@ -11,8 +11,12 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-__all__ = ["COIN_FLIP_MARGIN", "MISSING", "case_report_sections", "contributions_figure",
-           "is_uncertain", "probability_figure", "scenarios_figure", "verdict"]
+__all__ = ["COIN_FLIP_MARGIN", "MISSING", "RARE", "case_report_sections",
+           "contributions_figure", "is_uncertain", "probability_figure", "scenarios_figure",
+           "unusual_sentence", "verdict"]
+
+RARE = 0.99
+"""A case whose findings are rarer than this share of the training cases gets a warning."""
 
 COIN_FLIP_MARGIN = 0.1
 """A prediction whose most probable class leads the runner-up by less than this is a coin flip,
@@ -51,6 +55,25 @@ def verdict(prediction: Any, row: int = 0, margin: float = COIN_FLIP_MARGIN) -> 
         out["warning"] = (f"Uncertain: {pair}. The models do not settle this case; treat it "
                           "as undecided and look at the findings below.")
     return out
+
+
+def unusual_sentence(unusual: Any) -> str | None:
+    """How unusual a case is, in one plain sentence (from
+    :func:`bnma_core.explain.unusual_case`; None without training cases): "This combination of
+    findings is rarer than 99 % of training cases." when it is (≥ :data:`RARE`), else the
+    share of training cases with a more probable combination, and the conflict when > 0."""
+    if unusual is None or unusual.rarer_than is None:
+        return None
+    share = int(np.floor(100 * unusual.rarer_than))
+    if unusual.rarer_than >= RARE:
+        text = f"This combination of findings is rarer than {share} % of training cases"
+    else:
+        text = (f"{share} % of training cases have a more probable combination of findings: "
+                + ("not unusual" if share < 90 else "somewhat unusual"))
+    if unusual.conflict > 0:
+        text += ("; the findings fit together worse than unrelated findings would "
+                 f"(conflict {unusual.conflict:.2f})")
+    return text + "."
 
 
 def probability_figure(prediction: Any, row: int = 0, height: int | None = None) -> go.Figure:
@@ -209,9 +232,9 @@ def case_report_sections(prediction: Any, findings: dict, shapley: Any = None,
     text = v["sentence"] + "."
     if v["uncertain"]:
         text += "\n\n" + v["warning"]
-    if unusual is not None and unusual.rarer_than is not None:
-        text += (f"\n\nThis combination of findings is rarer than "
-                 f"{int(np.floor(100 * unusual.rarer_than))} % of training cases.")
+    rare = unusual_sentence(unusual)
+    if rare:
+        text += "\n\n" + rare
     unknown = [f for f, x in findings.items() if x is None]
     text += "\n\nNot known: " + (", ".join(unknown) if unknown else "none") + "."
     sections = [("Prediction", text),
