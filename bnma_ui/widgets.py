@@ -113,7 +113,7 @@ PAGE_ICONS = {  # Material Symbols (always rendered; emoji can show as empty box
     "ukdb": ":material/person_search:", "naive": ":material/account_tree:",
     "exact": ":material/target:", "glossary": ":material/menu_book:",
     "cluster": ":material/bubble_chart:", "report": ":material/description:",
-    "teach": ":material/school:",
+    "teach": ":material/school:", "patient": ":material/stethoscope:",
 }
 DEFAULT_PAGE_ICON = ":material/analytics:"
 
