@@ -11,7 +11,8 @@ Sub-commands::
     bnma methods
     bnma sample --network alarm --rows 1000 --seed 0 --out alarm.csv
     bnma explain --data FILE|wbc --row N [--target COL] [--missing keep|drop] [--k 2]
-            [--pairs 5]
+            [--pairs 5] [--method bma10] [--interval] [--level 0.9] [--draws 400] [--seed 0]
+            [--shapley] [--next-test] [--threshold 0.5] [--json]
 
 ``--data`` takes a CSV path or the name of a bundled dataset (``wbc``). ``--missing`` is the
 dataset-level policy for rows with a missing value, with the dashboard's default: ``keep``
@@ -148,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     from .reproduce import cli as reproduce_cli
 
-    reproduce_cli.add_parser(sub)  # bnma reproduce PAPER (issue 17)
+    reproduce_cli.add_parser(sub)  # bnma reproduce PAPER
 
     cv = sub.add_parser("cv", help="stratified k-fold cross-validation of several methods",
                         description="Cross-validate methods on a CSV file; prints a summary "
@@ -429,26 +430,96 @@ def _cmd_sample(args: argparse.Namespace) -> int:
     return 0
 
 
-# --- explain (UKDB per-instance explanation; owned by the ukdb module) -------------------------
+# --- explain (one row: UKDB's two networks, or any method's prediction with its uncertainty) ---
+
+def _unit_interval(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, e.g. 0.9 (got {value})")
+    return value
+
 
 def _add_explain_parser(sub) -> None:
-    ex = sub.add_parser("explain", help="UKDB explanation of one row (domain vs personalized)",
-                        description="Train UKDB on every other row of the file and explain the "
-                        "chosen row: class posteriors of UKDB_L, UKDB_P and their average, both "
-                        "networks, and the attribute-value pairs whose local dependence (CLMI) "
-                        "differs most from the overall one (CMI).")
+    ex = sub.add_parser(
+        "explain", help="explain one row: probability, how sure, why, which test next",
+        description="Train on every other row of the file and explain the chosen row. Without "
+        "--method and the options below: UKDB's explanation (the general and the per-row "
+        "network, and the value pairs whose local dependence differs most). With --method (or "
+        "--interval, --shapley, --next-test, --json): the averaged probability with the "
+        "interval over the averaged models, the contribution of each finding (Shapley "
+        "values) and the value of each unknown finding (DESIGN §15).")
     _add_data_arguments(ex, "CSV file or bundled dataset name (wbc)")
     ex.add_argument("--row", type=_positive_int(0), required=True,
                     help="row of the file to explain (0 = first data row after the header)")
     ex.add_argument("--k", type=_positive_int(0), default=2, help="UKDB's k (default 2)")
     ex.add_argument("--pairs", type=_positive_int(1), default=5,
                     help="how many differing attribute-value pairs to list")
+    ex.add_argument("--method", default=None,
+                    help="method to explain with (default with the options below: the "
+                         "recommended one; see `bnma methods`)")
+    ex.add_argument("--interval", action="store_true",
+                    help="add the interval with parameter uncertainty (Dirichlet draws)")
+    ex.add_argument("--level", type=_unit_interval, default=0.9,
+                    help="probability of the intervals (default 0.9)")
+    ex.add_argument("--draws", type=_positive_int(1), default=400,
+                    help="parameter draws of --interval (default 400)")
+    ex.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
+    ex.add_argument("--shapley", action="store_true",
+                    help="contribution of each finding (Shapley values of the log-odds)")
+    ex.add_argument("--next-test", action="store_true",
+                    help="rank the unknown findings by value of information")
+    ex.add_argument("--threshold", type=_unit_interval, default=0.5,
+                    help="decision threshold of --next-test (default 0.5)")
+    ex.add_argument("--json", action="store_true",
+                    help="print one JSON object with everything above (probability, both "
+                         "intervals, contributions keyed by column name, next-test ranking)")
+
+
+def explain_row(est, ds, pos: int, train_rows, level: float = 0.9, n_draws: int = 400,
+                seed: int = 0, threshold: float = 0.5) -> dict:
+    """Everything ``bnma explain --json`` prints for row position ``pos``: the prediction
+    with both intervals, the findings' contributions, the next-test ranking and how unusual
+    the case is (``bnma_core.explain``; a part a method cannot give holds
+    ``{"unavailable": reason}``). The Patient page computes the same with the same
+    defaults."""
+    from . import explain
+    from .viz.patient import MISSING, verdict
+
+    x = ds.X[pos]
+    train = ds.subset(train_rows)
+    out: dict = {}
+    try:
+        pred = explain.predict_with_uncertainty(est, x, level, n_draws, train, seed, codes=True)
+    except ValueError as exc:
+        pred = explain.predict_with_uncertainty(est, x, level, codes=True)
+        out["parameter_interval_unavailable"] = str(exc)
+    v = verdict(pred)
+    out.update(prediction=pred.to_dict(0), sentence=v["sentence"], uncertain=v["uncertain"],
+               findings={f: (MISSING if c < 0 else str(ds.feature_states[j][c]))
+                         for j, (f, c) in enumerate(zip(ds.feature_names, x))})
+    target = int(pred.predicted[0])
+    for key, compute in (
+            ("shapley", lambda: explain.shapley_values(est, x, seed=seed, codes=True)
+             .to_dict(pred.classes)),
+            ("next_test", lambda: explain.next_test(est, x, threshold=threshold, target=target,
+                                                    codes=True).ranked()),
+            ("unusual", lambda: explain.unusual_case(est, x, train=train, codes=True)
+             .to_dict())):
+        try:
+            out[key] = compute()
+        except ValueError as exc:
+            out[key] = {"unavailable": str(exc)}
+    return out
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from .classifiers.registry import fit_method
+    from .classifiers.registry import DEFAULT_METHOD, display_name, fit_method, get_spec
+
     ds = data_spec(args).build()
     _print_notices(ds)
     last = int(ds.row_ids[-1])
@@ -460,11 +531,60 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CLIError(str(exc)) from None
     train = np.delete(np.arange(ds.n_rows), pos)
-    model = fit_method("ukdb", ds, train, k=args.k)
-    expl = model.explain(ds.X[pos])
-    print(f"Row {args.row} of {args.data} ({ds.class_name} = {ds.classes[ds.y[pos]]}); UKDB "
-          f"(k = {args.k}) trained on the other {len(train)} rows")
-    print(expl.summary(n_pairs=args.pairs))
+    truth = ds.classes[ds.y[pos]] if ds.y[pos] >= 0 else "missing"
+    modern = args.method is not None or args.interval or args.shapley or args.next_test or \
+        args.json
+    if not modern:
+        model = fit_method("ukdb", ds, train, k=args.k)
+        expl = model.explain(ds.X[pos])
+        print(f"Row {args.row} of {args.data} ({ds.class_name} = {truth}); UKDB "
+              f"(k = {args.k}) trained on the other {len(train)} rows")
+        print(expl.summary(n_pairs=args.pairs))
+        return 0
+    method = args.method or DEFAULT_METHOD
+    try:
+        get_spec(method)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    model = fit_method(method, ds, train)
+    res = explain_row(model, ds, pos, train, args.level,
+                      args.draws if (args.interval or args.json) else 0, args.seed,
+                      args.threshold)
+    if args.json:
+        import json
+
+        print(json.dumps({"data": str(args.data), "row": args.row, "true_class": str(truth),
+                          "method": method, "method_name": display_name(method),
+                          "trained_on": len(train), "level": args.level,
+                          "n_draws": args.draws, "seed": args.seed, **res}, indent=1))
+        return 0
+    print(f"Row {args.row} of {args.data} ({ds.class_name} = {truth}); "
+          f"{display_name(method)} trained on the other {len(train)} rows")
+    print(("UNCERTAIN: " if res["uncertain"] else "") + res["sentence"])
+    if "parameter_interval_unavailable" in res and args.interval:
+        print(f"  (no parameter interval: {res['parameter_interval_unavailable']})")
+    if args.shapley:
+        sh = res["shapley"]
+        if "unavailable" in sh:
+            print(f"Contributions unavailable: {sh['unavailable']}")
+        else:
+            print(f"Contributions to the log-odds of {sh['target']} (from "
+                  f"{sh['log_odds_no_findings']:+.2f} with no finding known to "
+                  f"{sh['log_odds']:+.2f}):")
+            for name, d in sh["contributions"].items():
+                spread = f"  (spread across models ± {d['model_sd']:.2f})" if "model_sd" in d \
+                    else ""
+                print(f"  {name} = {res['findings'][name]}: {d['value']:+.3f}{spread}")
+    if args.next_test:
+        nt = res["next_test"]
+        if isinstance(nt, dict):
+            print(f"Next test unavailable: {nt['unavailable']}")
+        elif not nt:
+            print("Next test: every finding is known.")
+        else:
+            print("Next test (value of information in nats; chance it changes the decision):")
+            for d in nt:
+                print(f"  {d['finding']}: {d['voi']:.4f}; {100 * d['flip_probability']:.0f} %")
     return 0
 
 

@@ -17,7 +17,8 @@ from typing import Any
 import networkx as nx
 import pandas as pd
 
-__all__ = ["graph_graphml", "table_csv", "csv_safe", "figure_image", "html_report",
+__all__ = ["graph_graphml", "table_csv", "csv_safe", "figure_image", "figure_images",
+           "html_report",
            "figure_config"]
 
 
@@ -104,9 +105,31 @@ def figure_image(fig: Any, fmt: str = "png", scale: float = 2.0) -> bytes | None
         return None
 
 
+PRINT_CSS = (
+    "@page{size:A4;margin:12mm}"
+    "@media print{html{zoom:.9}body{max-width:none;margin:0;font-size:10pt}"
+    "h1{font-size:15pt}h2{font-size:12pt;margin:.6em 0 .2em}"
+    ".figure,table,.fields{break-inside:avoid;page-break-inside:avoid}"
+    ".figure img,.figure svg{width:100%!important;height:auto!important}"
+    ".js-plotly-plot,.plot-container,.svg-container{width:100%!important}"
+    "table{font-size:8.5pt}td,th{padding:0 4px}p{margin:.3em 0}"
+    "input,textarea{border:none;border-bottom:1px solid gray}}"
+    ".figure img{max-width:100%;height:auto}"
+    ".fields label{display:block;font-weight:bold;margin-top:.4em}"
+    ".fields input,.fields textarea{width:100%;box-sizing:border-box;font:inherit;padding:3px}"
+)
+"""Print rules of :func:`html_report`: A4 with 12 mm margins, the page drawn at 90 % so a case
+report (settings, two figures, a table) fits one sheet; figures scaled to the page width (no
+clipped legend or axis) and never split across pages."""
+
+FIGURE_MODES = ("interactive", "static", "cdn")
+
+
 def html_report(title: str, sections: Iterable[tuple[str, Any]],
-                settings: Mapping[str, Any] | None = None) -> str:
-    """One self-contained HTML page (plotly.js embedded once, no internet needed to open it).
+                settings: Mapping[str, Any] | None = None,
+                fields: Mapping[str, str] | None = None, figures: str = "interactive",
+                print_width: int | None = None) -> str:
+    """One self-contained HTML page that prints on A4 without clipping (:data:`PRINT_CSS`).
 
     Parameters
     ----------
@@ -116,26 +139,105 @@ def html_report(title: str, sections: Iterable[tuple[str, Any]],
         separated by blank lines; HTML-escaped).
     settings : mapping, optional
         The run's settings, shown first as a table with the date, Python and platform.
+    fields : mapping, optional
+        Label -> initial text of fields the reader fills in (e.g. a patient identifier and
+        notes): shown first, editable in the browser and printed with what was typed. A label
+        containing "notes" is a multi-line box.
+    figures : {"interactive", "static", "cdn"}
+        "interactive": plotly.js embedded once for all figures (about 4.6 MB, opens offline);
+        "static": every figure as an inline SVG drawn by kaleido at ``print_width`` px (a few
+        tens of kB each, prints exactly as shown), falling back to "interactive" when no
+        image engine is installed; "cdn": plotly.js loaded from the internet when opened.
+    print_width : int, optional
+        Width in pixels of the figures (default: 700 for static ones, which fits A4's printable
+        width; interactive ones keep their own unless given).
     """
+    if figures not in FIGURE_MODES:
+        raise ValueError(f"figures must be one of {', '.join(FIGURE_MODES)} (got {figures!r}).")
     parts = [f"<h1>{html.escape(title)}</h1>"]
+    if fields:
+        boxes = []
+        for i, (label, text) in enumerate(fields.items()):
+            lab = html.escape(str(label))
+            val = html.escape(str(text or ""))
+            if "notes" in str(label).lower():
+                boxes.append(f"<label for='field{i}'>{lab}</label>"
+                             f"<textarea id='field{i}' rows='3'>{val}</textarea>")
+            else:
+                boxes.append(f"<label for='field{i}'>{lab}</label>"
+                             f"<input id='field{i}' type='text' value='{val}'>")
+        parts.append(f"<div class='fields'>{''.join(boxes)}</div>")
     meta = {"created": _dt.datetime.now().isoformat(timespec="seconds"),
             "python": platform.python_version(), "platform": platform.platform()}
     rows = {**dict(settings or {}), **meta}
     parts.append("<h2>Settings</h2>" + pd.Series({k: str(v) for k, v in rows.items()},
                                                   name="value").to_frame().to_html())
     plotly_included = False
+    sections = list(sections)
+    svgs: list = []
+    if figures == "static":  # every figure in one call: the image engine starts once
+        figs = [type(c)(c).update_layout(width=print_width or 700) for _, c in sections
+                if _is_figure(c)]
+        svgs = figure_images(figs, "svg") if figs else []
+        if svgs is None:
+            figures = "interactive"
+    svg_iter = iter(svgs or [])
     for heading, content in sections:
         parts.append(f"<h2>{html.escape(str(heading))}</h2>")
-        if hasattr(content, "to_html") and hasattr(content, "layout"):  # plotly figure
-            parts.append(content.to_html(full_html=False,
-                                         include_plotlyjs=not plotly_included and True))
-            plotly_included = True
+        if _is_figure(content):
+            if figures == "static":
+                text, embedded = _svg_html(next(svg_iter)), False
+            else:
+                text, embedded = _figure_html(content, figures, print_width,
+                                              not plotly_included)
+            parts.append(f"<div class='figure'>{text}</div>")
+            plotly_included = plotly_included or embedded
         elif isinstance(content, pd.DataFrame | pd.Series):
             frame = content.to_frame() if isinstance(content, pd.Series) else content
             parts.append(frame.to_html(float_format=lambda x: f"{x:.4g}"))
         else:
             parts += [f"<p>{html.escape(p)}</p>" for p in str(content).split("\n\n") if p]
     style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
-             "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px}")
+             "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px}"
+             + PRINT_CSS)
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
             f"</title><style>{style}</style></head><body>{''.join(parts)}</body></html>")
+
+
+def _is_figure(content: Any) -> bool:
+    return hasattr(content, "to_html") and hasattr(content, "layout")
+
+
+def _svg_html(svg: bytes) -> str:
+    text = svg.decode("utf-8")
+    return text[text.index("<svg"):] if "<svg" in text else text
+
+
+def figure_images(figs: list, fmt: str = "svg", scale: float = 1.0) -> list[bytes] | None:
+    """Several plotly figures as PNG or SVG bytes in one call of the image engine (kaleido
+    starts its browser once: about 5 s saved per figure), or None when no engine works."""
+    if fmt not in ("png", "svg"):
+        raise ValueError("fmt must be 'png' or 'svg'")
+    import tempfile
+    from pathlib import Path
+
+    try:
+        import plotly.io as pio
+
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = [Path(tmp) / f"figure{i}.{fmt}" for i in range(len(figs))]
+            pio.write_images(figs, paths, format=fmt, scale=scale,  # the figures' own sizes
+                             width=[f.layout.width or 700 for f in figs],
+                             height=[f.layout.height or 500 for f in figs])
+            return [p.read_bytes() for p in paths]
+    except Exception:  # noqa: BLE001 - no kaleido / no browser: the caller falls back
+        return None
+
+
+def _figure_html(fig: Any, figures: str, width: int | None, first: bool) -> tuple[str, bool]:
+    """One interactive figure of :func:`html_report` as HTML, and whether plotly.js was
+    embedded with it (only with the first figure; "cdn" loads it from the internet)."""
+    sized = type(fig)(fig).update_layout(width=width) if width else fig
+    include = "cdn" if figures == "cdn" else first
+    return sized.to_html(full_html=False, include_plotlyjs=include,
+                         config={"displaylogo": False}), include is True

@@ -108,4 +108,32 @@ TERMS: tuple[Term, ...] = (
          "Accuracy: the share of held-out cases classified correctly. AUC: the chance that a "
          "random positive case gets a higher score than a random negative one. Log-loss: how "
          "surprised the model is by the true classes (lower is better)."),
+    Term("Structure interval",
+         "How much the averaged networks disagree about one patient: the range that holds the "
+         "middle 90 % of the networks' own probabilities, each network counted by its weight. "
+         "A narrow range means the networks agree; a range reaching 0.5 means the decision "
+         "depends on which network is right. Drawing each network's probability tables from "
+         "what the data allow widens it into the interval with parameter uncertainty.",
+         r"weighted 5 % and 95 % quantiles of $P(c \mid x, m)$ under the weights "
+         r"$\pi_m(x)$ (DESIGN §15)"),
+    Term("Shapley value (contribution of a finding)",
+         "How much one finding moves the odds of the predicted class, shared out fairly: the "
+         "finding's effect is averaged over every order in which the findings could have been "
+         "learned, a finding not yet learned counting as unknown. The contributions add up "
+         "from 'nothing known' to 'this case' (Shapley 1953; Štrumbelj & Kononenko 2014).",
+         r"$\varphi_i = \sum_{S \subseteq F \setminus \{i\}} \frac{|S|!(N-|S|-1)!}{N!}"
+         r"[v(S \cup \{i\}) - v(S)]$, $v(S)$ the log-odds given the findings $S$"),
+    Term("Value of information (which test next)",
+         "For a finding not yet known: how much learning it would reduce the uncertainty "
+         "about the class, on average over what it could turn out to be (Howard 1966). A "
+         "test worth doing removes much uncertainty or has a real chance of changing the "
+         "decision.",
+         r"$\mathrm{VOI}_j = H(C \mid x) - \sum_v P(v \mid x)\, H(C \mid x, v)$"),
+    Term("Conflict measure (unusual case)",
+         "Whether a patient's findings fit together: positive when the combination is less "
+         "probable than the findings would be if unrelated, a sign of an unusual case, a "
+         "recording error or a situation the training data do not cover (Jensen, "
+         "Chamberlain, Nordahl & Jensen 1991). The page also says how many training cases "
+         "were more probable than this one.",
+         r"$\mathrm{conf}(x) = \sum_i \log P(x_i) - \log P(x)$"),
 )

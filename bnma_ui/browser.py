@@ -1,7 +1,7 @@
 """Drive the dashboard in a real browser: a ``streamlit run`` server and headless chromium.
 
-Shared by the browser tests (``tests/test_browser.py``, ``tests/test_load.py``) and the load
-benchmark (``benchmarks/load_test.py``). Uses Debian's ``/usr/bin/chromium`` through
+Shared by the browser tests (``tests/browser/test_browser.py``, ``tests/load/test_load.py``) and
+the load benchmark (``benchmarks/load_test.py``). Uses Debian's ``/usr/bin/chromium`` through
 playwright-python (never downloads a browser). Every wait is on a condition with a timeout.
 """
 

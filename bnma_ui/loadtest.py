@@ -5,7 +5,7 @@ Measures, per run: completion of every session's run, Stop latency (click to "St
 of one session, page-switch latency of an observer (p50 / p95), the server's RSS before the
 runs (every session open, the pages' modules imported), at peak and after every session has
 closed. Used by ``benchmarks/load_test.py`` (N = 2..8) and, with N = 2, by
-``tests/test_load.py``.
+``tests/load/test_load.py``.
 
 With ``hostile=True`` a separate browser process (:func:`hostile_session`) meanwhile opens
 crafted links and uploads odd files (:data:`HOSTILE_LINKS`, :func:`hostile_uploads`) in a loop

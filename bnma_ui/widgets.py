@@ -23,8 +23,12 @@ def md_escape(text: object) -> str:
     Streamlit shows literally: every ASCII punctuation mark backslash-escaped (CommonMark
     §2.4), so no link, image, emphasis, heading, LaTeX (``$``), HTML tag, ``:color[...]``
     directive or ``:icon:`` code is formed, and line breaks made spaces (a blank line would
-    end the paragraph the text sits in)."""
+    end the paragraph the text sits in). GitHub-flavoured Markdown also turns a bare
+    ``http://…`` or ``www.…`` into a link whatever is escaped, so a word joiner (U+2060,
+    invisible) is put inside ``://`` and after ``www``: the text reads the same, no link forms."""
     flat = re.sub(r"[\r\n]+", " ", str(text))
+    flat = re.sub(r"(?i)(:)(//)|(www)(\.)", lambda m: (m.group(1) or m.group(3)) + "\u2060"
+                  + (m.group(2) or m.group(4)), flat)
     return _MARKDOWN_PUNCTUATION.sub(r"\\\1", flat)
 
 
@@ -109,7 +113,7 @@ PAGE_ICONS = {  # Material Symbols (always rendered; emoji can show as empty box
     "ukdb": ":material/person_search:", "naive": ":material/account_tree:",
     "exact": ":material/target:", "glossary": ":material/menu_book:",
     "cluster": ":material/bubble_chart:", "report": ":material/description:",
-    "teach": ":material/school:",
+    "teach": ":material/school:", "patient": ":material/stethoscope:",
 }
 DEFAULT_PAGE_ICON = ":material/analytics:"
 

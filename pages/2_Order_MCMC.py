@@ -328,6 +328,8 @@ if entry is not None:
             chart(viz.rank_plot_figure(diag.log_score, "Rank plot of the log score"),
                   "rank_plot_log_score", e1)
             chart(viz.concordance_figure(diag.concordance), "two_runs_concordance", e2)
+            chart(viz.autocorrelation_figure(diag.log_score, "Autocorrelation of the log score"),
+                  "log_score_autocorrelation")
             if diag.least_converged:
                 chart(viz.edge_traces_figure(diag.least_converged), "least_converged_edges")
             table = diag.edges[~diag.edges["settled"]].sort_values("rhat", ascending=False)

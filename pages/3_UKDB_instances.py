@@ -12,10 +12,12 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
+import bnma_core
 from bnma_core import export, viz
 from bnma_core.classifiers.registry import fit_method
 from bnma_core.classifiers.ukdb import UKDB
 from bnma_core.data import DataError, DiscreteDataset
+from bnma_core.viz.patient import MISSING
 from bnma_ui.models import strongest_arcs
 from bnma_ui.state import data_id, dataset_label, persistent, remember, require_dataset
 from bnma_ui.widgets import (
@@ -27,7 +29,6 @@ from bnma_ui.widgets import (
     what_am_i_looking_at,
 )
 
-UNKNOWN = "(unknown)"
 SOURCES = {"row": "A case from the data", "form": "Enter a patient's values"}
 
 sidebar_dataset_badge()
@@ -35,10 +36,11 @@ st.title("UKDB: general and personalized dependencies")
 what_am_i_looking_at(
     "The **unrestricted k-dependence Bayesian classifier (UKDB)** lets each feature depend on "
     "the class and on up to *k* other features. It builds two networks:\n\n"
-    "- **Domain knowledge (UKDB_L)**, learned once from all training cases: a feature "
+    "- **The general network**, learned once from all training cases: a feature "
     "depends on the features it is most strongly associated with *on average* (conditional "
     "mutual information, CMI).\n"
-    "- **Personalized knowledge (UKDB_P)**, built for *this* case: the same construction, "
+    "- **The network for this case** (personalized), built for *this* patient: the same "
+    "construction, "
     "but the association is measured at this patient's own values (local CMI, CLMI). Two "
     "features can be unrelated in general yet strongly related for values like these.\n\n"
     "Red arrows exist in only one of the two networks; grey arrows in both; blue arrows "
@@ -57,9 +59,11 @@ equations(
     "Attributes ranked by $\\sum_{j \\ne i} I(X_i; X_j \\mid C)$; the first $k$ are parents "
     "of $C$; every other attribute takes $C$ and at most $k$ earlier-ranked attributes with "
     "the highest (local) CMI. $P(c \\mid x) \\propto P(c \\mid x_p) \\prod_{i \\notin p} "
-    "P(x_i \\mid c, \\pi_i)$. UKDB_P adds one pseudo case per class (this instance labelled "
+    "P(x_i \\mid c, \\pi_i)$. The personalized network adds one pseudo case per class "
+    "(this instance labelled "
     "$c$, weighted by $P_L(c \\mid x)$). Final: $P(c \\mid x) = \\tfrac12 [P_L(c \\mid x) + "
-    "P_P(c \\mid x)]$. Information is in bits (log base 2).")
+    "P_P(c \\mid x)]$, $L$ the general and $P$ the personalized network. Information is in "
+    "bits (log base 2).")
 
 ds = require_dataset()
 fingerprint = data_id(ds)  # the raw data and every setting that built them
@@ -74,8 +78,9 @@ def fitted_ukdb(fp: str, k: int, left_out: int | None, _ds: DiscreteDataset) -> 
 
 
 c1, c2 = st.columns([1, 3])
-k = c1.slider("k (parents per feature)", 0, 4, key=persistent("ukdb_k", 2),
-              help="How many other features each feature may depend on (0 = naive Bayes).")
+k = c1.slider("Other features each feature may depend on", 0, 4, key=persistent("ukdb_k", 2),
+              help="At most this many other features per feature (0 = naive Bayes: every "
+                   "feature depends on the diagnosis only).")
 source = c1.radio("Which case?", list(SOURCES), format_func=SOURCES.get,
                   key=persistent("ukdb_source", "row"))
 frame = ds.to_frame()
@@ -103,19 +108,16 @@ with c2:
         truth = ds.classes[ds.y[pos]]
         st.dataframe(file_rows(frame.iloc[[pos]], [row]), width="stretch")
     else:
-        with st.form("ukdb_form"):
-            st.caption("Choose each value; leave '(unknown)' where a value is missing.")
-            cols = st.columns(3)
-            picked = {}
-            for i, (f, states) in enumerate(zip(features, ds.feature_states)):
-                picked[f] = cols[i % 3].selectbox(md_escape(f), [UNKNOWN] + list(states),
-                                                  key=f"ukdb_form_{f}")
-            if st.form_submit_button("Explain this patient", type="primary"):
-                st.session_state["ukdb_form_instance"] = {
-                    f: (None if v == UNKNOWN else v) for f, v in picked.items()}
-        instance = st.session_state.get("ukdb_form_instance")
-        if instance is None or list(instance) != features:
-            st.info("Fill in the values and press 'Explain this patient'.")
+        st.caption("Choose each value; leave 'missing' where a value is not known. The "
+                   "explanation below follows every change at once.")
+        cols = st.columns(3)
+        instance = {}
+        for i, (f, states) in enumerate(zip(features, ds.feature_states)):
+            v = cols[i % 3].selectbox(md_escape(f), [MISSING] + list(states),
+                                      key=f"ukdb_form_{f}")
+            instance[f] = None if v == MISSING else v
+        if all(v is None for v in instance.values()):
+            st.info("Choose at least one value to explain this patient.")
             st.stop()
         codes = ds.codes_from_states(pd.DataFrame([instance], columns=features))[0]
 remember("ukdb_k", "ukdb_source", "ukdb_row", "ukdb_hold")
@@ -130,12 +132,19 @@ except (DataError, ValueError) as exc:
 st.subheader("Prediction")
 p1, p2 = st.columns([2, 1])
 chart(viz.posterior_bars_figure(expl), "ukdb_posteriors", p1)
-best = expl.classes[int(np.argmax(expl.posterior_ensemble))]
-p2.metric("UKDB predicts", best, help="The class with the highest averaged probability.")
+verdict = viz.ukdb_verdict(expl)
+best = verdict["label"]
+p2.metric("Most probable class", best,
+          help="The class with the highest averaged probability; 'uncertain' when the classes "
+               "are too close to call or the two networks disagree.")
+if verdict["uncertain"]:
+    p2.warning(md_escape(verdict["warning"]))
+p2.markdown(md_escape(verdict["sentence"]))
 if truth is not None:
     p2.metric("True class of this case", str(truth))
-p2.caption("Parents of the class — domain: "
-           + (md_escape(", ".join(expl.class_parents_domain)) or "none") + "; personalized: "
+p2.caption("Features the diagnosis depends on directly — general network: "
+           + (md_escape(", ".join(expl.class_parents_domain)) or "none") + "; network for "
+           "this case: "
            + (md_escape(", ".join(expl.class_parents_personalized)) or "none") + ".")
 
 st.subheader("Networks")
@@ -180,19 +189,30 @@ else:
     st.caption("Fewer than two known values: no pairs to compare.")
 
 st.subheader("Export")
-case = {"dataset": dataset_label(), "k": int(k), "UKDB predicts": best,
-        **{f: (v if v is not None else "missing") for f, v in expl.instance.items()}}
-probs = pd.DataFrame({"class": expl.classes, "P domain (UKDB_L)": expl.posterior_domain,
-                      "P personalized (UKDB_P)": expl.posterior_personalized,
-                      "P average (UKDB)": expl.posterior_ensemble})
+r1, r2 = st.columns([1, 2])
+patient_id = r1.text_input("Patient identifier (printed on the report)", key="ukdb_pid",
+                           max_chars=120)
+notes = r2.text_area("Notes (printed on the report)", key="ukdb_notes", height=68,
+                     max_chars=2000)
+case = {"data": dataset_label(), "method": "UKDB (general + per-case network)",
+        "other features each feature may depend on": int(k), "most probable class": best,
+        "BNMA Studio version": bnma_core.__version__,
+        **{f: (v if v is not None else MISSING) for f, v in expl.instance.items()}}
+probs = pd.DataFrame({"class": expl.classes, "general network": expl.posterior_domain,
+                      "network for this case": expl.posterior_personalized,
+                      "average (UKDB)": expl.posterior_ensemble})
 
 
 def report() -> str:  # built on click only (deferred download; no Streamlit calls here)
-    sections = [("Prediction", probs), ("Networks", net_fig)]
+    sections = [("Prediction", verdict["sentence"]
+                 + ("\n\n" + verdict["warning"] if verdict["uncertain"] else "")),
+                ("Probabilities", probs), ("Networks", net_fig)]
     if len(pairs):
         sections.append(("Where this case differs from the general pattern",
                          pairs.drop(columns=["text"])))
-    return export.html_report("UKDB explanation of one case", sections, settings=case)
+    return export.html_report("UKDB explanation of one case", sections, settings=case,
+                              fields={"Patient identifier": patient_id, "Notes": notes},
+                              figures="static")
 
 
 x1 = x2 = x3 = x4 = st.container(horizontal=True)  # full labels, side by side
@@ -203,13 +223,14 @@ x1.download_button("Explanation (CSV)",
                    help="Every pair of this case's values: CLMI, CMI and their difference.")
 x2.download_button("Domain network (GraphML)", lambda: export.graph_graphml(expl.domain_graph),
                    "ukdb_domain.graphml", "application/xml", on_click="ignore",
-                   help="UKDB_L with CMI as the arcs' 'weight'; opens in networkx, Gephi, "
-                        "Cytoscape or yEd.")
+                   help="The general network, with CMI as the arcs' 'weight'; opens in "
+                        "networkx, Gephi, Cytoscape or yEd.")
 x3.download_button("Personalized network (GraphML)",
                    lambda: export.graph_graphml(expl.personalized_graph),
                    "ukdb_personalized.graphml", "application/xml", on_click="ignore",
-                   help="UKDB_P with CLMI as the arcs' 'weight'.")
+                   help="The network for this case, with CLMI as the arcs' 'weight'.")
 x4.download_button("Report (HTML)", report, "ukdb_report.html", "text/html", on_click="ignore",
-                   help="One self-contained page: this case, the prediction, the networks and "
-                        "the value pairs.")
+                   help="One self-contained page that prints on A4: this case, the "
+                        "prediction, the networks and the value pairs, with the patient "
+                        "identifier and notes typed above.")
 st.caption("Each figure downloads itself as PNG or SVG with the buttons under it.")

@@ -15,6 +15,7 @@ from sklearn.metrics import adjusted_rand_score
 
 from bnma_core import viz
 from bnma_core.clustering import make_clusterer
+from bnma_core.export import table_csv
 from bnma_ui import background, cache
 from bnma_ui.state import data_id, persistent, remember, require_dataset
 from bnma_ui.widgets import (
@@ -260,5 +261,5 @@ if use_class == "compare":
 out = pd.DataFrame({"row": np.arange(ds.n_rows), "cluster": np.asarray(cnames)[model.labels_]})
 for c, name in enumerate(cnames):
     out[f"P({name})"] = model.responsibilities_[:, c]
-st.download_button("Download the assignments (CSV)", out.to_csv(index=False).encode(),
+st.download_button("Download the assignments (CSV)", table_csv(out, index=False),
                    file_name="clusters.csv", mime="text/csv")

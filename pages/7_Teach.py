@@ -278,15 +278,18 @@ def lesson_moves() -> None:
                    "posterior from chains 0-1 against chains 2-3; on the diagonal when they "
                    "agree.")
         rank_fig = viz.rank_plot_figure(diag.log_score, "Rank plot of the log score")
+        acf_fig = viz.autocorrelation_figure(diag.log_score, "Autocorrelation of the log score")
         traces_fig = viz.edge_traces_figure(diag.least_converged)
         conc_fig = viz.concordance_figure(diag.concordance,
                                           labels=("chains 0-1", "chains 2-3"))
         d1, d2 = st.columns(2)
         chart(rank_fig, "teach_rank_plot", d1)
         chart(conc_fig, "teach_concordance", d2)
+        chart(acf_fig, "teach_autocorrelation")
         if diag.least_converged:
             chart(traces_fig, "teach_least_converged")
         sections = [("Verdict", diag.verdict), ("Rank plot", rank_fig),
+                    ("Autocorrelation", acf_fig),
                     ("Two-runs concordance", conc_fig), ("Least converged edges", traces_fig)]
     res = state["last"]
     if res is not None:

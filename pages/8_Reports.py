@@ -1,5 +1,5 @@
 """Reports: the stored paper reproductions (``bnma reproduce``), their HTML reports, and a quick
-reproduction started from the browser with progress and Stop (issue 17)."""
+reproduction started from the browser with progress and Stop."""
 
 from __future__ import annotations
 
@@ -23,6 +23,12 @@ from bnma_ui.widgets import equations, what_am_i_looking_at
 
 RUN = "reproduce"
 STATE = "reports_last"
+RUN_COLUMNS = {  # the stored run records, in words
+    "paper": "Paper", "quick": "Quick grid", "status": "Status", "n_cells": "Cells",
+    "n_computed": "Computed", "n_skipped": "Reused from earlier runs", "wall_seconds": "Time (s)",
+    "workers": "Helper processes", "started": "Started", "code_version": "Code version",
+    "run_id": "Run",
+}
 SHOWN = [*(p for p in PAPERS if p != "smoke"), "smoke"]  # smoke: the runner self-test
 
 st.title("Reports: paper reproductions")
@@ -82,10 +88,8 @@ for paper in PAPERS:
             reports[f"{paper} ({grid})"] = (store, f"report_{grid}.html")
 if frames:
     runs = pd.concat(frames, ignore_index=True)
-    cols = [c for c in ("paper", "quick", "status", "n_cells", "n_computed", "n_skipped",
-                        "wall_seconds", "workers", "started", "code_version", "run_id")
-            if c in runs]
-    st.dataframe(runs[cols], hide_index=True, width="stretch")
+    cols = [c for c in RUN_COLUMNS if c in runs]
+    st.dataframe(runs[cols].rename(columns=RUN_COLUMNS), hide_index=True, width="stretch")
 else:
     st.info(f"No stored runs in {shown(out)} yet. Start a quick reproduction below, or run "
             "`bnma reproduce PAPER --quick` from the repository folder.")
@@ -112,17 +116,18 @@ elif not reports:
 st.subheader("Quick reproduction")
 c1, c2 = st.columns(2)
 paper = c1.selectbox("Paper", SHOWN + list(PENDING), key=persistent("rep_paper", SHOWN[0]),
-                     format_func=lambda p: f"{p} — not yet available (issue {PENDING[p]})"
+                     format_func=lambda p: f"{p} — not yet available in this version"
                      if p in PENDING else f"{p} — {load_paper(p).TITLE}")
 workers = c2.radio("Workers", [0, 1, 2], index=1, horizontal=True, key="rep_workers",
-                   format_func=lambda w: "in the app" if w == 0 else f"{w} Dask process"
+                   format_func=lambda w: "in the app" if w == 0 else f"{w} helper process"
                    + "es" * (w > 1),
-                   help="Dask worker processes on this machine (0: in the app's own process). "
+                   help="Helper processes on this machine (Dask workers; 'in the app': the "
+                        "app's own process). "
                         "The machine is shared: one worker is the polite choice.")
 remember("rep_paper")
 pending = paper in PENDING
 if pending:
-    st.warning(f"{paper}: not yet available (issue {PENDING[paper]}). Nothing to run.")
+    st.warning(f"{paper}: not yet available in this version. Nothing to run.")
 else:  # data that is not part of the package (anchors, the subbagging paper's files)
     absent = missing_inputs(paper, quick=True)
     if absent:

@@ -148,3 +148,42 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared data folder {SHARED_DATA} is absent (not part of a clone)")
     return SHARED_DATA
+
+
+# --- the dashboard served for the browser tests (tests/browser, tests/clustering) ------------
+
+
+def _warm_numba_cache() -> None:
+    """Compile (and cache on disk, ``cache=True``) the order-MCMC kernels the MCMC page uses,
+    so that the browser test times the page, not a cold numba compilation on a fresh clone
+    while the other test worker compiles too (that took > 2 minutes in CI)."""
+    from bnma_core.classifiers.order_bma import OrderMCMCBMA
+    from bnma_core.network import load_network
+
+    ds = load_network("alarm").sample(200, seed=0, class_variable="CATECHOL")
+    for stop_early in (False, True):
+        m = OrderMCMCBMA(n_iter=400, burn_in=50, n_orders=4, n_chains=2, random_state=0)
+        gen = m.fit_stream(ds.X, ds.y, every=100, reference_order=list(range(ds.n_vars)))
+        for i, _ in enumerate(gen):
+            if stop_early and i == 2:
+                break
+        gen.close()
+        m.predict_proba_n_orders(ds.X[:20], 1)
+        m.predict_proba(ds.X[:20])
+
+
+@pytest.fixture(scope="module")
+def server():
+    """``streamlit run app.py`` on a free local port (module scope), numba kernels warm."""
+    from bnma_ui.browser import missing_requirement, streamlit_server
+
+    reason = missing_requirement()
+    if reason:
+        pytest.skip(f"{reason}; browser test skipped")
+    _warm_numba_cache()
+    SHOTS.mkdir(exist_ok=True)
+    try:
+        with streamlit_server(SHOTS / "streamlit.log") as (url, _proc):
+            yield url
+    except RuntimeError as exc:
+        pytest.fail(str(exc))

@@ -2,8 +2,8 @@
 the skeleton and v-structures (Verma & Pearl 1990), and the small K-best data set.
 
 Written independently of :mod:`bnma_core.structure` on purpose: a test compares the library
-with these, so they must not reuse its code. (``tests/test_exact.py`` keeps its own vectorised
-enumerator of compressed parent bitmasks, a different representation for the exact-search
+with these, so they must not reuse its code. (``tests/structure/test_exact.py`` keeps its own
+vectorised enumerator of compressed parent bitmasks, a different representation for the exact-search
 kernels.)
 """
 

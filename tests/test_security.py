@@ -268,3 +268,16 @@ def test_upload_size_is_capped_by_the_server_config():
     assert 0 < config["server"]["maxUploadSize"] <= 50
     for f in [ROOT / "app.py", *ROOT.glob("pages/*.py")]:
         assert "max_upload_size" not in f.read_text(), f
+
+
+def test_every_csv_download_of_the_pages_goes_through_table_csv():
+    """A page that builds CSV itself (``DataFrame.to_csv``) would skip the formula
+    neutralising of :func:`bnma_core.export.table_csv`."""
+    import re
+
+    from conftest import ROOT
+
+    offenders = [f"{p.relative_to(ROOT)}:{i}" for p in sorted((ROOT / "pages").glob("*.py"))
+                 for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+                 if re.search(r"\.to_csv\(", line)]
+    assert not offenders, offenders

@@ -577,7 +577,7 @@ register(MethodSpec(
 register(MethodSpec(
     "ukdb_cv", "bnma_core.classifiers.ukdb:UKDB",
     "UKDB with k (1 or 2) chosen on the training rows by 5-fold cross-validation: the UKDB "
-    "setting that was at least as accurate as KDB over the 16 data sets of issue 16.",
+    "setting that was at least as accurate as KDB over the 16 data sets of docs/accuracy.md §2.",
     {"k_grid": (1, 2), "mode": "ensemble"},
     capabilities=Capabilities(**_UKDB, exposes=("dag", "instance_structures")),
     display_name="UKDB, feature parents (1 or 2) chosen by inner cross-validation"))
@@ -671,7 +671,7 @@ RENAMED.update({"fobma": "bma_fixed", "subbkb": "kbest_subbagging", "acll_tan": 
                 "bagging_ebn": "ebn_bagging", "adaboost_ebn": "ebn_adaboost"})
 
 
-# --- the recommended method (issue 16) ---------------------------------------------------------
+# --- the recommended method (docs/accuracy.md §12) ---------------------------------------------
 DEFAULT_METHOD = "stack"
 """The recommended method: the default of ``bnma cv --methods`` and the method the Compare page
 selects first. Stacking (Yao et al. 2018) of order-MCMC BMA over 10 orders under three Dirichlet

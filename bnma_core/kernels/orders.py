@@ -139,8 +139,8 @@ def joint_family_log_ml(table: np.ndarray, size: int, stride: int, r: int, score
     Heckerman et al. 1995 eq. 8) that reads the counts in place from the joint table and uses
     log-factorials for K2. Calling the home instead (a (q, r) copy of every family, lgamma for
     K2) was measured on ALARM, 5,000 rows, l = 3: table build 0.56 s -> 0.82 s CPU with K2,
-    0.85 s -> 0.88 s with BDeu. ``tests/test_score_table.py`` asserts this copy equals the home
-    to 1e-12 (hypothesis, random tables, K2 and BDeu).
+    0.85 s -> 0.88 s with BDeu. ``tests/structure/test_score_table.py`` asserts this copy equals
+    the home to 1e-12 (hypothesis, random tables, K2 and BDeu).
     """
     total = 0.0
     q = size // r
@@ -1044,8 +1044,8 @@ def family_cpt(train_t: np.ndarray, weights: np.ndarray, v: int, pa: np.ndarray,
     times (multiplicities of distinct rows); rows missing the child or a parent are skipped
     (Hwang & Zhang eq. 9). An inlined copy of
     :func:`bnma_core.scores.posterior_cpt` (with :func:`bnma_core.scores.family_counts`), which
-    are Python functions and cannot be called from this kernel; ``tests/test_order_bma.py``
-    asserts they are equal to 1e-12."""
+    are Python functions and cannot be called from this kernel;
+    ``tests/classifiers/test_order_bma.py`` asserts they are equal to 1e-12."""
     cpt = np.zeros(q * r)
     npa = pa.shape[0]
     for row in range(train_t.shape[1]):

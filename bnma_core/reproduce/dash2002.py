@@ -195,7 +195,6 @@ def summarize(trials: pd.DataFrame) -> pd.DataFrame:
 
 # ---- the reproduction: grid, cell, report ----------------------------------------------
 TITLE = "Dash & Cooper (2002): exact model averaging with naive Bayes — ROC-area gains (Fig. 2-5)"
-ISSUE = 17
 QUICK: dict[str, tuple[list[int], int]] = {  # test -> (values, trials): a few minutes
     "nodes": ([5, 20, 200], 20),
     "worst": ([25, 200, 800], 20),

@@ -156,7 +156,6 @@ def summarize(res: dict[str, pd.DataFrame]) -> dict:
 
 # ---- the reproduction: grid, cell, report ----------------------------------------------
 TITLE = "Hwang & Zhang (2005): BMA over multiple node orders on ALARM (Figs. 6, 7, 9)"
-ISSUE = 17
 FULL = {"sizes": SIZES, "reps": 10, "n_test": 3000, "n_iter": 60000, "burn_in": 10000,
         "n_orders": 30, "max_parents": 3, "missing_pcts": MISSING_PCTS, "missing_n_train": 100}
 QUICK = {"sizes": (25, 100, 1000), "reps": 2, "n_test": 1000, "n_iter": 4000, "burn_in": 1000,

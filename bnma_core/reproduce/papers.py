@@ -2,7 +2,7 @@
 
 A paper is one module of this package declaring
 
-* ``TITLE`` (str) and ``ISSUE`` (int, optional);
+* ``TITLE`` (str);
 * ``grid(quick: bool) -> list[dict]`` — the cells, each a JSON-serialisable key (dataset,
   method, fold, repetition, parameters ...); every cell is a pure function of its key;
 * ``cell(key: dict) -> dict`` — run one cell, return JSON-serialisable metrics (seeds from
@@ -96,7 +96,7 @@ def get_paper_spec(name: str) -> PaperSpec:
     if name in PAPERS:
         return PAPERS[name]
     if name in PENDING:
-        raise NotAvailable(f"{name}: not yet available: issue {PENDING[name]}")
+        raise NotAvailable(f"{name}: not yet available in this version")
     raise ValueError(f"unknown paper {name!r}; choose from {', '.join(paper_names())}")
 
 

@@ -41,7 +41,6 @@ import numpy as np
 import pandas as pd
 
 TITLE = "Santafé, Lozano & Larrañaga: EMA-TAN for clustering, Table 1 (random TANs)"
-ISSUE = 13
 PAPER_CSV = Path(__file__).resolve().parent / "tables" / "santafe_table1.csv"
 BASELINES = {"EM-TAN": "emtan", "EM-BNET": "embnet", "EMA": "ema"}
 OURS = ("ematan", "emtan", "embnet", "ema")

@@ -10,7 +10,7 @@ import pandas as pd
 
 from .store import cell_seed
 
-TITLE = "Smoke grid (runner self-test)"
+TITLE = "Quick check of the run machinery (a few seconds)"
 
 
 def grid(quick: bool = True, n: int | None = None, hold: float | None = None) -> list[dict]:

@@ -35,13 +35,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["TITLE", "ISSUE", "DATASETS", "METHODS", "PAPER_METHODS", "Dataset", "data_dir",
+__all__ = ["TITLE", "DATASETS", "METHODS", "PAPER_METHODS", "Dataset", "data_dir",
            "load", "encode_fold", "folds_of", "run_job", "grid", "cell", "config",
            "fold_frame", "summarize", "check_claims", "markdown", "report"]
 
 TITLE = ("Sugahara, Aomi & Ueno: Bayesian network model averaging classifiers by subbagging "
          "(Table 1)")
-ISSUE = 12
 PAPER_TABLE_NAME = "sugahara_table1.csv"
 
 # Table 1 column -> (registry name, parameter overrides). Paper settings are the registry's.

@@ -84,8 +84,8 @@ def cv_methods(ks: tuple[int, ...] = (1, 2), sensitivity: bool = True) -> dict:
 
 
 # ---- the reproduction: grid, cell, report ----------------------------------------------
-TITLE = "UKDB (paper 004): WBC case study and bias-variance of UKDB against KDB"
-ISSUE = 17
+TITLE = ("UKDB, domain and personalized knowledge (breast cancer): the WBC case study and "
+         "the bias-variance of UKDB against KDB")
 FULL = {"folds": 10, "cv_seed": 1, "ks": (1, 2), "sensitivity": True, "bv_repeats": 20,
         "bv_seed": 0, "bv_methods": ("nb", "tan", "kdb1", "kdb2", "ukdb_l1", "ukdb_p1", "ukdb1",
                                      "ukdb2")}

@@ -470,10 +470,10 @@ class OrderMCMC:
         The iterations run in the sampler's own kernel (:func:`~bnma_core.kernels.orders.
         mcmc_run`) with the pre-drawn moves and uniforms of this chain, so a chain stepped
         1, 10 or 100 iterations at a time is the chain :meth:`run` produces with the same
-        seed (``tests/test_mcmc_step.py``). The kernel records each proposal's log acceptance
-        ratio; each :class:`MoveRecord` reads the move (positions, kind) and the uniform draw
-        from the chain's arrays and the proposed order from the kernel's proposal function
-        (:func:`~bnma_core.kernels.orders.propose_order`). The result also holds the best
+        seed (``tests/structure/test_mcmc_step.py``). The kernel records each proposal's log
+        acceptance ratio; each :class:`MoveRecord` reads the move (positions, kind) and the
+        uniform draw from the chain's arrays and the proposed order from the kernel's proposal
+        function (:func:`~bnma_core.kernels.orders.propose_order`). The result also holds the best
         network of the order reached and the arcs that changed since the order before the
         call. Steps past ``n_iter`` are not taken (the result then has fewer moves).
         """

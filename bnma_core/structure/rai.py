@@ -49,17 +49,16 @@ by their multiplicities, and a bootstrap sample is drawn as its row counts,
 Multinomial(N, multiplicity / N) — the same distribution as N rows drawn with replacement, at a
 cost that grows with the number of distinct rows rather than with N.
 
-**Speed, with the same results for a given seed** (pinned by ``tests/test_brai.py`` against the
-outputs of the earlier pure-Python implementation): a bootstrap cookie's two thinning steps each
-run as one numba kernel (:func:`bnma_core.kernels.citests.thin_pairs`: all pairs, the condition
-sets in the same order, the edge removed at the first accepted test, the same G² table,
-statistic and scipy p-value; a pair with several tests to come and few cells is first counted
-once over its candidate variables); the leaf scores are memoized by sub-graph (the same
-sub-graphs recur across the tree); the samples are drawn node by node for all samples at once
-(:func:`_sample_many`: the same random numbers in the same order, the same floating-point
-operations as one-at-a-time sampling). Plain RAI (:func:`rai`, ``s = 1``) keeps the Python path
-with its test cache. What remains is the size of the tree (``benchmarks/brai.py``,
-``experiments/sugahara.md``).
+**Speed, with the same results for a given seed** (pinned by ``tests/classifiers/test_brai.py``
+against the outputs of the earlier pure-Python implementation): a bootstrap cookie's two thinning
+steps each run as one numba kernel (:func:`bnma_core.kernels.citests.thin_pairs`: all pairs, the
+condition sets in the same order, the edge removed at the first accepted test, the same G² table,
+statistic and scipy p-value; a pair with several tests to come and few cells is first counted once
+over its candidate variables); the leaf scores are memoized by sub-graph (the same sub-graphs recur
+across the tree); the samples are drawn node by node for all samples at once (:func:`_sample_many`:
+the same random numbers in the same order, the same floating-point operations as one-at-a-time
+sampling). Plain RAI (:func:`rai`, ``s = 1``) keeps the Python path with its test cache. What
+remains is the size of the tree (``benchmarks/brai.py``, ``experiments/sugahara.md``).
 
 References
 ----------

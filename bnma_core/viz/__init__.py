@@ -13,4 +13,5 @@ from .kbest import *  # noqa: F401,F403
 from .learning_curve import *  # noqa: F401,F403
 from .mcmc import *  # noqa: F401,F403
 from .naive import *  # noqa: F401,F403
+from .patient import *  # noqa: F401,F403
 from .ukdb import *  # noqa: F401,F403

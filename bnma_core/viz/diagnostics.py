@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-__all__ = ["order_move_figure", "rank_plot_figure", "edge_traces_figure",
+__all__ = ["order_move_figure", "rank_plot_figure", "autocorrelation_figure", "edge_traces_figure",
            "concordance_figure", "exact_vs_estimate_figure", "exact_error_figure"]
 
 _MOVED = "#e8590c"  # the nodes a move touches
@@ -93,6 +93,24 @@ def rank_plot_figure(quantity: Any, title: str | None = None) -> go.Figure:
     fig.update_layout(title=title or f"Rank plot: {quantity.name}", template="plotly_white",
                       xaxis_title="rank of the draw among all chains (fraction)",
                       yaxis_title="draws in the bin", yaxis_rangemode="tozero")
+    return fig
+
+
+def autocorrelation_figure(quantity: Any, title: str | None = None) -> go.Figure:
+    """Autocorrelation of one quantity's draws against the lag, one line per chain
+    (:attr:`QuantityDiagnostics.autocorrelation`, ArviZ's ``autocorr``). Draws far apart in
+    a chain should be nearly independent: a curve that stays high for many lags means few
+    effective draws (the ESS divides the draws by roughly 1 + 2 Σ_t ρ_t)."""
+    acf = np.asarray(quantity.autocorrelation, dtype=float)
+    fig = go.Figure()
+    lags = np.arange(acf.shape[1])
+    for c in range(acf.shape[0]):
+        fig.add_trace(go.Scatter(x=lags, y=acf[c], mode="lines", name=f"chain {c}",
+                                 line={"color": _CHAIN_COLOURS[c % len(_CHAIN_COLOURS)]}))
+    fig.add_hline(y=0, line={"color": "#888", "width": 1})
+    fig.update_layout(title=title or f"Autocorrelation: {quantity.name}",
+                      template="plotly_white", xaxis_title="lag (kept draws)",
+                      yaxis_title="autocorrelation", yaxis_range=[-0.25, 1.05])
     return fig
 
 

@@ -1,5 +1,6 @@
 """Figures for UKDB explanations: the domain and personalized networks side by side, and the
-class posteriors of UKDB_L, UKDB_P and their ensemble."""
+class posteriors of the general network (UKDB_L), the network for this case (UKDB_P) and their
+ensemble, and the verdict a page may show (never a plain class for a coin flip)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from plotly.subplots import make_subplots
 
 from .graphs import _arrow_standoff, fig_height, layered_drawing, normalized_drawing
 
-__all__ = ["ukdb_structures_figure", "posterior_bars_figure", "ukdb_layout"]
+__all__ = ["ukdb_structures_figure", "posterior_bars_figure", "ukdb_layout", "ukdb_verdict"]
 
 _SAME = "#7f7f7f"
 _ONLY = "#d62728"
@@ -142,8 +143,8 @@ def ukdb_structures_figure(explanation: Any, height: int | None = None) -> go.Fi
     panel = fig_height(pos)
     fig = make_subplots(rows=2, cols=1, vertical_spacing=90 / (2 * panel + 90),
                         subplot_titles=(
-                            "Domain knowledge (UKDB_L): learned from all training cases",
-                            "Personalized knowledge (UKDB_P): built for this case"))
+                            "General network: learned from all training cases",
+                            "Network for this case: built for this patient's values"))
     _draw(fig, explanation.domain_graph, explanation.personalized_graph, pos, cname, 1, unit,
           routes)
     _draw(fig, explanation.personalized_graph, explanation.domain_graph, pos, cname, 2, unit,
@@ -153,11 +154,12 @@ def ukdb_structures_figure(explanation: Any, height: int | None = None) -> go.Fi
         fig.update_yaxes(visible=False, range=[-0.08, 1.12], row=r, col=1)
     fig.add_annotation(
         text=("<span style='color:#d62728'>red</span>: dependence only in this network; "
-              "grey: in both; <span style='color:#1f77b4'>blue</span>: class parents → class; "
-              "every other feature also depends on the class (not drawn); (?) = missing value"),
-        xref="paper", yref="paper", x=0.5, y=0, yshift=-28, showarrow=False,
+              "grey: in both;<br><span style='color:#1f77b4'>blue</span>: class parents → "
+              "class; (?) = missing value;<br>every other feature also depends on the class "
+              "(not drawn)"),
+        xref="paper", yref="paper", x=0.5, y=0, yshift=-44, showarrow=False,
         font=dict(size=12))
-    fig.update_layout(height=height or 2 * panel + 150, margin=dict(l=10, r=10, t=40, b=40),
+    fig.update_layout(height=height or 2 * panel + 180, margin=dict(l=10, r=10, t=40, b=72),
                       plot_bgcolor="white")
     return fig
 
@@ -173,13 +175,46 @@ def posterior_bars_figure(explanation: Any, classes: list[str] | None = None) ->
     """
     classes = list(explanation.classes if classes is None else classes)
     fig = go.Figure()
-    for label, post in (("Domain (UKDB_L)", explanation.posterior_domain),
-                        ("Personalized (UKDB_P)", explanation.posterior_personalized),
-                        ("Ensemble (UKDB)", explanation.posterior_ensemble)):
+    for label, post in (("General network", explanation.posterior_domain),
+                        ("Network for this case", explanation.posterior_personalized),
+                        ("Average (UKDB)", explanation.posterior_ensemble)):
         post = np.asarray(post, dtype=float)
         fig.add_trace(go.Bar(name=label, x=classes, y=post,
                              text=[f"{p:.3f}" for p in post], textposition="auto"))
     fig.update_layout(barmode="group", yaxis=dict(range=[0, 1], title="probability"),
-                      xaxis_title=explanation.class_name, height=360,
+                      height=360,
                       margin=dict(l=10, r=10, t=30, b=10))
     return fig
+
+
+def ukdb_verdict(explanation: Any, margin: float | None = None) -> dict:
+    """What a page shows as UKDB's prediction of one case: ``label`` (the class, or
+    "uncertain"), ``uncertain``, ``sentence`` and, when uncertain, ``warning``.
+
+    UKDB averages two networks, the general one and the one built for this case; the case is
+    uncertain when its most probable class leads the runner-up by less than ``margin``
+    (:data:`bnma_core.viz.patient.COIN_FLIP_MARGIN`) or the two networks favour different
+    classes. The sentence gives the average with both networks' values for that class, e.g.
+    "malignant: 0.93 (general network 0.90, network for this case 0.96)".
+    """
+    from .patient import COIN_FLIP_MARGIN
+
+    margin = COIN_FLIP_MARGIN if margin is None else float(margin)
+    classes = [str(c) for c in explanation.classes]
+    ens = np.asarray(explanation.posterior_ensemble, dtype=float)
+    dom = np.asarray(explanation.posterior_domain, dtype=float)
+    per = np.asarray(explanation.posterior_personalized, dtype=float)
+    c = int(np.argmax(ens))
+    top = np.sort(ens)[::-1]
+    disagree = int(np.argmax(dom)) != int(np.argmax(per))
+    uncertain = bool((len(top) > 1 and top[0] - top[1] < margin) or disagree)
+    out = {"label": "uncertain" if uncertain else classes[c], "uncertain": uncertain,
+           "sentence": f"{classes[c]}: {ens[c]:.2f} (general network {dom[c]:.2f}, network "
+                       f"for this case {per[c]:.2f})"}
+    if uncertain:
+        ranked = np.argsort(-ens)[:2]
+        pair = " vs ".join(f"{classes[k]} {ens[k]:.2f}" for k in ranked)
+        why = " and the two networks favour different classes" if disagree else ""
+        out["warning"] = (f"Uncertain: {pair}{why}. The model does not settle this case; "
+                          "treat it as undecided.")
+    return out

@@ -12,7 +12,6 @@ import pytest
 from conftest import no_exception, shot
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_browser import server  # noqa: F401  (the dashboard served for the browser test)
 
 from bnma_core.clustering import (
     EMA,
@@ -471,7 +470,7 @@ def test_prim_tree_equals_networkx_maximum_spanning_tree(seed):
 
 def _clustering_page(ds):
     st_testing = pytest.importorskip("streamlit.testing.v1")
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     at = st_testing.AppTest.from_file(str(root / "app.py"), default_timeout=120)
     at.switch_page("pages/6_Clustering.py")
     at.session_state["bnma_dataset"] = ds
@@ -532,7 +531,7 @@ def test_clustering_figures():
 def test_clustering_page_in_browser(server, page):  # noqa: F811  (server: test_browser's)
     """Headless chromium: the page runs EMA-TAN on the default WBC data, draws the live traces
     and the results."""
-    if not (Path(__file__).resolve().parents[1] / "pages" / "6_Clustering.py").exists():
+    if not (Path(__file__).resolve().parents[2] / "pages" / "6_Clustering.py").exists():
         pytest.skip("no clustering page")
     page.goto(server)
     wait_idle(page)

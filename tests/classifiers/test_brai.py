@@ -168,7 +168,7 @@ def test_brai_refuses_bad_parameters(kw, msg):
 
 # ------------------------------------------------------- results pinned across speed-ups
 def _reference_problems():
-    """The problems of ``tests/data/brai_reference.json``: the outputs of the implementation
+    """The problems of ``tests/fixtures/brai_reference.json``: the outputs of the implementation
     before the thinning kernel and the other speed-ups (main at 0e0a183), which must not change
     any result for a given seed."""
     from bnma_core.network import load_network
@@ -208,7 +208,8 @@ def test_brai_results_equal_the_reference_implementation(problem):
     from pathlib import Path
 
     name, X, y, kw = problem
-    ref = json.loads((Path(__file__).parent / "data" / "brai_reference.json").read_text())[name]
+    fixture = Path(__file__).parents[1] / "fixtures" / "brai_reference.json"
+    ref = json.loads(fixture.read_text())[name]
     assert ref["kw"] == kw
     # the fixture's kw keep the significance level's former name, alpha
     est = BRAI(**{("significance" if k == "alpha" else k): v for k, v in kw.items()}).fit(X, y)

@@ -71,6 +71,9 @@ def test_figures(asia):
     s.run()
     d = s.diagnostics(names, n_least=2)
     assert len(viz.rank_plot_figure(d.log_score).data) == 5  # 4 chains + uniform line
+    acf = viz.autocorrelation_figure(d.log_score)
+    assert len(acf.data) == 4 and all(tr.y[0] == 1.0 for tr in acf.data)  # lag 0: itself
+    np.testing.assert_array_equal(acf.data[1].y, d.log_score.autocorrelation[1])
     assert len(viz.edge_traces_figure(d.least_converged).data) == 4 * len(d.least_converged)
     assert viz.concordance_figure(d.concordance).data[1].x.shape[0] == len(d.concordance)
     E = np.full((len(names), len(names)), 0.5)

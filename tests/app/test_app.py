@@ -161,7 +161,8 @@ def test_network_sample_source():
 
 # --- pages -----------------------------------------------------------------------------------
 
-# pages that need no dataset (tested on their own: 8_Reports.py in tests/test_reproduce.py)
+# pages that need no dataset (tested on their own: 8_Reports.py in
+# tests/reproduce/test_reproduce.py)
 DATASET_FREE_PAGES = {"0_Data.py", "7_Teach.py", "8_Reports.py", "9_Glossary.py"}
 PAGES = sorted(p.name for p in (ROOT / "pages").glob("[0-9]*_*.py")
                if p.name not in DATASET_FREE_PAGES)
@@ -411,23 +412,50 @@ def test_ukdb_row_and_form():
     assert not at.error
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["True class of this case"] == "benign"
-    assert metrics["UKDB predicts"] in ("benign", "malignant")
+    assert metrics["Most probable class"] in ("benign", "malignant", "uncertain")
     assert len(at.get("plotly_chart")) == 2  # posterior bars + the two networks
     bullets = [m.value for m in at.markdown if m.value.startswith("- ")]
     assert bullets and "CLMI" in bullets[0] and "overall" in bullets[0]
     at.number_input(key="ukdb_row").set_value(5).run()
     _no_failure(at)
     assert {m.label: m.value for m in at.metric}["True class of this case"] == "malignant"
-    # a patient typed in the form, with missing values
+    # a patient typed in, with missing values: every change is explained at once
     at.radio(key="ukdb_source").set_value("form").run()
-    assert any("Explain this patient" in i.value for i in at.info)
-    at.selectbox(key="ukdb_form_clump_thickness").set_value("10")
-    at.selectbox(key="ukdb_form_cell_size").set_value("10")
-    at.selectbox(key="ukdb_form_bare_nuclei").set_value("10")
-    at.button[0].click().run()
+    assert any("at least one value" in i.value for i in at.info)
+    at.selectbox(key="ukdb_form_clump_thickness").set_value("10").run()
+    at.selectbox(key="ukdb_form_cell_size").set_value("10").run()
+    at.selectbox(key="ukdb_form_bare_nuclei").set_value("10").run()
     _no_failure(at)
     assert not at.error
-    assert {m.label: m.value for m in at.metric}["UKDB predicts"] == "malignant"
+    assert at.selectbox(key="ukdb_form_mitoses").value == "missing"
+    assert {m.label: m.value for m in at.metric}["Most probable class"] == "malignant"
+
+    def sentence():
+        return next(_plain(m.value) for m in at.markdown
+                    if _plain(m.value).startswith(("malignant:", "benign:")))
+
+    before = sentence()
+    at.selectbox(key="ukdb_form_bare_nuclei").set_value("1").run()  # no stale probability
+    _no_failure(at)
+    assert sentence() != before
+
+
+def test_ukdb_coin_flip_is_uncertain_and_words_are_plain():
+    """Row 23 (left out): 0.504 benign vs 0.496 malignant, shown as uncertain with both
+    numbers; a missing value reads "missing"; no programmer's names on the page."""
+    at = _page("3_UKDB_instances.py", _wbc())
+    at.number_input(key="ukdb_row").set_value(23).run()
+    _no_failure(at)
+    assert {m.label: m.value for m in at.metric}["Most probable class"] == "uncertain"
+    warning = _plain(" ".join(w.value for w in at.warning))
+    assert "benign 0.50 vs malignant 0.50" in warning
+    case = at.dataframe[0].value
+    assert case["bare_nuclei"].iloc[0] == "missing"
+    shown = " ".join([m.value for m in at.markdown] + [c.value for c in at.caption]
+                     + [s.label for s in at.slider])
+    assert "UKDB_L" not in shown and "UKDB_P" not in shown and "parents per feature" not in shown
+    labels = [t.label for t in at.text_input] + [t.label for t in at.text_area]
+    assert any("Patient identifier" in s for s in labels) and any("Notes" in s for s in labels)
 
 
 def test_ukdb_row_numbers_refer_to_the_file():
@@ -504,7 +532,7 @@ def test_dataset_choice_is_kept_in_the_url_and_restored_on_any_page():
     assert flat["missing"] == "drop" and flat["file"] == "wbc.csv" and flat["target"] == "class"
     # a new session opening the URL with these parameters: the same dataset, the widgets
     # preset (AppTest's switch_page runs a page file without the router, so the same on
-    # another page is checked in tests/test_browser.py)
+    # another page is checked in tests/browser/test_browser.py)
     # and the Data page's widgets show the restored choice
     back = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     back.query_params.update(flat)

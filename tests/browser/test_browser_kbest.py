@@ -1,7 +1,8 @@
 """End-to-end test of the subbagging view in a real browser: ``streamlit run app.py`` driven by
 headless chromium (Debian's ``/usr/bin/chromium`` through playwright-python, helpers of
 :mod:`bnma_ui.browser`). Skips with a reason when either is missing. Screenshots go to
-``screenshots/`` (git-ignored), as those of ``tests/test_browser.py``; look at them after a run.
+``screenshots/`` (git-ignored), as those of ``tests/browser/test_browser.py``; look at them after a
+run.
 """
 
 from __future__ import annotations

@@ -308,7 +308,11 @@ def test_md_escape_and_md_code_render_as_literal_text():
     assert _forms_markup(HOSTILE)
     escaped = md_escape(HOSTILE + "\n\n# heading")
     assert not _forms_markup(escaped) and "\n" not in escaped
-    assert _plain(escaped) == HOSTILE + " # heading"
+    # GitHub-flavoured Markdown links a bare http://... or www.... even when its punctuation is
+    # escaped: the shown text must not hold one (a word joiner breaks it, invisibly)
+    shown = _plain(escaped)
+    assert "://" not in shown and "www." not in md_escape("see www.evil.example")
+    assert shown.replace("\u2060", "") == HOSTILE + " # heading"
     for text in ("a`b", "``x``", HOSTILE):
         assert not _forms_markup(md_code(text)) and md_code(text).strip("` ") == text.strip("`")
 

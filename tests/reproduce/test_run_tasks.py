@@ -1,6 +1,6 @@
 """The grid engine of the reproductions and of cross-validation (``runner.run_tasks``), in this
 process: shared inputs, results by task index, stop, failures collected or raised. The Dask
-path is covered by tests/test_reproduce.py (papers) and tests/test_evaluation.py
+path is covered by tests/reproduce/test_reproduce.py (papers) and tests/test_evaluation.py
 (cross-validation on two workers)."""
 
 from __future__ import annotations

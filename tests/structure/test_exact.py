@@ -488,7 +488,7 @@ def test_dashboard_page_runs_on_wbc():
     from bnma_core.data import load_dataset
     from bnma_core.datasets import bundled_path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     at = st_testing.AppTest.from_file(str(root / "app.py"), default_timeout=120)
     at.switch_page("pages/5_Exact_K_best.py")
     at.session_state["bnma_dataset"] = load_dataset(bundled_path("wbc.csv"))

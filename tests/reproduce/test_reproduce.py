@@ -373,7 +373,7 @@ def test_reports_page_lists_opens_and_runs(tmp_path, monkeypatch):
     at.run()
     assert not at.exception
     assert at.selectbox(key="rep_choice").value == "smoke (quick)"
-    assert list(at.dataframe[0].value["paper"]) == ["smoke"]
+    assert list(at.dataframe[0].value["Paper"]) == ["smoke"]
     from bnma_core.reproduce import PENDING
 
     pending = next(iter(PENDING.items()), None)

@@ -1,5 +1,5 @@
 """Baselines of the subbagging paper: bagging / AdaBoost of EBN, bAN_mix, aCLL-TAN, EAP NB/TAN
-(B-RAI: tests/test_brai.py)."""
+(B-RAI: tests/classifiers/test_brai.py)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from bnma_core.reproduce.store import (
     store_folder,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = "pages/8_Reports.py"
 PLANTED = b"<html><script>alert('planted')</script></html>"
 
@@ -102,7 +102,7 @@ def test_looking_creates_no_folder(tmp_path):
 # --- the page -----------------------------------------------------------------------------------
 def test_page_lists_and_opens_reports_under_the_root(monkeypatch, written):
     at = _page(monkeypatch, written)
-    assert list(at.dataframe[0].value["paper"]) == ["smoke"]
+    assert list(at.dataframe[0].value["Paper"]) == ["smoke"]
     assert at.selectbox(key="rep_choice").value == "smoke (quick)"
     assert [b.proto.label for b in at.get("download_button")] == ["Download HTML"]
     assert not at.error and not at.warning
@@ -118,7 +118,7 @@ def test_page_refuses_a_folder_outside_the_root(monkeypatch, written, typed):
         f"The folder {typed!r} is outside the results folder; reports are kept only there. "
         "Type a folder inside it, or leave the box empty."]
     # the default (the root itself) is shown instead
-    assert list(at.dataframe[0].value["paper"]) == ["smoke"]
+    assert list(at.dataframe[0].value["Paper"]) == ["smoke"]
     assert _tree(written.parent) == before
 
 

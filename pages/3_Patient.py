@@ -1,0 +1,386 @@
+"""Patient: one case under the averaged model — how likely, how sure, which findings drive it,
+what if a finding were different, which test to do next, and whether the case is unusual
+(``bnma_core.explain``, DESIGN §15)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+st.set_page_config(page_title="Patient · BNMA Studio", page_icon=":material/stethoscope:",
+                   layout="wide")
+
+import dataclasses
+import time
+
+import numpy as np
+import pandas as pd
+
+import bnma_core
+from bnma_core import explain, export, viz
+from bnma_core.classifiers.registry import DEFAULT_METHOD, display_name, fit_method
+from bnma_core.data import DataError
+from bnma_core.viz.patient import MISSING
+from bnma_ui import background, cache
+from bnma_ui.models import method_limits, strongest_arcs
+from bnma_ui.state import data_id, dataset_label, persistent, remember, require_dataset
+from bnma_ui.widgets import (
+    chart,
+    equations,
+    md_code,
+    md_escape,
+    sidebar_dataset_badge,
+    what_am_i_looking_at,
+)
+
+RUN = "patient_fit"
+MODELS_KEY = "_patient_models"  # (fingerprint, method, left-out position) -> fitted model
+RESULTS_KEY = "_patient_results"  # (model key, case codes, what) -> explanation
+KEEP_MODELS = 4
+N_DRAWS = 400  # parameter draws of the wider interval (seeded: SEED)
+SEED = 0
+NO_CHANGE = "(no change)"
+METHOD_CHOICES = [DEFAULT_METHOD, "manb", "bma30", "kbest", "kbest_subbagging", "aode",
+                  "ebn_bagging", "nb", "tan", "kdb2", "ukdb2"]
+SOURCES = {"row": "A case from the data", "form": "Enter a patient's values"}
+
+sidebar_dataset_badge()
+st.title("Patient: how likely, how sure, and why")
+what_am_i_looking_at(
+    "This page explains **one case** — a row of the data or a patient whose values you enter "
+    "(leave a value *missing* when it is not known).\n\n"
+    "- **How likely and how sure.** Model averaging lets many plausible networks vote. The bar "
+    "shows the averaged probability of each class; the thick whisker spans 90 % of the "
+    "averaged networks (*structure interval*: how much the networks disagree), the thin one "
+    "adds the uncertainty of each network's own numbers (*parameter uncertainty*). A case "
+    "near 50 : 50 is marked **uncertain** — it is not a diagnosis either way.\n"
+    "- **Why.** Each finding's contribution (its *Shapley value*): how much knowing it moves "
+    "the odds of the predicted class, from 'nothing known' to 'this case'. Green supports "
+    "the predicted class, red speaks against it; the whisker shows how much the averaged "
+    "networks disagree about that finding.\n"
+    "- **What if.** Change, add or clear a finding and see the new probability, up to three "
+    "scenarios side by side.\n"
+    "- **Which test next.** For each finding not yet known: how much learning it would "
+    "settle the question on average (*value of information*) and the chance that it would "
+    "change the decision.\n"
+    "- **Is this case unusual.** A combination of findings rarer than almost every training "
+    "case is a reason to distrust any number the model gives.")
+equations(
+    "Averaged prediction over models $m$ with weights $\\pi_m(x)$: "
+    "$P(c \\mid x) = \\sum_m \\pi_m(x) P(c \\mid x, m)$; the structure interval is the "
+    "weighted 5 % and 95 % quantiles of $P(c \\mid x, m)$.\n\n"
+    "Shapley value of finding $i$ for the log-odds $v(S) = \\log \\frac{P(\\hat c \\mid x_S)}"
+    "{1 - P(\\hat c \\mid x_S)}$, a left-out finding summed out (Shapley 1953; Štrumbelj & "
+    "Kononenko 2014):\n\n"
+    "$$\\varphi_i = \\sum_{S \\subseteq F \\setminus \\{i\\}} \\frac{|S|!\\,(N-|S|-1)!}{N!}"
+    "\\,[v(S \\cup \\{i\\}) - v(S)], \\qquad \\sum_i \\varphi_i = v(F) - v(\\varnothing)$$\n\n"
+    "Value of information of an unknown finding $X_j$ (Howard 1966): "
+    "$\\mathrm{VOI}_j = H(C \\mid x) - \\sum_v P(v \\mid x)\\, H(C \\mid x, v)$.\n\n"
+    "Conflict (Jensen, Chamberlain, Nordahl & Jensen 1991): "
+    "$\\mathrm{conf}(x) = \\sum_i \\log P(x_i) - \\log P(x)$; > 0 when the findings fit "
+    "together worse than independent ones would.")
+
+ds = require_dataset()
+fingerprint = data_id(ds)
+features = list(ds.feature_names)
+limits = method_limits(ds, METHOD_CHOICES)
+choices = [m for m in METHOD_CHOICES if m not in limits]
+if not choices:
+    st.error("No explaining method can take this dataset: " + md_escape(
+        "; ".join(f"{m}: {why}" for m, why in limits.items())))
+    st.stop()
+
+# --- the case and the method --------------------------------------------------------------------
+left, right = st.columns([1, 2], gap="large")
+with left:
+    method = st.selectbox(
+        "Method", choices, format_func=display_name,
+        key=persistent("pt_method", choices[0], choices),
+        help="How the networks are learned and averaged. The first is the recommended one.")
+    source = st.radio("Which case?", list(SOURCES), format_func=SOURCES.get,
+                      key=persistent("pt_source", "row"))
+    pos = None
+    truth = None
+    if source == "row":
+        last = int(ds.row_ids[-1])
+        row = st.number_input(f"Row number in the file (0 to {last})", 0, last, step=1,
+                              key=persistent("pt_row", int(ds.row_ids[0])),
+                              help="A case of the active data, numbered as on the Data page "
+                                   "(0 = first row after the header).")
+        hold = st.checkbox("Leave this case out of training", key=persistent("pt_hold", True),
+                           help="Learn the networks without this case, as for a new patient.")
+        try:
+            pos = ds.position_of_row(int(row))
+        except ValueError as exc:
+            st.info(md_escape(exc) + " Choose another row.")
+            st.stop()
+        truth = str(ds.classes[ds.y[pos]]) if ds.y[pos] >= 0 else None
+    remember("pt_method", "pt_source", "pt_row", "pt_hold")
+
+with right:
+    st.markdown("**Findings** — change any value; *missing* means not known. The results "
+                "below follow every change at once.")
+    base = ds.X[pos] if pos is not None else np.full(len(features), -1)
+    tag = f"row{int(ds.row_ids[pos])}" if pos is not None else "form"
+    cols = st.columns(3)
+    findings: dict[str, str | None] = {}
+    for j, (f, states) in enumerate(zip(features, ds.feature_states)):
+        options = [MISSING] + [str(s) for s in states]
+        start = 0 if base[j] < 0 else int(base[j]) + 1
+        picked = cols[j % 3].selectbox(md_escape(f), options, index=start,
+                                       key=f"pt_{tag}_{j}")
+        findings[f] = None if picked == MISSING else picked
+    codes = ds.codes_from_states(pd.DataFrame([findings], columns=features))[0]
+    changed = [f for j, f in enumerate(features) if codes[j] != base[j]]
+    if pos is not None and changed:
+        st.caption("Changed from the file's row: " + ", ".join(md_code(f) for f in changed)
+                   + ". The true class below is the unchanged row's.")
+
+# --- the page's sections, drawn in this order; their inputs exist before the model is learned,
+# so they keep their values while a fit runs ------------------------------------------------------
+status_box = st.container()
+prob_box, why_box, whatif_box, next_box, report_box = (st.container() for _ in range(5))
+with whatif_box:
+    st.subheader("What if")
+    st.caption("Change one finding per scenario (or set it to missing); the scenarios are "
+               "computed together with the case.")
+    scen_cols = st.columns(3)
+    scenarios, names = [], ["this case"]
+    for s, col in enumerate(scen_cols):
+        f = col.selectbox(f"Scenario {s + 1}: change", [NO_CHANGE] + features,
+                          key=persistent(f"pt_wi_f{s}", NO_CHANGE, [NO_CHANGE] + features))
+        remember(f"pt_wi_f{s}")
+        if f == NO_CHANGE:
+            continue
+        j = features.index(f)
+        options = [MISSING] + [str(v) for v in ds.feature_states[j]]
+        v = col.selectbox(f"Scenario {s + 1}: new value", options,
+                          key=persistent(f"pt_wi_v{s}_{j}", MISSING, options))
+        remember(f"pt_wi_v{s}_{j}")
+        scenarios.append({f: None if v == MISSING else v})
+        names.append(f"{f} = {v}")
+with next_box:
+    st.subheader("Which test next")
+    threshold = st.slider("Decision threshold: act on the predicted class when its probability "
+                          "is at least", 0.05, 0.95, key=persistent("pt_threshold", 0.5),
+                          step=0.05, help="The chance that a test changes the decision refers "
+                                          "to this threshold.")
+    remember("pt_threshold")
+with report_box:
+    st.subheader("Case report")
+    r1, r2 = st.columns([1, 2])
+    patient_id = r1.text_input("Patient identifier (printed on the report)",
+                               key=persistent("pt_id", ""), max_chars=120)
+    notes = r2.text_area("Notes (printed on the report)", key=persistent("pt_notes", ""),
+                         height=68, max_chars=2000)
+    remember("pt_id", "pt_notes")
+
+# --- fitting (in the background: order and K-best methods take seconds to minutes) -------------
+left_out = pos if source == "row" and hold else None
+mkey = (fingerprint, method, left_out)
+models = st.session_state.setdefault(MODELS_KEY, {})
+state = st.session_state.setdefault("_patient_run_state", {})
+train_rows = np.arange(ds.n_rows) if left_out is None else np.delete(np.arange(ds.n_rows),
+                                                                     left_out)
+if mkey not in models:
+    hit = cache.result_store().get(("patient",) + mkey)
+    if hit is not None:
+        models[mkey] = hit
+
+
+def work(r: background.Run):
+    r.report({"stage": "fitting"})
+    return fit_method(r.meta["method"], r.meta["ds"], r.meta["rows"])
+
+
+def draw_live(r: background.Run) -> None:
+    st.progress(0.5, text=f"Learning {display_name(r.meta['method'])} from "
+                          f"{len(r.meta['rows']):,} cases ({r.seconds:.0f} s)")
+    note = background.busy_note(r)
+    if note:
+        st.caption(note)
+
+
+done = background.finished(RUN, state)
+if done is not None and done.result is not None and not done.stopped:
+    models[done.key] = done.result
+    cache.result_store()[("patient",) + done.key] = done.result
+    while len(models) > KEEP_MODELS:
+        models.pop(next(iter(models)))
+if mkey not in models:
+    with status_box:
+        if state.get("stopped_for") == mkey:
+            st.info("Stopped. Press Learn to learn this method for this case, or choose a "
+                    "faster method.")
+            if st.button("Learn", type="primary"):
+                state.pop("stopped_for")
+                st.rerun()
+            st.stop()
+        active = background.current(RUN)
+        if active is None or active.done or active.key != mkey:
+            state.pop("error", None)
+            background.start(RUN, work, key=mkey,
+                             meta={"method": method, "ds": ds, "rows": train_rows})
+            st.rerun()
+        if st.button("Stop", help="Stop learning; choose a faster method or another case."):
+            state["stopped_for"] = mkey
+            background.stop(RUN, timeout=0.5)
+            st.rerun()
+        background.live(RUN, draw_live, interval=1.0)
+        background.show_error(state)
+    st.stop()
+model = models[mkey]
+background.show_error(state)
+
+# --- the explanations (cached per model and case: reruns of unchanged findings are free) -------
+results = st.session_state.setdefault(RESULTS_KEY, {})
+if len(results) > 256:
+    results.clear()
+train = ds.subset(train_rows)
+
+
+def cached(what: str, compute):
+    k = (mkey, tuple(int(c) for c in codes), what)
+    if k not in results:
+        try:
+            results[k] = compute()
+        except (ValueError, DataError) as exc:
+            results[k] = exc
+    return results[k]
+
+
+def predict():
+    try:
+        return explain.predict_with_uncertainty(model, codes, n_draws=N_DRAWS, train=train,
+                                                seed=SEED, codes=True)
+    except ValueError:  # no parameter draws for this method: the structure interval only
+        return explain.predict_with_uncertainty(model, codes, codes=True)
+
+
+t0 = time.perf_counter()
+pred = cached("prediction", predict)
+if isinstance(pred, Exception):
+    st.error(md_escape(pred))
+    st.stop()
+verdict = viz.verdict(pred)
+shap = cached("shapley", lambda: explain.shapley_values(model, codes, seed=SEED, codes=True))
+unusual = cached("unusual", lambda: explain.unusual_case(model, codes, train=train, codes=True))
+
+is_ukdb = method.startswith("ukdb") and hasattr(model, "explain")
+expl = None
+if is_ukdb:
+    expl = cached("ukdb", lambda: model.explain(codes))
+    if isinstance(expl, Exception):
+        expl = None
+    else:  # UKDB's two networks: the sentence and the flag name both
+        verdict = viz.ukdb_verdict(expl)
+prob_box.subheader("How likely, and how sure")
+p1, p2 = prob_box.columns([2, 1], gap="large")
+chart(viz.probability_figure(pred), "patient_probability", p1)
+with p2:
+    if verdict["uncertain"]:
+        st.metric("Most probable class", "uncertain",
+                  help="The classes are too close to call, or the averaged networks disagree "
+                       "about which is more probable.")
+        st.warning(md_escape(verdict["warning"]))
+    else:
+        st.metric("Most probable class", verdict["label"],
+                  help="The class with the highest averaged probability (see the sentence "
+                       "below for how sure).")
+    st.markdown(md_escape(verdict["sentence"]) + ".")
+    if truth is not None:
+        st.metric("True class of this row", truth)
+    if isinstance(unusual, Exception):
+        st.caption(md_escape(unusual))
+    elif unusual.rarer_than is not None:
+        text = viz.unusual_sentence(unusual)
+        if unusual.rarer_than >= viz.RARE:
+            st.warning(text + " Treat any number above with caution: the models have seen "
+                              "almost nothing like it.")
+        else:
+            st.caption(text)
+
+why_box.subheader("Why: what each finding contributes")
+values = {f: findings[f] for f in features}
+w1, w2 = why_box.columns(2, gap="large") if expl is not None else (why_box.container(), None)
+if isinstance(shap, Exception):
+    w1.caption(md_escape(shap))
+elif not len(shap.names):
+    w1.info("No finding is known: nothing contributes yet. Enter a value above.")
+else:
+    chart(viz.contributions_figure(shap, values, pred.classes), "patient_contributions", w1)
+    w1.caption("Log-odds: 0 means even odds, each +0.7 roughly doubles the odds of the predicted "
+               "class. Steps sum from 'no finding known' to 'this case'."
+               + ("" if shap.exact else f" Estimated from {shap.n_permutations} random orders "
+                  "of the findings."))
+if expl is not None:
+    keep = set(expl.class_parents_domain) | set(expl.class_parents_personalized)
+    dom = strongest_arcs(expl.domain_graph, expl.class_name, 12, keep)
+    per = strongest_arcs(expl.personalized_graph, expl.class_name, 12, keep)
+    shown = dataclasses.replace(expl, domain_graph=dom, personalized_graph=per)
+    chart(viz.ukdb_structures_figure(shown), "patient_ukdb_networks", w2)
+    w2.caption("The same case explained by UKDB's own networks: which findings depend on "
+               "which in general (top) and for values like this patient's (bottom).")
+
+# --- what if --------------------------------------------------------------------------------------
+t_wi = time.perf_counter()
+try:
+    _, wi = explain.what_if(model, codes, scenarios, codes=True)
+except ValueError as exc:
+    st.error(md_escape(exc))
+    wi = None
+ms_wi = 1000 * (time.perf_counter() - t_wi)
+if wi is not None and scenarios:
+    chart(viz.scenarios_figure(wi, names), "patient_what_if", whatif_box)
+    for k in range(1, len(names)):
+        whatif_box.markdown(f"- **{md_escape(names[k])}**: {md_escape(wi.describe(k))}"
+                            + (" — uncertain" if viz.is_uncertain(wi, k) else ""))
+    whatif_box.caption(f"Computed in {ms_wi:.0f} ms.")
+elif wi is not None:
+    whatif_box.caption("Choose a finding in a scenario to compare.")
+
+# --- which test next ----------------------------------------------------------------------------
+target = int(pred.predicted[0])
+nt = cached(f"next_test_{threshold:.2f}",
+            lambda: explain.next_test(model, codes, threshold=float(threshold), target=target,
+                                      codes=True))
+table = None
+if isinstance(nt, Exception):
+    next_box.caption(md_escape(nt))
+elif not len(nt.findings):
+    next_box.caption("Every finding is known: there is nothing left to test.")
+else:
+    table = pd.DataFrame({
+        "finding not yet known": nt.findings,
+        "uncertainty it removes on average": [
+            f"{100 * v / nt.entropy:.0f} %" if nt.entropy > 0 else "0 %" for v in nt.voi],
+        "chance it changes the decision": [f"{100 * p:.0f} %" for p in nt.flip_probability]})
+    next_box.dataframe(table, hide_index=True, width="stretch")
+    next_box.caption("Best first. 'Uncertainty it removes' is the value of information as a "
+                     "share of the present uncertainty about the class (its entropy).")
+
+# --- report ---------------------------------------------------------------------------------------
+settings = {"data": dataset_label(), "method": display_name(method), "method code": method,
+            "case": f"row {int(ds.row_ids[pos])} of the file" if pos is not None
+            else "entered by hand",
+            "trained on": f"{len(train_rows):,} cases", "seed": SEED,
+            "parameter draws": N_DRAWS if pred.parameter_interval is not None else 0,
+            "BNMA Studio version": bnma_core.__version__}
+
+
+def report() -> str:  # built on click only (deferred download; no Streamlit calls here)
+    sections = viz.case_report_sections(
+        pred, values, None if isinstance(shap, Exception) else shap,
+        None if isinstance(unusual, Exception) else unusual, table)
+    return export.html_report(
+        "Case report", sections, settings=settings,
+        fields={"Patient identifier": patient_id, "Notes": notes}, figures="static")
+
+
+report_box.download_button(
+    "Case report (HTML, prints on one A4 page)", report, "case_report.html", "text/html",
+    on_click="ignore", type="primary",
+    help="The findings, the prediction with its intervals, the contributions and the next "
+         "tests, with the data, method, seed and version. Open it in a browser and print it; "
+         "the identifier and notes fields can still be edited there. Building it takes a few "
+         "seconds (the figures are drawn as images).")
+report_box.caption(f"Explained in {1000 * (time.perf_counter() - t0):.0f} ms on the server.")
