@@ -103,7 +103,8 @@ def roc_figure(curves: Mapping[str, Any] | pd.DataFrame, title: str = "ROC curve
                              hoverinfo="skip"))
     for i, (name, value) in enumerate(curves.items()):
         fpr, tpr, auc = _curve(value)
-        label = f"{name} ({auc_label} {auc:.3f})" if auc is not None else str(name)
+        label = _wrap(f"{name} ({auc_label} {auc:.3f})" if auc is not None else str(name),
+                      48)  # the legend sits inside the plot: long names wrap
         fig.add_trace(go.Scatter(x=fpr, y=tpr, mode="lines", name=label,
                                  line=dict(width=2, **line_style(i))))
     fig.update_layout(
@@ -183,10 +184,11 @@ def interval_bar_figure(table: pd.DataFrame, metric: str = "accuracy", *,
         xaxis_title=label + (" (higher is better)" if metric in ("accuracy", "auc")
                              else " (lower is better)"),
         template="plotly_white", bargap=0.35,
-        xaxis_range=[x_lo, min(x_hi, 1.0 + 0.45 * pad) if bounded else x_hi],
+        # a proportion's axis ends at 1; the labels past it are drawn in the right margin
+        xaxis_range=[x_lo, min(x_hi, 1.0) if bounded else x_hi],
         xaxis_tickangle=0, yaxis=dict(autorange="reversed", automargin=True),
         height=max(260, 100 + 48 * len(methods)),
-        margin=dict(l=10, r=20, t=60, b=50))
+        margin=dict(l=10, r=70 if bounded and x_hi > 1.0 else 20, t=60, b=50))
     return fig
 
 

@@ -7,6 +7,7 @@ look at them after a run.
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -147,6 +148,28 @@ def test_compare_figures_at_laptop_width(server, page):
         fig = page.locator(".js-plotly-plot", has_text=title)
         fig.scroll_into_view_if_needed()
         fig.screenshot(path=str(SHOTS / f"12_compare_fig{i}.png"))
+
+
+def test_compare_stop_names_the_finished_folds(server, page):
+    """Stop during a comparison: the progress said how long was left; afterwards every method
+    is listed with the folds it finished, and partial results are greyed and labelled."""
+    page.goto(server)
+    wait_idle(page)
+    page.get_by_text("Wisconsin breast cancer (wbc.csv) — outcome:").wait_for()
+    nav(page, "Compare methods")
+    main = page.get_by_test_id("stMainBlockContainer")
+    set_slider(page, "Folds (k)", 10)
+    set_number(page, "Seed", 23)  # not in the shared result store
+    main.get_by_role("button", name="Run").click()
+    page.get_by_text(re.compile(r"fits done.*about .* left")).first.wait_for(
+        timeout=300_000)  # the estimate, from the first finished fit
+    shot(page, "13_compare_running")
+    main.get_by_role("button", name="Stop").click()
+    page.get_by_text("Stopped early").first.wait_for(timeout=120_000)
+    wait_idle(page)
+    no_exception(page)
+    assert page.get_by_text("folds finished").count() >= 1
+    shot(page, "13_compare_stopped")
 
 
 def _live_iterations(page) -> str | None:
