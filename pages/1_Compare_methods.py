@@ -11,13 +11,22 @@ import pandas as pd
 
 from bnma_core import export, viz
 from bnma_core.classifiers.registry import DEFAULT_METHOD, METHODS
-from bnma_core.evaluation import (
-    HIGHER_IS_BETTER,
-    cross_validate,
-    roc_curves,
-    summarize,
-    wilcoxon_against,
+from bnma_core.comparison import friedman_test, pairwise_wilcoxon
+from bnma_core.cv_summary import (
+    DATASET_METRICS,
+    anchor_scores,
+    calibration_views,
+    common_decision_curve,
+    duration_words,
+    fold_status,
+    identical_predictions,
+    interval_table,
+    over_datasets,
+    per_fold_intervals,
+    read_scores_table,
+    remaining_seconds,
 )
+from bnma_core.evaluation import HIGHER_IS_BETTER, cross_validate, roc_curves, summarize
 from bnma_core.scores import informative_features
 from bnma_ui import background
 from bnma_ui.cache import resource_limit, result_store
@@ -34,7 +43,8 @@ from bnma_ui.widgets import (
 )
 
 PREFERRED = ["nb", "tan", "kdb2", "manb", "ukdb2", "bma_fixed", "bma1"]
-METRICS = {"accuracy": "accuracy", "auc": "ROC AUC", "log_loss": "log-loss"}
+METRICS = {"accuracy": "accuracy", "auc": "ROC AUC", "log_loss": "log-loss",
+           "brier": "Brier score"}
 STATE = "cmp_run"
 
 sidebar_dataset_badge()
@@ -49,9 +59,16 @@ what_am_i_looking_at(
     "cases of one class above the others (0.5 = chance, 1 = perfect).\n"
     "- **Log-loss**: average surprise at the true class (lower is better); it punishes "
     "confident mistakes.\n"
-    "- **Wilcoxon test**: are the per-fold differences to the baseline consistently on one "
-    "side? A small p-value (say < 0.05) suggests a real difference; with few folds the test "
-    "cannot reach small p-values.\n\n"
+    "- **Brier score**: mean squared distance between the probabilities and the true "
+    "class (0 = perfect, lower is better).\n"
+    "- **Calibration**: do the probabilities mean what they say? Of the rows given 80 %, "
+    "about 80 % should be of the class. The reliability diagram draws this; slope < 1 means "
+    "over-confident probabilities.\n"
+    "- **Decision curve**: the net benefit of acting on the probabilities at each threshold, "
+    "against treating everyone or no one (two classes).\n"
+    "- **Friedman and pairwise tests**: do the methods' ranks over folds differ, and which "
+    "pairs? The pairwise p-values are corrected for the number of pairs (Holm); with few "
+    "folds no test can reach small p-values.\n\n"
     "Numeric columns are re-grouped on each training part only, so the test rows never "
     "influence the model. Every method trains on the same rows, incomplete ones included "
     "(the 'training rows' column says how many each used).")
@@ -60,16 +77,25 @@ equations(
     "$$\\text{accuracy}_f = \\frac{1}{|T_f|}\\sum_{i \\in T_f} "
     "[\\arg\\max_c P(c \\mid x_i) = y_i], \\qquad "
     "\\text{log-loss}_f = -\\frac{1}{|T_f|}\\sum_{i \\in T_f} \\ln P(y_i \\mid x_i)$$\n\n"
-    "The table shows mean ± standard deviation over folds. The Wilcoxon signed-rank "
-    "statistic ranks the absolute per-fold differences $d_f = m_f - b_f$ (zeros dropped) and "
-    "sums the ranks of the positive ones.")
+    "The table pools all out-of-fold rows: $\\text{Brier} = \\frac{1}{n}\\sum_i "
+    "\\sum_c (P(c \\mid x_i) - [y_i = c])^2$, 95 % intervals by bootstrap over rows "
+    "(DeLong for the AUC). Calibration slope $b$ and intercept $a$: "
+    "$\\operatorname{logit} P(y = 1) = a + b \\operatorname{logit} p$. Net benefit at "
+    "threshold $t$: $\\text{TP}/n - \\text{FP}/n \\cdot t/(1-t)$. The Wilcoxon signed-rank "
+    "statistic ranks the absolute per-fold differences $d_f = a_f - b_f$ of a pair (zeros "
+    "dropped) and sums the ranks of the positive ones; Holm multiplies the i-th smallest of "
+    "m p-values by m - i + 1.")
 
 
 
-def _mean_sd(summary: pd.DataFrame, metric: str) -> list[str]:
-    """'mean ± sd' over folds (the mean alone with a single fold)."""
-    return [f"{m:.3f} ± {s:.3f}" if pd.notna(s) else f"{m:.3f}"
-            for m, s in zip(summary[f"{metric}_mean"], summary[f"{metric}_std"])]
+def _model_report_builder():
+    """The model report of a finished run (:func:`bnma_core.report.build_model_report`), or
+    None where this version of the library has none."""
+    try:
+        from bnma_core.report import build_model_report
+    except ImportError:
+        return None
+    return build_model_report
 
 
 ds = require_dataset()
@@ -159,9 +185,12 @@ def draw_live(r: background.Run) -> None:
     ev = r.events[-1] if r.events else None
     done = ev["done"] if ev else 0
     what = f" (last: {ev['what']})" if ev else ""
+    left = remaining_seconds(done, total, r.seconds)
+    eta = (" — about " + duration_words(left) + " left" if left is not None
+           else " — time left known after the first fit")
     st.progress(min(done / total, 1.0),
                 text=f"Cross-validation running: {done} of {total} fits done{what}, "
-                     f"{r.seconds:.0f} s")
+                     f"{r.seconds:.0f} s{eta}")
     note = background.busy_note(r)
     if note:
         st.caption(note)
@@ -208,101 +237,345 @@ entry = background.entry_for_data(
     last, fingerprint, message="The last comparison was run on another dataset; press Run to "
                                "compare on this one.")
 if entry is not None and len(entry["results"]):
-    results = entry["results"]
+    results, preds = entry["results"], entry["preds"]
+    run_methods, n_folds = list(entry["key"][2]), int(entry["key"][3])
+    derived = entry.setdefault("derived", {})  # computed once per run (the entry is shared)
+
+    def once(name, compute):
+        if name not in derived:
+            derived[name] = compute()
+        return derived[name]
+
+    status = fold_status(results, run_methods, n_folds)
+    partial = {m: f"{d} of {n_folds} folds" for m, d, ok in
+               zip(status["method"], status["folds_done"], status["complete"]) if d and not ok}
     if entry["stopped"]:
-        st.warning(f"Stopped early: {len(results)} of {entry['total']} fits finished. "
-                   "The table uses the finished folds only.")
+        st.warning(f"Stopped early: {len(results)} of {entry['total']} fits finished. Each "
+                   "method's numbers use only its finished folds; methods that did not finish "
+                   "every fold are greyed in the figures and left out of the tests over folds, "
+                   "as their numbers are not comparable with the others'.")
+        st.dataframe(pd.DataFrame({
+            "Method": [method_label(m) for m in status["method"]],
+            "folds finished": [f"{d} of {n_folds}" for d in status["folds_done"]],
+            "which folds": status["folds"],
+            "shown": ["yes" if ok else ("greyed (partial)" if d else "no: no fold finished")
+                      for d, ok in zip(status["folds_done"], status["complete"])]}),
+            hide_index=True, width="stretch")
     elif entry["key"] != key:
         st.caption("Showing the last run; the settings above have changed since. "
                    "Press Run to update.")
     summary = summarize(results)
+    shown = [m for m in status["method"] if m in preds.proba]
+    complete = [m for m in shown if m not in partial]
+    intervals = once("intervals", lambda: interval_table(preds, results, seed=0))
+
+    def with_note(m: str) -> str:
+        return method_label(m) + (f" — {partial[m]}" if m in partial else "")
+
+    def ci(col: str) -> list[str]:
+        return [f"{e:.3f} ({lo:.3f} to {hi:.3f})" if pd.notna(lo) else f"{e:.3f}"
+                for e, lo, hi in zip(intervals[col], intervals[f"{col}_lower"],
+                                     intervals[f"{col}_upper"])]
+
+    by_method = summary.set_index("method")
     table = pd.DataFrame({
-        "Method": [method_label(m) for m in summary["method"]],
-        "folds": summary["folds"],
-        "accuracy": _mean_sd(summary, "accuracy"),
-        "AUC": _mean_sd(summary, "auc"),
-        "log-loss": _mean_sd(summary, "log_loss"),
-        "training rows per fold": summary["n_train_mean"].round(1),
-        "fit time per fold (s)": summary["fit_time_s_mean"].round(3),
+        "Method": [with_note(m) for m in intervals["method"]],
+        "folds": [int(by_method.loc[m, "folds"]) for m in intervals["method"]],
+        "accuracy (95 % CI)": ci("accuracy"),
+        "log-loss (95 % CI)": ci("log_loss"),
+        "Brier (95 % CI)": ci("brier"),
+        "AUC pooled (95 % CI)": ci("auc"),
+        "AUC mean over folds": [f"{by_method.loc[m, 'auc_mean']:.3f}" for m in
+                                intervals["method"]],
+        "training rows per fold": [round(float(by_method.loc[m, "n_train_mean"]), 1)
+                                   for m in intervals["method"]],
+        "fit time per fold (s)": [round(float(by_method.loc[m, "fit_time_s_mean"]), 3)
+                                  for m in intervals["method"]],
         "what it does": [METHODS[m].description if m in METHODS else ""
-                         for m in summary["method"]],
+                         for m in intervals["method"]],
     })
     st.subheader("Results")
     st.dataframe(table, hide_index=True, width="stretch")
+    st.caption("Pooled over folds: every row is predicted once by a model that did not see it, "
+               "and the metric is computed over all these rows. 95 % intervals: bootstrap over "
+               "rows (accuracy, log-loss, Brier; on each metric's own scale, so a log-loss "
+               "interval never goes below 0) and DeLong (AUC). *AUC pooled* ranks all rows "
+               "together and is the AUC of the ROC curves below; *AUC mean over folds* "
+               "averages each test fold's own AUC, so the two differ a little.")
+    with st.expander("Per fold"):
+        per_fold = results.assign(method=results["method"].map(method_label))
+        st.dataframe(per_fold, hide_index=True, width="stretch")
+        fold_ci = once("per_fold_ci", lambda: per_fold_intervals(preds, seed=0))
+        if fold_ci is not None:
+            st.caption("Each fold's metrics with 95 % intervals (bootstrap over the fold's "
+                       "rows; DeLong for the AUC).")
+            st.dataframe(fold_ci.assign(method=fold_ci["method"].map(method_label)),
+                         hide_index=True, width="stretch")
     dropped = summary[summary["n_train_dropped_mean"] > 0]
     if len(dropped):
         st.caption("Could not learn from rows with missing values, so trained on fewer rows: "
                    + ", ".join(f"{m} ({d:.0f} rows per fold left out)" for m, d in
                                zip(dropped["method"], dropped["n_train_dropped_mean"])) + ".")
-    left, right = st.columns(2)
-    with left:
-        metric = st.radio("Metric", list(METRICS), format_func=METRICS.get, horizontal=True,
-                          key=persistent("cmp_metric", "accuracy"),
-                          help=glossary_help("The bar height is the mean over folds; the "
-                                             "whisker one standard deviation.",
-                                             "Held-out accuracy, AUC, log-loss"))
-        bar_fig = viz.accuracy_bar_figure(summary, metric=metric)
-        chart(bar_fig, f"compare_{metric}")
-    with right:
-        classes = list(entry["preds"].classes)
-        positive = st.selectbox(
-            "Positive class (for the ROC curve)", classes,
-            key=persistent("cmp_positive", default_positive_class(classes), classes),
-            help="The class whose cases the ROC curve looks for, e.g. 'malignant': "
-                 "sensitivity is the share of these cases found. With two classes the area "
-                 "is the same either way; the curve is drawn for this class.")
-        remember("cmp_positive")
-        curves = roc_curves(entry["preds"], positive=positive)
-        roc_fig = None
-        if curves:
-            roc_fig = viz.roc_figure(curves, title=f"ROC: {positive} (pooled over folds)")
+    for group in once("identical", lambda: identical_predictions(preds.proba)):
+        st.info(
+            "Identical predictions: " + " and ".join(md_escape(method_label(m)) for m in group)
+            + " gave the same probabilities on every row, to every digit. This is not a bug: "
+            "an averaging method predicts like a single model when its posterior puts "
+            "(nearly) all its weight on that model, e.g. when one network, or one set of "
+            "features, explains the data far better than every other, as on WBC. Then "
+            "averaging cannot change the answer, and the cheaper method suffices here.")
+    metric = st.radio("Metric", list(METRICS), format_func=METRICS.get, horizontal=True,
+                      key=persistent("cmp_metric", "accuracy"),
+                      help=glossary_help("The bar is the estimate pooled over folds, the "
+                                         "whisker its 95 % interval.",
+                                         "Held-out accuracy, AUC, log-loss"))
+    bar_fig = viz.interval_bar_figure(
+        intervals, metric, labels={m: method_label(m) for m in intervals["method"]},
+        partial=partial)
+    chart(bar_fig, f"compare_{metric}")
+    classes = list(preds.classes)
+    positive = st.selectbox(
+        "Positive class (ROC, calibration, decision curve)", classes,
+        key=persistent("cmp_positive", default_positive_class(classes), classes),
+        help="The class whose cases the ROC curve looks for, e.g. 'malignant': "
+             "sensitivity is the share of these cases found. With two classes the area "
+             "is the same either way; the curve is drawn for this class.")
+    remember("cmp_positive")
+    curves = roc_curves(preds, positive=positive)
+    roc_fig = None
+    if curves:
+        if len(curves) <= 4:
+            roc_fig = viz.roc_figure({with_note(m): c for m, c in curves.items()},
+                                     title=f"ROC: {positive} (pooled over folds)",
+                                     auc_label="pooled AUC")
+            chart(roc_fig, "compare_roc", st.columns([3, 2])[0])
+        else:  # one panel per method: nine curves on one plot cannot be told apart
+            roc_fig = viz.roc_small_multiples(
+                curves, labels={m: with_note(m) for m in curves}, columns=3,
+                title=f"ROC: {positive} (pooled over folds; one panel per method, the "
+                      "others grey)")
             chart(roc_fig, "compare_roc")
-    done_methods = list(dict.fromkeys(results["method"]))
-    test = None
-    if len(done_methods) > 1:
-        st.subheader("Paired Wilcoxon signed-rank test")
-        baseline = st.selectbox(
-            "Baseline", done_methods, key=persistent("cmp_baseline", done_methods[0],
-                                                     done_methods), format_func=method_label,
-            help="Every other method is compared with this one, fold by fold.")
-        test = wilcoxon_against(results, baseline, metric)
-        test = test.assign(method=test["method"].map(method_label),
-                           baseline=test["baseline"].map(method_label)).rename(
-            columns={"method": "Method", "baseline": "Baseline", "metric": "Metric",
-                     "n_pairs": "Folds paired", "mean_diff": f"Mean difference in "
-                     f"{METRICS[metric]}", "wins": "Wins", "ties": "Ties", "losses": "Losses",
-                     "statistic": "Statistic", "p_value": "p-value"})
-        st.dataframe(test, hide_index=True, width="stretch")
-        better = "higher" if HIGHER_IS_BETTER.get(metric, True) else "lower"
-        st.caption(f"Wins / ties / losses count the folds where the method beat, tied or lost "
-                   f"to the baseline ({better} {METRICS[metric]} is better).")
-        remember("cmp_baseline")
+
+    # ----- calibration and clinical utility -----
+    st.subheader("Calibration")
+    target_options = classes if len(classes) == 2 else ["top-label", *classes]
+    if len(classes) == 2:
+        cal_target = positive
+    else:
+        cal_target = st.selectbox(
+            "Calibration of", target_options,
+            key=persistent("cmp_cal_target", "top-label", target_options),
+            help="Top-label: is the most probable class right as often as its probability "
+                 "says? Or one class against the rest.")
+        remember("cmp_cal_target")
+    cal_positive = None if cal_target == "top-label" else cal_target
+    cal_methods = st.multiselect(
+        "Methods in the reliability diagram", shown,
+        key=persistent("cmp_cal_methods", shown[:3], None), format_func=method_label,
+        help="Each curve has its consistency band; more than three overlap.")
+    cal_methods = [m for m in cal_methods if m in shown]
+    remember("cmp_cal_methods")
+    cal = once(("calibration", cal_target),
+               lambda: calibration_views(preds, shown, cal_positive))
+    rel_curves, rel_decomp, event = cal["curves"], cal["decomposition"], cal["event"]
+    cal_table = cal["table"]
+    c_left, c_right = st.columns([3, 2])
+    rel_fig = None
+    with c_left:
+        if cal_methods:
+            rel_fig = viz.reliability_figure(
+                {with_note(m): rel_curves[m] for m in cal_methods},
+                {with_note(m): rel_decomp[m] for m in cal_methods},
+                title=f"Reliability diagram (CORP): {event}", forecast_label=event)
+            chart(rel_fig, "compare_reliability")
+    with c_right:
+        st.dataframe(cal_table.assign(Method=cal_table["method"].map(with_note))
+                     .drop(columns=["method"])[["Method", *[c for c in cal_table.columns
+                                                            if c != "method"]]],
+                     hide_index=True, width="stretch")
+        st.caption("Calibration intercept (ideal 0; < 0: probabilities too high on average) and "
+                   "slope (ideal 1; < 1: too extreme, over-confident) by logistic "
+                   "recalibration, with 95 % Wald intervals, pooled over folds. The curve of "
+                   "a calibrated method stays in its grey consistency band (90 %).")
+    dca_fig = None
+    dca = None
+    if len(classes) == 2:
+        st.subheader("Decision curve")
+        dca_methods = complete or shown
+        dca = once(("dca", positive), lambda: common_decision_curve(preds, dca_methods, positive))
+        dca_fig = viz.decision_curve_figure(
+            dca.assign(model=dca["model"].map(lambda m: method_label(m) if m in METHODS
+                                              else m)),
+            title=f"Decision curve: treating when P({positive}) ≥ threshold",
+            positive=positive)
+        chart(dca_fig, "compare_decision_curve")
+        st.caption("Net benefit = true positives − false positives × t / (1 − t), per row "
+                   "(Vickers & Elkin 2006): a method is useful at threshold t where its curve "
+                   "lies above both *treat all* and *treat none*."
+                   + (" Methods with unfinished folds are left out." if partial and complete
+                      else ""))
+
+    # ----- tests over folds -----
+    test_metric = metric if metric in results.columns else "log_loss"
+    tests = {}
+    st.subheader("Do the methods differ? (tests over folds)")
+    if metric != test_metric:
+        st.caption(f"The per-fold table has no {METRICS[metric]}; the tests use log-loss.")
+    on_all = results[results["method"].isin(complete)]
+    if len(complete) < 2:
+        st.caption("Tests over folds need two methods that finished every fold.")
+    else:
+        if len(complete) >= 3:
+            fried = friedman_test(on_all, test_metric)
+            tests["Friedman test"] = fried
+            f = fried.iloc[0]
+            st.markdown(f"**Friedman test** over {int(f['n_blocks'])} folds and "
+                        f"{int(f['n_methods'])} methods ({METRICS[test_metric]}): "
+                        f"χ² = {f['chi2']:.2f}, p = {f['p_value']:.3g}; Iman-Davenport F = "
+                        f"{f['iman_davenport_f']:.2f}, p = {f['p_value_f']:.3g}.")
+        pairs = pairwise_wilcoxon(on_all, test_metric)
+        tests["Pairwise Wilcoxon tests (Holm)"] = pairs
+        better = "higher" if HIGHER_IS_BETTER.get(test_metric, True) else "lower"
+        st.dataframe(pairs.assign(
+            method_a=pairs["method_a"].map(method_label),
+            method_b=pairs["method_b"].map(method_label),
+            better=pairs["better"].map(lambda m: method_label(m) if m else "")).rename(
+            columns={"method_a": "Method A", "method_b": "Method B", "metric": "Metric",
+                     "n_blocks": "Folds paired", "mean_diff": "Mean difference (A − B)",
+                     "wins": "A wins", "ties": "Ties", "losses": "A loses",
+                     "statistic": "Statistic", "p_value": "p-value",
+                     "p_holm": "p-value (Holm)", "significant": "Significant (5 %)",
+                     "better": "Better"})[[  # the verdict first: the table is wide
+            "Method A", "Method B", "p-value (Holm)", "Significant (5 %)", "Better",
+            "Mean difference (A − B)", "A wins", "Ties", "A loses", "p-value", "Statistic",
+            "Folds paired"]],
+            hide_index=True, width="stretch")
+        st.caption(f"Every pair of methods, Wilcoxon signed-rank test over folds, p-values "
+                   f"Holm-corrected for the {len(pairs)} pairs ({better} "
+                   f"{METRICS[test_metric]} is better). With few folds no test can reach "
+                   "small p-values; folds share training rows, so the tests are optimistic.")
+        if partial:
+            st.caption("Left out (not every fold finished): "
+                       + ", ".join(md_escape(method_label(m)) for m in partial) + ".")
     remember("cmp_metric")
     settings = {"dataset": dataset_label(), "class": ds.class_name, "rows": ds.n_rows,
-                "features": ", ".join(ds.feature_names), "methods": ", ".join(done_methods),
+                "features": ", ".join(ds.feature_names), "methods": ", ".join(shown),
                 "folds": entry["key"][3], "seed": entry["key"][4],
-                "positive class (ROC)": positive, "stopped early": entry["stopped"]}
-    wilcoxon = test
+                "positive class": positive, "stopped early": entry["stopped"]}
 
     def report() -> str:  # built on click only (deferred download; no Streamlit calls here)
-        sections = [("Results (mean ± sd over folds)", table),
+        sections = [("Results (pooled over folds, 95 % intervals)", table),
                     (f"{METRICS[metric]} by method", bar_fig)]
         if roc_fig is not None:
             sections.append(("ROC curves", roc_fig))
-        if wilcoxon is not None:
-            sections.append(("Paired Wilcoxon signed-rank test", wilcoxon))
+        if rel_fig is not None:
+            sections.append(("Reliability diagram", rel_fig))
+        sections.append(("Calibration intercept and slope", cal_table))
+        if dca_fig is not None:
+            sections.append(("Decision curve", dca_fig))
+        sections += list(tests.items())
         sections.append(("Per-fold results", results))
         return export.html_report("Compare methods", sections, settings=settings)
 
-    x1 = x2 = x3 = st.container(horizontal=True)  # full labels, side by side
-    x1.download_button("Per-fold results (CSV)", lambda: export.table_csv(results, index=False),
-                       "bnma_compare_results.csv", "text/csv", on_click="ignore",
-                       help="One row per method and fold: accuracy, AUC, log-loss, times.")
-    x2.download_button("Summary (CSV)", lambda: export.table_csv(summary, index=False),
-                       "bnma_compare_summary.csv", "text/csv", on_click="ignore",
-                       help="Mean and standard deviation over folds per method.")
-    x3.download_button("Report (HTML)", report, "bnma_compare_report.html", "text/html",
-                       on_click="ignore",
-                       help="One self-contained page: settings, tables and figures of this "
-                            "comparison.")
+    box = st.container(horizontal=True)  # full labels, side by side
+    box.download_button("Per-fold results (CSV)", lambda: export.table_csv(results, index=False),
+                        "bnma_compare_results.csv", "text/csv", on_click="ignore",
+                        help="One row per method and fold: accuracy, AUC, log-loss, times.")
+    box.download_button("Metrics with intervals (CSV)",
+                        lambda: export.table_csv(intervals, index=False),
+                        "bnma_compare_intervals.csv", "text/csv", on_click="ignore",
+                        help="Per method: each metric pooled over folds with its 95 % "
+                             "interval, and the mean over folds of the AUC.")
+    box.download_button("Calibration (CSV)", lambda: export.table_csv(cal_table, index=False),
+                        "bnma_compare_calibration.csv", "text/csv", on_click="ignore",
+                        help="Calibration intercept and slope with intervals per method.")
+    for name, tab in tests.items():
+        slug = "friedman" if name.startswith("Friedman") else "pairwise_holm"
+        box.download_button(f"{name} (CSV)", lambda tab=tab: export.table_csv(tab, index=False),
+                            f"bnma_compare_{slug}.csv", "text/csv", on_click="ignore")
+    if hasattr(preds, "table"):
+        box.download_button("Out-of-fold predictions (CSV)",
+                            lambda: export.table_csv(preds.table(), index=False),
+                            "bnma_compare_predictions.csv", "text/csv", on_click="ignore",
+                            help="Row, fold, method, true class and one probability column "
+                                 "per class.")
+    box.download_button("Report (HTML)", report, "bnma_compare_report.html", "text/html",
+                        on_click="ignore",
+                        help="One self-contained page: settings, tables and figures of this "
+                             "comparison.")
+    model_report = _model_report_builder()
+    if model_report is not None and not entry["stopped"]:
+        box.download_button(
+            "Model report (HTML)",
+            lambda: model_report(ds, results, preds, source=dataset_label(), methods=shown,
+                                 positive=positive, structures=False),
+            "bnma_model_report.html", "text/html", on_click="ignore",
+            help="The TRIPOD+AI-ordered report of this cross-validation: data, missing "
+                 "values, discretization per fold, methods and settings, discrimination and "
+                 "calibration with intervals, decision curve.")
     st.caption("Each figure downloads itself as PNG or SVG with the buttons under it.")
+
+# ----- over several data sets (a table of scores: the anchors or the user's own) -----
+st.subheader("Compare over data sets")
+if st.toggle("Compare methods over several data sets", key=persistent("cmp_sets", False),
+             help="Demšar's critical-difference diagram and the Bayesian signed-rank test, "
+                  "from one score per method and data set: the anchors (Weka and pyAgrum on "
+                  "seven data sets) or a table of your own."):
+    remember("cmp_sets")
+    anchors_tab = anchor_scores()
+    sources = (["The anchors (Weka and pyAgrum, seven data sets)"] if anchors_tab is not None
+               else []) + ["My own table (CSV)"]
+    source = st.radio("Scores from", sources, horizontal=True, key="cmp_sets_source")
+    scores = anchors_tab if source.startswith("The anchors") else None
+    if scores is None:
+        up = st.file_uploader("Table of scores", type=["csv"], key="cmp_sets_file",
+                              help="Columns: dataset, method and one or more of accuracy, "
+                                   "log_loss, brier, auc; one row per data set and method.")
+        if up is not None:
+            try:
+                scores = read_scores_table(up.getvalue())
+            except ValueError as exc:
+                st.error(md_escape(exc))
+    if scores is not None:
+        cols = [c for c in DATASET_METRICS if c in scores.columns and scores[c].notna().any()]
+        s1, s2 = st.columns([2, 1])
+        set_metric = s1.radio("Score", cols, format_func=lambda c: METRICS.get(c, c),
+                              horizontal=True, key="cmp_sets_metric")
+        rope = s2.number_input("Region of practical equivalence (±)", 0.0, 1.0, 0.01,
+                               step=0.005, format="%.3f", key="cmp_sets_rope",
+                               help="Differences smaller than this count as equivalent in "
+                                    "the Bayesian test (in the score's units).")
+        try:
+            full = over_datasets(scores, set_metric, pair_methods=[])
+        except ValueError as exc:
+            full = None
+            st.error(md_escape(exc))
+        cd = None if full is None else full["cd"]
+        left = [] if full is None else full["left_out"]
+        if cd is not None:
+            chart(viz.critical_difference_figure(cd), f"compare_cd_{set_metric}")
+            if left:
+                st.caption("Left out (no score on every data set): "
+                           + ", ".join(md_escape(m) for m in left) + ".")
+            ranked = cd.ranks["method"].tolist()
+            picked = st.multiselect("Methods for the Bayesian signed-rank test", ranked,
+                                    default=ranked[:4], key="cmp_sets_pairs",
+                                    help="Every pair of the chosen methods (k methods, "
+                                         "k(k-1)/2 pairs).")
+            cd_table = cd.table()
+            box = st.container(horizontal=True)
+            box.download_button("Critical difference (CSV)",
+                                lambda: export.table_csv(cd_table, index=False),
+                                "bnma_compare_critical_difference.csv", "text/csv",
+                                on_click="ignore")
+            if len(picked) >= 2:
+                bayes = over_datasets(scores, set_metric, pair_methods=picked,
+                                      rope=float(rope))["pairs"]
+                st.dataframe(bayes, hide_index=True, width="stretch")
+                st.caption("Probability that A is better, that the two are equivalent (within "
+                           "the region of practical equivalence), or that B is better "
+                           "(Benavoli et al. 2017); a decision needs 95 %.")
+                box.download_button("Bayesian signed-rank (CSV)",
+                                    lambda: export.table_csv(bayes, index=False),
+                                    "bnma_compare_bayesian_signed_rank.csv", "text/csv",
+                                    on_click="ignore")

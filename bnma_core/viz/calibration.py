@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .evaluation import line_style
+from .evaluation import _wrap, line_style
 
 __all__ = ["reliability_figure", "decision_curve_figure", "critical_difference_figure"]
 
@@ -44,6 +44,8 @@ def reliability_figure(curves: pd.DataFrame | Mapping[str, pd.DataFrame],
                              hoverinfo="skip"))
     counts = np.zeros(20)
     edges = np.linspace(0, 1, 21)
+    banded = False
+    lines = 2
     for i, (name, tab) in enumerate(curves.items()):
         x = tab["forecast"].to_numpy(float)
         style = line_style(i)
@@ -53,18 +55,27 @@ def reliability_figure(curves: pd.DataFrame | Mapping[str, pd.DataFrame],
                 y=np.concatenate([tab["band_upper"].to_numpy(float),
                                   tab["band_lower"].to_numpy(float)[::-1]]),
                 fill="toself", fillcolor=_BAND_FILL, line=dict(width=0),
-                name=f"{name}: consistency band", hoverinfo="skip", legendgroup=str(name)))
+                # no legend entry per band (they share one grey): one for all, below
+                name=f"{name}: consistency band", showlegend=False,
+                hoverinfo="skip", legendgroup=str(name)))
+            banded = True
         label = str(name)
         if decomposition is not None and name in decomposition:
             d = decomposition[name].iloc[0]
             label += (f" (MCB {d['miscalibration']:.3f}, DSC {d['discrimination']:.3f}, "
                       f"UNC {d['uncertainty']:.3f})")
+        label = _wrap(label, 70)
+        lines += label.count("<br>") + 1
         fig.add_trace(go.Scatter(
             x=x, y=tab["calibrated"], mode="lines", name=label,
             legendgroup=str(name), line=dict(width=2, **style),
             customdata=tab["n"], hovertemplate="forecast %{x:.3f} → observed %{y:.3f}"
             "<br>%{customdata} rows<extra>" + str(name) + "</extra>"))
         counts += np.histogram(x, bins=edges, weights=tab["n"].to_numpy(float))[0]
+    if banded:
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", fill="toself",
+                                 fillcolor=_BAND_FILL, line=dict(width=8, color=_BAND_FILL),
+                                 name="grey: each curve's consistency band", hoverinfo="skip"))
     # the forecasts' distribution, bars in the lower fifth of the plot (a CORP diagram's inset)
     if counts.sum() > 0:
         fig.add_trace(go.Bar(x=(edges[:-1] + edges[1:]) / 2, y=counts / counts.max() * 0.2,
@@ -76,8 +87,8 @@ def reliability_figure(curves: pd.DataFrame | Mapping[str, pd.DataFrame],
         template="plotly_white", xaxis_range=[0, 1], yaxis_range=[0, 1],
         xaxis_constrain="domain", yaxis_scaleanchor="x",
         # below the square plot: a curve may run through any corner
-        legend=dict(orientation="h", x=0, y=-0.15, xanchor="left", yanchor="top"),
-        margin=dict(l=60, r=20, t=60, b=50))
+        legend=dict(orientation="v", x=0, y=-0.15, xanchor="left", yanchor="top"),
+        height=480 + 22 * lines, margin=dict(l=60, r=20, t=60, b=50))
     return fig
 
 
@@ -101,7 +112,7 @@ def decision_curve_figure(table: pd.DataFrame, title: str = "Decision curve",
             continue
         line = fixed.get(m) or dict(width=2, **line_style(i))
         fig.add_trace(go.Scatter(x=d["threshold"], y=d["net_benefit"], mode="lines",
-                                 name=str(m), line=line,
+                                 name=_wrap(str(m), 70), line=line,
                                  hovertemplate="threshold %{x:.2f}: net benefit %{y:.4f}"
                                  "<extra>" + str(m) + "</extra>"))
     prevalence = float(table["prevalence"].max()) if len(table) else 1.0
@@ -112,9 +123,9 @@ def decision_curve_figure(table: pd.DataFrame, title: str = "Decision curve",
         yaxis_title="net benefit (true positives per row, net of harms)",
         # treat all falls steeply below 0: show the useful range, as decision-curve papers do
         yaxis_range=[-0.05 * max(prevalence, 0.2), 1.1 * prevalence], xaxis_range=[0, 1],
-        legend=dict(x=0.98, y=0.98, xanchor="right", yanchor="top",
-                    bgcolor="rgba(255,255,255,0.85)", bordercolor="#cccccc", borderwidth=1),
-        margin=dict(l=60, r=20, t=60, b=50))
+        # below the plot: the curves of good models run along the top, where a legend sat
+        legend=dict(x=0, y=-0.18, xanchor="left", yanchor="top", orientation="v"),
+        height=460 + 22 * (len(models) + 2), margin=dict(l=60, r=20, t=60, b=50))
     return fig
 
 

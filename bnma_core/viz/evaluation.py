@@ -9,7 +9,12 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-__all__ = ["accuracy_bar_figure", "roc_figure", "line_style", "METRIC_LABELS"]
+__all__ = ["accuracy_bar_figure", "interval_bar_figure", "roc_figure", "roc_small_multiples",
+           "line_style", "METRIC_LABELS", "PARTIAL_COLOUR"]
+
+PARTIAL_COLOUR = "#b0b0b0"
+"""Colour of a method whose run did not finish every fold (its numbers are not comparable with
+the others')."""
 
 
 def accuracy_bar_figure(summary: pd.DataFrame, metric: str = "accuracy",
@@ -53,7 +58,8 @@ def accuracy_bar_figure(summary: pd.DataFrame, metric: str = "accuracy",
     return fig
 
 
-METRIC_LABELS = {"accuracy": "Accuracy", "auc": "AUC", "log_loss": "Log-loss"}
+METRIC_LABELS = {"accuracy": "Accuracy", "auc": "AUC", "log_loss": "Log-loss",
+                 "brier": "Brier score"}
 """How metrics are written in titles and axes (AUC, not 'Auc')."""
 
 _COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
@@ -75,8 +81,8 @@ def _curve(value: Any) -> tuple[np.ndarray, np.ndarray, float | None]:
     return np.asarray(seq[0]), np.asarray(seq[1]), (float(seq[2]) if len(seq) > 2 else None)
 
 
-def roc_figure(curves: Mapping[str, Any] | pd.DataFrame, title: str = "ROC curves"
-               ) -> go.Figure:
+def roc_figure(curves: Mapping[str, Any] | pd.DataFrame, title: str = "ROC curves", *,
+               auc_label: str = "AUC") -> go.Figure:
     """ROC curves of several methods with the chance diagonal.
 
     Parameters
@@ -85,6 +91,8 @@ def roc_figure(curves: Mapping[str, Any] | pd.DataFrame, title: str = "ROC curve
         ``{name: (fpr, tpr)}``, ``{name: (fpr, tpr, auc)}`` or ``{name: {"fpr", "tpr",
         "auc"}}`` (e.g. from :func:`sklearn.metrics.roc_curve`), or a long DataFrame with
         columns ``method``, ``fpr``, ``tpr``.
+    auc_label : how the legend names the area (e.g. ``"pooled AUC"`` for out-of-fold rows
+        ranked together, to tell it from a mean over folds)
     """
     if isinstance(curves, pd.DataFrame):
         curves = {m: (g["fpr"].to_numpy(), g["tpr"].to_numpy())
@@ -95,7 +103,8 @@ def roc_figure(curves: Mapping[str, Any] | pd.DataFrame, title: str = "ROC curve
                              hoverinfo="skip"))
     for i, (name, value) in enumerate(curves.items()):
         fpr, tpr, auc = _curve(value)
-        label = f"{name} (AUC {auc:.3f})" if auc is not None else str(name)
+        label = _wrap(f"{name} ({auc_label} {auc:.3f})" if auc is not None else str(name),
+                      48)  # the legend sits inside the plot: long names wrap
         fig.add_trace(go.Scatter(x=fpr, y=tpr, mode="lines", name=label,
                                  line=dict(width=2, **line_style(i))))
     fig.update_layout(
@@ -106,4 +115,131 @@ def roc_figure(curves: Mapping[str, Any] | pd.DataFrame, title: str = "ROC curve
         legend=dict(x=0.98, y=0.02, xanchor="right", yanchor="bottom",
                     bgcolor="rgba(255,255,255,0.85)", bordercolor="#cccccc", borderwidth=1),
         margin=dict(l=60, r=20, t=60, b=50))
+    return fig
+
+
+def _wrap(text: str, width: int) -> str:
+    """``text`` broken into lines of at most ``width`` characters at spaces (plotly ``<br>``),
+    so long method names neither crowd the plot nor overlap their neighbours."""
+    import textwrap
+
+    return "<br>".join(textwrap.wrap(str(text), width=width, break_long_words=False)) or text
+
+
+def interval_bar_figure(table: pd.DataFrame, metric: str = "accuracy", *,
+                        labels: Mapping[str, str] | None = None,
+                        partial: Mapping[str, str] | None = None,
+                        title: str | None = None) -> go.Figure:
+    """Horizontal bar per method: the pooled estimate of ``metric`` with its 95 % interval.
+
+    The method names sit on the vertical axis (never rotated), each value is written to the
+    right of its interval's upper end (never crossed by the whisker), and the interval is the
+    metric's own (bootstrap over rows, DeLong for the AUC, from
+    :func:`bnma_core.cv_summary.interval_table`), so a log-loss interval never goes below 0.
+
+    Parameters
+    ----------
+    table : one row per method with ``method``, ``<metric>``, ``<metric>_lower``,
+        ``<metric>_upper``
+    metric : ``accuracy``, ``log_loss``, ``brier`` or ``auc``
+    labels : ``{method: display name}``
+    partial : ``{method: note}`` for methods that did not finish every fold: drawn grey, the
+        note (e.g. ``"3 of 10 folds"``) added to the name
+    """
+    for col in (metric, f"{metric}_lower", f"{metric}_upper"):
+        if col not in table.columns:
+            raise ValueError(f"The table has no {col!r} column; pass interval_table's output.")
+    labels = dict(labels or {})
+    partial = dict(partial or {})
+    methods = table["method"].astype(str).tolist()
+    est = table[metric].to_numpy(dtype=float)
+    lo = table[f"{metric}_lower"].to_numpy(dtype=float)
+    hi = table[f"{metric}_upper"].to_numpy(dtype=float)
+    lo = np.where(np.isfinite(lo), lo, est)
+    hi = np.where(np.isfinite(hi), hi, est)
+    names = [_wrap(labels.get(m, m) + (f" — {partial[m]}" if m in partial else ""), 34)
+             for m in methods]
+    colours = [PARTIAL_COLOUR if m in partial else _COLOURS[0] for m in methods]
+    fig = go.Figure(go.Bar(
+        y=names, x=est, orientation="h", marker_color=colours,
+        error_x=dict(type="data", symmetric=False, array=hi - est, arrayminus=est - lo,
+                     visible=True, color="#333333", thickness=1.5, width=4),
+        customdata=np.column_stack([lo, hi]),
+        hovertemplate="%{y}: %{x:.4f} (95 % interval %{customdata[0]:.4f} to "
+                      "%{customdata[1]:.4f})<extra></extra>", showlegend=False))
+    fig.add_trace(go.Scatter(  # the values, right of each interval's upper end
+        y=names, x=hi, mode="text", text=[f"  {v:.3f}" for v in est],
+        textposition="middle right", hoverinfo="skip", showlegend=False, cliponaxis=False,
+        textfont=dict(color=["#777777" if m in partial else "#222222" for m in methods])))
+    label = METRIC_LABELS.get(metric, metric.replace("_", " "))
+    bounded = metric in ("accuracy", "auc")
+    span = float(np.nanmax(hi) - np.nanmin(lo)) if len(est) else 1.0
+    left = float(np.nanmin(lo)) if len(est) else 0.0
+    right = float(np.nanmax(hi)) if len(est) else 1.0
+    pad = max(span, 0.02)
+    x_lo = max(0.0, left - 0.15 * pad)
+    x_hi = right + 0.45 * pad  # room for the value labels
+    fig.update_layout(
+        title=title or f"{label} by method (pooled over folds, 95 % interval)",
+        xaxis_title=label + (" (higher is better)" if metric in ("accuracy", "auc")
+                             else " (lower is better)"),
+        template="plotly_white", bargap=0.35,
+        # a proportion's axis ends at 1; the labels past it are drawn in the right margin
+        xaxis_range=[x_lo, min(x_hi, 1.0) if bounded else x_hi],
+        xaxis_tickangle=0, yaxis=dict(autorange="reversed", automargin=True),
+        height=max(260, 100 + 48 * len(methods)),
+        margin=dict(l=10, r=70 if bounded and x_hi > 1.0 else 20, t=60, b=50))
+    return fig
+
+
+def roc_small_multiples(curves: Mapping[str, Any], *, labels: Mapping[str, str] | None = None,
+                        columns: int = 3, title: str = "ROC curves") -> go.Figure:
+    """One small ROC plot per method (the other methods' curves faint grey behind), so nine
+    curves stay distinguishable.
+
+    Parameters
+    ----------
+    curves : ``{method: {"fpr", "tpr", "auc"}}`` (:func:`bnma_core.evaluation.roc_curves`);
+        the AUC is the pooled one and each panel's title says so
+    labels : ``{method: display name}``
+    columns : panels per row
+    """
+    from plotly.subplots import make_subplots
+
+    labels = dict(labels or {})
+    names = list(curves)
+    n = max(1, len(names))
+    cols = max(1, min(int(columns), n))
+    rows = (n + cols - 1) // cols
+    parsed = {m: _curve(v) for m, v in curves.items()}
+    titles = [_wrap(labels.get(m, m), 40) + (f"<br>pooled AUC {parsed[m][2]:.3f}"
+                                              if parsed[m][2] is not None else "")
+              for m in names]
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles,
+                        horizontal_spacing=0.07, vertical_spacing=0.28 / rows + 0.06)
+    for i, m in enumerate(names):
+        r, c = i // cols + 1, i % cols + 1
+        fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", showlegend=False,
+                                 line=dict(dash="dot", color="#999999", width=1),
+                                 hoverinfo="skip"), row=r, col=c)
+        for other in names:
+            if other != m:
+                fo, to, _ = parsed[other]
+                fig.add_trace(go.Scatter(x=fo, y=to, mode="lines", showlegend=False,
+                                         line=dict(color="rgba(150,150,150,0.35)", width=1),
+                                         hoverinfo="skip"), row=r, col=c)
+        fpr, tpr, _ = parsed[m]
+        fig.add_trace(go.Scatter(x=fpr, y=tpr, mode="lines", showlegend=False,
+                                 name=labels.get(m, m),
+                                 line=dict(width=2.5, color=_COLOURS[i % len(_COLOURS)]),
+                                 hovertemplate="FPR %{x:.3f}, TPR %{y:.3f}<extra>"
+                                 + str(labels.get(m, m)) + "</extra>"), row=r, col=c)
+        fig.update_xaxes(range=[0, 1], row=r, col=c, tickvals=[0, 0.5, 1],
+                         title_text="false positive rate" if r == rows else None)
+        fig.update_yaxes(range=[0, 1.02], row=r, col=c, tickvals=[0, 0.5, 1],
+                         title_text="true positive rate" if c == 1 else None)
+    for a in fig.layout.annotations:
+        a.font = dict(size=12)
+    fig.update_layout(title=title, template="plotly_white",
+                      height=int(110 + 330 * rows), margin=dict(l=60, r=20, t=110, b=50))
     return fig

@@ -212,15 +212,15 @@ def test_compare_three_folds():
     _finish_background(at, "compare")
     _no_failure(at)
     assert not at.error and not at.warning
-    table = at.dataframe[1].value
+    table = next(d.value for d in at.dataframe if "folds" in d.value.columns)
     assert list(table["Method"]) == ["Naive Bayes (nb)", "Tree-augmented naive Bayes (tan)"]
     assert list(table["folds"]) == [3, 3]
-    acc = float(table["accuracy"][0].split(" ± ")[0])
+    acc = float(table["accuracy (95 % CI)"][0].split(" (")[0])
     assert 0.9 < acc <= 1.0  # naive Bayes on WBC is ~0.97
-    assert len(at.get("plotly_chart")) == 2  # bars + ROC
-    wil = at.dataframe[2].value
-    assert list(wil["Method"]) == ["Tree-augmented naive Bayes (tan)"]
-    assert wil["Folds paired"][0] == 3
+    assert len(at.get("plotly_chart")) == 4  # bars, ROC, reliability, decision curve
+    pairs = next(d.value for d in at.dataframe if "Method A" in d.value.columns)
+    assert list(pairs["Method B"]) == ["Tree-augmented naive Bayes (tan)"]
+    assert pairs["Folds paired"][0] == 3
     assert at.get("download_button")
     # a rerun with the same settings reuses the stored result (no new run)
     entry = at.session_state["cmp_run"]["entry"]
@@ -263,7 +263,9 @@ def test_compare_positive_class_and_exports():
     assert roc_curves(roc, positive="benign")["nb"]["auc"] == pytest.approx(auc_m, abs=1e-9)
     labels = [b.proto.label for b in at.get("download_button")
               if b.proto.label not in ("PNG", "SVG")]
-    assert labels == ["Per-fold results (CSV)", "Summary (CSV)", "Report (HTML)"]
+    assert labels[:3] == ["Per-fold results (CSV)", "Metrics with intervals (CSV)",
+                          "Calibration (CSV)"]
+    assert "Report (HTML)" in labels
     # the axis of a proportion ends at 1, and AUC is written AUC
     at.radio(key="cmp_metric").set_value("auc").run()
     assert any(t.startswith("AUC by method") for t in _chart_titles(at))
@@ -299,7 +301,7 @@ def test_compare_live_progress_and_stop():
 
 
 def test_compare_table_spread_rows_and_log_loss_wilcoxon():
-    """Issue 14 items 2 and 3: ± for AUC and log-loss, error bars from each metric's own sd,
+    """Intervals for accuracy, AUC and log-loss, error bars from each metric's own interval,
     Wilcoxon wins for log-loss counted as lower-is-better; every method on the same rows."""
     at = _page("1_Compare_methods.py", _wbc())
     at.multiselect(key="cmp_methods").set_value(["nb", "manb"])
@@ -308,18 +310,18 @@ def test_compare_table_spread_rows_and_log_loss_wilcoxon():
     _no_failure(at)
     _finish_background(at, "compare")
     _no_failure(at)
-    table = at.dataframe[1].value
-    for col in ("accuracy", "AUC", "log-loss"):
-        assert all(" ± " in v for v in table[col])
+    table = next(d.value for d in at.dataframe if "folds" in d.value.columns)
+    for col in ("accuracy (95 % CI)", "AUC pooled (95 % CI)", "log-loss (95 % CI)"):
+        assert all(" to " in v for v in table[col])
     assert list(table["training rows per fold"]) == [466.0, 466.0]  # 699 * 2/3, both methods
     at.radio(key="cmp_metric").set_value("log_loss").run()
     _no_failure(at)
     bars = at.get("plotly_chart")[0].proto.spec
-    assert '"error_y"' in bars
+    assert '"error_x"' in bars
     results = at.session_state["cmp_run"]["entry"]["results"]
     ll = results.pivot(index="fold", columns="method", values="log_loss")
-    wil = at.dataframe[2].value
-    assert wil["Wins"][0] == int((ll["manb"] < ll["nb"]).sum())
+    wil = next(d.value for d in at.dataframe if "Method A" in d.value.columns)
+    assert wil["A wins"][0] == int((ll["nb"] < ll["manb"]).sum())
     assert any("lower log-loss is better" in c.value for c in at.caption)
 
 

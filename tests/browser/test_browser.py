@@ -7,6 +7,7 @@ look at them after a run.
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -86,7 +87,7 @@ def test_pages(server, page):
     nav(page, "Compare methods")
     no_exception(page)
     page.get_by_role("button", name="Run").click()
-    page.get_by_role("heading", name="Paired Wilcoxon signed-rank test").wait_for(
+    page.get_by_role("heading", name="Do the methods differ? (tests over folds)").wait_for(
         timeout=300_000)  # generous: cross-validation on a loaded machine
     wait_idle(page)
     no_exception(page)
@@ -119,6 +120,56 @@ def test_pages(server, page):
         no_exception(page)
         assert page.locator(".js-plotly-plot").count() >= 3
         shot(page, "40_naive_bma")
+
+
+def test_compare_figures_at_laptop_width(server, page):
+    """The Compare page's figures on WBC at 1280 px: interval bars with their labels outside
+    the whiskers, ROC small multiples for more than four methods, the reliability diagram and
+    the decision curve; the identical-methods note. Look at the screenshots."""
+    page.goto(server)
+    wait_idle(page)
+    page.get_by_text("Wisconsin breast cancer (wbc.csv) — outcome:").wait_for()
+    nav(page, "Compare methods")
+    main = page.get_by_test_id("stMainBlockContainer")
+    set_slider(page, "Folds (k)", 3)
+    wait_idle(page)
+    main.get_by_role("button", name="Run").click()
+    main.get_by_role("heading", name="Do the methods differ? (tests over folds)").wait_for(
+        timeout=300_000)
+    wait_idle(page)
+    no_exception(page)
+    for title in ("pooled over folds, 95 % interval", "ROC: malignant",
+                  "Reliability diagram (CORP)", "Decision curve"):
+        assert page.locator(".js-plotly-plot", has_text=title).count() == 1, title
+    assert page.get_by_text("Identical predictions").count() >= 1
+    shot(page, "12_compare_probability_quality")
+    for i, title in enumerate(("pooled over folds, 95 % interval", "ROC: malignant",
+                               "Reliability diagram (CORP)", "Decision curve")):
+        fig = page.locator(".js-plotly-plot", has_text=title)
+        fig.scroll_into_view_if_needed()
+        fig.screenshot(path=str(SHOTS / f"12_compare_fig{i}.png"))
+
+
+def test_compare_stop_names_the_finished_folds(server, page):
+    """Stop during a comparison: the progress said how long was left; afterwards every method
+    is listed with the folds it finished, and partial results are greyed and labelled."""
+    page.goto(server)
+    wait_idle(page)
+    page.get_by_text("Wisconsin breast cancer (wbc.csv) — outcome:").wait_for()
+    nav(page, "Compare methods")
+    main = page.get_by_test_id("stMainBlockContainer")
+    set_slider(page, "Folds (k)", 10)
+    set_number(page, "Seed", 23)  # not in the shared result store
+    main.get_by_role("button", name="Run").click()
+    page.get_by_text(re.compile(r"fits done.*about .* left")).first.wait_for(
+        timeout=300_000)  # the estimate, from the first finished fit
+    shot(page, "13_compare_running")
+    main.get_by_role("button", name="Stop").click()
+    page.get_by_text("Stopped early").first.wait_for(timeout=120_000)
+    wait_idle(page)
+    no_exception(page)
+    assert page.get_by_text("folds finished").count() >= 1
+    shot(page, "13_compare_stopped")
 
 
 def _live_iterations(page) -> str | None:
@@ -257,7 +308,8 @@ def test_real_user_input_and_wide_networks(server, page, tmp_path):
     page.get_by_text("Wisconsin breast cancer (wbc.csv) — outcome:").wait_for()
     nav(page, "Compare methods")
     page.get_by_role("button", name="Run").click()
-    page.get_by_text("Positive class (for the ROC curve)").wait_for(timeout=300_000)
+    page.get_by_text("Positive class (ROC, calibration, decision curve)").wait_for(
+        timeout=300_000)
     wait_idle(page)
     page.get_by_text("ROC: malignant").first.wait_for()
     no_exception(page)
@@ -267,7 +319,7 @@ def test_real_user_input_and_wide_networks(server, page, tmp_path):
 # Every page, on WBC and on ALARM (issue 14, "Done when"): what each page shows once it is
 # ready, and for the pages that compute on Run, what shows when the run has finished.
 PAGE_READY = {  # sidebar label -> (press Run?, heading that shows the page is complete)
-    "Compare methods": (True, "Paired Wilcoxon signed-rank test"),
+    "Compare methods": (True, "Do the methods differ? (tests over folds)"),
     "Order MCMC": (True, "Held-out accuracy"),
     "UKDB instances": (False, "Where this case differs from the general pattern"),
     "Naive BMA": (False, "Held-out comparison"),

@@ -1,0 +1,88 @@
+"""bnma_core.cv_summary: fold status after Stop, identical predictions, time left, intervals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bnma_core.cv_summary import (
+    duration_words,
+    fold_status,
+    identical_predictions,
+    interval_table,
+    remaining_seconds,
+)
+from bnma_core.evaluation import CVPredictions
+
+
+def test_fold_status_names_every_method_and_its_folds():
+    res = pd.DataFrame({"method": ["a"] * 4 + ["b"], "fold": [0, 1, 2, 4, 0]})
+    st = fold_status(res, ["a", "b", "c"], 5)
+    assert list(st["folds_done"]) == [4, 1, 0]
+    assert list(st["folds"]) == ["1-3, 5", "1", "none"]
+    assert list(st["complete"]) == [False, False, False]
+    full = pd.DataFrame({"method": ["a"] * 3, "fold": [2, 0, 1]})
+    assert fold_status(full, ["a"], 3).iloc[0].tolist() == ["a", 3, "1-3", True]
+
+
+def test_identical_predictions_groups_methods_equal_on_their_common_rows():
+    rng = np.random.default_rng(0)
+    p = rng.dirichlet([1, 1], 50)
+    q = rng.dirichlet([1, 1], 50)
+    partial = p.copy()
+    partial[25:] = np.nan  # stopped early: compared on the rows both predicted
+    groups = identical_predictions({"nb": p, "tan": q, "manb": p.copy(), "half": partial,
+                                    "near": p + np.r_[1e-9, -1e-9]})
+    assert groups == [("nb", "manb", "half")]
+    assert identical_predictions({"a": p, "b": q}) == []
+
+
+def test_remaining_seconds_and_words():
+    assert remaining_seconds(0, 10, 5.0) is None
+    assert remaining_seconds(2, 10, 6.0) == pytest.approx(24.0)  # 3 s per fit, 8 left
+    assert remaining_seconds(10, 10, 6.0) == 0.0
+    assert duration_words(7) == "7 s" and duration_words(42) == "40 s"
+    assert duration_words(600) == "10 min" and duration_words(5 * 3600 + 120) == "5 h 02 min"
+
+
+def test_interval_table_pooled_with_auc_of_both_kinds():
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 200)
+    P1 = np.clip(0.7 * np.eye(2)[y] + 0.3 * rng.dirichlet([1, 1], 200), 0, 1)
+    P2 = P1.copy()
+    P2[100:] = np.nan
+    pred = CVPredictions(y, ["a", "b"], {"m1": P1, "m2": P2}, folds=np.arange(200) % 2)
+    res = pd.DataFrame({"method": ["m1", "m1", "m2"], "fold": [0, 1, 0],
+                        "auc": [0.9, 0.8, 0.85]})
+    tab = interval_table(pred, res, n_bootstrap=200)
+    assert list(tab["method"]) == ["m1", "m2"] and list(tab["rows"]) == [200, 100]
+    assert (tab["log_loss_lower"] >= 0).all()
+    assert tab["auc_fold_mean"].tolist() == pytest.approx([0.85, 0.85])
+    for m in ("accuracy", "log_loss", "brier", "auc"):
+        assert (tab[f"{m}_lower"] <= tab[m]).all() and (tab[m] <= tab[f"{m}_upper"]).all()
+
+
+def test_scores_table_of_a_user_and_comparison_over_data_sets():
+    from bnma_core.cv_summary import over_datasets, read_scores_table
+
+    rows = ["dataset,method,log_loss"]
+    rng = np.random.default_rng(3)
+    for d in range(6):
+        for m, shift in (("good", 0.0), ("same", 0.001), ("bad", 0.2)):
+            rows.append(f"d{d},{m},{0.3 + shift + 0.01 * rng.random():.4f}")
+    rows.append("d0,partial,0.1")
+    tab = read_scores_table("\n".join(rows).encode())
+    out = over_datasets(tab, "log_loss", rope=0.01, n_samples=5000)
+    assert out["left_out"] == ["partial"] and set(out["methods"]) == {"good", "same", "bad"}
+    assert out["cd"].ranks["method"].iloc[-1] == "bad"  # lower log-loss is better
+    pairs = out["pairs"].set_index(["method_a", "method_b"])
+    assert pairs.loc[("good", "same"), "decision"] == "equivalent"
+    assert pairs.loc[("good", "bad"), "decision"] == "a better"
+    assert over_datasets(tab, "log_loss", pair_methods=["good"])["pairs"] is None
+    with pytest.raises(ValueError, match="columns dataset, method"):
+        read_scores_table(b"name,score\na,1\n")
+    with pytest.raises(ValueError, match="not a number"):
+        read_scores_table(b"dataset,method,accuracy\na,b,high\n")
+    with pytest.raises(ValueError, match="MB"):
+        read_scores_table(b"x" * 10, max_bytes=5)
