@@ -129,26 +129,45 @@ class ExactStructureClassifier(DiscreteBNClassifier):
         (:func:`bnma_core.factors.stack_models`): the rows whose relevant variables are all
         observed in closed form (:func:`bnma_core.factors.closed_form_log_joint`), the others
         by elimination, one per missingness block."""
-        from ..factors import closed_form_log_joint, log_joint_batch, stacked_codes
+        from ..factors import (
+            MIN_PATTERN_ROWS,
+            closed_form_log_joint,
+            log_joint_batch,
+            stacked_codes,
+        )
 
         n = len(X)
         out = np.empty((len(networks), n, len(self.classes_)))
         if not len(networks) or not n:
             return out
         codes = np.column_stack([X, np.full(n, -1)]).astype(np.int64)
+        observed = codes >= 0
+        observed[:, target] = False
+        patterns, inverse = np.unique(observed, axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+        members = np.split(np.argsort(inverse, kind="stable"),
+                           np.cumsum(np.bincount(inverse, minlength=len(patterns)))[:-1])
         for idx, model in _stacked_groups(networks):
             M = len(idx)
             closed, values = closed_form_log_joint(model, target, stacked_codes(codes, M))
             closed = closed[:n]  # the same rows for every model of the group
             res = np.empty((M, n, out.shape[2]))
             res[:, closed] = values.reshape(M, int(closed.sum()), out.shape[2])
-            rest = np.flatnonzero(~closed)
-            if len(rest):
-                sub = codes[rest]
-                for rows, obs in self._pattern_groups(sub, target):
-                    for m, k in enumerate(idx):
-                        res[m, rest[rows]] = log_joint_batch(
-                            networks[k].factor_model(), target, obs, sub[np.ix_(rows, obs)])
+            # blocks of the rows left (as _pattern_groups: rare patterns pooled)
+            left = [k for k in range(len(patterns)) if not closed[members[k][0]]]
+            blocks, pooled = [], []
+            for k in left:
+                if len(members[k]) < MIN_PATTERN_ROWS and len(left) > 1:
+                    pooled.append(members[k])
+                else:
+                    blocks.append((members[k], np.flatnonzero(patterns[k])))
+            if pooled:
+                rows = np.sort(np.concatenate(pooled))
+                blocks.append((rows, np.flatnonzero(observed[rows].any(axis=0))))
+            for rows, obs in blocks:
+                ev = codes[np.ix_(rows, obs)]
+                for m, k in enumerate(idx):
+                    res[m, rows] = log_joint_batch(networks[k].factor_model(), target, obs, ev)
             out[idx] = res
         return out
 
