@@ -20,6 +20,7 @@ marginalized exactly (variable elimination in :meth:`bnma_core.network.DiscreteB
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any
 
 import numpy as np
@@ -180,7 +181,7 @@ class ExactStructureClassifier(DiscreteBNClassifier):
 def _stacked_groups(networks: Any) -> list[tuple[np.ndarray, Any]]:
     """The networks grouped by structure (parent lists, cardinalities and whether every CPT
     entry is positive, which decides the underflow fallback): (indices in ``networks``, their
-    :func:`bnma_core.factors.stack_models`), cached on the first network of each group."""
+    :func:`bnma_core.factors.stack_models`), cached in ``_STACKS``."""
     from ..factors import stack_models
 
     keys: dict[Any, list[int]] = {}
@@ -191,15 +192,19 @@ def _stacked_groups(networks: Any) -> list[tuple[np.ndarray, Any]]:
         keys.setdefault(key, []).append(k)
     groups = []
     for idx in keys.values():
-        head = networks[idx[0]]
         members = [networks[k].factor_model() for k in idx]
-        cached = head._cache.get("stacked")
+        cached = _STACKS.get(members[0])
         if cached is None or len(cached[0]) != len(members) or any(
-                a is not b for a, b in zip(cached[0], members)):
-            cached = (members, stack_models(members))
-            head._cache["stacked"] = cached
+                a() is not b for a, b in zip(cached[0], members)):
+            cached = ([weakref.ref(m) for m in members], stack_models(members))
+            _STACKS[members[0]] = cached
         groups.append((np.array(idx), cached[1]))
     return groups
+
+
+_STACKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Stacked models by the factor model of their first network, with weak references to the
+members (not pickled with the estimator; dropped with the networks)."""
 
 
 class ExactBN(ExactStructureClassifier):

@@ -112,3 +112,33 @@ def test_no_rows_and_repeated_calls(subbagging):
     R = np.array([[0, -1, 2, -1, 1]], np.int32)
     a = est._predict_log_proba_codes(R)
     np.testing.assert_array_equal(a, est._predict_log_proba_codes(R))  # cached stacks
+
+
+def test_stacks_follow_the_network_list_and_are_released(subbagging, wbc_small):
+    """A different list of networks with the same first member gets its own stack; the
+    cached stacks go with the networks."""
+    import gc
+
+    from bnma_core.classifiers import exact
+
+    est = subbagging
+    R = _rows(wbc_small[0])[:40]
+    nets = [n for ns in est.networks_ for n in ns]
+    est._networks_posteriors(nets, R)
+    by_dag: dict = {}
+    for n in nets:
+        by_dag.setdefault(tuple(map(tuple, n.parents)), []).append(n)
+    group = max(by_dag.values(), key=len)
+    assert len(group) > 1
+    fewer = [group[0], group[-1]]
+    np.testing.assert_allclose(est._networks_posteriors(fewer, R),
+                               _reference_posteriors(est, fewer, R), rtol=0, atol=1e-12)
+    X, y = wbc_small
+    gc.collect()
+    before = len(exact._STACKS)
+    tmp = KBestEC(n_best=3).fit(X, y)
+    tmp._predict_log_proba_codes(R)
+    assert len(exact._STACKS) > before
+    del tmp
+    gc.collect()
+    assert len(exact._STACKS) == before
