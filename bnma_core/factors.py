@@ -19,10 +19,15 @@ The quantity is the evidence-restricted joint, computed by sum-product variable 
 summed over the unobserved variables x_hid of the ancestral set of {t} ∪ obs (barren nodes sum
 to one and are dropped). Rows whose Markov blanket of ``t`` is fully observed use the closed
 form log P(t | mb) = log theta_t(t | pa_t) + sum_{ch} log theta_ch(x_ch | pa_ch) (Pearl 1988).
-The other rows are grouped by missingness pattern; each group is one batched elimination with
-hard evidence, and patterns rarer than ``min_pattern_rows`` are pooled into one elimination in
-which each partly observed variable enters through the indicator lambda(x) = [x == code or
-code == -1] (soft evidence).
+Rows whose ancestral set of {t} ∪ obs has no unobserved variable besides ``t`` (every
+unobserved variable barren; Shachter 1986) get the product of those families in closed form,
+whatever their patterns (:func:`closed_form_log_joint`: one vectorised pass for many Shapley
+coalitions). The other rows are grouped by missingness pattern; each group is one batched
+elimination with hard evidence, and patterns rarer than ``min_pattern_rows`` are pooled into one
+elimination in which each partly observed variable enters through the indicator
+lambda(x) = [x == code or code == -1] (soft evidence). Models with the same structure are
+evaluated together as one model with their number as an extra observed parent
+(:func:`stack_models`).
 
 Layout
 ------
@@ -53,9 +58,10 @@ import numpy as np
 from .kernels.counting import parent_strides
 
 __all__ = ["CHUNK_CELLS", "MIN_PATTERN_ROWS", "CycleError", "Factor", "FactorModel",
-           "children_of", "class_log_posterior", "eliminate", "log_joint_batch", "markov_blanket",
-           "markov_blanket_log_scores", "min_fill_order", "product", "sum_out",
-           "topological_order"]
+           "children_of", "class_log_posterior", "closed_form_log_joint", "eliminate",
+           "log_joint_batch", "markov_blanket",
+           "markov_blanket_log_scores", "min_fill_order", "product", "stack_models",
+           "stacked_codes", "sum_out", "topological_order"]
 
 CHUNK_CELLS = 2_000_000
 """Largest number of float64 cells of one intermediate factor over a block of rows (~16 MB);
@@ -623,6 +629,67 @@ def log_joint_batch(model: FactorModel, t: int, obs: Sequence[int], ev: np.ndarr
     return out
 
 
+def closed_form_log_joint(model: FactorModel, target: int, codes: np.ndarray
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """log P(target = k, x_obs) of the rows that need no elimination, all at once.
+
+    Per row, the relevant variables are the ancestral set A of {target} ∪ observed; every
+    other unobserved variable is barren (none of its descendants is observed or the target)
+    and sums to one (Shachter 1986). When no variable of A is unobserved except the target,
+    the joint is the product of the families of A, evaluated by index arithmetic for all such
+    rows together whatever their missingness patterns:
+    log P(t, x_obs) = sum_{i in A} log theta_i(x_i | x_pa(i)).
+
+    Parameters
+    ----------
+    model : FactorModel
+    target : int
+    codes : (n, n_vars) int array
+        Validated codes, -1 = unobserved; the target column is ignored.
+
+    Returns
+    -------
+    rows : (n,) bool
+        The rows computed here (the others need :func:`log_joint_batch`).
+    log_joint : (rows.sum(), r_target) float64
+        Their log P(target = k, x_obs), the exact joint (not only up to a constant).
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    n, V = codes.shape
+    observed = codes >= 0
+    observed[:, target] = False
+    anc = observed.copy()
+    anc[:, target] = True
+    parent_of = np.zeros((V, V), dtype=np.int64)  # [i, p] = 1 when p is a parent of i
+    for i, pa in enumerate(model.parents):
+        parent_of[i, pa] = 1
+    while True:  # close under "parent of"
+        grown = anc | ((anc.astype(np.int64) @ parent_of) > 0)
+        if (grown == anc).all():
+            break
+        anc = grown
+    hidden = anc & ~observed
+    hidden[:, target] = False
+    rows = ~hidden.any(axis=1)
+    c = codes[rows]
+    a = anc[rows]
+    r_t = int(model.cards[target])
+    states = np.arange(r_t)[None, :]
+    out = np.zeros((len(c), r_t))
+    for i in range(V):
+        use = np.flatnonzero(a[:, i])
+        if not len(use):
+            continue
+        ci = c[use]
+        j: Any = np.zeros((len(use), 1), dtype=np.int64)
+        for p, st in zip(model.parents[i], model.strides(i)):
+            p = int(p)
+            j = j + (states * int(st) if p == target else ci[:, p, None] * int(st))
+        col = states if i == target else ci[:, i, None]
+        out[use] += model.log_cpts[i][j, col]
+    return rows, out
+
+
 def _row_groups(observed: np.ndarray) -> list[np.ndarray]:
     """Row indices grouped by identical boolean rows (bit-packed keys, one stable sort, so
     each group's indices are increasing)."""
@@ -689,6 +756,11 @@ def class_log_posterior(model: FactorModel, target: int, codes: np.ndarray, *,
     rest = np.flatnonzero(~full)
     if not len(rest):
         return out
+    closed, values = closed_form_log_joint(model, target, codes[rest])
+    out[rest[closed]] = values
+    rest = rest[~closed]
+    if not len(rest):
+        return out
     opts = {"chunk_cells": chunk_cells, "enumeration_limit": enumeration_limit}
     pooled = []
     for rows in _row_groups(observed[rest]):
@@ -703,3 +775,44 @@ def class_log_posterior(model: FactorModel, target: int, codes: np.ndarray, *,
         obs = np.flatnonzero(observed[rows].any(axis=0))
         out[rows] = log_joint_batch(model, target, obs, codes[np.ix_(rows, obs)], **opts)
     return out
+
+
+# ---------------------------------------------------------------------- many models at once
+def stack_models(models: Sequence[FactorModel]) -> FactorModel:
+    """M models with the same cardinalities and parent lists as one model with one more
+    variable ``s`` (index ``n_vars``, cardinality M, the model's number) that is an extra last
+    parent of every variable: theta_i(x_i | pa_i, s = m) = theta_i of model m (the CPTs stacked
+    row-wise: with the first parent fastest, s has stride q_i). Its own table is all ones
+    (log 0), so with ``s`` observed every query of the stacked model equals the same query of
+    model ``s`` — exactly, term by term — and one batched elimination serves all M models
+    (rows from :func:`stacked_codes`).
+
+    Raises
+    ------
+    ValueError
+        No models, or models whose cardinalities or parent lists differ.
+    """
+    if not models:
+        raise ValueError("stack_models needs at least one model.")
+    first = models[0]
+    for m in models[1:]:
+        if not np.array_equal(m.cards, first.cards) or any(
+                not np.array_equal(a, b) for a, b in zip(m.parents, first.parents)):
+            raise ValueError("Only models with the same cardinalities and parent lists can be "
+                             "stacked.")
+    n = first.n_vars
+    M = len(models)
+    cards = [*first.cards.tolist(), M]
+    parents = [[*pa.tolist(), n] for pa in first.parents] + [[]]
+    cpts = [np.concatenate([m.cpts[i] for m in models], axis=0) for i in range(n)]
+    return FactorModel(cards, parents, [*cpts, np.ones((1, M))])
+
+
+def stacked_codes(codes: np.ndarray, n_models: int) -> np.ndarray:
+    """Rows of :func:`stack_models`: ``codes`` repeated once per model, model by model, with
+    the model's number appended: shape (n_models · n, n_vars + 1); row m·n + j is row j for
+    model m."""
+    codes = np.asarray(codes, dtype=np.int64)
+    n = codes.shape[0]
+    return np.column_stack([np.tile(codes, (n_models, 1)),
+                            np.repeat(np.arange(n_models, dtype=np.int64), n)])

@@ -20,6 +20,7 @@ marginalized exactly (variable elimination in :meth:`bnma_core.network.DiscreteB
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any
 
 import numpy as np
@@ -101,10 +102,109 @@ class ExactStructureClassifier(DiscreteBNClassifier):
         codes = np.column_stack([X, np.full(len(X), -1)]).astype(np.int64)
         return net.class_posterior(self.class_index_, codes)
 
+    def _networks_posteriors(self, networks: Any, X: np.ndarray) -> np.ndarray:
+        """P(c | x) of every network for feature codes ``X``: (len(networks), n, n_classes),
+        equal to :meth:`_posterior` network by network. Networks with the same structure are
+        evaluated together through :func:`bnma_core.factors.stack_models` (one batched
+        elimination per structure and missingness block instead of one per network; DESIGN
+        §11)."""
+        from ..factors import MIN_PATTERN_ROWS, class_log_posterior, stacked_codes
+        from ..network.inference import _normalised
+
+        n, c = len(X), self.class_index_
+        out = np.empty((len(networks), n, len(self.classes_)))
+        if not len(networks) or not n:
+            return out
+        codes = np.column_stack([X, np.full(n, -1)]).astype(np.int64)
+        for idx, model in _stacked_groups(networks):
+            M = len(idx)
+            lj = class_log_posterior(model, c, stacked_codes(codes, M), validate=False,
+                                     min_pattern_rows=MIN_PATTERN_ROWS * M)
+            out[idx] = _normalised(lj).reshape(M, n, -1)
+        return out
+
+    def _networks_log_joints(self, networks: Any, X: np.ndarray, target: int) -> np.ndarray:
+        """Exact log P(c, x_obs | network) of feature codes ``X`` for each network:
+        (len(networks), n, n_classes), the numbers the base class computes network by network.
+        Networks with the same structure are evaluated together
+        (:func:`bnma_core.factors.stack_models`): the rows whose relevant variables are all
+        observed in closed form (:func:`bnma_core.factors.closed_form_log_joint`), the others
+        by elimination, one per missingness block."""
+        from ..factors import (
+            MIN_PATTERN_ROWS,
+            closed_form_log_joint,
+            log_joint_batch,
+            stacked_codes,
+        )
+
+        n = len(X)
+        out = np.empty((len(networks), n, len(self.classes_)))
+        if not len(networks) or not n:
+            return out
+        codes = np.column_stack([X, np.full(n, -1)]).astype(np.int64)
+        observed = codes >= 0
+        observed[:, target] = False
+        patterns, inverse = np.unique(observed, axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+        members = np.split(np.argsort(inverse, kind="stable"),
+                           np.cumsum(np.bincount(inverse, minlength=len(patterns)))[:-1])
+        for idx, model in _stacked_groups(networks):
+            M = len(idx)
+            closed, values = closed_form_log_joint(model, target, stacked_codes(codes, M))
+            closed = closed[:n]  # the same rows for every model of the group
+            res = np.empty((M, n, out.shape[2]))
+            res[:, closed] = values.reshape(M, int(closed.sum()), out.shape[2])
+            # blocks of the rows left (as _pattern_groups: rare patterns pooled)
+            left = [k for k in range(len(patterns)) if not closed[members[k][0]]]
+            blocks, pooled = [], []
+            for k in left:
+                if len(members[k]) < MIN_PATTERN_ROWS and len(left) > 1:
+                    pooled.append(members[k])
+                else:
+                    blocks.append((members[k], np.flatnonzero(patterns[k])))
+            if pooled:
+                rows = np.sort(np.concatenate(pooled))
+                blocks.append((rows, np.flatnonzero(observed[rows].any(axis=0))))
+            for rows, obs in blocks:
+                ev = codes[np.ix_(rows, obs)]
+                for m, k in enumerate(idx):
+                    res[m, rows] = log_joint_batch(networks[k].factor_model(), target, obs, ev)
+            out[idx] = res
+        return out
+
     @staticmethod
     def _log(p: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore"):
             return np.log(p)
+
+
+def _stacked_groups(networks: Any) -> list[tuple[np.ndarray, Any]]:
+    """The networks grouped by structure (parent lists, cardinalities and whether every CPT
+    entry is positive, which decides the underflow fallback): (indices in ``networks``, their
+    :func:`bnma_core.factors.stack_models`), cached in ``_STACKS``."""
+    from ..factors import stack_models
+
+    keys: dict[Any, list[int]] = {}
+    for k, net in enumerate(networks):
+        fm = net.factor_model()
+        key = (tuple(fm.cards.tolist()), tuple(tuple(pa.tolist()) for pa in fm.parents),
+               fm.positive)
+        keys.setdefault(key, []).append(k)
+    groups = []
+    for idx in keys.values():
+        members = [networks[k].factor_model() for k in idx]
+        cached = _STACKS.get(members[0])
+        if cached is None or len(cached[0]) != len(members) or any(
+                a() is not b for a, b in zip(cached[0], members)):
+            cached = ([weakref.ref(m) for m in members], stack_models(members))
+            _STACKS[members[0]] = cached
+        groups.append((np.array(idx), cached[1]))
+    return groups
+
+
+_STACKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Stacked models by the factor model of their first network, with weak references to the
+members (not pickled with the estimator; dropped with the networks)."""
 
 
 class ExactBN(ExactStructureClassifier):

@@ -127,8 +127,8 @@ class KBestEC(ExactStructureClassifier):
 
     def _predict_log_proba_codes(self, X: np.ndarray) -> np.ndarray:
         p = np.zeros((len(X), len(self.classes_)))
-        for w, net in zip(self.weights_, self.networks_):
-            p += w * self._posterior(net, X)
+        for w, post in zip(self.weights_, self._networks_posteriors(self.networks_, X)):
+            p += w * post
         return self._log(p)
 
     def model_log_joints(self, X: Any, codes: bool = False
@@ -334,9 +334,11 @@ class SubbaggingKBest(ExactStructureClassifier):
         shows). ``codes=True``: ``X`` is already an array of feature codes."""
         Xc = X if codes else self._prepare_predict(X)
         out = np.zeros((len(self.subsamples_), len(Xc), len(self.classes_)))
+        nets = [net for nets in self.networks_ for net in nets]
+        posts = iter(self._networks_posteriors(nets, Xc))
         for t, (sub, nets) in enumerate(zip(self.subsamples_, self.networks_)):
-            for w, net in zip(sub.weights, nets):
-                out[t] += w * self._posterior(net, Xc)
+            for w, _ in zip(sub.weights, nets):
+                out[t] += w * next(posts)
         return out
 
     def subsample_counts(self, X: Any, y: Any) -> np.ndarray:
