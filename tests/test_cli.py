@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 
@@ -103,8 +102,6 @@ def test_python_dash_m_entry_point():
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
 
 
-@pytest.mark.skipif(importlib.util.find_spec("bnma_core.network") is None,
-                    reason="bnma_core.network (branch net) not merged yet")
 def test_sample_alarm(tmp_path, capsys, monkeypatch):
     out = tmp_path / "alarm.csv"
     code, stdout, _ = run(["sample", "--network", "alarm", "--rows", "200", "--seed", "0",
@@ -130,8 +127,6 @@ def test_sample_alarm(tmp_path, capsys, monkeypatch):
         assert code == 0 and (got.to_numpy() == want.to_numpy().astype(str)).all()
 
 
-@pytest.mark.skipif(importlib.util.find_spec("bnma_core.network") is None,
-                    reason="bnma_core.network (branch net) not merged yet")
 def test_sample_unknown_network(tmp_path, capsys):
     code, _, err = run(["sample", "--network", "nonet", "--out", str(tmp_path / "x.csv")],
                        capsys)

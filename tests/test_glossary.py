@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
+from streamlit.testing.v1 import AppTest
 
 from bnma_core.glossary import TERMS
 
-AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 

@@ -8,12 +8,11 @@ import time
 
 import numpy as np
 import plotly.io as pio
-import pytest
+import streamlit.testing.v1 as st_testing
 from conftest import ROOT
 
 from bnma_core.viz.kbest import edge_stability
 
-st_testing = pytest.importorskip("streamlit.testing.v1")
 AppTest = st_testing.AppTest
 
 TIMEOUT = 120

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import streamlit.testing.v1 as st_testing
 from conftest import ROOT
 
 from bnma_core.datasets import bundled_path
 
-st_testing = pytest.importorskip("streamlit.testing.v1")
 AppTest = st_testing.AppTest
 
 TIMEOUT = 180

@@ -9,11 +9,11 @@ import time
 
 import numpy as np
 import pytest
+import streamlit.testing.v1 as st_testing
 from conftest import ROOT
 
 from bnma_core.network import load_network
 
-st_testing = pytest.importorskip("streamlit.testing.v1")
 AppTest = st_testing.AppTest
 TIMEOUT = 180
 

@@ -10,11 +10,11 @@ import tomllib
 
 import numpy as np
 import pytest
+import streamlit.testing.v1 as st_testing
 from conftest import ROOT
 
 from bnma_core.limits import INPUT_RANGES
 
-st_testing = pytest.importorskip("streamlit.testing.v1")
 AppTest = st_testing.AppTest
 
 TIMEOUT = 120

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import pytest
 from conftest import ROOT
 
 from bnma_core import cli
@@ -27,7 +26,8 @@ def test_cli_default_methods_read_the_constant(monkeypatch):
 
 
 def test_compare_page_default_selection_reads_the_constant(monkeypatch):
-    st_testing = pytest.importorskip("streamlit.testing.v1")
+    import streamlit.testing.v1 as st_testing
+
     from bnma_core.data import load_dataset
     from bnma_core.datasets import bundled_path
 

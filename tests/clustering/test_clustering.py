@@ -469,7 +469,7 @@ def test_prim_tree_equals_networkx_maximum_spanning_tree(seed):
 # ---------------------------------------------------------------------------------------------
 
 def _clustering_page(ds):
-    st_testing = pytest.importorskip("streamlit.testing.v1")
+    import streamlit.testing.v1 as st_testing
     root = Path(__file__).resolve().parents[2]
     at = st_testing.AppTest.from_file(str(root / "app.py"), default_timeout=120)
     at.switch_page("pages/6_Clustering.py")

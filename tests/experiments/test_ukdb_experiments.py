@@ -50,7 +50,6 @@ def test_datasets_skip_absent_files(tmp_path):
 
 @pytest.mark.slow
 def test_smoke_runs(tmp_path):
-    pytest.importorskip("bnma_core.evaluation")
     folds, table = ukdb_wbc.cv_table(folds=2, ks=(1,), sensitivity=False)
     assert set(table["method"]) == {"nb", "tan", "kdb1", "ukdb_l1", "ukdb_p1", "ukdb1"}
     assert (table["zero_one_loss"] < 0.2).all()

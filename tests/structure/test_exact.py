@@ -482,8 +482,9 @@ def test_progress_callback_reports_stages_and_can_stop(five):
 
 
 def test_dashboard_page_runs_on_wbc():
-    st_testing = pytest.importorskip("streamlit.testing.v1")
     from pathlib import Path
+
+    import streamlit.testing.v1 as st_testing
 
     from bnma_core.data import load_dataset
     from bnma_core.datasets import bundled_path
