@@ -597,7 +597,8 @@ def classroom_round(browser, url: str, pid: int, label: str, n_steppers: int = 3
     ``n_runners`` on Order MCMC (the Data page's default WBC, the page's default settings),
     click Run in the latter, then have every stepper click "+1" every ``step_interval`` s
     (staggered; the next click once the previous step has shown) until the runs have ended and
-    ``min_seconds`` have passed, or ``max_seconds``; then close every tab and wait until the server has freed them."""
+    ``min_seconds`` have passed, or ``max_seconds``; then close every tab and wait until the
+    server has freed them."""
     res = ClassroomResult(label, n_steppers, n_runners, step_interval, uptime=load_average())
     log_offset = log.stat().st_size if log is not None and log.exists() else 0
     probe = [_open(browser, url, "Teach")] + ([_open(browser, url, "")] if n_runners else [])
