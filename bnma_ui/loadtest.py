@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import re
 import shutil
 import tempfile
@@ -561,6 +562,11 @@ class ClassroomResult:
     rss_peak_mb: float = float("nan")
     rss_end_mb: float = float("nan")
     stepping_seconds: float = float("nan")
+    server_cpu_share: float = float("nan")
+    """The server's CPU seconds per second while the class stepped (2 = both cores)."""
+    browser_cpu_share: float = float("nan")
+    """The same for the headless chromium driving the sessions (this process's children): on
+    one machine the browser competes with the server for the cores."""
     errors: list[str] = field(default_factory=list)
     uptime: str = ""
 
@@ -574,6 +580,38 @@ def load_average() -> str:
         return " ".join(Path("/proc/loadavg").read_text().split()[:3])
     except OSError:
         return ""
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process (Linux ``/proc``), NaN elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return float("nan")
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (Linux ``/proc``)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    found, todo = [], [pid]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        found += kids
+        todo += kids
+    return found
+
+
+def _browser_cpu_seconds(server_pid: int) -> float:
+    """CPU seconds of this process's descendants other than the server (the browser's)."""
+    return sum(cpu_seconds(p) for p in _descendants(os.getpid()) if p != server_pid
+               and cpu_seconds(p) == cpu_seconds(p))
 
 
 def _open(browser, url: str, path: str):
@@ -630,6 +668,7 @@ def classroom_round(browser, url: str, pid: int, label: str, n_steppers: int = 3
     first: dict[int, float] = {}
     ended: dict[int, float] = {}
     begin = time.perf_counter()
+    cpu0 = cpu_seconds(pid), _browser_cpu_seconds(pid)
     due = [begin + step_interval * i / max(n_steppers, 1) for i in range(n_steppers)]
     pending = [False] * n_steppers
     reached = [0] * n_steppers
@@ -668,6 +707,9 @@ def classroom_round(browser, url: str, pid: int, label: str, n_steppers: int = 3
                         res.errors.append(f"runner {i}: exception shown")
         time.sleep(0.02)  # the driver's polling interval
     res.stepping_seconds = round(time.perf_counter() - begin, 1)
+    res.server_cpu_share = round((cpu_seconds(pid) - cpu0[0]) / res.stepping_seconds, 2)
+    res.browser_cpu_share = round((_browser_cpu_seconds(pid) - cpu0[1])
+                                  / res.stepping_seconds, 2)
     # steps still in flight at the end are collected (up to their timeout)
     deadline = time.perf_counter() + STEP_TIMEOUT_S
     while any(pending) and time.perf_counter() < deadline:
