@@ -645,6 +645,7 @@ def classroom_round(browser, url: str, pid: int, label: str, n_steppers: int = 3
     for ctx, _ in probe:
         ctx.close()
     res.rss_before_mb = _settled_rss(pid, timeout=60.0)
+    sampler = _PeakRss(pid)  # from the class's arrival on: opening a page costs memory too
     t0 = time.perf_counter()
     steppers = [_open(browser, url, "Teach") for _ in range(n_steppers)]
     runners = [_open(browser, url, "") for _ in range(n_runners)]  # the Data page loads WBC
@@ -655,7 +656,6 @@ def classroom_round(browser, url: str, pid: int, label: str, n_steppers: int = 3
         if page.get_by_role("button", name="+1").count() == 0:
             res.errors.append(f"stepper {i}: no +1 button on the Teach page")
     res.rss_start_mb = rss_mb(pid)
-    sampler = _PeakRss(pid)
     started = {}
     for i, (_, page) in enumerate(runners):
         try:
