@@ -42,13 +42,15 @@ def free_port() -> int:
 
 
 @contextmanager
-def streamlit_server(log_path: Path, start_timeout: float = 90.0, app_dir: Path | None = None):
+def streamlit_server(log_path: Path, start_timeout: float = 90.0, app_dir: Path | None = None,
+                     env: dict[str, str] | None = None):
     """Serve ``app.py`` on a free loopback port; yields ``(url, process)``. ``app_dir``: the
-    checkout to serve (default this one), its packages first on the server's path."""
+    checkout to serve (default this one), its packages first on the server's path; ``env``:
+    extra environment variables of the server (e.g. ``NUMBA_DEBUG_CACHE``)."""
     port = free_port()
     log_path.parent.mkdir(parents=True, exist_ok=True)
     app_dir = Path(app_dir or ROOT).resolve()
-    env = {**os.environ, "PYTHONPATH": str(app_dir)}
+    env = {**os.environ, **(env or {}), "PYTHONPATH": str(app_dir)}
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",

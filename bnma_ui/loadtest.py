@@ -11,12 +11,19 @@ With ``hostile=True`` a separate browser process (:func:`hostile_session`) meanw
 crafted links and uploads odd files (:data:`HOSTILE_LINKS`, :func:`hostile_uploads`) in a loop
 until the normal runs end; ``benchmarks/load_hostile.py`` compares the normal sessions'
 figures with and without it.
+
+:func:`classroom_round` is a class instead: many sessions step ASIA chains on the Teach page
+while a few run order MCMC on WBC; step latency (click to the new iteration shown, timed in
+the browser), errors and the server's RSS before, at peak and after the class has left. Used by
+``benchmarks/load_classroom.py`` (30 + 2 sessions, cold and warm) and, with 3 stepping
+sessions, by ``tests/test_load.py``.
 """
 
 from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import re
 import shutil
 import tempfile
@@ -477,3 +484,268 @@ def server_stop_seconds(log: Path) -> float:
     except OSError:
         return float("nan")
     return max(found) if found else float("nan")
+
+
+# --- the classroom: many sessions stepping chains on the Teach page -------------------------
+STEP_TIMEOUT_S = 60.0
+"""A step whose iteration has not shown after this long counts as an error."""
+
+# One "+1" click, timed in the page itself: the click, then a MutationObserver (not throttled
+# like timers of a page without focus) until the "Iteration" metric shows a larger number.
+# The outcome goes to window.__bnmaStep for the driver to collect.
+_JS_STEP = """
+(timeoutMs) => {
+  const iteration = () => {
+    for (const m of document.querySelectorAll('[data-testid="stMetric"]')) {
+      const label = m.querySelector('[data-testid="stMetricLabel"]');
+      if (label && label.innerText.trim() === 'Iteration') {
+        const v = m.querySelector('[data-testid="stMetricValue"]').innerText;
+        return parseInt(v.split(' of ')[0].replace(/,/g, ''), 10) || 0;
+      }
+    }
+    return 0;
+  };
+  const button = [...document.querySelectorAll('button')]
+    .find(b => b.innerText.trim() === '+1');
+  if (!button || button.disabled) {
+    window.__bnmaStep = {pending: false, ms: null, error: 'no enabled +1 button'};
+    return;
+  }
+  const from = iteration();
+  const t0 = performance.now();
+  window.__bnmaStep = {pending: true, from: from};
+  let observer = null;
+  const check = () => {
+    if (!window.__bnmaStep.pending) return;
+    const now = iteration();
+    if (now > from) {
+      window.__bnmaStep = {pending: false, ms: performance.now() - t0, from: from, to: now};
+    } else if (performance.now() - t0 > timeoutMs) {
+      window.__bnmaStep = {pending: false, ms: null, from: from, to: now,
+                           error: 'the next iteration did not show'};
+    } else {
+      setTimeout(check, 250);
+      return;
+    }
+    if (observer) observer.disconnect();
+  };
+  observer = new MutationObserver(check);
+  observer.observe(document.body, {subtree: true, childList: true, characterData: true});
+  button.click();
+  setTimeout(check, 250);
+}
+"""
+
+
+@dataclass
+class ClassroomResult:
+    label: str
+    n_steppers: int
+    n_runners: int
+    step_interval_s: float
+    steps: int = 0
+    step_p50_s: float = float("nan")
+    step_p95_s: float = float("nan")
+    step_max_s: float = float("nan")
+    steps_per_session_per_s: float = float("nan")
+    """Achieved step rate (the target is 1 / step_interval_s)."""
+    iterations_reached: list[int] = field(default_factory=list)
+    runs_completed: int = 0
+    run_seconds: list[float] = field(default_factory=list)
+    open_seconds: float = float("nan")
+    """Opening every session on its page (first page view: imports, compilation)."""
+    first_step_p95_s: float = float("nan")
+    """p95 of each stepper's first step (the part a cold server pays compilation in)."""
+    rss_before_mb: float = float("nan")
+    """The server before the class arrives (one visit to each page made and closed)."""
+    rss_start_mb: float = float("nan")
+    rss_peak_mb: float = float("nan")
+    rss_end_mb: float = float("nan")
+    stepping_seconds: float = float("nan")
+    server_cpu_share: float = float("nan")
+    """The server's CPU seconds per second while the class stepped (2 = both cores)."""
+    browser_cpu_share: float = float("nan")
+    """The same for the headless chromium driving the sessions (this process's children): on
+    one machine the browser competes with the server for the cores."""
+    errors: list[str] = field(default_factory=list)
+    uptime: str = ""
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def load_average() -> str:
+    """The machine's 1 / 5 / 15-minute load averages (the figures depend on what else runs)."""
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return ""
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process (Linux ``/proc``), NaN elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return float("nan")
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (Linux ``/proc``)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    found, todo = [], [pid]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        found += kids
+        todo += kids
+    return found
+
+
+def _browser_cpu_seconds(server_pid: int) -> float:
+    """CPU seconds of this process's descendants other than the server (the browser's)."""
+    return sum(cpu_seconds(p) for p in _descendants(os.getpid()) if p != server_pid
+               and cpu_seconds(p) == cpu_seconds(p))
+
+
+def _open(browser, url: str, path: str):
+    ctx = browser.new_context(viewport=LAPTOP)
+    page = ctx.new_page()
+    page.set_default_timeout(180_000)
+    page.goto(f"{url}/{path}")
+    wait_idle(page, timeout=240)
+    return ctx, page
+
+
+def _step_state(page) -> dict | None:
+    return page.evaluate("() => window.__bnmaStep || null")
+
+
+def classroom_round(browser, url: str, pid: int, label: str, n_steppers: int = 30,
+                    n_runners: int = 2, step_interval: float = 2.0,
+                    min_seconds: float = 60.0, max_seconds: float = 240.0,
+                    log: Path | None = None) -> ClassroomResult:
+    """One class on a served app: open ``n_steppers`` sessions on the Teach page and
+    ``n_runners`` on Order MCMC (the Data page's default WBC, the page's default settings),
+    click Run in the latter, then have every stepper click "+1" every ``step_interval`` s
+    (staggered; the next click once the previous step has shown) until the runs have ended and
+    ``min_seconds`` have passed, or ``max_seconds``; then close every tab and wait until the
+    server has freed them."""
+    res = ClassroomResult(label, n_steppers, n_runners, step_interval, uptime=load_average())
+    log_offset = log.stat().st_size if log is not None and log.exists() else 0
+    probe = [_open(browser, url, "Teach")] + ([_open(browser, url, "")] if n_runners else [])
+    if n_runners:
+        nav(probe[1][1], "Order MCMC")
+    for ctx, _ in probe:
+        ctx.close()
+    res.rss_before_mb = _settled_rss(pid, timeout=60.0)
+    sampler = _PeakRss(pid)  # from the class's arrival on: opening a page costs memory too
+    t0 = time.perf_counter()
+    steppers = [_open(browser, url, "Teach") for _ in range(n_steppers)]
+    runners = [_open(browser, url, "") for _ in range(n_runners)]  # the Data page loads WBC
+    for _, page in runners:
+        nav(page, "Order MCMC")
+    res.open_seconds = round(time.perf_counter() - t0, 1)
+    for i, (_, page) in enumerate(steppers):
+        if page.get_by_role("button", name="+1").count() == 0:
+            res.errors.append(f"stepper {i}: no +1 button on the Teach page")
+    res.rss_start_mb = rss_mb(pid)
+    started = {}
+    for i, (_, page) in enumerate(runners):
+        try:
+            page.get_by_test_id("stMainBlockContainer").get_by_role(
+                "button", name="Run").click(timeout=30_000)
+            started[i] = time.perf_counter()
+        except Exception as e:  # noqa: BLE001 - recorded, the class goes on
+            res.errors.append(f"runner {i}: Run could not be clicked ({type(e).__name__})")
+    latencies: list[float] = []
+    first: dict[int, float] = {}
+    ended: dict[int, float] = {}
+    begin = time.perf_counter()
+    cpu0 = cpu_seconds(pid), _browser_cpu_seconds(pid)
+    due = [begin + step_interval * i / max(n_steppers, 1) for i in range(n_steppers)]
+    pending = [False] * n_steppers
+    reached = [0] * n_steppers
+    last_runner_check = 0.0
+    while True:
+        now = time.perf_counter()
+        runs_over = len(ended) + (n_runners - len(started)) >= n_runners
+        if now - begin >= max_seconds or (runs_over and now - begin >= min_seconds):
+            break
+        for i, (_, page) in enumerate(steppers):
+            if pending[i]:
+                state = _step_state(page)
+                if state is None or state.get("pending"):
+                    continue
+                pending[i] = False
+                if state.get("ms") is None:
+                    res.errors.append(f"stepper {i}: {state.get('error')} "
+                                      f"(iteration {state.get('from')})")
+                else:
+                    latencies.append(state["ms"] / 1000)
+                    first.setdefault(i, state["ms"] / 1000)
+                    reached[i] = int(state["to"])
+                due[i] = max(due[i] + step_interval, time.perf_counter())
+            elif time.perf_counter() >= due[i]:
+                page.evaluate(_JS_STEP, STEP_TIMEOUT_S * 1000)
+                pending[i] = True
+        if time.perf_counter() - last_runner_check > 2.0:
+            last_runner_check = time.perf_counter()
+            for i, (_, page) in enumerate(runners):
+                if i in ended or i not in started:
+                    continue
+                state = _state(page)
+                if state != "running":
+                    ended[i] = time.perf_counter()
+                    if state == "error":
+                        res.errors.append(f"runner {i}: exception shown")
+        time.sleep(0.02)  # the driver's polling interval
+    res.stepping_seconds = round(time.perf_counter() - begin, 1)
+    res.server_cpu_share = round((cpu_seconds(pid) - cpu0[0]) / res.stepping_seconds, 2)
+    res.browser_cpu_share = round((_browser_cpu_seconds(pid) - cpu0[1])
+                                  / res.stepping_seconds, 2)
+    # steps still in flight at the end are collected (up to their timeout)
+    deadline = time.perf_counter() + STEP_TIMEOUT_S
+    while any(pending) and time.perf_counter() < deadline:
+        for i, (_, page) in enumerate(steppers):
+            if pending[i]:
+                state = _step_state(page)
+                if state is not None and not state.get("pending"):
+                    pending[i] = False
+                    if state.get("ms") is not None:
+                        latencies.append(state["ms"] / 1000)
+                        reached[i] = int(state["to"])
+        time.sleep(0.05)  # polling
+    for i in [i for i in range(n_steppers) if pending[i]]:
+        res.errors.append(f"stepper {i}: a step still pending at the end")
+    for i, (_, page) in enumerate([*steppers, *runners]):
+        if exception_text(page) is not None:
+            res.errors.append(f"session {i}: exception shown")
+    res.rss_peak_mb = sampler.stop()
+    res.runs_completed = len(ended)
+    res.run_seconds = [round(ended[i] - started[i], 1) for i in sorted(ended)]
+    res.iterations_reached = reached
+    res.steps = len(latencies)
+    if latencies:
+        res.step_p50_s = round(float(np.percentile(latencies, 50)), 3)
+        res.step_p95_s = round(float(np.percentile(latencies, 95)), 3)
+        res.step_max_s = round(max(latencies), 3)
+        res.steps_per_session_per_s = round(len(latencies) / n_steppers
+                                            / res.stepping_seconds, 3)
+    if first:
+        res.first_step_p95_s = round(float(np.percentile(list(first.values()), 95)), 3)
+    for ctx, _ in [*steppers, *runners]:
+        ctx.close()
+    res.rss_end_mb = _rss_after_sessions_closed(browser, url, pid, res.rss_before_mb)
+    if log is not None and log.exists():
+        text = log.read_text(errors="replace")[log_offset:]
+        n_tb = len(re.findall(r"^Traceback", text, flags=re.M))
+        if n_tb:
+            res.errors.append(f"{n_tb} traceback(s) in the server log")
+    return res

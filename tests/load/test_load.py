@@ -1,6 +1,7 @@
-"""Small load test: two browser sessions run order MCMC at once while an observer switches
+"""Small load tests: two browser sessions run order MCMC at once while an observer switches
 pages; both finish, Stop lands, memory comes back (the N = 2..8 version is
-``benchmarks/load_test.py``)."""
+``benchmarks/load_test.py``); three sessions step chains on the Teach page (the classroom of
+``benchmarks/load_classroom.py``, small)."""
 
 from __future__ import annotations
 
@@ -27,3 +28,24 @@ def test_two_sessions_at_once(tmp_path):
     assert math.isfinite(res.server_stop_s) and res.server_stop_s < 30, res.as_dict()
     assert res.switches >= 1 and res.switch_p95_s < 60
     assert res.rss_end_mb - res.rss_start_mb < 200, res.as_dict()
+
+
+def test_a_small_class_steps_chains(tmp_path):
+    """Three sessions step ASIA chains on the Teach page ("+1" every 2 s): every step shows
+    its new iteration, nothing fails, the chains advance (the 30 + 2 session version is
+    ``benchmarks/load_classroom.py``)."""
+    reason = missing_requirement()
+    if reason:
+        pytest.skip(f"{reason}; load test skipped")
+    from bnma_ui.browser import headless_chromium, streamlit_server
+    from bnma_ui.loadtest import classroom_round
+
+    log = tmp_path / "server.log"
+    with streamlit_server(log) as (url, proc), headless_chromium() as browser:
+        res = classroom_round(browser, url, proc.pid, "smoke", n_steppers=3, n_runners=0,
+                              min_seconds=8, max_seconds=20, log=log)
+    print(res.as_dict())
+    assert not res.errors, res.as_dict()
+    assert res.steps >= 6 and min(res.iterations_reached) >= 2, res.as_dict()
+    assert res.step_p95_s < 30, res.as_dict()  # a generous bound: a shared, busy machine
+    assert res.rss_end_mb - res.rss_before_mb < 200, res.as_dict()
