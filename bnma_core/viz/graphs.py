@@ -16,6 +16,8 @@ layout (networkx) stays for undirected reading: related variables close together
 
 from __future__ import annotations
 
+import copy
+import functools
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -126,6 +128,33 @@ class LayeredDrawing:
 
 def layered_drawing(graph: nx.DiGraph, edge_weight: str | None = "weight",
                     font_size: int = LABEL_FONT_SIZE) -> LayeredDrawing:
+    """Layered drawing of a directed graph (:func:`_layered_drawing`), remembered for the last
+    256 graphs (nodes in order, edges and their ``edge_weight``): a page redrawn for each step
+    of a chain draws the same few networks again, and the layout was a tenth of a step's
+    server time. A copy is returned, so callers may change it."""
+    key = (tuple(graph.nodes),
+           tuple((u, v, graph.edges[u, v].get(edge_weight) if edge_weight else None)
+                 for u, v in graph.edges),
+           edge_weight, font_size)
+    try:
+        hash(key)
+    except TypeError:  # an unhashable weight: no memo
+        return _layered_drawing(graph, edge_weight, font_size)
+    return copy.deepcopy(_memo_drawing(key))
+
+
+@functools.lru_cache(maxsize=256)
+def _memo_drawing(key: tuple) -> LayeredDrawing:
+    nodes, edges, edge_weight, font_size = key
+    g = nx.DiGraph()
+    g.add_nodes_from(nodes)
+    for u, v, w in edges:
+        g.add_edge(u, v, **({edge_weight: w} if edge_weight and w is not None else {}))
+    return _layered_drawing(g, edge_weight, font_size)
+
+
+def _layered_drawing(graph: nx.DiGraph, edge_weight: str | None = "weight",
+                     font_size: int = LABEL_FONT_SIZE) -> LayeredDrawing:
     """Layered drawing of a directed graph: columns, order within columns, bends of long edges.
 
     Steps (Sugiyama, Tagawa & Toda 1981): (1) a graph with cycles keeps its heaviest acyclic

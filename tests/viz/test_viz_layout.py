@@ -166,3 +166,26 @@ def test_spring_layout_still_available():
     g = load_network("asia").graph
     fig = dag_figure(g, layout="spring", edge_weight=None)
     assert len(fig.layout.shapes) == 0 and fig.layout.yaxis.scaleanchor is None
+
+
+def test_layered_drawing_is_remembered_and_returned_as_a_copy():
+    """A page redrawn for every MCMC step draws the same networks again: the second drawing
+    comes from the memo, equal to a fresh one and safe to change."""
+    import time
+
+    from bnma_core.viz import graphs as g
+
+    net = load_network("alarm").graph
+    g._memo_drawing.cache_clear()
+    t0 = time.perf_counter()
+    first = g.layered_drawing(net)
+    t1 = time.perf_counter()
+    second = g.layered_drawing(net)
+    t2 = time.perf_counter()
+    fresh = g._layered_drawing(net)
+    assert first.positions == second.positions == fresh.positions
+    assert first.routes == fresh.routes
+    assert g._memo_drawing.cache_info().hits == 1
+    second.positions.clear()
+    assert g.layered_drawing(net).positions == fresh.positions
+    print(f"layered drawing of ALARM: {t1 - t0:.3f} s, remembered {t2 - t1:.4f} s")
