@@ -109,7 +109,7 @@ class ExactStructureClassifier(DiscreteBNClassifier):
         elimination per structure and missingness block instead of one per network; DESIGN
         §11)."""
         from ..factors import MIN_PATTERN_ROWS, class_log_posterior, stacked_codes
-        from ..network.inference import _normalised
+        from ..network.inference import normalised_posterior
 
         n, c = len(X), self.class_index_
         out = np.empty((len(networks), n, len(self.classes_)))
@@ -120,7 +120,7 @@ class ExactStructureClassifier(DiscreteBNClassifier):
             M = len(idx)
             lj = class_log_posterior(model, c, stacked_codes(codes, M), validate=False,
                                      min_pattern_rows=MIN_PATTERN_ROWS * M)
-            out[idx] = _normalised(lj).reshape(M, n, -1)
+            out[idx] = normalised_posterior(lj).reshape(M, n, -1)
         return out
 
     def _networks_log_joints(self, networks: Any, X: np.ndarray, target: int) -> np.ndarray:

@@ -18,10 +18,10 @@ from ..factors import class_log_posterior, log_joint_batch
 if TYPE_CHECKING:
     from .model import DiscreteBN
 
-__all__ = ["class_posterior", "log_prob", "marginals", "posterior"]
+__all__ = ["class_posterior", "log_prob", "marginals", "normalised_posterior", "posterior"]
 
 
-def _normalised(log_p: np.ndarray) -> np.ndarray:
+def normalised_posterior(log_p: np.ndarray) -> np.ndarray:
     """Rows of log P(target, evidence) -> probabilities; zero-probability rows raise."""
     m = log_p.max(axis=1, keepdims=True)
     bad = ~np.isfinite(m).ravel()
@@ -45,16 +45,16 @@ def log_prob(bn: DiscreteBN, codes: np.ndarray) -> np.ndarray:
 def posterior(bn: DiscreteBN, t: int, obs: Sequence[int], vals: Sequence[int]) -> np.ndarray:
     """P(t | x_obs = vals) for one evidence set (indices already validated)."""
     ev = np.array([list(vals)], dtype=np.int64).reshape(1, len(obs))
-    return _normalised(log_joint_batch(bn.factor_model(), t, list(obs), ev))[0]
+    return normalised_posterior(log_joint_batch(bn.factor_model(), t, list(obs), ev))[0]
 
 
 def marginals(bn: DiscreteBN) -> list[np.ndarray]:
     """Prior marginals P(X_i) of every node."""
     fm = bn.factor_model()
     none = np.zeros((1, 0), np.int64)
-    return [_normalised(log_joint_batch(fm, i, [], none))[0] for i in range(bn.n_vars)]
+    return [normalised_posterior(log_joint_batch(fm, i, [], none))[0] for i in range(bn.n_vars)]
 
 
 def class_posterior(bn: DiscreteBN, t: int, codes: np.ndarray) -> np.ndarray:
     """P(t | observed values) per row of validated codes (-1 = unobserved)."""
-    return _normalised(class_log_posterior(bn.factor_model(), t, codes, validate=False))
+    return normalised_posterior(class_log_posterior(bn.factor_model(), t, codes, validate=False))

@@ -51,7 +51,7 @@ def _results(page) -> None:
 def test_patient_page_draws_the_case(server, page):
     page.goto(server)
     wait_idle(page)
-    page.get_by_text("sample_data/wbc.csv: class").wait_for()
+    page.get_by_text("Wisconsin breast cancer (wbc.csv) — outcome:").wait_for()
     nav(page, "Patient")
     _results(page)  # the recommended method, learned in the background
     assert page.locator(".js-plotly-plot").count() >= 2  # probability bar + waterfall

@@ -55,7 +55,7 @@ def test_order_mcmc_on_asia(server, page):
     wait_idle(page)
     page.locator('[data-testid="stSelectbox"]', has_text="Network").click()
     page.get_by_role("option", name="ASIA", exact=False).click()
-    page.get_by_text("asia sample (1000 rows, seed 0): class").wait_for()
+    page.get_by_text("asia sample (1000 rows, seed 0) — outcome:").wait_for()
     wait_idle(page)
     nav(page, "Order MCMC")
     no_exception(page)
@@ -135,7 +135,7 @@ def test_teach_lessons(server, page):
     assert float(_metric(page, "Largest error |estimate − exact|")) < 0.5
     shot(page, "teach_06_exact")
 
-    page.get_by_text("3 · ALARM: averaging against a single network").click()
+    page.get_by_text("3 · ASIA and ALARM: averaging against a single network").click()
     wait_idle(page)
     no_exception(page)
     shot(page, "teach_07_averaging")
