@@ -258,6 +258,24 @@ def _print_notices(ds) -> None:
         print(f"bnma: note: {notice}", file=sys.stderr)
 
 
+def _fold_progress(args: argparse.Namespace, n_methods: int):
+    """A tqdm bar over the (method × fold) fits on stderr (none with ``--no-progress``) and the
+    ``progress(done, total, method, fold)`` callback of cross-validation that advances it."""
+    bar = None
+    if not args.no_progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=n_methods * args.folds, file=sys.stderr, delay=1.0,
+                   unit="fold", desc="cross-validation", leave=False)
+
+    def progress(done: int, total: int, method: str, fold: int) -> None:
+        if bar is not None:
+            bar.set_postfix_str(f"{method} fold {fold + 1}", refresh=False)
+            bar.update(1)
+
+    return bar, progress
+
+
 def _cmd_cv(args: argparse.Namespace) -> int:
     from .data import check_discretization
     from .evaluation import cross_validate, summarize
@@ -267,18 +285,7 @@ def _cmd_cv(args: argparse.Namespace) -> int:
     check_discretization(args.discretization, args.n_bins)
     ds = data_spec(args, discretization=args.discretization, bins=args.n_bins).build()
     _print_notices(ds)
-    bar = None
-    if not args.no_progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(methods) * args.folds, file=sys.stderr, delay=1.0,
-                   unit="fold", desc="cross-validation", leave=False)
-
-    def progress(done: int, total: int, method: str, fold: int) -> None:
-        if bar is not None:
-            bar.set_postfix_str(f"{method} fold {fold + 1}", refresh=False)
-            bar.update(1)
-
+    bar, progress = _fold_progress(args, len(methods))
     t0 = time.perf_counter()
     try:
         results, pred = cross_validate(ds, methods, folds=args.folds, seed=args.seed,
@@ -353,17 +360,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         raise CLIError(f"cannot write {args.out}: the folder {out.parent} does not exist")
     ds = data_spec(args, discretization=args.discretization, bins=args.n_bins).build()
     _print_notices(ds)
-    bar = None
-    if not args.no_progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(methods) * args.folds, file=sys.stderr, delay=1.0,
-                   unit="fold", desc="cross-validation", leave=False)
-
-    def progress(done: int, total: int, method: str, fold: int) -> None:
-        if bar is not None:
-            bar.update(1)
-
+    bar, progress = _fold_progress(args, len(methods))
     try:
         page = model_report(ds, methods, positive=args.positive, folds=args.folds,
                             seed=args.seed, discretization=args.discretization,
