@@ -74,7 +74,10 @@ equations(
     "$$\\varphi_i = \\sum_{S \\subseteq F \\setminus \\{i\\}} \\frac{|S|!\\,(N-|S|-1)!}{N!}"
     "\\,[v(S \\cup \\{i\\}) - v(S)], \\qquad \\sum_i \\varphi_i = v(F) - v(\\varnothing)$$\n\n"
     "Value of information of an unknown finding $X_j$ (Howard 1966): "
-    "$\\mathrm{VOI}_j = H(C \\mid x) - \\sum_v P(v \\mid x)\\, H(C \\mid x, v)$.\n\n"
+    "$\\mathrm{VOI}_j = H(C \\mid x) - \\sum_v P(v \\mid x)\\, H(C \\mid x, v)"
+    " = I(C; X_j \\mid x) \\ge 0$, every term under one joint model of the findings: "
+    "$P(c, x) = \\sum_m w_m P(c, x \\mid m)$, each model $m$ weighted by its weight $w_m$ "
+    "from the training data and, once findings are known, by how well it predicts them.\n\n"
     "Conflict (Jensen, Chamberlain, Nordahl & Jensen 1991): "
     "$\\mathrm{conf}(x) = \\sum_i \\log P(x_i) - \\log P(x)$; > 0 when the findings fit "
     "together worse than independent ones would.")
@@ -357,6 +360,8 @@ else:
     next_box.dataframe(table, hide_index=True, width="stretch")
     next_box.caption("Best first. 'Uncertainty it removes' is the value of information as a "
                      "share of the present uncertainty about the class (its entropy).")
+    if nt.note:
+        next_box.caption(md_escape(nt.note))
 
 # --- report ---------------------------------------------------------------------------------------
 settings = {"data": dataset_label(), "method": display_name(method), "method code": method,

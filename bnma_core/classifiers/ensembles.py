@@ -58,16 +58,17 @@ class _WeightedMembers(ExactStructureClassifier):
     def structures_(self) -> list[ScoredStructure]:
         return list(self.members_)
 
-    def model_log_joints(self, X: Any, codes: bool = False
+    def model_log_joints(self, X: Any, codes: bool = False, voting: str | None = None
                          ) -> tuple[np.ndarray, np.ndarray, str]:
         """The members behind the vote (DESIGN §15): log (alpha_t / sum alpha), the exact
         log P(c, x_obs | member t) (T, n_rows, n_classes), and "posterior". With hard voting
         a member's class posterior is its one-hot vote (its joints keep log P(x_obs | t)).
-        ``codes=True``: ``X`` is already feature codes."""
+        ``codes=True``: ``X`` is already feature codes. ``voting="soft"`` gives the members'
+        own joints whatever the estimator's voting (the averaged joint of DESIGN §15)."""
         Xc = X if codes else self._prepare_predict(X)
         alphas = np.asarray(self.estimator_weights_, dtype=float)
         lj = self._networks_log_joints(self.networks_, Xc, self.class_index_)
-        if self.voting == "hard" and len(lj):
+        if (voting or self.voting) == "hard" and len(lj):
             ev = np.logaddexp.reduce(lj, axis=2, keepdims=True)
             vote = np.eye(lj.shape[2])[np.argmax(lj, axis=2)]
             lj = self._log(vote) + ev

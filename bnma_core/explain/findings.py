@@ -2,23 +2,27 @@
 
 * :func:`what_if` — findings changed, added or cleared (set unknown): the new probability and
   its intervals, up to :data:`MAX_SCENARIOS` scenarios beside the case itself.
-* :func:`next_test` — for each unobserved finding X_j, under the averaged model:
-  P(x_j = v | x_obs) = sum_m pi_m(x_obs) P(x_obs, v | m) / P(x_obs | m); the value of
+* :func:`next_test` — for each unobserved finding X_j, under one joint, the averaged joint
+  P(c, x) = sum_m w_m P(c, x | m) / sum_m w_m (:meth:`~bnma_core.explain.ModelSet.joint`;
+  given the findings each model weighs pi_m(x_obs) ∝ w_m P(x_obs | m)): the value of
   information as the expected reduction of the class entropy (Howard 1966),
-  VOI_j = H(C | x_obs) - sum_v P(v | x_obs) H(C | x_obs, v), with P(C | x_obs, v) the
-  estimator's averaged prediction; and the probability that observing X_j flips the decision
-  [P(k | ·) >= threshold], sum_v P(v | x_obs) [decision(x_obs, v) != decision(x_obs)].
+  VOI_j = H(C | x_obs) - sum_v P(v | x_obs) H(C | x_obs, v) = I(C; X_j | x_obs) >= 0, every
+  term under that joint; and the probability that observing X_j flips the decision
+  [P(k | ·) >= threshold], sum_v P(v | x_obs) [decision(x_obs, v) != decision(x_obs)]. Where
+  the joint's P(c | x_obs) differs from the estimator's prediction (averages of posteriors:
+  K-best, subbagging, bagging; stacks) by more than :data:`JOINT_TOLERANCE`, ``NextTest.note``
+  says so.
 * :func:`unusual_case` — Jensen's conflict measure (Jensen, Chamberlain, Nordahl & Jensen
   1991) conf(x) = log (prod_i P(x_i) / P(x_obs)) under the averaged model
   P(x) = sum_m w_m P(x | m) / sum_m w_m (> 0: the findings fit together worse than
   independent ones would), and the share of the training cases whose findings (restricted to
   those known in this case) are more probable than the case's.
 
-A stack of conditionals, P(c | x) = sum_k w_k P_k(c | x), defines no joint P(x). The choice
-here: P(x_j | x_obs) and P(x) are the mixtures sum_k w'_k P_k(.) of the components that define
-them (w'_k: their stack weights renormalised among them); a component that does not (UKDB) is
-left out, and the results name it (``without_joint``). The class posteriors P(c | x_obs, v)
-stay the stack's own, so its VOI is not a mutual information and may be negative.
+A stack of conditionals, P(c | x) = sum_k w_k P_k(c | x), defines no joint P(x). Its averaged
+joint is the mixture sum_k w'_k P_k(c, x) of the components that define one (w'_k: their stack
+weights renormalised among them); a component that does not (UKDB) is left out, and the results
+name it (``without_joint``). The value of information is that joint's mutual information, so it
+is never negative.
 """
 
 from __future__ import annotations
@@ -29,16 +33,20 @@ from typing import Any
 
 import numpy as np
 
-from .models import MAX_TOTAL_CELLS, as_codes, defines_joint, model_set, models_and_proba
+from .models import MAX_TOTAL_CELLS, as_codes, defines_joint, lse, model_set, models_and_proba
 from .parameters import training_codes
 from .shapley import _feature_names
 from .uncertainty import LEVEL, Prediction, predict_with_uncertainty
 
-__all__ = ["MAX_SCENARIOS", "NextTest", "Scenario", "Unusual", "next_test", "scenario_codes",
-           "unusual_case", "what_if"]
+__all__ = ["JOINT_TOLERANCE", "MAX_SCENARIOS", "NextTest", "Scenario", "Unusual", "joint_note",
+           "next_test", "scenario_codes", "unusual_case", "what_if"]
 
 MAX_SCENARIOS = 3
 """Most what-if scenarios computed beside the case."""
+
+JOINT_TOLERANCE = 0.01
+"""Largest difference between the averaged joint's class probability and the estimator's
+prediction that :func:`next_test` leaves unsaid."""
 
 
 def _row(est: Any, x: Any, codes: bool) -> np.ndarray:
@@ -53,8 +61,8 @@ def _row(est: Any, x: Any, codes: bool) -> np.ndarray:
 def _decomposed(est: Any, what: str) -> None:
     if not defines_joint(est):
         raise ValueError(f"{type(est).__name__} does not give the probability of findings, so "
-                         f"{what} is not available for it; choose another method (e.g. bma10, "
-                         "manb, nb).")
+                         f"{what} is not available for it; choose a method that does, e.g. "
+                         "model-averaged naive Bayes (manb) or naive Bayes (nb).")
 
 
 # ---------------------------------------------------------------------- what if
@@ -129,22 +137,30 @@ class NextTest:
     columns : (K,) int
         Feature indices.
     voi : (K,) float
-        Expected reduction of the class entropy (nats).
+        Expected reduction of the class entropy (nats): I(C; X_j | x_obs) >= 0 under the
+        averaged joint.
     flip_probability : (K,) float
         Probability that observing the finding changes the decision.
     value_probabilities : list of (r_j,) float
-        P(x_j = v | x_obs) under the averaged model.
+        P(x_j = v | x_obs) under the averaged joint.
     value_posteriors : list of (r_j, C) float
-        P(c | x_obs, x_j = v).
+        P(c | x_obs, x_j = v) under the averaged joint.
     entropy : float
-        H(C | x_obs) now (nats).
+        H(C | x_obs) now (nats), under the averaged joint.
     target, threshold : int, float
         The decision: P(class ``target``) >= ``threshold``.
     decision : bool
-        The decision now.
+        The decision now, under the averaged joint.
     without_joint : tuple of str
-        A stack's components left out of P(x_j | x_obs) (they define no probability of
+        A stack's components left out of the averaged joint (they define no probability of
         findings; module docstring).
+    joint_probability : (C,) float
+        P(c | x_obs) under the averaged joint.
+    prediction : (C,) float
+        The estimator's own P(c | x_obs) (``predict_proba``, what a page shows).
+    note : str
+        One sentence when the two differ by more than :data:`JOINT_TOLERANCE` or a stack's
+        component is left out ("" otherwise): what the ranking is computed under.
     """
 
     findings: list[str]
@@ -158,6 +174,9 @@ class NextTest:
     threshold: float
     decision: bool
     without_joint: tuple = ()
+    joint_probability: np.ndarray | None = None
+    prediction: np.ndarray | None = None
+    note: str = ""
 
     def ranked(self) -> list[dict]:
         return [{"finding": f, "voi": float(v), "flip_probability": float(p)}
@@ -203,13 +222,17 @@ def next_test(est: Any, x: Any, threshold: float = 0.5, target: int | None = Non
     ms, proba = models_and_proba(est, rows)
     if target is None:
         target = int(np.argmax(proba[0]))
-    decision = bool(proba[0, target] >= threshold)
-    H0 = float(_entropy(proba[0]))
+    joint = ms.joint()
+    lw = joint.log_weights - lse(joint.log_weights)
+    la = lse(lw[:, None, None] + joint.log_joints, axis=0)   # log P(c, x_row), (rows, C)
+    now = _normalised(la[0])
+    decision = bool(now[target] >= threshold)
+    H0 = float(_entropy(now))
     voi, flip, vp, vpost = [], [], [], []
     for start, r in spans:
-        pv = ms.finding_probabilities(0, start, start + r)
-        post = proba[start:start + r]
-        voi.append(H0 - float(pv @ _entropy(post)))
+        pv, post = _table(la[start:start + r], now)
+        # I(C; X_j | x_obs) of the table P(v, c | x_obs): >= 0 up to rounding
+        voi.append(max(0.0, float(_entropy(pv @ post) - pv @ _entropy(post))))
         flip.append(float(pv @ ((post[:, target] >= threshold) != decision)))
         vp.append(pv)
         vpost.append(post)
@@ -218,7 +241,66 @@ def next_test(est: Any, x: Any, threshold: float = 0.5, target: int | None = Non
                     np.asarray(voi)[order] if voi else np.zeros(0),
                     np.asarray(flip)[order] if flip else np.zeros(0),
                     [vp[k] for k in order], [vpost[k] for k in order], H0, int(target),
-                    float(threshold), decision, ms.without_joint)
+                    float(threshold), decision, ms.without_joint, now, proba[0],
+                    joint_note(est, now, proba[0], int(target), ms.without_joint))
+
+
+def _normalised(logp: np.ndarray) -> np.ndarray:
+    """exp(logp) normalised (uniform when every entry is -inf)."""
+    z = lse(logp)
+    if not np.isfinite(z):
+        return np.full(len(logp), 1.0 / len(logp))
+    return np.exp(logp - z)
+
+
+def _table(la: np.ndarray, now: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """P(v | x_obs) (r,) and P(c | x_obs, v) (r, C) of the joint table log P(c, x_obs, v)
+    (r, C); a value of probability 0 keeps the present posterior ``now``."""
+    z = lse(la.ravel())
+    if not np.isfinite(z):
+        return np.full(len(la), 1.0 / len(la)), np.repeat(now[None], len(la), axis=0)
+    T = np.exp(la - z)
+    pv = T.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        post = np.where(pv[:, None] > 0, T / pv[:, None], now[None])
+    return pv / pv.sum(), post
+
+
+def joint_note(est: Any, joint: np.ndarray, prediction: np.ndarray, target: int,
+               without_joint: Sequence[str] = ()) -> str:
+    """What a ranking of findings is computed under, in one sentence ("" when there is nothing
+    to say): the averaged joint's P(class ``target`` | x_obs) where it differs from the
+    estimator's prediction by more than :data:`JOINT_TOLERANCE`, and a stack's components
+    left out of it (module docstring)."""
+    cls = str(est.classes_[target])
+    left = ""
+    if without_joint:
+        named = _and([_method_words(n) for n in without_joint])
+        one = len(without_joint) == 1
+        left = (f"the method{'' if one else 's'} {named} {'is' if one else 'are'} left out "
+                f"because {'it gives' if one else 'they give'} no probability of findings")
+    if np.max(np.abs(np.asarray(joint) - np.asarray(prediction))) > JOINT_TOLERANCE:
+        text = ("These values are computed under one joint model of the findings, the networks "
+                "weighted by how well they predict this patient's findings, which gives "
+                f"{cls} {joint[target]:.2f} where the prediction above gives "
+                f"{prediction[target]:.2f}")
+        return text + (f"; {left}." if left else ".")
+    return f"In these values {left}." if left else ""
+
+
+def _method_words(name: str) -> str:
+    """A registry method in plain words (its code when it is not registered)."""
+    from ..classifiers.registry import display_name
+
+    try:
+        return display_name(name)
+    except (ValueError, KeyError):
+        return name
+
+
+def _and(items: Sequence[str]) -> str:
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 # ---------------------------------------------------------------------- unusual case

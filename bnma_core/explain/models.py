@@ -14,10 +14,15 @@ A stack (:class:`~bnma_core.classifiers.stacking.PredictiveStacking`, ``averagin
 mixes the class posteriors of its components, P(c | x) = sum_k w_k P_k(c | x). Each component
 that is itself an average decomposes into its models with weights pi_km(x) as above; the
 flattened models carry the weights w_k pi_km(x), and a component without models (UKDB) counts
-as one model (its :class:`Part` says so). A stack of conditionals defines no joint P(x); the
-finding probabilities are the mixture sum_k w'_k P_k(.) of the components that define one,
-their weights renormalised (:meth:`ModelSet.log_mixture_evidence`,
-:meth:`ModelSet.finding_probabilities`).
+as one model (its :class:`Part` says so).
+
+The probability of findings comes from one joint, the *averaged joint* (:meth:`ModelSet.joint`):
+P(c, x) = sum_m w_m P(c, x | m) / sum_m w_m over the models that define one, so that given
+findings each model weighs pi_m(x) ∝ w_m P(x_obs | m) whatever the estimator's own averaging
+(K-best, subbagging, bagging average posteriors with w_m; a hard vote's members enter with
+their own joints). A stack of conditionals defines no joint P(x); its averaged joint is the
+mixture sum_k w'_k P_k(c, x) of the components that define one, their weights renormalised
+(:meth:`ModelSet.log_mixture_evidence`).
 
 :class:`ModelSet` holds them; :func:`model_set` builds it for any fitted estimator (one model,
 ``decomposed=False``, for an estimator that does not expose its models). The structure
@@ -161,6 +166,9 @@ class ModelSet:
         A stack's components (empty otherwise); ``log_joints`` then holds each component's
         rows (joints, or log P(c | x) for a component that is not decomposed) and
         ``log_weights`` log w_k + log w_km.
+    member_joints : (M, n, C) float or None
+        The models' own log P(c, x_obs | m) when ``log_joints`` hold something else (a hard
+        vote: each member's one-hot vote times P(x_obs | m)); used by :meth:`joint`.
     """
 
     kind: str
@@ -170,6 +178,7 @@ class ModelSet:
     decomposed: bool = True
     exact: bool = True
     parts: tuple = ()
+    member_joints: np.ndarray | None = None
 
     @property
     def without_joint(self) -> tuple[str, ...]:
@@ -236,40 +245,37 @@ class ModelSet:
             out[:, c, 1] = weighted_quantile(P[:, :, c], W, hi)
         return out
 
-    def log_mixture_evidence(self) -> np.ndarray:
-        """log sum_m w_m P(x_obs | m) / sum_m w_m, (n,): the averaged model's probability of
-        the findings (DESIGN §15; used by the conflict measure and finding predictions).
-        A stack: log sum_k w'_k P_k(x_obs) over the components that define it (weights w_k
-        renormalised among them; a stack of conditionals defines no joint of its own)."""
+    def joint(self) -> ModelSet:
+        """The averaged joint (module docstring, DESIGN §15): the models that define a joint
+        with their weights w_m before the findings and their own joints, averaged as joints
+        (``averaging="joint"``: given findings, pi_m(x) ∝ w_m P(x_obs | m)). A stack: the
+        flattened models of its components that define one, component k's weighing
+        w'_k w_km / sum_m w_km (w'_k renormalised among them); ``without_joint`` names the
+        others. Its :meth:`averaged` is P(c | x_obs) under that joint, which differs from the
+        estimator's prediction when the estimator averages posteriors or is a stack."""
         if self.parts:
             joint = self._joint_parts()
-            lw = np.log([p.weight for p in joint])
-            lw = lw - lse(lw)
-            return lse(np.stack([w + p.models.log_mixture_evidence()
-                                 for w, p in zip(lw, joint)]), axis=0)
+            lk = np.log([p.weight for p in joint])
+            lk = lk - lse(lk)
+            subs = [p.models.joint() for p in joint]
+            return ModelSet(self.kind, np.concatenate([w + s.log_weights - lse(s.log_weights)
+                                                       for w, s in zip(lk, subs)]),
+                            np.concatenate([s.log_joints for s in subs]), "joint", True,
+                            all(s.exact for s in subs))
+        if not self.decomposed:
+            raise ValueError("This method does not give the probability of findings.")
+        lj = self.log_joints if self.member_joints is None else self.member_joints
+        return ModelSet(self.kind, self.log_weights, lj, "joint", True, self.exact)
+
+    def log_mixture_evidence(self) -> np.ndarray:
+        """log sum_m w_m P(x_obs | m) / sum_m w_m, (n,): the probability of the findings under
+        the averaged joint (:meth:`joint`; DESIGN §15; the conflict measure and the finding
+        predictions). A stack: log sum_k w'_k P_k(x_obs) over the components that define it
+        (weights w_k renormalised among them)."""
+        if self.parts:
+            return self.joint().log_mixture_evidence()
         lw = self.log_weights - lse(self.log_weights)
         return lse(lw[:, None] + self.log_evidence, axis=0)
-
-
-    def finding_probabilities(self, base: int, start: int, stop: int) -> np.ndarray:
-        """P(x_j = v | x_obs) of the values v of one unobserved finding, (stop - start,): row
-        ``base`` holds x_obs and rows start..stop-1 the case completed with each value.
-        sum_m pi_m(x_obs) P(x_obs, v | m) / P(x_obs | m); a stack: the mixture
-        sum_k w'_k P_k(v | x_obs) over the components that define it (as
-        :meth:`log_mixture_evidence`)."""
-        r = stop - start
-        if self.parts:
-            joint = self._joint_parts()
-            w = np.array([p.weight for p in joint])
-            pv = sum(wk / w.sum() * p.models.finding_probabilities(base, start, stop)
-                     for wk, p in zip(w, joint))
-        else:
-            ev = self.log_evidence
-            with np.errstate(invalid="ignore"):
-                cond = np.exp(ev[:, start:stop] - ev[:, base:base + 1])  # P(v | x_obs, m)
-            cond = np.where(np.isfinite(cond), cond, 0.0)
-            pv = self.model_weights[:, base] @ cond
-        return pv / pv.sum() if pv.sum() > 0 else np.full(r, 1.0 / r)
 
     def _joint_parts(self) -> list[Part]:
         joint = [p for p in self.parts if p.joint and p.weight > 0]
@@ -338,7 +344,11 @@ def model_set(est: Any, X: Any, codes: bool = False, **options: Any) -> ModelSet
     if len(lw) == 1 and name != "FixedOrderBMA":
         kind = "single structure"
     exact = not (name == "MANaiveBayes" and Xc.shape[1] > options.get("max_exact", 16))
-    return ModelSet(kind, np.asarray(lw, dtype=float), lj, averaging, True, exact)
+    member = None
+    if getattr(est, "voting", "soft") == "hard":  # the members' own joints (ModelSet.joint)
+        member = fn(Xc, codes=True, voting="soft")[1]
+    return ModelSet(kind, np.asarray(lw, dtype=float), lj, averaging, True, exact,
+                    member_joints=member)
 
 
 def _stack_model_set(est: Any, Xc: np.ndarray, **options: Any) -> ModelSet:
@@ -353,8 +363,12 @@ def _stack_model_set(est: Any, Xc: np.ndarray, **options: Any) -> ModelSet:
         if len(cls) != C or (cls != np.arange(C)).any():  # a component missing a class
             full = np.full(sub.log_joints.shape[:2] + (C,), -np.inf)
             full[:, :, cls] = sub.log_joints
+            member = None
+            if sub.member_joints is not None:
+                member = np.full_like(full, -np.inf)
+                member[:, :, cls] = sub.member_joints
             sub = ModelSet(sub.kind, sub.log_weights, full, sub.averaging, sub.decomposed,
-                           sub.exact, sub.parts)
+                           sub.exact, sub.parts, member)
         parts.append(Part(name, w, sub, start, start + sub.n_models, comp))
         start += sub.n_models
         lw.append(math.log(w) + sub.log_weights - lse(sub.log_weights))

@@ -160,22 +160,55 @@ def test_shapley_is_efficient_and_flattens_the_components_models(stack):
     assert (sh.model_sd >= 0).all()
 
 
-def test_next_test_mixes_the_components_that_define_findings(stack):
-    x = np.array([1, -1, -1])
-    nt = E.next_test(stack, x, codes=True)
-    assert nt.without_joint == ("ukdb2",)
+def _joint_table(stack, x, j):
+    """P(x_j = v, c | x) under the stack's averaged joint, written out from each component's
+    own models: sum_k w'_k sum_m w_km P(c, x, v | m) / sum_m w_km over the components that
+    define a joint (UKDB left out), normalised; (r_j, C)."""
     joint = {n: w for n, w, _ in stack.stack_components() if n != "ukdb2"}
     total = sum(joint.values())
-    for j, pv in zip(nt.columns, nt.value_probabilities):
-        want = 0.0
-        for name, w, comp in stack.stack_components():
-            if name in joint:
-                own = E.next_test(comp, x, codes=True, candidates=[int(j)])
-                want = want + w / total * own.value_probabilities[0]
-        np.testing.assert_allclose(pv, want, atol=1e-12)
-    post = stack.predict_proba(np.array([[1, v, -1] for v in range(3)]))
-    k = list(nt.columns).index(1)
-    np.testing.assert_allclose(nt.value_posteriors[k], post, atol=1e-12)
+    r = int(stack.arities_[j])
+    rows = np.repeat(x[None], r, axis=0)
+    rows[:, j] = np.arange(r)
+    T = 0.0
+    for name, w, comp in stack.stack_components():
+        if name in joint:
+            ms = E.model_set(comp, rows, codes=True)
+            wm = np.exp(ms.log_weights - np.logaddexp.reduce(ms.log_weights))
+            T = T + w / total * np.einsum("m,mvc->vc", wm, np.exp(ms.log_joints))
+    return T / T.sum()
+
+
+def test_next_test_uses_the_averaged_joint_of_the_components_that_define_findings(stack):
+    """VOI, P(v | x), P(c | x, v) and the flip probability under one joint: the mixture of the
+    components' own joints (the issue-32 defect: the stack's own posteriors made VOI < 0)."""
+    H = lambda p: -sum(q * math.log(q) for q in p if q > 0)  # noqa: E731
+    x = np.array([1, -1, -1])
+    nt = E.next_test(stack, x, codes=True, threshold=0.6)
+    assert nt.without_joint == ("ukdb2",)
+    assert "is left out" in nt.note
+    for j, voi, flip, pv, post in zip(nt.columns, nt.voi, nt.flip_probability,
+                                      nt.value_probabilities, nt.value_posteriors):
+        T = _joint_table(stack, x, int(j))
+        np.testing.assert_allclose(pv, T.sum(axis=1), atol=1e-12)
+        np.testing.assert_allclose(post, T / T.sum(axis=1, keepdims=True), atol=1e-12)
+        pc = T.sum(axis=0)
+        r = range(len(T))
+        assert voi == pytest.approx(H(pc) - sum(T.sum(axis=1)[v] * H(T[v] / T[v].sum())
+                                                 for v in r), abs=1e-12)
+        d0 = pc[nt.target] >= 0.6
+        assert flip == pytest.approx(sum(T[v].sum() for v in r
+                                         if (T[v, nt.target] / T[v].sum() >= 0.6) != d0),
+                                     abs=1e-12)
+    np.testing.assert_allclose(nt.prediction, stack.predict_proba(x[None])[0], atol=1e-12)
+
+
+def test_value_of_information_is_nonnegative_for_the_stack(stack, data):
+    for x in _cases(data[2]):
+        if (x >= 0).all():
+            continue
+        nt = E.next_test(stack, x, codes=True)
+        assert (nt.voi >= 0).all() and ((nt.flip_probability >= 0)
+                                        & (nt.flip_probability <= 1)).all()
 
 
 def test_value_of_information_is_nonnegative_for_one_joint_component(data):
