@@ -326,17 +326,32 @@ if expl is not None:
 
 # --- what if --------------------------------------------------------------------------------------
 t_wi = time.perf_counter()
-try:
-    _, wi = explain.what_if(model, codes, scenarios, codes=True)
+try:  # judged as the case is: the same draws, seed and "uncertain" rule
+    sc_wi, wi = explain.what_if(
+        model, codes, scenarios, n_draws=N_DRAWS if pred.parameter_interval is not None else 0,
+        train=train, seed=SEED, codes=True)
 except ValueError as exc:
     st.error(md_escape(exc))
     wi = None
 ms_wi = 1000 * (time.perf_counter() - t_wi)
+
+
+def scenario_verdict(k: int) -> dict:
+    """Row k of the what-if (0 = the case) in the words and by the rule of the case's."""
+    if expl is not None:  # UKDB: its two networks, as for the case
+        try:
+            return viz.ukdb_verdict(model.explain(sc_wi[k - 1].codes if k else codes))
+        except ValueError:
+            pass
+    return viz.verdict(wi, k)
+
+
 if wi is not None and scenarios:
     chart(viz.scenarios_figure(wi, names), "patient_what_if", whatif_box)
     for k in range(1, len(names)):
-        whatif_box.markdown(f"- **{md_escape(names[k])}**: {md_escape(wi.describe(k))}"
-                            + (" — uncertain" if viz.is_uncertain(wi, k) else ""))
+        v = scenario_verdict(k)
+        whatif_box.markdown(f"- **{md_escape(names[k])}**: {md_escape(v['sentence'])}"
+                            + (" — uncertain" if v["uncertain"] else ""))
     whatif_box.caption(f"Computed in {ms_wi:.0f} ms.")
 elif wi is not None:
     whatif_box.caption("Choose a finding in a scenario to compare.")

@@ -1,7 +1,8 @@
 """What if, which test next, and is this case unusual (DESIGN §15).
 
 * :func:`what_if` — findings changed, added or cleared (set unknown): the new probability and
-  its intervals, up to :data:`MAX_SCENARIOS` scenarios beside the case itself.
+  its intervals, up to :data:`MAX_SCENARIOS` scenarios beside the case itself, each row with
+  the intervals (and draws) it would get alone.
 * :func:`next_test` — for each unobserved finding X_j, under one joint, the averaged joint
   P(c, x) = sum_m w_m P(c, x | m) / sum_m w_m (:meth:`~bnma_core.explain.ModelSet.joint`;
   given the findings each model weighs pi_m(x_obs) ∝ w_m P(x_obs | m)): the value of
@@ -27,6 +28,7 @@ is never negative.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from .models import MAX_TOTAL_CELLS, as_codes, defines_joint, lse, model_set, models_and_proba
-from .parameters import training_codes
+from .parameters import DrawResult, training_codes
 from .shapley import _feature_names
 from .uncertainty import LEVEL, Prediction, predict_with_uncertainty
 
@@ -110,12 +112,19 @@ def what_if(est: Any, x: Any, scenarios: Sequence[Mapping[Any, Any]], level: flo
     """The case and up to three scenarios (changed, added or cleared findings) predicted
     together: row 0 of the returned :class:`Prediction` is the case, row k scenario k.
 
+    Each row is judged as the case alone would be: its probability, structure interval and,
+    with ``n_draws``, its parameter interval are those of
+    :func:`~bnma_core.explain.predict_with_uncertainty` of that row alone with the same
+    ``n_draws`` and ``seed`` (the draws of a row do not depend on the rows beside it), so a
+    scenario identical to the case gets the case's numbers and the same "uncertain" flag.
+
     Parameters
     ----------
     scenarios : sequence of dicts
         Each: feature (name or index) -> new value (state label or code) or None (unknown).
     level, n_draws, train, seed
-        As :func:`~bnma_core.explain.predict_with_uncertainty`.
+        As :func:`~bnma_core.explain.predict_with_uncertainty` (a Generator ``seed`` gives one
+        integer seed, used for every row).
     """
     if len(scenarios) > MAX_SCENARIOS:
         raise ValueError(f"At most {MAX_SCENARIOS} scenarios at once (got {len(scenarios)}); "
@@ -123,7 +132,30 @@ def what_if(est: Any, x: Any, scenarios: Sequence[Mapping[Any, Any]], level: flo
     base = _row(est, x, codes)
     sc = [scenario_codes(est, base, ch, codes=True) for ch in scenarios]
     rows = np.vstack([base] + [s.codes for s in sc])
-    return sc, predict_with_uncertainty(est, rows, level, n_draws, train, seed, codes=True)
+    if isinstance(seed, np.random.Generator):
+        seed = int(seed.integers(2 ** 63))
+    together = predict_with_uncertainty(est, rows, level, 0, train, seed, codes=True)
+    alone: dict[bytes, Prediction] = {}
+    for r in rows:
+        if r.tobytes() not in alone:
+            alone[r.tobytes()] = predict_with_uncertainty(est, r, level, n_draws, train, seed,
+                                                          codes=True)
+    each = [alone[r.tobytes()] for r in rows]
+    out = dataclasses.replace(
+        together, proba=np.concatenate([p.proba for p in each]),
+        structure_interval=np.concatenate([p.structure_interval for p in each]))
+    if not n_draws:
+        return sc, out
+    D = max(p.draws.n_draws for p in each)
+    post = np.zeros((D, len(rows), len(est.classes_)))
+    weights = np.zeros((D, len(rows)))
+    for i, p in enumerate(each):  # rows with fewer draws: the rest weigh 0
+        post[:p.draws.n_draws, i] = p.draws.posteriors[:, 0]
+        weights[:p.draws.n_draws, i] = p.draws.weights[:, 0]
+    draws = DrawResult(post, weights, each[0].draws.fixed)
+    return sc, dataclasses.replace(
+        out, draws=draws, parameter_interval=np.concatenate([p.parameter_interval
+                                                             for p in each]), seed=seed)
 
 
 # ---------------------------------------------------------------------- which test next

@@ -237,3 +237,23 @@ def test_unusual_sentence_words():
     assert common.startswith("20 % of training cases have a more probable combination")
     assert "not unusual" in common and "conflict 0.50" in common
     assert unusual_sentence(SimpleNamespace(rarer_than=None, conflict=0.0)) is None
+
+
+def test_a_scenario_identical_to_the_case_is_judged_like_the_case():
+    """Issue 32: row 23, Naive BMA, clump_thickness changed to 1; the scenario
+    "clump_thickness = 1" is the same case: the same sentence (parameter interval included)
+    and the same "uncertain" flag, not a point interval without it."""
+    at = _page("manb")
+    at.selectbox(key="pt_row23_0").set_value("1").run()
+    at.selectbox(key="pt_wi_f0").set_value("clump_thickness").run()
+    at.selectbox(key="pt_wi_v0_0").set_value("1").run()
+    _no_failure(at)
+    case_uncertain = _metrics(at)["Most probable class"] == "uncertain"
+    sentence = next(_plain(x.value) for x in at.markdown
+                    if _plain(x.value).startswith(("malignant:", "benign:")))
+    bullet = next(_plain(x.value) for x in at.markdown
+                  if _plain(x.value).startswith("- **clump_thickness = 1**"))
+    assert "with parameter uncertainty" in sentence
+    assert bullet == f"- **clump_thickness = 1**: {sentence[:-1]}" + (
+        " — uncertain" if case_uncertain else "")
+    assert case_uncertain

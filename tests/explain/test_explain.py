@@ -221,6 +221,27 @@ def test_what_if_changes_adds_and_clears(fitted):
         E.what_if(est, x, [{0: 7}], codes=True)
 
 
+@pytest.mark.parametrize("name", ["tan", "manb", "kbest_subbagging"])
+def test_a_scenario_identical_to_the_case_is_judged_like_the_case(fitted, data, name):
+    """Issue 32: a what-if that changes nothing (or sets a finding to its own value) gets the
+    case's probability, both intervals and "uncertain" flag, to the byte, with draws."""
+    X, y, ar = data
+    est = fitted[name]
+    x = np.array([1, -1, 0])
+    case = E.predict_with_uncertainty(est, x, codes=True, n_draws=200, train=(X, y), seed=4)
+    _, wi = E.what_if(est, x, [{}, {0: 1}, {2: None}], n_draws=200, train=(X, y), seed=4,
+                      codes=True)
+    for k in (0, 1, 2):
+        assert wi.proba[k].tobytes() == case.proba[0].tobytes()
+        assert wi.structure_interval[k].tobytes() == case.structure_interval[0].tobytes()
+        assert wi.parameter_interval[k].tobytes() == case.parameter_interval[0].tobytes()
+        assert wi.uncertain()[k] == case.uncertain()[0]
+        assert wi.describe(k) == case.describe(0)
+    cleared = E.predict_with_uncertainty(est, np.array([1, -1, -1]), codes=True, n_draws=200,
+                                         train=(X, y), seed=4)
+    assert wi.parameter_interval[3].tobytes() == cleared.parameter_interval[0].tobytes()
+
+
 # ---------------------------------------------------------------------- VOI and conflict
 @pytest.fixture(scope="module")
 def asia_tan():
