@@ -290,6 +290,8 @@ with p2:
                   help="The class with the highest averaged probability (see the sentence "
                        "below for how sure).")
     st.markdown(md_escape(verdict["sentence"]) + ".")
+    if verdict.get("note"):
+        st.caption(md_escape(verdict["note"]))
     if truth is not None:
         st.metric("True class of this row", truth)
     if isinstance(unusual, Exception):

@@ -11,10 +11,37 @@ import numpy as np
 from .models import ModelSet, as_codes, models_and_proba, weighted_quantile
 from .parameters import DrawResult, parameter_draws
 
-__all__ = ["LEVEL", "Prediction", "predict_with_uncertainty"]
+__all__ = ["LEVEL", "ONE_MODEL", "Prediction", "method_words", "predict_with_uncertainty"]
 
 LEVEL = 0.9
 """Default probability of the intervals."""
+
+ONE_MODEL = 0.99
+"""Weight from which one model carries (nearly) all of an average: the structure interval is
+(nearly) a point and :meth:`Prediction.interval_note` says why."""
+
+_ONE = {"orders": "order", "feature sets": "feature set",
+        "equivalence classes": "equivalence class",
+        "subsamples x equivalence classes": "(subsample, equivalence class) pair",
+        "bootstrap networks": "bootstrap network", "boosted networks": "boosted network",
+        "super-parents": "super-parent network",
+        "models of the stacked methods": "model of the stacked methods"}
+"""One of each kind of model (:data:`~bnma_core.explain.models.KINDS`), for sentences."""
+
+
+def method_words(name: str) -> str:
+    """A registered method in plain words (its display name; the code itself when it is not
+    registered)."""
+    from ..classifiers.registry import display_name
+
+    try:
+        return display_name(name)
+    except (ValueError, KeyError):
+        return str(name)
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 @dataclass(frozen=True)
@@ -85,6 +112,8 @@ class Prediction:
         text = f"{self.classes[c]}: {self.proba[row, c]:.2f}, "
         if self.single_structure and self.models.kind == "one order":
             text += ("one order, its networks averaged exactly (no interval over orders)")
+        elif self.models.kind == "not decomposed":
+            text += "the method combines its networks itself (no interval over structures)"
         elif self.single_structure:
             text += "one model (no structure interval)"
         else:
@@ -93,8 +122,60 @@ class Prediction:
             plo, phi = self.parameter_interval[row, c]
             text += f"; with parameter uncertainty {plo:.2f} to {phi:.2f}"
             if self.draws.fixed:
-                text += f" ({', '.join(self.draws.fixed)} without parameter draws)"
+                text += (f" (the share of {_and([method_words(n) for n in self.draws.fixed])}"
+                         " is counted without parameter uncertainty)")
         return text
+
+    def interval_note(self, row: int = 0, cls: int | None = None) -> str:
+        """Why an interval of ``row`` is (nearly) a point, or why both intervals are the same,
+        in one plain sentence ("" when there is nothing to explain; DESIGN §15):
+
+        * one of several models carries at least :data:`ONE_MODEL` of the weight: "The data
+          leave no doubt about the structure: one feature set carries 100.0 % of the weight;
+          the wider interval adds parameter uncertainty.";
+        * both intervals read the same (two decimals): the models and the draws agree on one
+          number, or the models disagree more than each model's own numbers are uncertain, and
+          an end that is a stacked method's probability without parameter draws is named.
+        """
+        c = int(self.predicted[row]) if cls is None else int(cls)
+        if self.single_structure:
+            return ""
+        w = self.models.model_weights[:, row]
+        top = int(np.argmax(w))
+        if w[top] >= ONE_MODEL:
+            one = _ONE.get(self.models.kind, "model")
+            text = (f"The data leave no doubt about the structure: one {one} carries "
+                    f"{100 * w[top]:.1f} % of the weight")
+            if self.parameter_interval is not None:
+                text += "; the wider interval adds parameter uncertainty"
+            return text + "."
+        if self.parameter_interval is None:
+            return ""
+        s = [f"{v:.2f}" for v in self.structure_interval[row, c]]
+        p = [f"{v:.2f}" for v in self.parameter_interval[row, c]]
+        if s != p:
+            return ""
+        name = str(self.classes[c])
+        if s[0] == s[1]:
+            pct = round(100 * self.level)
+            return (f"Both intervals are the one number {s[0]}: {pct} % of the averaged models "
+                    f"and of the parameter draws give {name} a probability that rounds to it.")
+        text = (f"Both intervals are {s[0]} to {s[1]}: the averaged models disagree more than "
+                "each model's own numbers are uncertain, so parameter uncertainty does not "
+                "widen the interval")
+        ends = self.parameter_interval[row, c]
+        post = self.models.posteriors()[:, row, c]
+        for part in self.models.parts:
+            if part.name not in self.draws.fixed:
+                continue
+            for end, word in zip(ends, ("lower", "upper")):
+                if np.isclose(post[part.start:part.stop], end, rtol=0, atol=1e-12).any():
+                    share = w[part.start:part.stop].sum()
+                    text += (f"; its {word} end is the probability given by "
+                             f"{method_words(part.name)} ({100 * share:.0f} % of the weight), "
+                             "which has no parameter draws")
+                    break
+        return text + "."
 
     def to_dict(self, row: int = 0) -> dict:
         """One row as plain JSON-ready values."""

@@ -42,12 +42,16 @@ def is_uncertain(prediction: Any, row: int = 0, margin: float = COIN_FLIP_MARGIN
 
 def verdict(prediction: Any, row: int = 0, margin: float = COIN_FLIP_MARGIN) -> dict:
     """What a page shows as the prediction of ``row``: ``label`` (the class, or "uncertain"),
-    ``uncertain``, ``sentence`` (:meth:`~bnma_core.explain.Prediction.describe`) and, for an
-    uncertain case, ``warning``: one plain sentence naming the competing probabilities."""
+    ``uncertain``, ``sentence`` (:meth:`~bnma_core.explain.Prediction.describe`), ``note``
+    (:meth:`~bnma_core.explain.Prediction.interval_note`: why an interval is a point or both
+    are the same; "" when there is nothing to explain) and, for an uncertain case,
+    ``warning``: one plain sentence naming the competing probabilities."""
     uncertain = is_uncertain(prediction, row, margin)
     c = int(prediction.predicted[row])
+    note = getattr(prediction, "interval_note", None)
     out = {"label": "uncertain" if uncertain else str(prediction.classes[c]),
-           "uncertain": uncertain, "sentence": prediction.describe(row)}
+           "uncertain": uncertain, "sentence": prediction.describe(row),
+           "note": note(row) if note is not None else ""}
     if uncertain:
         ranked = np.argsort(-prediction.proba[row])[:2]
         pair = " vs ".join(f"{prediction.classes[k]} {prediction.proba[row, k]:.2f}"
@@ -230,6 +234,8 @@ def case_report_sections(prediction: Any, findings: dict, shapley: Any = None,
     """
     v = verdict(prediction)
     text = v["sentence"] + "."
+    if v["note"]:
+        text += " " + v["note"]
     if v["uncertain"]:
         text += "\n\n" + v["warning"]
     rare = unusual_sentence(unusual)

@@ -80,6 +80,8 @@ def test_default_method_row_shows_interval_sentence_and_contributions():
     sentence = next(_plain(x.value) for x in at.markdown if x.value.startswith("benign"))
     assert "90 % of the averaged feature sets between" in sentence
     assert "with parameter uncertainty" in sentence
+    assert any(_plain(c.value).startswith("The data leave no doubt about the structure: one "
+                                          "feature set carries") for c in at.caption)
     charts = at.get("plotly_chart")
     assert len(charts) == 2  # probability bar + contributions waterfall
 

@@ -195,6 +195,27 @@ def test_shapley_naive_bayes_is_weight_of_evidence(wbc):
     assert sh.names == [wbc.feature_names[j] for j in sh.findings]
 
 
+def test_interval_note_says_one_feature_set_carries_the_weight(wbc):
+    """Issue 32: Naive BMA on WBC shows "between 0.98 and 0.98" — its posterior sits on one
+    feature set, and the note says so where the interval is shown."""
+    from bnma_core.classifiers.registry import fit_method
+
+    est = fit_method("manb", wbc)
+    pred = E.predict_with_uncertainty(est, wbc.X[:3], codes=True, n_draws=50, train=wbc, seed=0)
+    for r in range(3):
+        lo, hi = pred.structure_interval[r, pred.predicted[r]]
+        assert f"{lo:.2f}" == f"{hi:.2f}"
+        assert pred.interval_note(r) == (
+            "The data leave no doubt about the structure: one feature set carries "
+            f"{100 * pred.models.model_weights[:, r].max():.1f} % of the weight; the wider "
+            "interval adds parameter uncertainty.")
+    assert "100.0 %" in pred.interval_note(0)
+    assert E.predict_with_uncertainty(est, wbc.X[0], codes=True).interval_note(0).endswith(
+        "of the weight.")
+    single = E.predict_with_uncertainty(fit_method("nb", wbc), wbc.X[0], codes=True)
+    assert single.interval_note(0) == ""
+
+
 def test_sampled_shapley_is_efficient_and_near_exact(fitted):
     est = fitted["kbest"]
     x = np.array([1, 2, 0])

@@ -127,7 +127,8 @@ def test_parameter_draws_per_component_with_ukdb_fixed(stack, data):
                                       seed=1)
     assert pred.draws.fixed == ("ukdb2",)
     assert pred.to_dict(0)["fixed_components"] == ["ukdb2"]
-    assert "ukdb2 without parameter draws" in pred.describe(0)
+    assert ("the share of UKDB (general + per-row network), 2 feature parents is counted "
+            "without parameter uncertainty") in pred.describe(0)
     mean, se = pred.draws.mean(), pred.draws.standard_error()
     assert (np.abs(mean - pred.proba) <= 5 * se + 1e-12).all(), (mean, pred.proba, se)
     np.testing.assert_allclose(pred.draws.weights.sum(axis=0), 1.0, atol=1e-12)
@@ -138,6 +139,33 @@ def test_parameter_draws_per_component_with_ukdb_fixed(stack, data):
     np.testing.assert_array_equal(again.parameter_interval, pred.parameter_interval)
     with pytest.raises(ValueError, match="training rows"):
         E.predict_with_uncertainty(stack, cases, codes=True, n_draws=10)
+
+
+def test_identical_intervals_name_the_method_at_their_end(stack, data):
+    """Issue 32: where both intervals read the same, the note says what that means and names
+    a stacked method without parameter draws whose probability is an end."""
+    import dataclasses
+
+    X, y, ar = data
+    pred = E.predict_with_uncertainty(stack, _cases(ar), codes=True, n_draws=100,
+                                      train=(X, y), seed=1)
+    same = dataclasses.replace(pred, parameter_interval=pred.structure_interval.copy())
+    ms = pred.models
+    ukdb = next(p for p in ms.parts if p.name == "ukdb2")
+    named = 0
+    for r in range(len(pred.proba)):
+        c = int(pred.predicted[r])
+        note = same.interval_note(r)
+        lo, hi = pred.structure_interval[r, c]
+        assert note.startswith(f"Both intervals are {lo:.2f}" if f"{lo:.2f}" != f"{hi:.2f}"
+                               else f"Both intervals are the one number {lo:.2f}")
+        at_end = np.isclose(ms.posteriors()[ukdb.start, r, c], [lo, hi], atol=1e-12).any()
+        if f"{lo:.2f}" != f"{hi:.2f}":
+            assert ("given by UKDB (general + per-row network), 2 feature parents (" in note) \
+                == at_end
+            named += at_end
+        assert pred.interval_note(r) == "" or pred.interval_note(r) == note
+    assert named > 0
 
 
 def test_shapley_is_efficient_and_flattens_the_components_models(stack):
