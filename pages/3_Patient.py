@@ -296,9 +296,9 @@ with p2:
         st.metric("True class of this row", truth)
     if isinstance(unusual, Exception):
         st.caption(md_escape(unusual))
-    elif unusual.rarer_than is not None:
+    elif viz.unusual_sentence(unusual):
         text = viz.unusual_sentence(unusual)
-        if unusual.rarer_than >= viz.RARE:
+        if unusual.rarer_than is not None and unusual.rarer_than >= viz.RARE:
             st.warning(text + " Treat any number above with caution: the models have seen "
                               "almost nothing like it.")
         else:

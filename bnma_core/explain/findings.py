@@ -351,7 +351,8 @@ class Unusual:
         log P(x_i) of each finding.
     rarer_than : float or None
         Share of the training cases whose findings (only those known in this case) are more
-        probable than the case's (0.99: rarer than 99 % of them); None without training rows.
+        probable than the case's (0.99: rarer than 99 % of them); None without training rows
+        or without a known finding (nothing to compare: every case has probability 1).
     training_log_likelihoods : ndarray or None
     without_joint : tuple of str
         A stack's components left out of P(x) (module docstring).
@@ -363,6 +364,11 @@ class Unusual:
     rarer_than: float | None = None
     training_log_likelihoods: np.ndarray | None = None
     without_joint: tuple = ()
+
+    @property
+    def no_findings(self) -> bool:
+        """No finding is known: there is no conflict and no percentile to give."""
+        return not self.finding_log_probabilities
 
     def to_dict(self) -> dict:
         """JSON-ready (without the training log-likelihoods)."""
@@ -395,7 +401,7 @@ def unusual_case(est: Any, x: Any, train: Any = None, codes: bool = False) -> Un
     out = {"conflict": conflict, "log_likelihood": float(le[0]),
            "finding_log_probabilities": {names[j]: float(v) for j, v in zip(F, le[1:])},
            "without_joint": ms.without_joint}
-    if train is not None:
+    if train is not None and len(F):
         Xt, _ = training_codes(est, train)
         Xt = Xt.copy()
         Xt[:, row < 0] = -1

@@ -65,7 +65,11 @@ def unusual_sentence(unusual: Any) -> str | None:
     """How unusual a case is, in one plain sentence (from
     :func:`bnma_core.explain.unusual_case`; None without training cases): "This combination of
     findings is rarer than 99 % of training cases." when it is (≥ :data:`RARE`), else the
-    share of training cases with a more probable combination, and the conflict when > 0."""
+    share of training cases with a more probable combination, and the conflict when > 0; with
+    no finding known, that there is neither (issue 32)."""
+    if unusual is not None and getattr(unusual, "no_findings", False):
+        return ("No finding is known yet, so there is nothing to compare with the training "
+                "cases and no conflict between findings.")
     if unusual is None or unusual.rarer_than is None:
         return None
     share = int(np.floor(100 * unusual.rarer_than))

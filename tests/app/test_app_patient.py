@@ -204,6 +204,12 @@ def test_a_patient_entered_by_hand_starts_with_nothing_known():
     _fitted(at)
     assert at.selectbox(key="pt_form_0").value == "missing"
     assert any("No finding is known" in i.value for i in at.info)
+    # issue 32: no "0 % of training cases ...; conflict 0.00" for an empty form
+    captions = " ".join(_plain(c.value) for c in at.caption)
+    assert ("No finding is known yet, so there is nothing to compare with the training cases "
+            "and no conflict between findings.") in captions
+    assert "0 % of training cases" not in captions and "conflict" not in captions.replace(
+        "no conflict", "")
     table = at.dataframe[-1].value  # every finding can be tested next
     assert len(table) == 9
     at.selectbox(key="pt_form_1").set_value("10").run()
@@ -239,6 +245,8 @@ def test_unusual_sentence_words():
     assert common.startswith("20 % of training cases have a more probable combination")
     assert "not unusual" in common and "conflict 0.50" in common
     assert unusual_sentence(SimpleNamespace(rarer_than=None, conflict=0.0)) is None
+    empty = unusual_sentence(SimpleNamespace(rarer_than=None, conflict=0.0, no_findings=True))
+    assert empty.startswith("No finding is known yet")
 
 
 def test_a_scenario_identical_to_the_case_is_judged_like_the_case():

@@ -376,6 +376,20 @@ def test_conflict_and_percentile_equal_brute_force(asia_tan):
     assert un.rarer_than == pytest.approx(np.mean(np.array(lt) > logp + 1e-12), abs=1e-12)
 
 
+def test_no_finding_known_has_no_conflict_and_no_percentile(asia_tan):
+    """Issue 32: an empty form is neither unusual nor conflicting; the sentence says there is
+    nothing to compare, not "0 % of training cases ... (conflict 0.00)"."""
+    from bnma_core.viz.patient import unusual_sentence
+
+    est, _, X, y = asia_tan
+    un = E.unusual_case(est, np.full(X.shape[1], -1), train=(X, y), codes=True)
+    assert un.no_findings and un.rarer_than is None and un.conflict == 0.0
+    assert unusual_sentence(un) == ("No finding is known yet, so there is nothing to compare "
+                                    "with the training cases and no conflict between findings.")
+    one = E.unusual_case(est, np.array([0] + [-1] * (X.shape[1] - 1)), train=(X, y), codes=True)
+    assert not one.no_findings and one.rarer_than is not None
+
+
 def test_methods_without_models_say_so(wbc):
     from bnma_core.classifiers.registry import fit_method
 
