@@ -10,6 +10,7 @@ st.set_page_config(page_title="Patient · BNMA Studio", page_icon=":material/ste
                    layout="wide")
 
 import dataclasses
+import re
 import time
 
 import numpy as np
@@ -42,6 +43,15 @@ NO_CHANGE = "(no change)"
 METHOD_CHOICES = [DEFAULT_METHOD, "manb", "bma30", "kbest", "kbest_subbagging", "aode",
                   "ebn_bagging", "nb", "tan", "kdb2", "ukdb2"]
 SOURCES = {"row": "A case from the data", "form": "Enter a patient's values"}
+PLAIN_NAME = re.compile(r"[A-Za-z0-9]+(?:[_ .-][A-Za-z0-9]+)*")
+"""A name that Markdown shows as written (underscores inside words form no emphasis)."""
+
+
+def widget_label(name: str) -> str:
+    """A widget label that screen readers read as the name itself: escaped only when Markdown
+    would change it (the label is also the widget's aria-label, backslashes and all)."""
+    return name if PLAIN_NAME.fullmatch(name) else md_escape(name)
+
 
 sidebar_dataset_badge()
 st.title("Patient: how likely, how sure, and why")
@@ -129,7 +139,7 @@ with right:
     for j, (f, states) in enumerate(zip(features, ds.feature_states)):
         options = [MISSING] + [str(s) for s in states]
         start = 0 if base[j] < 0 else int(base[j]) + 1
-        picked = cols[j % 3].selectbox(md_escape(f), options, index=start,
+        picked = cols[j % 3].selectbox(widget_label(f), options, index=start,
                                        key=f"pt_{tag}_{j}")
         findings[f] = None if picked == MISSING else picked
     codes = ds.codes_from_states(pd.DataFrame([findings], columns=features))[0]

@@ -267,3 +267,28 @@ def test_a_scenario_identical_to_the_case_is_judged_like_the_case():
     assert bullet == f"- **clump_thickness = 1**: {sentence[:-1]}" + (
         " — uncertain" if case_uncertain else "")
     assert case_uncertain
+
+
+def test_finding_labels_read_as_the_names_and_ukdb_scenarios_as_two_networks():
+    """Issue 32 words: a screen reader reads "clump_thickness", not "clump\\_thickness"; a
+    UKDB scenario is described by UKDB's two networks (not "one model (no structure
+    interval)"); the refusal of next test / conflict names methods of the page's own list."""
+    import ast
+    import re
+
+    at = _page("ukdb2")
+    assert at.selectbox(key="pt_row23_0").label == "clump_thickness"
+    assert all("\\" not in at.selectbox(key=f"pt_row23_{j}").label for j in range(9))
+    at.selectbox(key="pt_wi_f0").set_value("cell_size").run()
+    at.selectbox(key="pt_wi_v0_1").set_value("1").run()
+    _no_failure(at)
+    bullet = next(_plain(x.value) for x in at.markdown
+                  if _plain(x.value).startswith("- **cell_size = 1**"))
+    assert "general network" in bullet and "one model" not in bullet
+    tree = ast.parse((ROOT / PAGE).read_text())
+    choices = next(n.value for n in ast.walk(tree) if isinstance(n, ast.Assign)
+                   and getattr(n.targets[0], "id", "") == "METHOD_CHOICES")
+    listed = {e.value for e in choices.elts if isinstance(e, ast.Constant)}
+    refusals = " ".join(c.value for c in at.caption if "probability of findings" in c.value)
+    named = set(re.findall(r"\((\w+)\)", _plain(refusals)))
+    assert named and named <= listed, (named, listed)
