@@ -397,6 +397,8 @@ def unusual_case(est: Any, x: Any, train: Any = None, codes: bool = False) -> Un
     singles[np.arange(len(F)), F] = row[F]
     ms = model_set(est, np.vstack([row[None], singles]), codes=True)
     le = ms.log_mixture_evidence()
+    if not len(F):  # no finding: P(x_obs) = 1, nothing to conflict
+        le = np.zeros(1)
     conflict = float(le[1:].sum() - le[0])
     out = {"conflict": conflict, "log_likelihood": float(le[0]),
            "finding_log_probabilities": {names[j]: float(v) for j, v in zip(F, le[1:])},
