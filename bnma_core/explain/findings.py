@@ -38,7 +38,7 @@ import numpy as np
 from .models import MAX_TOTAL_CELLS, as_codes, defines_joint, lse, model_set, models_and_proba
 from .parameters import DrawResult, training_codes
 from .shapley import _feature_names
-from .uncertainty import LEVEL, Prediction, predict_with_uncertainty
+from .uncertainty import LEVEL, Prediction, _and, method_words, predict_with_uncertainty
 
 __all__ = ["JOINT_TOLERANCE", "MAX_SCENARIOS", "NextTest", "Scenario", "Unusual", "joint_note",
            "next_test", "scenario_codes", "unusual_case", "what_if"]
@@ -307,7 +307,7 @@ def joint_note(est: Any, joint: np.ndarray, prediction: np.ndarray, target: int,
     cls = str(est.classes_[target])
     left = ""
     if without_joint:
-        named = _and([_method_words(n) for n in without_joint])
+        named = _and([method_words(n) for n in without_joint])
         one = len(without_joint) == 1
         left = (f"the method{'' if one else 's'} {named} {'is' if one else 'are'} left out "
                 f"because {'it gives' if one else 'they give'} no probability of findings")
@@ -318,21 +318,6 @@ def joint_note(est: Any, joint: np.ndarray, prediction: np.ndarray, target: int,
                 f"{prediction[target]:.2f}")
         return text + (f"; {left}." if left else ".")
     return f"In these values {left}." if left else ""
-
-
-def _method_words(name: str) -> str:
-    """A registry method in plain words (its code when it is not registered)."""
-    from ..classifiers.registry import display_name
-
-    try:
-        return display_name(name)
-    except (ValueError, KeyError):
-        return name
-
-
-def _and(items: Sequence[str]) -> str:
-    items = list(items)
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 # ---------------------------------------------------------------------- unusual case
