@@ -90,3 +90,58 @@ def test_trace_reference_order_is_a_legend_entry():
     fig = viz.trace_figure(trace, reference_log2=-9.2, burn_in=1)
     assert [t.name for t in fig.data] == ["chain 0", "chain 1", "reference order"]
     assert not any("reference" in (a.text or "") for a in fig.layout.annotations)
+
+
+def test_step_frames_are_the_chains_moves_cut_anywhere(asia):
+    """A batch of moves for the browser (DESIGN §14) is the sampler's chain: the scores before
+    each move are the chain's trace, the decisions its accept flags, wherever the batch
+    starts; the best network of each move is the order's best network."""
+    import json
+
+    from bnma_core.kernels.orders import order_best_parents
+    from bnma_core.structure.teaching import step_frames
+
+    ref = step_sampler(asia, n_iter=600, burn_in=150, random_state=3)
+    ref.chains[0].advance(600)
+    c = ref.chains[0]
+    scores = np.r_[c.initial_log_score, c.trace_score]
+    for start, count in ((0, 250), (250, 250), (500, 250)):
+        f = step_frames(asia, n_iter=600, random_state=3, start=start, count=count)
+        json.dumps(f)  # JSON-ready
+        m = f["moves"]
+        n = min(count, 600 - start)
+        assert m["iteration"] == list(range(start + 1, start + n + 1))
+        np.testing.assert_allclose(m["log_score"], scores[start:start + n], atol=1e-4)
+        assert m["accepted"] == [bool(a) for a in c.trace_acc[start:start + n]]
+        assert f["score"] == pytest.approx(scores[start])
+        assert f["history"][-1][0] == start
+        order = np.array(f["order"])
+        tab = ref.table.arrays()
+        for k in range(n):
+            if m["accepted"][k]:
+                order = np.array(m["proposed_order"][k])
+            arcs = {tuple(a) for a in f["nets"][m["net"][k]]}
+            assert arcs == {(int(y), int(x)) for y, x in
+                            zip(*np.nonzero(order_best_parents(tab, order)))}
+    with pytest.raises(ValueError, match="start must be between 0 and 600"):
+        step_frames(asia, n_iter=600, start=601)
+
+
+def test_step_player_shows_what_it_is_given(asia):
+    """The player page carries the batch as JSON and draws only those numbers (one unit:
+    natural log; labels in words; no "->")."""
+    import json
+    import re
+
+    from bnma_core.structure.teaching import step_frames
+    from bnma_core.viz.step_player import step_player_html
+
+    f = step_frames(asia, n_iter=400, random_state=0, count=50)
+    page = step_player_html(f, "more below")
+    data = json.loads(re.search(r"const D = (\{.*?\});\n", page).group(1))
+    assert data["moves"] == f["moves"] and data["note"] == "more below"
+    assert set(data["positions"]) == set(f["names"])
+    for label in ("ln P(order, data) before", "Acceptance probability", "Uniform draw u",
+                  "Variables moved", "iteration"):
+        assert label in page
+    assert "log2" not in page and "->" not in page and "position_i" not in page
