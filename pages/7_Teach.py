@@ -11,7 +11,7 @@ st.set_page_config(page_title="Teach · BNMA Studio", page_icon=":material/schoo
 import numpy as np
 import pandas as pd
 
-from bnma_core import export, viz
+from bnma_core import handouts, viz
 from bnma_core.structure.teaching import (
     LESSON_DATA,
     STEP_BATCH,
@@ -23,7 +23,14 @@ from bnma_core.structure.teaching import (
 from bnma_core.viz.step_player import step_player_html
 from bnma_ui import background, cache
 from bnma_ui.state import persistent, remember
-from bnma_ui.widgets import chart, equations, md_escape, sidebar_dataset_badge, what_am_i_looking_at
+from bnma_ui.widgets import (
+    chart,
+    equations,
+    md_escape,
+    method_label,
+    sidebar_dataset_badge,
+    what_am_i_looking_at,
+)
 
 STEP_KEY = "teach_step"  # this session's settings and where its player's batch starts
 EXACT_RUN = "teach_exact"
@@ -110,12 +117,11 @@ def handout(title: str, text: str, settings: dict, sections: list) -> None:
     """A download button for the lesson's printable handout (built on click)."""
     st.download_button(
         "Handout (HTML)",
-        lambda: export.html_report(title, [("The lesson", text.replace("**", "")), *sections],
-                                   settings),
+        lambda: handouts.lesson_handout(title, text, settings, sections),
         f"handout_{title.split(':')[0].lower().replace(' ', '_')}.html", "text/html",
         on_click="ignore", icon=":material/print:",
-        help="A self-contained page to print or share: the lesson's text, its settings and "
-             "the figures of what was run so far.")
+        help="A self-contained page to print (A4) or share: the lesson's text, its settings "
+             "and the figures of what was run so far.")
 
 
 # --------------------------------------------------------------------------------------------
@@ -224,7 +230,8 @@ def lesson_moves() -> None:
 def draw_diagnostics(diag, trace: pd.DataFrame, burn_in: int) -> list:
     """The verdict, its numbers and figures; returns the handout's sections."""
     st.info(f"All 4 chains have run their {int(trace['iteration'].iloc[-1]):,} iterations.")
-    (st.success if diag.converged else st.warning)(md_escape(diag.verdict))
+    verdict = viz.arrows(diag.verdict)
+    (st.success if diag.converged else st.warning)(md_escape(verdict))
     m = st.columns(2)
     m[0].metric("Rank-normalised R-hat (log score)", f"{diag.log_score.rhat:.3f}",
                 help=f"Converged chains: at most {diag.rhat_max}.")
@@ -257,7 +264,7 @@ def draw_diagnostics(diag, trace: pd.DataFrame, burn_in: int) -> list:
     chart(acf_fig, "teach_autocorrelation", d2)
     if diag.least_converged:
         chart(traces_fig, "teach_least_converged")
-    return [("Chain 0", trace_fig), ("Verdict", diag.verdict), ("Rank plot", rank_fig),
+    return [("Chain 0", trace_fig), ("Verdict", verdict), ("Rank plot", rank_fig),
             ("Autocorrelation", acf_fig), ("Two-runs concordance", conc_fig),
             ("Least converged edges", traces_fig)]
 
@@ -380,7 +387,7 @@ def lesson_averaging() -> None:
     sizes, reps = CURVE_PLAN.get(case.network, ((25, 50, 100, 1000), 3))
     settings = {"network": case.network.upper(), "class": case.class_variable,
                 "training rows": ", ".join(f"{s:,}" for s in sizes), "repetitions": reps,
-                "held-out rows": 2000, "method": "bma10",
+                "held-out rows": 2000, "method": method_label("bma10"),
                 "iterations per fit": "5,000 (burn-in 1,000)"}
     st.caption(md_escape(case.description))
     last = st.session_state.setdefault(CURVE_STATE, {})

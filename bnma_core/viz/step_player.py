@@ -127,7 +127,8 @@ td.t,th.t{text-align:left}.note{background:#e8f1fb;border-radius:8px;padding:8px
 <svg id="order" width="100%" preserveAspectRatio="xMinYMin meet"></svg>
 <div class="row">
  <div><h4>Best network of the current order</h4><svg id="net"
-  preserveAspectRatio="xMinYMin meet" style="max-width:100%"></svg><div class="cap" id="netcap"></div></div>
+  preserveAspectRatio="xMinYMin meet" style="max-width:100%"></svg>
+  <div class="cap" id="netcap"></div></div>
  <div><h4>ln P(order, data) of chain 0</h4><svg id="trace" width="100%"
   viewBox="0 0 520 300"></svg><div class="cap" id="tracecap"></div></div>
 </div>

@@ -134,3 +134,99 @@ def test_teach_lessons(server, page):
     wait_idle(page)
     no_exception(page)
     shot(page, "teach_07_averaging")
+
+
+# --- handouts: printed to PDF by chromium, read back with pdftotext ----------------------------
+
+
+def _print(browser, page_html: str, path):
+    """``page_html`` printed on A4 by headless chromium (its print CSS): the PDF's page count
+    and its text (poppler's pdftotext)."""
+    import shutil
+    import subprocess
+
+    if not shutil.which("pdftotext"):
+        pytest.skip("pdftotext is absent (apt-get install poppler-utils)")
+    html_path = path.with_suffix(".html")
+    html_path.write_text(page_html)
+    pg = browser.new_page(viewport={"width": 1280, "height": 800})
+    try:
+        pg.goto(html_path.as_uri())
+        pg.pdf(path=str(path), format="A4", prefer_css_page_size=True)
+    finally:
+        pg.close()
+    info = subprocess.run(["pdfinfo", str(path)], capture_output=True, text=True).stdout
+    pages = int(next(ln.split()[-1] for ln in info.splitlines() if ln.startswith("Pages:")))
+    text = subprocess.run(["pdftotext", str(path), "-"], capture_output=True,
+                          text=True).stdout
+    return pages, text
+
+
+def _lesson_texts() -> dict[str, str]:
+    """The lessons' texts as the Teach page defines them."""
+    import ast
+
+    from conftest import ROOT
+
+    tree = ast.parse((ROOT / "pages" / "7_Teach.py").read_text())
+    return {n.targets[0].id: ast.literal_eval(n.value) for n in tree.body
+            if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "").startswith("TEXT_")}
+
+
+def test_handouts_print_whole_on_a4(browser, tmp_path):
+    """Issue 33 item 2: lesson 1's handout (a move, chain 0, the diagnostics) prints on 3 A4
+    pages and lesson 3's on 1, every axis title and every variable of the order whole, the
+    lesson's Markdown rendered (no literal '*'), no plotly toolbar. On 7be0454 lesson 1 took
+    4 pages with the order cut at "bronc" and "*smoke*" printed literally."""
+    import numpy as np
+    import pandas as pd
+
+    from bnma_core import handouts, viz
+    from bnma_core.learning_curve import learning_curve
+    from bnma_core.structure.teaching import lesson_dataset, step_frames, step_sampler
+
+    texts = _lesson_texts()
+    ds = lesson_dataset("asia")
+    names = list(ds.names)
+    f = step_frames(ds, n_iter=2000, count=5)
+    m = f["moves"]
+    move = viz.order_move_figure(names, f["order"], (m["i"][0], m["j"][0]), m["kind"][0],
+                                 m["proposed_order"][0], m["accepted"][0])
+    s = step_sampler(ds, n_iter=2000, burn_in=500)
+    s.run()
+    diag = s.diagnostics(names, n_least=3)
+    c = s.chains[0]
+    trace = pd.DataFrame({"chain": 0, "iteration": np.arange(c.t + 1),
+                          "log_score": np.r_[c.initial_log_score, c.trace_score[: c.t]]})
+    sections = [
+        ("A move (iteration 1)", move),
+        ("Chain 0", viz.trace_figure(trace, burn_in=500, unit="ln")),
+        ("Verdict", viz.arrows(diag.verdict)),
+        ("Rank plot", viz.rank_plot_figure(diag.log_score)),
+        ("Autocorrelation", viz.autocorrelation_figure(diag.log_score)),
+        ("Two-runs concordance", viz.concordance_figure(diag.concordance)),
+        ("Least converged edges", viz.edge_traces_figure(diag.least_converged))]
+    page_html = handouts.lesson_handout("Lesson 1", texts["TEXT_MOVES"], {"seed": 0}, sections)
+    assert "plotly-graph-div" not in page_html and "<svg" in page_html  # static figures
+    pages, text = _print(browser, page_html, tmp_path / "lesson1.pdf")
+    assert pages == 3, pages
+    for label in ("ln P(order, data)", "iteration", "rank of the draw among all chains "
+                  "(fraction)", "lag (kept draws)", "recorded order after burn-in",
+                  "current order", "proposed order", *names):
+        assert label in text, label
+    assert "*" not in text and "->" not in text
+
+    curve = pd.concat(learning_curve("asia", "smoke", sizes=(25, 50), repetitions=2,
+                                     n_test=300, method_params={"n_iter": 500,
+                                                                "burn_in": 100}),
+                      ignore_index=True)
+    fig = viz.learning_curve_figure(curve, sizes=[25, 50], excess=True)
+    page_html = handouts.lesson_handout("Lesson 3", texts["TEXT_AVERAGING"],
+                                        {"method": "Order-MCMC averaging (bma10)"},
+                                        [("Learning curve", fig)])
+    pages, text = _print(browser, page_html, tmp_path / "lesson3.pdf")
+    assert pages == 1, pages
+    for label in ("excess log-loss over the true network (nats)", "training rows",
+                  "single best network", "% interval of the mean", "class smoke shows"):
+        assert label in " ".join(text.split()), label
+    assert "*" not in text
