@@ -22,8 +22,9 @@ def _thin(df: pd.DataFrame) -> pd.DataFrame:
 SCORE_UNITS = {"log2": ("log2_score", "log2 P(order, data)"),
                "ln": ("log_score", "ln P(order, data)")}
 """Units of an order score: the trace's column and the axis title naming the unit."""
-SCORE_TICKS = ",.0f"
-"""One tick format for order scores (thousands separators, no decimals): "−3,339"."""
+SCORE_TICKS = ",.7~r"
+"""One tick format for order scores: thousands separators, the decimals the tick needs and no
+more ("−3,339", "−3,338.5"), never an exponent."""
 
 
 def trace_figure(trace_df: pd.DataFrame, reference_log2: float | None = None,

@@ -243,7 +243,10 @@ function niceTicks(lo, hi, n) {
   const step = [1, 2, 5, 10].map(s => s * mag).find(s => s >= raw);
   const out = [];
   for (let t = Math.ceil(lo / step) * step; t <= hi + 1e-9; t += step) out.push(t);
-  return out;
+  // the decimals the step needs and no more: "-2,305", "-2,301.5" (the figures' format)
+  const fmt = new Intl.NumberFormat("en-US", {maximumFractionDigits:
+    Math.max(0, -Math.floor(Math.log10(step) + 1e-9))});
+  return out.map(t => [t, minus(fmt.format(t))]);
 }
 function drawTrace() {
   const svg = $("trace"); svg.innerHTML = "";
@@ -255,14 +258,14 @@ function drawTrace() {
   if (yhi - ylo < 1) { ylo -= 0.5; yhi += 0.5; }
   const pad = (yhi - ylo) * 0.05; ylo -= pad; yhi += pad;
   const X = x => L + (R - L) * x / xmax, Y = y => B - (B - T) * (y - ylo) / (yhi - ylo);
-  for (const t of niceTicks(ylo, yhi, 5)) {
+  for (const [t, label] of niceTicks(ylo, yhi, 5)) {
     svg.appendChild(el("line", {x1: L, x2: R, y1: Y(t), y2: Y(t), stroke: "#eee"}));
     svg.appendChild(el("text", {x: L - 6, y: Y(t) + 4, "text-anchor": "end", "font-size": 12},
-                       minus(nf0.format(t))));
+                       label));
   }
-  for (const t of niceTicks(0, xmax, 5)) {
+  for (const [t, label] of niceTicks(0, xmax, 5)) {
     svg.appendChild(el("text", {x: X(t), y: B + 16, "text-anchor": "middle", "font-size": 12},
-                       nf0.format(t)));
+                       label));
   }
   svg.appendChild(el("line", {x1: L, x2: R, y1: B, y2: B, stroke: "#888"}));
   svg.appendChild(el("line", {x1: L, x2: L, y1: T, y2: B, stroke: "#888"}));

@@ -189,6 +189,9 @@ def test_teach_four_chains_diagnostics():
     infos = [i.value for i in at.info]
     assert any(v.startswith("All 4 chains have run their 2,000 iterations") for v in infos)
     assert not [m for m in at.metric if m.label == "Iteration"]
+    # one unit on the page, named on the axis: the natural log of the player's scores
+    specs = [c.proto.spec for c in at.get("plotly_chart")]
+    assert any("ln P(order, data)" in s for s in specs) and not any("log2" in s for s in specs)
 
 
 def test_teach_exact_lesson_runs_and_shows_the_error():

@@ -145,3 +145,21 @@ def test_step_player_shows_what_it_is_given(asia):
                   "Variables moved", "iteration"):
         assert label in page
     assert "log2" not in page and "->" not in page and "position_i" not in page
+
+
+def test_trace_names_its_unit_and_has_one_tick_format():
+    """Issue 33 item 9: the trace says which logarithm it plots; ticks have thousands
+    separators and the decimals they need (as the step player's), never mixed formats."""
+    import pandas as pd
+
+    from bnma_core.viz.mcmc import SCORE_TICKS
+
+    t = pd.DataFrame({"chain": 0, "iteration": range(3), "log_score": [-3339.0, -3338.5, -3338]})
+    ln = viz.trace_figure(t, unit="ln")
+    assert ln.layout.yaxis.title.text == "ln P(order, data)"
+    assert ln.layout.yaxis.tickformat == SCORE_TICKS == ",.7~r"
+    assert list(ln.data[0].y) == [-3339.0, -3338.5, -3338]
+    t2 = t.rename(columns={"log_score": "log2_score"})
+    assert viz.trace_figure(t2).layout.yaxis.title.text == "log2 P(order, data)"
+    with pytest.raises(ValueError, match="unit must be one of"):
+        viz.trace_figure(t, unit="log10")
