@@ -158,12 +158,10 @@ def cached_diagnostics(n_iter: int, seed: int):
 def move_figure(names: list[str], frames: dict, k: int = 0):
     """Move ``k`` of a batch drawn on the order (the handout's example move)."""
     m = frames["moves"]
-    order = frames["order"] if k == 0 else None
-    if order is None:  # the order before move k: the last accepted proposal before it
-        order = frames["order"]
-        for q in range(k):
-            if m["accepted"][q]:
-                order = m["proposed_order"][q]
+    order = frames["order"]  # the order before move k: the last accepted proposal before it
+    for q in range(k):
+        if m["accepted"][q]:
+            order = m["proposed_order"][q]
     return viz.order_move_figure(
         names, order, (m["i"][k], m["j"][k]), m["kind"][k], m["proposed_order"][k],
         m["accepted"][k], title=f"Iteration {m['iteration'][k]:,}: "
