@@ -309,7 +309,8 @@ function show() {
     for (const id of ["before", "proposed", "delta", "accprob", "uniform", "decision"])
       $(id).textContent = "";
     $("before").textContent = f1(D.score);
-    $("movetitle").textContent = "Press +1 to propose the first move.";
+    $("movetitle").textContent = "Press +1 to propose the " + (D.start ? "next" : "first") +
+      " move.";
   } else {
     const d = M.log_ratio[k];
     $("before").textContent = f1(M.log_score[k]);

@@ -43,6 +43,12 @@ def _main(page):
     return page.get_by_test_id("stMainBlockContainer")
 
 
+def _overlap(a: dict, b: dict) -> bool:
+    """Whether two bounding boxes (x, y, width, height) share any area."""
+    return (a["x"] < b["x"] + b["width"] and b["x"] < a["x"] + a["width"]
+            and a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"])
+
+
 def _plot(page, text: str):
     """The drawn plotly chart whose SVG contains ``text`` (a title, an axis or a legend)."""
     return page.locator(".js-plotly-plot", has_text=text).first
@@ -119,6 +125,17 @@ def test_teach_lessons(server, page):
     wait_idle(page)
     no_exception(page)
     assert _metric(page, "Rank-normalised R-hat (log score)")
+    # the step panel does not go stale: the page says the chains ran to the end
+    page.get_by_text("All 4 chains have run their").first.wait_for()
+    # the least-converged edges' panel titles stay clear of every panel (issue 33 item 10)
+    edges = _plot(page, "Least converged edges")
+    areas = [a.bounding_box() for a in edges.locator("rect.nsewdrag").all()]
+    titles = [t.bounding_box() for t in edges.locator("g.annotation", has_text="R-hat").all()]
+    assert len(areas) >= 2 and titles
+    for t in titles:
+        for a in areas:
+            assert not _overlap(t, a), (t, a)
+    assert " → " in edges.inner_text() and " -> " not in edges.inner_text()
     shot(page, "teach_05_diagnostics")
 
     page.get_by_text("2 · WBC: the exact answer against MCMC").click()
@@ -128,6 +145,11 @@ def test_teach_lessons(server, page):
     wait_idle(page)
     no_exception(page)
     assert float(_metric(page, "Largest error |estimate − exact|")) < 0.5
+    # the log axis's tick labels do not crowd into each other (issue 33 item 10)
+    err = _plot(page, "Largest error of MCMC against exact")
+    ticks = [t.bounding_box() for t in err.locator("g.ytick text").all()]
+    ticks = [t for t in ticks if t and t["height"] > 0]
+    assert all(not _overlap(a, b) for i, a in enumerate(ticks) for b in ticks[i + 1:]), ticks
     shot(page, "teach_06_exact")
 
     page.get_by_text("3 · ASIA and ALARM: averaging against a single network").click()
