@@ -163,3 +163,26 @@ def test_trace_names_its_unit_and_has_one_tick_format():
     assert viz.trace_figure(t2).layout.yaxis.title.text == "log2 P(order, data)"
     with pytest.raises(ValueError, match="unit must be one of"):
         viz.trace_figure(t, unit="log10")
+
+
+def test_figures_read_without_guessing():
+    """Issue 33 item 10: no crowded minor digits on the log axis, thousands separators on the
+    iterations, edges written y → x, and the learning curve's shaded bands named in the
+    legend."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    err = viz.exact_error_figure(pd.DataFrame({"iteration": [1000, 2000],
+                                               "max_abs_error": [0.3, 0.01]}))
+    assert err.layout.yaxis.minorloglabels == "none" and err.layout.xaxis.tickformat == ",d"
+    q = SimpleNamespace(name="tub -> asia", rhat=1.03, draws=np.zeros((4, 10)))
+    fig = viz.edge_traces_figure([q, q])
+    assert [a.text for a in fig.layout.annotations] == ["tub → asia (R-hat 1.030)"] * 2
+    assert viz.arrows("worst tub -> asia: 1.03") == "worst tub → asia: 1.03"
+    rows = [{"size": s, "repetition": r, "model": m, "log_loss": v + 0.01 * r, "accuracy": 0.5}
+            for s in (25, 50) for r in range(3) for m, v in
+            (("single", 0.6), ("bma", 0.55), ("true", 0.5))]
+    curve = viz.learning_curve_figure(pd.DataFrame(rows), excess=True)
+    assert any(t.name.startswith("shaded: 90 % interval") and t.showlegend is not False
+               for t in curve.data)
