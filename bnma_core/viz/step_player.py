@@ -130,7 +130,7 @@ td.t,th.t{text-align:left}.note{background:#e8f1fb;border-radius:8px;padding:8px
   preserveAspectRatio="xMinYMin meet" style="max-width:100%"></svg>
   <div class="cap" id="netcap"></div></div>
  <div><h4>ln P(order, data) of chain 0</h4><svg id="trace" width="100%"
-  viewBox="0 0 520 300"></svg><div class="cap" id="tracecap"></div></div>
+  viewBox="0 0 420 280"></svg><div class="cap" id="tracecap"></div></div>
 </div>
 <h4>The last 10 moves</h4>
 <table id="table"></table>
@@ -228,7 +228,9 @@ function drawNet(k) {
     const [x, y] = P[v], cls = v === D.class_name;
     svg.appendChild(el("circle", {cx: x, cy: y, r: r, fill: cls ? "#ffd43b" : "#dbe4ff",
                                   stroke: "#333"}));
-    const t = el("text", {x: x, y: y - 13, "text-anchor": "middle", "font-size": 13}, v);
+    // a white halo: an arc that passes behind a label leaves it readable
+    const t = el("text", {x: x, y: y - 13, "text-anchor": "middle", "font-size": 13,
+                          stroke: "white", "stroke-width": 3, "paint-order": "stroke"}, v);
     svg.appendChild(t);
   });
   const newArcs = D.nets[net].filter(a => !had.has(a.join(",")));
@@ -252,7 +254,7 @@ function drawTrace() {
   const svg = $("trace"); svg.innerHTML = "";
   const xs = D.history.map(h => h[0]), ys = D.history.map(h => h[1]);
   for (let k = 0; k < pos; k++) { xs.push(M.iteration[k]); ys.push(scoreAfter[k]); }
-  const L = 78, R = 510, T = 12, B = 250;
+  const L = 74, R = 410, T = 12, B = 228;
   const xmax = Math.max(10, xs[xs.length - 1]);
   let ylo = Math.min(...ys), yhi = Math.max(...ys);
   if (yhi - ylo < 1) { ylo -= 0.5; yhi += 0.5; }
@@ -260,18 +262,18 @@ function drawTrace() {
   const X = x => L + (R - L) * x / xmax, Y = y => B - (B - T) * (y - ylo) / (yhi - ylo);
   for (const [t, label] of niceTicks(ylo, yhi, 5)) {
     svg.appendChild(el("line", {x1: L, x2: R, y1: Y(t), y2: Y(t), stroke: "#eee"}));
-    svg.appendChild(el("text", {x: L - 6, y: Y(t) + 4, "text-anchor": "end", "font-size": 12},
+    svg.appendChild(el("text", {x: L - 6, y: Y(t) + 4, "text-anchor": "end", "font-size": 13},
                        label));
   }
   for (const [t, label] of niceTicks(0, xmax, 5)) {
-    svg.appendChild(el("text", {x: X(t), y: B + 16, "text-anchor": "middle", "font-size": 12},
+    svg.appendChild(el("text", {x: X(t), y: B + 17, "text-anchor": "middle", "font-size": 13},
                        label));
   }
   svg.appendChild(el("line", {x1: L, x2: R, y1: B, y2: B, stroke: "#888"}));
   svg.appendChild(el("line", {x1: L, x2: L, y1: T, y2: B, stroke: "#888"}));
-  svg.appendChild(el("text", {x: (L + R) / 2, y: B + 36, "text-anchor": "middle",
-                              "font-size": 13}, "iteration"));
-  svg.appendChild(el("text", {x: 14, y: (T + B) / 2, "text-anchor": "middle", "font-size": 13,
+  svg.appendChild(el("text", {x: (L + R) / 2, y: B + 40, "text-anchor": "middle",
+                              "font-size": 14}, "iteration"));
+  svg.appendChild(el("text", {x: 14, y: (T + B) / 2, "text-anchor": "middle", "font-size": 14,
     transform: `rotate(-90 14 ${(T + B) / 2})`}, "ln P(order, data)"));
   if (D.burn_in <= xmax) {
     svg.appendChild(el("line", {x1: X(D.burn_in), x2: X(D.burn_in), y1: T, y2: B,
