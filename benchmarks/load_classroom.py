@@ -78,7 +78,8 @@ def main(argv: list[str]) -> int:
                 offset = log.stat().st_size
                 res = classroom_round(browser, url, proc.pid, label, args.steppers,
                                       args.runners, min_seconds=args.min_seconds,
-                                      max_seconds=args.max_seconds, log=log)
+                                      max_seconds=args.max_seconds, log=log,
+                                      idle_seconds=10.0)
                 row = {"name": f"load_classroom_{args.steppers}_{args.runners}_{label}",
                        **res.as_dict(), "compiled_by_server": compiled_by_server(log, offset),
                        "uptime_after": load_average()}

@@ -18,7 +18,7 @@ import networkx as nx
 import pandas as pd
 
 __all__ = ["graph_graphml", "table_csv", "csv_safe", "figure_image", "figure_images",
-           "html_report",
+           "html_report", "Html",
            "figure_config"]
 
 
@@ -125,6 +125,11 @@ clipped legend or axis) and never split across pages."""
 FIGURE_MODES = ("interactive", "static", "cdn")
 
 
+class Html(str):
+    """Text that :func:`html_report` inserts as HTML, unescaped: only for HTML built from
+    escaped text (:func:`bnma_core.handouts.markdown_html`)."""
+
+
 def html_report(title: str, sections: Iterable[tuple[str, Any]],
                 settings: Mapping[str, Any] | None = None,
                 fields: Mapping[str, str] | None = None, figures: str = "interactive",
@@ -135,8 +140,9 @@ def html_report(title: str, sections: Iterable[tuple[str, Any]],
     ----------
     title : str
     sections : iterable of (heading, content)
-        ``content`` is a plotly figure, a DataFrame (rendered as a table), or text (paragraphs
-        separated by blank lines; HTML-escaped).
+        ``content`` is a plotly figure, a DataFrame (rendered as a table), :class:`Html`
+        (inserted as it is: HTML its maker has escaped, e.g. :func:`bnma_core.handouts.
+        markdown_html`), or text (paragraphs separated by blank lines; HTML-escaped).
     settings : mapping, optional
         The run's settings, shown first as a table with the date, Python and platform.
     fields : mapping, optional
@@ -192,6 +198,8 @@ def html_report(title: str, sections: Iterable[tuple[str, Any]],
                                               not plotly_included)
             parts.append(f"<div class='figure'>{text}</div>")
             plotly_included = plotly_included or embedded
+        elif isinstance(content, Html):
+            parts.append(str(content))
         elif isinstance(content, pd.DataFrame | pd.Series):
             frame = content.to_frame() if isinstance(content, pd.Series) else content
             parts.append(frame.to_html(float_format=lambda x: f"{x:.4g}"))

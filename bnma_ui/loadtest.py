@@ -13,10 +13,10 @@ until the normal runs end; ``benchmarks/load_hostile.py`` compares the normal se
 figures with and without it.
 
 :func:`classroom_round` is a class instead: many sessions step ASIA chains on the Teach page
-while a few run order MCMC on WBC; step latency (click to the new iteration shown, timed in
-the browser), errors and the server's RSS before, at peak and after the class has left. Used by
-``benchmarks/load_classroom.py`` (30 + 2 sessions, cold and warm) and, with 3 stepping
-sessions, by ``tests/test_load.py``.
+while a few run order MCMC on WBC; step latency (click on the step player's "+1" to the new
+iteration shown, timed in the browser), the server's CPU per step, errors and the server's
+RSS before, at peak and after the class has left. Used by ``benchmarks/load_classroom.py``
+(30 + 2 sessions, cold and warm) and, with 3 stepping sessions, by ``tests/load/test_load.py``.
 """
 
 from __future__ import annotations
@@ -490,23 +490,17 @@ def server_stop_seconds(log: Path) -> float:
 STEP_TIMEOUT_S = 60.0
 """A step whose iteration has not shown after this long counts as an error."""
 
-# One "+1" click, timed in the page itself: the click, then a MutationObserver (not throttled
-# like timers of a page without focus) until the "Iteration" metric shows a larger number.
-# The outcome goes to window.__bnmaStep for the driver to collect.
+# One "+1" click in the Teach page's step player (an iframe: the browser plays a batch of
+# moves the server computed at once, DESIGN §14), timed in the player itself: the click, then
+# a MutationObserver (not throttled like timers of a page without focus) until "#iteration"
+# shows a larger number. The outcome goes to window.__bnmaStep for the driver to collect.
 _JS_STEP = """
 (timeoutMs) => {
   const iteration = () => {
-    for (const m of document.querySelectorAll('[data-testid="stMetric"]')) {
-      const label = m.querySelector('[data-testid="stMetricLabel"]');
-      if (label && label.innerText.trim() === 'Iteration') {
-        const v = m.querySelector('[data-testid="stMetricValue"]').innerText;
-        return parseInt(v.split(' of ')[0].replace(/,/g, ''), 10) || 0;
-      }
-    }
-    return 0;
+    const el = document.getElementById('iteration');
+    return el ? (parseInt(el.innerText.split(' of ')[0].replace(/,/g, ''), 10) || 0) : 0;
   };
-  const button = [...document.querySelectorAll('button')]
-    .find(b => b.innerText.trim() === '+1');
+  const button = document.getElementById('b1');
   if (!button || button.disabled) {
     window.__bnmaStep = {pending: false, ms: null, error: 'no enabled +1 button'};
     return;
@@ -537,6 +531,20 @@ _JS_STEP = """
 """
 
 
+def _player(page, timeout: float = 240.0):
+    """The frame of the Teach page's step player (waits until it has drawn)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        for frame in page.frames:
+            try:
+                if frame.locator("#iteration").count():
+                    return frame
+            except Exception:  # noqa: BLE001 - a frame detached while looking
+                continue
+        page.wait_for_timeout(200)  # polling the frames
+    return None
+
+
 @dataclass
 class ClassroomResult:
     label: str
@@ -564,6 +572,12 @@ class ClassroomResult:
     stepping_seconds: float = float("nan")
     server_cpu_share: float = float("nan")
     """The server's CPU seconds per second while the class stepped (2 = both cores)."""
+    server_cpu_idle_share: float = float("nan")
+    """The server's CPU share with every tab open and nothing clicked (Streamlit's own
+    keep-alive work, the kernels' warm-up thread): the floor under ``server_cpu_share``."""
+    server_cpu_per_step_s: float = float("nan")
+    """The server's CPU seconds while the class stepped, per step taken (an upper bound of a
+    step's cost: it includes the runners' order MCMC and Streamlit's own work)."""
     browser_cpu_share: float = float("nan")
     """The same for the headless chromium driving the sessions (this process's children): on
     one machine the browser competes with the server for the cores."""
@@ -623,20 +637,23 @@ def _open(browser, url: str, path: str):
     return ctx, page
 
 
-def _step_state(page) -> dict | None:
-    return page.evaluate("() => window.__bnmaStep || null")
+def _step_state(frame) -> dict | None:
+    return frame.evaluate("() => window.__bnmaStep || null")
 
 
 def classroom_round(browser, url: str, pid: int, label: str, n_steppers: int = 30,
                     n_runners: int = 2, step_interval: float = 2.0,
                     min_seconds: float = 60.0, max_seconds: float = 240.0,
-                    log: Path | None = None) -> ClassroomResult:
+                    log: Path | None = None, idle_seconds: float = 0.0) -> ClassroomResult:
     """One class on a served app: open ``n_steppers`` sessions on the Teach page and
     ``n_runners`` on Order MCMC (the Data page's default WBC, the page's default settings),
-    click Run in the latter, then have every stepper click "+1" every ``step_interval`` s
-    (staggered; the next click once the previous step has shown) until the runs have ended and
+    click Run in the latter, then have every stepper click "+1" in the page's step player
+    every ``step_interval`` s (staggered; the next click once the previous step has shown; the
+    player plays the moves the server sent in one batch, so a step is the browser's work
+    alone) until the runs have ended and
     ``min_seconds`` have passed, or ``max_seconds``; then close every tab and wait until the
-    server has freed them."""
+    server has freed them. ``idle_seconds``: a window, with every tab open and nothing clicked,
+    over which the server's idle CPU share is measured first (``server_cpu_idle_share``)."""
     res = ClassroomResult(label, n_steppers, n_runners, step_interval, uptime=load_average())
     log_offset = log.stat().st_size if log is not None and log.exists() else 0
     probe = [_open(browser, url, "Teach")] + ([_open(browser, url, "")] if n_runners else [])
@@ -652,10 +669,18 @@ def classroom_round(browser, url: str, pid: int, label: str, n_steppers: int = 3
     for _, page in runners:
         nav(page, "Order MCMC")
     res.open_seconds = round(time.perf_counter() - t0, 1)
-    for i, (_, page) in enumerate(steppers):
-        if page.get_by_role("button", name="+1").count() == 0:
-            res.errors.append(f"stepper {i}: no +1 button on the Teach page")
+    players = [_player(page) for _, page in steppers]
+    for i, frame in enumerate(players):
+        if frame is None:
+            res.errors.append(f"stepper {i}: no step player on the Teach page")
+    if any(f is None for f in players):
+        players = []  # nothing to click: the errors say why
     res.rss_start_mb = rss_mb(pid)
+    if idle_seconds > 0:  # a measurement window, nothing to wait for
+        idle0, t_idle = cpu_seconds(pid), time.perf_counter()
+        time.sleep(idle_seconds)
+        res.server_cpu_idle_share = round((cpu_seconds(pid) - idle0)
+                                          / (time.perf_counter() - t_idle), 3)
     started = {}
     for i, (_, page) in enumerate(runners):
         try:
@@ -678,9 +703,9 @@ def classroom_round(browser, url: str, pid: int, label: str, n_steppers: int = 3
         runs_over = len(ended) + (n_runners - len(started)) >= n_runners
         if now - begin >= max_seconds or (runs_over and now - begin >= min_seconds):
             break
-        for i, (_, page) in enumerate(steppers):
+        for i in range(len(players)):
             if pending[i]:
-                state = _step_state(page)
+                state = _step_state(players[i])
                 if state is None or state.get("pending"):
                     continue
                 pending[i] = False
@@ -693,7 +718,7 @@ def classroom_round(browser, url: str, pid: int, label: str, n_steppers: int = 3
                     reached[i] = int(state["to"])
                 due[i] = max(due[i] + step_interval, time.perf_counter())
             elif time.perf_counter() >= due[i]:
-                page.evaluate(_JS_STEP, STEP_TIMEOUT_S * 1000)
+                players[i].evaluate(_JS_STEP, STEP_TIMEOUT_S * 1000)
                 pending[i] = True
         if time.perf_counter() - last_runner_check > 2.0:
             last_runner_check = time.perf_counter()
@@ -713,9 +738,9 @@ def classroom_round(browser, url: str, pid: int, label: str, n_steppers: int = 3
     # steps still in flight at the end are collected (up to their timeout)
     deadline = time.perf_counter() + STEP_TIMEOUT_S
     while any(pending) and time.perf_counter() < deadline:
-        for i, (_, page) in enumerate(steppers):
+        for i in range(len(players)):
             if pending[i]:
-                state = _step_state(page)
+                state = _step_state(players[i])
                 if state is not None and not state.get("pending"):
                     pending[i] = False
                     if state.get("ms") is not None:
@@ -738,6 +763,8 @@ def classroom_round(browser, url: str, pid: int, label: str, n_steppers: int = 3
         res.step_max_s = round(max(latencies), 3)
         res.steps_per_session_per_s = round(len(latencies) / n_steppers
                                             / res.stepping_seconds, 3)
+        res.server_cpu_per_step_s = round(res.server_cpu_share * res.stepping_seconds
+                                          / len(latencies), 4)
     if first:
         res.first_step_p95_s = round(float(np.percentile(list(first.values()), 95)), 3)
     for ctx, _ in [*steppers, *runners]:

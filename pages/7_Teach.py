@@ -8,23 +8,31 @@ import streamlit as st
 st.set_page_config(page_title="Teach · BNMA Studio", page_icon=":material/school:",
                    layout="wide")
 
-import networkx as nx
 import numpy as np
 import pandas as pd
 
-from bnma_core import export, viz
-from bnma_core.structure.orders import LOG2E
+from bnma_core import handouts, viz
 from bnma_core.structure.teaching import (
     LESSON_DATA,
+    STEP_BATCH,
     exact_convergence,
     lesson_dataset,
+    step_frames,
     step_sampler,
 )
+from bnma_core.viz.step_player import step_player_html
 from bnma_ui import background, cache
 from bnma_ui.state import persistent, remember
-from bnma_ui.widgets import chart, equations, md_escape, sidebar_dataset_badge, what_am_i_looking_at
+from bnma_ui.widgets import (
+    chart,
+    equations,
+    md_escape,
+    method_label,
+    sidebar_dataset_badge,
+    what_am_i_looking_at,
+)
 
-STEP_KEY = "teach_step"  # this session's stepped sampler (ASIA: about 60 bytes per iteration)
+STEP_KEY = "teach_step"  # this session's settings and where its player's batch starts
 EXACT_RUN = "teach_exact"
 EXACT_STATE = "teach_exact_state"
 CURVE_RUN = "teach_curve"
@@ -34,10 +42,6 @@ LESSONS = {
     "exact": "2 · WBC: the exact answer against MCMC",
     "averaging": "3 · ASIA and ALARM: averaging against a single network",
 }
-# play speeds: (seconds between redraws, steps per redraw); Play off is a full rerun, so the
-# chain stops at once
-SPEEDS = {"1 step every 2 s": (2.0, 1), "1 step per second": (1.0, 1),
-          "5 steps per second": (1.0, 5), "20 steps per second": (1.0, 20)}
 STEP_ITERATIONS = [1_000, 2_000, 5_000, 20_000]
 EXACT_ITERATIONS = [5_000, 20_000, 60_000]
 
@@ -113,12 +117,11 @@ def handout(title: str, text: str, settings: dict, sections: list) -> None:
     """A download button for the lesson's printable handout (built on click)."""
     st.download_button(
         "Handout (HTML)",
-        lambda: export.html_report(title, [("The lesson", text.replace("**", "")), *sections],
-                                   settings),
+        lambda: handouts.lesson_handout(title, text, settings, sections),
         f"handout_{title.split(':')[0].lower().replace(' ', '_')}.html", "text/html",
         on_click="ignore", icon=":material/print:",
-        help="A self-contained page to print or share: the lesson's text, its settings and "
-             "the figures of what was run so far.")
+        help="A self-contained page to print (A4) or share: the lesson's text, its settings "
+             "and the figures of what was run so far.")
 
 
 # --------------------------------------------------------------------------------------------
@@ -126,74 +129,49 @@ def handout(title: str, text: str, settings: dict, sections: list) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def best_network_graph(adj: np.ndarray, names: list[str]) -> nx.DiGraph:
-    g = nx.DiGraph()
-    g.add_nodes_from(names)
-    g.add_edges_from((names[y], names[x]) for y, x in zip(*np.nonzero(adj)))
-    return g
+@st.cache_data(show_spinner=False, max_entries=64)
+def cached_player(n_iter: int, seed: int, start: int) -> tuple[str, dict]:
+    """The step player of the moves ``start + 1 .. start + STEP_BATCH`` of chain 0 and the
+    moves themselves: computed once per server for every session with these settings (a
+    class that follows one seed shares them)."""
+    frames = step_frames(cache_lesson_dataset("asia"), n_iter=n_iter, random_state=seed,
+                         start=start, count=STEP_BATCH)
+    last = start + len(frames["moves"]["iteration"])
+    note = (f"These were the moves up to iteration {last:,}: press “Next {STEP_BATCH:,} "
+            "moves” below the player to go on.")
+    return step_player_html(frames, note), frames
 
 
-def chain_trace(sampler, chain: int = 0) -> pd.DataFrame:
-    """The chain's log2 score from its start (iteration 0) to the iteration reached."""
-    c = sampler.chains[chain]
-    return pd.DataFrame({"chain": chain, "iteration": np.arange(0, c.t + 1),
-                         "log2_score": np.r_[c.initial_log_score, c.trace_score[: c.t]] * LOG2E})
+@st.cache_resource(show_spinner=False, max_entries=8)
+def cached_diagnostics(n_iter: int, seed: int):
+    """The 4 chains run to the end and their diagnostics (shared by the sessions with these
+    settings; read-only)."""
+    ds = cache_lesson_dataset("asia")
+    sampler = step_sampler(ds, n_iter=n_iter, burn_in=n_iter // 4, random_state=seed)
+    sampler.run()
+    c = sampler.chains[0]
+    trace = pd.DataFrame({"chain": 0, "iteration": np.arange(0, c.t + 1),
+                          "log_score": np.r_[c.initial_log_score, c.trace_score[: c.t]]})
+    return sampler.diagnostics(list(ds.names), n_least=3), trace
 
 
-def draw_step(state: dict, names: list[str], class_name: str) -> None:
-    """The last step: the move on the order, its numbers, the best network and the trace."""
-    sampler, res = state["sampler"], state["last"]
-    chain = sampler.chains[0]
-    if res is None:
-        st.info("Press **+1** to propose the first move.")
-        return
-    mv = res.moves[-1]
-    m = st.columns(3)
-    m[0].metric("Iteration", f"{res.iteration:,} of {sampler.n_iter:,}")
-    m[1].metric("ln P(order, data) before", f"{mv.log_score:,.1f}",
-                help="The current order's log score (natural log; the trace shows log2).")
-    m[2].metric("ln P(order, data) proposed", f"{mv.proposed_log_score:,.1f}",
-                delta=f"{mv.log_ratio:+.2f}",
-                help="The proposed order's log score; the arrow gives the difference.")
-    m = st.columns(3)
-    m[0].metric("Acceptance probability", f"{mv.acceptance_probability:.4f}",
-                help="min(1, P(proposed order | data) / P(current order | data)) = "
-                     "min(1, exp(score proposed − score before)).")
-    m[1].metric("Uniform draw u", f"{mv.uniform:.4f}",
-                help="The move is accepted when u < the acceptance probability.")
-    m[2].metric("Move", "accepted" if mv.accepted else "rejected")
-    st.plotly_chart(viz.order_move_figure(names, mv.order, mv.positions, mv.kind,
-                                          mv.proposed_order, mv.accepted,
-                                          title=f"Iteration {mv.iteration}: " + (
-                                              "accepted" if mv.accepted else
-                                              "rejected (the chain stays)")),
-                    width="stretch", key="teach_move")
-    if len(res.moves) > 1:
-        n_acc = sum(m.accepted for m in res.moves)
-        st.caption(f"This step made {len(res.moves)} moves; {n_acc} were accepted. The "
-                   "last one is drawn above; the table lists the last 10.")
-        st.dataframe(res.to_frame(names).tail(10).round(4), hide_index=True, width="stretch")
-    g1, g2 = st.columns(2)
-    graph = best_network_graph(res.best_dag, names)
-    added = [(names[a], names[b]) for a, b in res.added_arcs]
-    removed = [f"{names[a]} → {names[b]}" for a, b in res.removed_arcs]
-    g1.plotly_chart(viz.dag_figure(graph, class_node=class_name, edge_weight=None,
-                                   highlight_edges=added,
-                                   title="Best network of the current order"),
-                    width="stretch", key="teach_best")
-    g1.caption("Each variable takes its best parent set among the variables before it. "
-               "Orange: arcs new since this step began"
-               + (f"; removed: {', '.join(removed)}." if removed else "."))
-    fig = viz.trace_figure(chain_trace(sampler), burn_in=sampler.burn_in,
-                           title="log2 score of chain 0's order")
-    g2.plotly_chart(fig, width="stretch", key="teach_trace")
-    g2.caption(f"Acceptance rate so far: {chain.acceptance_rate:.1%}.")
+def move_figure(names: list[str], frames: dict, k: int = 0):
+    """Move ``k`` of a batch drawn on the order (the handout's example move)."""
+    m = frames["moves"]
+    order = frames["order"]  # the order before move k: the last accepted proposal before it
+    for q in range(k):
+        if m["accepted"][q]:
+            order = m["proposed_order"][q]
+    return viz.order_move_figure(
+        names, order, (m["i"][k], m["j"][k]), m["kind"][k], m["proposed_order"][k],
+        m["accepted"][k], title=f"Iteration {m['iteration'][k]:,}: "
+        + ("accepted" if m["accepted"][k] else "rejected (the chain stays)"))
 
 
 def lesson_moves() -> None:
     st.markdown(TEXT_MOVES)
     ds = cache_lesson_dataset("asia")
-    names, class_name = list(ds.names), ds.class_name
+    names = list(ds.names)
     c1, c2, c3 = st.columns([2, 2, 3])
     n_iter = c1.selectbox("Iterations per chain", STEP_ITERATIONS,
                           key=persistent("teach_iter", 5_000, STEP_ITERATIONS),
@@ -210,96 +188,83 @@ def lesson_moves() -> None:
                 "seed": int(seed)}
     state = st.session_state.get(STEP_KEY)
     c3.write("")
-    restart = c3.button("New chains", help="Start 4 fresh chains with these settings.")
+    restart = c3.button("New chains", help="Start again from iteration 0 with these "
+                                           "settings.")
     if state is None or state["settings"] != settings or restart:
-        state = {"settings": settings, "last": None, "diag": None,
-                 "sampler": step_sampler(ds, n_iter=int(n_iter), burn_in=int(n_iter) // 4,
-                                         random_state=int(seed))}
+        state = {"settings": settings, "start": 0, "diagnosed": False}
         st.session_state[STEP_KEY] = state
-    sampler = state["sampler"]
 
     st.subheader("One move at a time (chain 0)")
-    p1, p2, _ = st.columns([1, 2, 3])
-    playing = p1.toggle("Play", key="teach_play",
-                        help="Advance the chain by itself at the chosen speed; switch off to "
-                             "pause.")
-    speed = p2.selectbox("Speed", list(SPEEDS), key=persistent("teach_speed", "1 step per "
-                                                                "second", list(SPEEDS)))
-    remember("teach_speed")
-    interval, per_tick = SPEEDS[speed]
-
-    @st.fragment(run_every=interval if playing else None)
-    def stepper() -> None:
-        chain = sampler.chains[0]
-        row = st.container(horizontal=True)
-        clicked = [k for k in (1, 10, 100)
-                   if row.button(f"+{k}", key=f"teach_step_{k}",
-                                 disabled=chain.t >= sampler.n_iter,
-                                 help=f"Advance chain 0 by {k} iteration"
-                                      + ("s." if k > 1 else "."))]
-        k = clicked[0] if clicked else (per_tick if playing else 0)
-        if k and chain.t < sampler.n_iter:
-            state["last"] = sampler.step(k)
-            state["diag"] = None
-        if chain.t >= sampler.n_iter:
-            st.info(f"Chain 0 has done all its {sampler.n_iter:,} iterations.")
-        draw_step(state, names, class_name)
-
-    stepper()
+    st.caption(f"The server computes {STEP_BATCH:,} moves at once and your browser plays "
+               "them: +1, +10, +100, Play and the slider cost the server nothing. Every "
+               "score is a natural-log order score, ln P(order, data).")
+    player, frames = cached_player(int(n_iter), int(seed), state["start"])
+    st.iframe(player, height=1010)
+    last = state["start"] + len(frames["moves"]["iteration"])
+    nb = st.container(horizontal=True)
+    if nb.button(f"Next {STEP_BATCH:,} moves", disabled=last >= int(n_iter),
+                 help=f"Load chain 0's next {STEP_BATCH:,} moves into the player."):
+        state["start"] = last
+        st.rerun()
+    if state["start"]:
+        nb.caption(f"The player holds iterations {state['start'] + 1:,} to {last:,}.")
 
     st.subheader("Four chains: have they converged?")
-    st.markdown("Run all 4 chains to the end (chain 0 goes on from where you stepped it; the "
-                "stepped chain is exactly the chain the fast sampler draws) and judge them "
-                "with ArviZ's diagnostics.")
+    st.markdown(f"Run all 4 chains to the end ({int(n_iter):,} iterations each; chain 0 is "
+                "the chain you stepped, continued) and judge them with ArviZ's diagnostics.")
     if st.button("Run the 4 chains and diagnose", type="primary"):
-        with st.spinner("Running the chains and computing the diagnostics..."):
-            sampler.run()
-            state["diag"] = sampler.diagnostics(names, n_least=3)
-    diag = state["diag"]
+        state["diagnosed"] = True
     sections: list = []
-    if diag is not None:
-        (st.success if diag.converged else st.warning)(md_escape(diag.verdict))
-        m = st.columns(2)
-        m[0].metric("Rank-normalised R-hat (log score)", f"{diag.log_score.rhat:.3f}",
-                    help=f"Converged chains: at most {diag.rhat_max}.")
-        m[1].metric("ESS bulk / tail (log score)",
-                    f"{diag.log_score.ess_bulk:,.0f} / {diag.log_score.ess_tail:,.0f}",
-                    help=f"Effective sample size; target at least {diag.ess_min:.0f}.")
-        varying = diag.edges[~diag.edges["settled"]]
-        m = st.columns(2)
-        m[0].metric(f"Edges with R-hat > {diag.rhat_max}",
-                    f"{int((varying['rhat'] > diag.rhat_max).sum())} of {len(varying)}")
-        m[1].metric("Largest two-runs difference", f"{diag.max_concordance_difference:.3f}",
-                    help="Chains 0-1 against chains 2-3: the largest difference of an edge "
-                         "posterior.")
-        st.caption("Rank plot: if the chains sample the same distribution, each chain's "
-                   "draws spread evenly over the pooled ranks (flat lines near the dashed "
-                   "one). Traces: the edges whose chains disagree most. Scatter: each edge's "
-                   "posterior from chains 0-1 against chains 2-3; on the diagonal when they "
-                   "agree.")
-        rank_fig = viz.rank_plot_figure(diag.log_score, "Rank plot of the log score")
-        acf_fig = viz.autocorrelation_figure(diag.log_score, "Autocorrelation of the log score")
-        traces_fig = viz.edge_traces_figure(diag.least_converged)
-        conc_fig = viz.concordance_figure(diag.concordance,
-                                          labels=("chains 0-1", "chains 2-3"))
-        d1, d2 = st.columns(2)
-        chart(rank_fig, "teach_rank_plot", d1)
-        chart(conc_fig, "teach_concordance", d2)
-        chart(acf_fig, "teach_autocorrelation")
-        if diag.least_converged:
-            chart(traces_fig, "teach_least_converged")
-        sections = [("Verdict", diag.verdict), ("Rank plot", rank_fig),
-                    ("Autocorrelation", acf_fig),
-                    ("Two-runs concordance", conc_fig), ("Least converged edges", traces_fig)]
-    res = state["last"]
-    if res is not None:
-        mv = res.moves[-1]
-        sections = [("Last move", viz.order_move_figure(names, mv.order, mv.positions,
-                                                         mv.kind, mv.proposed_order,
-                                                         mv.accepted)),
-                    ("Chain 0", viz.trace_figure(chain_trace(sampler),
-                                                 burn_in=sampler.burn_in)), *sections]
+    if frames["moves"]["iteration"]:
+        sections.append((f"A move (iteration {frames['moves']['iteration'][0]:,})",
+                         move_figure(names, frames)))
+    if state["diagnosed"]:
+        with st.spinner("Running the chains and computing the diagnostics..."):
+            diag, trace = cached_diagnostics(int(n_iter), int(seed))
+        sections += draw_diagnostics(diag, trace, int(n_iter) // 4)
     handout("Lesson 1: moves and convergence of order MCMC", TEXT_MOVES, settings, sections)
+
+
+def draw_diagnostics(diag, trace: pd.DataFrame, burn_in: int) -> list:
+    """The verdict, its numbers and figures; returns the handout's sections."""
+    st.info(f"All 4 chains have run their {int(trace['iteration'].iloc[-1]):,} iterations.")
+    verdict = viz.arrows(diag.verdict)
+    (st.success if diag.converged else st.warning)(md_escape(verdict))
+    m = st.columns(2)
+    m[0].metric("Rank-normalised R-hat (log score)", f"{diag.log_score.rhat:.3f}",
+                help=f"Converged chains: at most {diag.rhat_max}.")
+    m[1].metric("ESS bulk / tail (log score)",
+                f"{diag.log_score.ess_bulk:,.0f} / {diag.log_score.ess_tail:,.0f}",
+                help=f"Effective sample size; target at least {diag.ess_min:.0f}.")
+    varying = diag.edges[~diag.edges["settled"]]
+    m = st.columns(2)
+    m[0].metric(f"Edges with R-hat > {diag.rhat_max}",
+                f"{int((varying['rhat'] > diag.rhat_max).sum())} of {len(varying)}")
+    m[1].metric("Largest two-runs difference", f"{diag.max_concordance_difference:.3f}",
+                help="Chains 0-1 against chains 2-3: the largest difference of an edge "
+                     "posterior.")
+    st.caption("Rank plot: if the chains sample the same distribution, each chain's "
+               "draws spread evenly over the pooled ranks (flat lines near the dashed "
+               "one). Traces: the edges whose chains disagree most. Scatter: each edge's "
+               "posterior from chains 0-1 against chains 2-3; on the diagonal when they "
+               "agree.")
+    trace_fig = viz.trace_figure(trace, burn_in=burn_in, unit="ln",
+                                 title="Chain 0 to the end")
+    rank_fig = viz.rank_plot_figure(diag.log_score, "Rank plot of the log score")
+    acf_fig = viz.autocorrelation_figure(diag.log_score, "Autocorrelation of the log score")
+    traces_fig = viz.edge_traces_figure(diag.least_converged)
+    conc_fig = viz.concordance_figure(diag.concordance, labels=("chains 0-1", "chains 2-3"))
+    d1, d2 = st.columns(2)
+    chart(trace_fig, "teach_chain0", d1)
+    chart(rank_fig, "teach_rank_plot", d2)
+    d1, d2 = st.columns(2)
+    chart(conc_fig, "teach_concordance", d1)
+    chart(acf_fig, "teach_autocorrelation", d2)
+    if diag.least_converged:
+        chart(traces_fig, "teach_least_converged")
+    return [("Chain 0", trace_fig), ("Verdict", verdict), ("Rank plot", rank_fig),
+            ("Autocorrelation", acf_fig), ("Two-runs concordance", conc_fig),
+            ("Least converged edges", traces_fig)]
 
 
 # --------------------------------------------------------------------------------------------
@@ -420,7 +385,7 @@ def lesson_averaging() -> None:
     sizes, reps = CURVE_PLAN.get(case.network, ((25, 50, 100, 1000), 3))
     settings = {"network": case.network.upper(), "class": case.class_variable,
                 "training rows": ", ".join(f"{s:,}" for s in sizes), "repetitions": reps,
-                "held-out rows": 2000, "method": "bma10",
+                "held-out rows": 2000, "method": method_label("bma10"),
                 "iterations per fit": "5,000 (burn-in 1,000)"}
     st.caption(md_escape(case.description))
     last = st.session_state.setdefault(CURVE_STATE, {})

@@ -18,7 +18,10 @@ from ..data import DiscreteDataset
 from .orders import OrderMCMC
 from .score_table import build_score_table
 
-__all__ = ["lesson_dataset", "step_sampler", "exact_convergence"]
+__all__ = ["lesson_dataset", "step_sampler", "step_frames", "exact_convergence"]
+
+STEP_BATCH = 1000
+"""Moves of chain 0 sent to the browser at once by :func:`step_frames` (DESIGN §14)."""
 
 LESSON_DATA = {"asia": "1,000 rows sampled from ASIA (seed 0), class lung",
                "wbc": "the bundled WBC data, complete rows (683)"}
@@ -54,6 +57,84 @@ def step_sampler(ds: DiscreteDataset, *, n_iter: int = 4000, burn_in: int = 1000
                               prior=structure_prior)
     return OrderMCMC(table, n_iter=int(n_iter), burn_in=int(burn_in), n_orders=30,
                      move=move, n_chains=int(n_chains), random_state=random_state)
+
+
+def step_frames(ds: DiscreteDataset, *, n_iter: int = 5000, burn_in: int | None = None,
+                random_state: int = 0, start: int = 0, count: int = STEP_BATCH,
+                chain: int = 0, history_points: int = 1500) -> dict:
+    """A batch of consecutive moves of one chain, ready to be played move by move in the
+    browser (the Teach page's step mode, DESIGN §14): the server computes ``count`` moves at
+    once (a move costs about 0.02 ms in the kernel), the browser shows them one at a time.
+
+    The chain is the one :func:`step_sampler` builds with the same ``n_iter``, ``burn_in``
+    (default ``n_iter // 4``) and ``random_state``: chain ``chain`` is advanced to iteration
+    ``start`` by the kernel, then stepped ``count`` iterations by :meth:`OrderMCMC.step`, so
+    every move is the :class:`~bnma_core.structure.orders.MoveRecord` of that iteration.
+
+    Returns
+    -------
+    dict
+        JSON-ready (lists, floats, ints, str): ``names``, ``class_name``, ``n_iter``,
+        ``burn_in``, ``start``, ``order`` (variable indices by position at ``start``),
+        ``score`` (its natural-log order score log P(≺, D)), ``history`` (pairs
+        [iteration, log score] from iteration 0 to ``start``, at most ``history_points``),
+        ``moves``: columns of one entry per iteration, read from its
+        :class:`~bnma_core.structure.orders.MoveRecord`: ``iteration`` (1-based), ``i`` /
+        ``j`` (the move's positions, 0-based), ``kind`` ("swap" / "relocate"), ``nodes``
+        (the moved variables), ``log_score`` (before the move), ``log_ratio`` (Δ),
+        ``acceptance_probability``, ``uniform`` (u), ``accepted``, ``proposed_order`` and
+        ``net`` (the best network of the order after the move, an index into ``nets``);
+        ``nets``: the distinct best networks of the orders reached (lists of [parent,
+        child]); ``net0``: the best network of the order at ``start``. The browser only
+        displays these numbers: it computes none of them.
+    """
+    from ..kernels.orders import order_best_parents
+
+    n_iter = int(n_iter)
+    burn_in = n_iter // 4 if burn_in is None else int(burn_in)
+    if not 0 <= int(start) <= n_iter:
+        raise ValueError(f"start must be between 0 and {n_iter:,} (the chain's iterations).")
+    sampler = step_sampler(ds, n_iter=n_iter, burn_in=burn_in, random_state=random_state)
+    c = sampler.chains[int(chain)]
+    c.advance(int(start))
+    tab = sampler.table.arrays()
+    nets: dict[tuple, int] = {}
+
+    def net_of(order: np.ndarray) -> int:
+        adj = order_best_parents(tab, order)
+        key = tuple((int(y), int(x)) for y, x in zip(*np.nonzero(adj)))
+        return nets.setdefault(key, len(nets))
+
+    order0, score0 = c.order.copy(), c.log_score
+    net0 = net_of(order0)
+    hist_it = np.arange(0, c.t + 1)
+    hist = np.r_[c.initial_log_score, c.trace_score[: c.t]]
+    thin = max(1, len(hist_it) // int(history_points))
+    keep = np.unique(np.r_[hist_it[::thin], hist_it[-1]])
+    cols = ("iteration", "i", "j", "kind", "nodes", "log_score", "log_ratio",
+            "acceptance_probability", "uniform", "accepted", "proposed_order", "net")
+    moves: dict[str, list] = {k: [] for k in cols}
+    if c.t < n_iter and int(count) > 0:
+        net = net0
+        for m in sampler.step(int(count), int(chain)).moves:
+            if m.accepted:
+                net = net_of(m.proposed_order)
+            for k, v in (("iteration", m.iteration), ("i", m.positions[0]),
+                         ("j", m.positions[1]), ("kind", m.kind),
+                         ("nodes", [int(x) for x in m.nodes]),
+                         ("log_score", round(m.log_score, 4)),
+                         ("log_ratio", round(m.log_ratio, 4)),
+                         ("acceptance_probability", round(m.acceptance_probability, 4)),
+                         ("uniform", round(m.uniform, 4)), ("accepted", bool(m.accepted)),
+                         ("proposed_order", [int(x) for x in m.proposed_order]),
+                         ("net", net)):
+                moves[k].append(v)
+    return {"names": [str(v) for v in ds.names], "class_name": str(ds.class_name),
+            "n_iter": n_iter, "burn_in": burn_in, "start": int(start),
+            "order": [int(v) for v in order0], "score": float(score0),
+            "history": [[int(i), round(float(hist[i]), 4)] for i in keep],
+            "moves": moves, "nets": [[list(a) for a in arcs] for arcs in nets],
+            "net0": net0}
 
 
 def exact_convergence(ds: DiscreteDataset, *, n_iter: int = 20000, burn_in: int = 2000,

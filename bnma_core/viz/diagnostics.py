@@ -13,12 +13,19 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-__all__ = ["order_move_figure", "rank_plot_figure", "autocorrelation_figure", "edge_traces_figure",
-           "concordance_figure", "exact_vs_estimate_figure", "exact_error_figure"]
+__all__ = ["arrows", "order_move_figure", "rank_plot_figure", "autocorrelation_figure",
+           "edge_traces_figure", "concordance_figure", "exact_vs_estimate_figure",
+           "exact_error_figure"]
 
 _MOVED = "#e8590c"  # the nodes a move touches
 _PLAIN = "#dbe4ff"
 _CHAIN_COLOURS = ("#1c7ed6", "#e8590c", "#2f9e44", "#ae3ec9", "#f59f00", "#0c8599")
+
+
+def arrows(text: str) -> str:
+    """``text`` with the edges of :mod:`bnma_core.structure.diagnostics` ("y -> x") written
+    as readers see them ("y → x")."""
+    return str(text).replace(" -> ", " → ")
 
 
 def order_move_figure(names: Sequence[str], order: Sequence[int], positions: tuple[int, int],
@@ -120,9 +127,12 @@ def edge_traces_figure(quantities: Sequence[Any],
     """The traces of a few edges (:attr:`ConvergenceReport.least_converged`), one panel per
     edge with its R-hat, one line per chain: chains that disagree sit at different levels."""
     k = max(1, len(quantities))
-    fig = make_subplots(rows=k, cols=1, shared_xaxes=True, vertical_spacing=0.06,
-                        subplot_titles=[f"{q.name} (R-hat {q.rhat:.3f})" for q in quantities]
-                        or ["no varying edge"])
+    height = 120 + 150 * k
+    # 44 px between panels: a panel's title sits in the gap, clear of the panel above
+    fig = make_subplots(rows=k, cols=1, shared_xaxes=True,
+                        vertical_spacing=min(0.3, 44 / (height - 130)),
+                        subplot_titles=[f"{arrows(q.name)} (R-hat {q.rhat:.3f})"
+                                        for q in quantities] or ["no varying edge"])
     for r, q in enumerate(quantities, start=1):
         draws = np.asarray(q.draws)
         for c in range(draws.shape[0]):
@@ -133,7 +143,8 @@ def edge_traces_figure(quantities: Sequence[Any],
                           row=r, col=1)
         fig.update_yaxes(range=[-0.05, 1.05], row=r, col=1)
     fig.update_xaxes(title_text="recorded order after burn-in", row=k, col=1)
-    fig.update_layout(title=title, template="plotly_white", height=120 + 150 * k)
+    fig.update_layout(title=title, template="plotly_white", height=height,
+                      margin={"t": 90, "b": 40})
     return fig
 
 
@@ -200,7 +211,10 @@ def exact_error_figure(errors: pd.DataFrame,
     for name, d in groups:
         fig.add_trace(go.Scatter(x=d["iteration"], y=d["max_abs_error"], mode="lines+markers",
                                  name=str(name)))
+    # no digits on a log axis's minor ticks ("9 8 7 ... 2" crowded into "0.1"); one tick
+    # format for the iterations ("1,000")
     fig.update_layout(title=title, template="plotly_white", xaxis_title="iterations per chain",
                       yaxis_title="max |estimate − exact|", yaxis_type="log",
+                      yaxis_minorloglabels="none", xaxis_tickformat=",d",
                       showlegend="series" in errors)
     return fig

@@ -58,8 +58,8 @@ def learning_curve_figure(results: pd.DataFrame, metric: str = "log_loss",
     -------
     plotly.graph_objects.Figure
         For each predictor present a band trace (``"<model> interval"``, no legend entry) and
-        a line trace named by :data:`bnma_core.learning_curve.MODEL_LABELS`; x axis
-        logarithmic (training rows).
+        a line trace named by :data:`bnma_core.learning_curve.MODEL_LABELS`, and one legend
+        entry that says what the bands are; x axis logarithmic (training rows).
     """
     from ..learning_curve import MODEL_LABELS, MODELS, summarize_learning_curve
 
@@ -93,8 +93,14 @@ def learning_curve_figure(results: pd.DataFrame, metric: str = "log_loss",
                            f"mean %{{y:.4f}}<br>{int(level * 100)}% interval "
                            "%{customdata[0]:.4f} – %{customdata[1]:.4f}"
                            "<br>%{customdata[2]} repetitions<extra></extra>")))
+    if any(t.name.endswith(" interval") for t in fig.data):  # what the shading means
+        fig.add_trace(go.Scatter(
+            x=[None], y=[None], mode="lines", fill="toself", line=dict(width=0),
+            fillcolor="rgba(120,120,120,0.25)", hoverinfo="skip",
+            name=f"shaded: {int(round(level * 100))} % interval of the mean"))
     all_sizes = sorted(set(sizes or []) | set(summary["size"].astype(int).tolist()))
-    xaxis = dict(title="training rows", type="log", tickvals=all_sizes or None)
+    xaxis = dict(title="training rows", type="log", tickvals=all_sizes or None,
+                 tickformat=",d")
     if all_sizes:
         xaxis["range"] = [math.log10(all_sizes[0]) - 0.08, math.log10(all_sizes[-1]) + 0.08]
     fig.update_layout(

@@ -19,22 +19,38 @@ def _thin(df: pd.DataFrame) -> pd.DataFrame:
     return df.iloc[::step]
 
 
+SCORE_UNITS = {"log2": ("log2_score", "log2 P(order, data)"),
+               "ln": ("log_score", "ln P(order, data)")}
+"""Units of an order score: the trace's column and the axis title naming the unit."""
+SCORE_TICKS = ",.7~r"
+"""One tick format for order scores: thousands separators, the decimals the tick needs and no
+more ("−3,339", "−3,338.5"), never an exponent."""
+
+
 def trace_figure(trace_df: pd.DataFrame, reference_log2: float | None = None,
-                 burn_in: int | None = None, title: str = "Order MCMC trace") -> go.Figure:
-    """log2 P(≺, D) per iteration, one line per chain (paper Fig. 5).
+                 burn_in: int | None = None, title: str = "Order MCMC trace",
+                 unit: str = "log2") -> go.Figure:
+    """log P(≺, D) per iteration, one line per chain (paper Fig. 5: log2).
 
     Parameters
     ----------
-    trace_df : DataFrame with columns chain, iteration, log2_score
+    trace_df : DataFrame with columns chain, iteration and the unit's score column
+        (``log2_score`` or ``log_score``, :data:`SCORE_UNITS`)
     reference_log2 : float, optional
-        Score of a reference order (e.g. the true network's), drawn dashed.
+        Score of a reference order (e.g. the true network's) in the figure's unit, drawn
+        dashed.
     burn_in : int, optional
         Draws a vertical line at the end of burn-in.
+    unit : {"log2", "ln"}
+        The score's logarithm, named on the y axis; ticks as :data:`SCORE_TICKS`.
     """
+    if unit not in SCORE_UNITS:
+        raise ValueError(f"unit must be one of {', '.join(SCORE_UNITS)} (got {unit!r}).")
+    column, y_title = SCORE_UNITS[unit]
     fig = go.Figure()
     for chain, d in trace_df.groupby("chain", sort=True):
         d = _thin(d)
-        fig.add_trace(go.Scatter(x=d["iteration"], y=d["log2_score"], mode="lines",
+        fig.add_trace(go.Scatter(x=d["iteration"], y=d[column], mode="lines",
                                    name=f"chain {chain}"))
     if reference_log2 is not None and len(trace_df):
         # a legend entry (beside the plot), not a label on the line: a label sat under the
@@ -48,8 +64,9 @@ def trace_figure(trace_df: pd.DataFrame, reference_log2: float | None = None,
         fig.add_annotation(x=burn_in, y=1.0, yref="paper", yanchor="top", xanchor="left",
                            text="end of burn-in", showarrow=False,
                            font={"size": 11, "color": "#555"}, bgcolor="rgba(255,255,255,0.8)")
-    fig.update_layout(title=title, xaxis_title="iteration",
-                      yaxis_title="log2 P(order, data)", template="plotly_white")
+    fig.update_layout(title=title, xaxis_title="iteration", yaxis_title=y_title,
+                      yaxis_tickformat=SCORE_TICKS, xaxis_tickformat=",d",
+                      template="plotly_white")
     return fig
 
 

@@ -123,35 +123,55 @@ def test_true_network_and_shd_for_asia_data():
 # --- Teach page -----------------------------------------------------------------------------
 
 
-def test_teach_steps_1_10_100_are_the_librarys_chain():
-    from bnma_core.structure.teaching import lesson_dataset, step_sampler
+def _player_data(at: AppTest) -> dict:
+    """The batch of moves embedded in the Teach page's step player (its iframe)."""
+    import json
+    import re
+
+    frames = [e for e in at.get("iframe") if "const D = " in e.proto.srcdoc]
+    assert len(frames) == 1
+    return json.loads(re.search(r"const D = (\{.*?\});\n", frames[0].proto.srcdoc).group(1))
+
+
+def test_teach_step_player_holds_the_librarys_chain():
+    """The step player gets chain 0's moves in one batch (the browser plays them: no server
+    button per step), and they are the library's chain; "Next 1,000 moves" loads the next
+    batch, continuing the same chain."""
+    from bnma_core.structure.teaching import STEP_BATCH, lesson_dataset, step_sampler
 
     at = _page("7_Teach.py")
     _no_failure(at)
-    state = at.session_state["teach_step"]
-    n_iter = state["settings"]["iterations per chain"]
-    for label, k in (("+1", 1), ("+10", 10), ("+100", 100), ("+1", 1)):
-        before = state["sampler"].chains[0].t
-        _button(at, label).click().run()
-        _no_failure(at)
-        state = at.session_state["teach_step"]
-        assert state["sampler"].chains[0].t == before + k
-        assert len(state["last"].moves) == k
-    assert state["sampler"].chains[0].t == 112
-    labels = {m.label: m.value for m in at.metric}
-    assert labels["Iteration"] == f"112 of {n_iter:,}"
-    assert labels["Move"] in ("accepted", "rejected")
-    # the library's chain with the same settings, run in one go
+    assert not [b for b in at.button if b.label in ("+1", "+10", "+100")]  # in the browser
+    n_iter = at.session_state["teach_step"]["settings"]["iterations per chain"]
     ref = step_sampler(lesson_dataset("asia"), n_iter=n_iter, burn_in=n_iter // 4,
                        random_state=0)
-    ref.chains[0].advance(112)
-    c, r = state["sampler"].chains[0], ref.chains[0]
-    np.testing.assert_array_equal(c.order, r.order)
-    np.testing.assert_array_equal(c.trace_score[:112], r.trace_score[:112])
-    np.testing.assert_array_equal(c.trace_acc[:112], r.trace_acc[:112])
-    # the figures of a step: the move on the order, the best network, the trace
-    titles = [c.proto.spec for c in at.get("plotly_chart")]
-    assert len(titles) >= 3
+    ref.chains[0].advance(2 * STEP_BATCH)
+    c = ref.chains[0]
+    scores = np.r_[c.initial_log_score, c.trace_score]
+    d = _player_data(at)
+    assert d["moves"]["iteration"] == list(range(1, STEP_BATCH + 1))
+    np.testing.assert_allclose(d["moves"]["log_score"], scores[:STEP_BATCH], atol=1e-4)
+    assert d["moves"]["accepted"] == [bool(a) for a in c.trace_acc[:STEP_BATCH]]
+    _button(at, f"Next {STEP_BATCH:,} moves").click().run()
+    _no_failure(at)
+    d = _player_data(at)
+    assert d["start"] == STEP_BATCH and d["moves"]["iteration"][0] == STEP_BATCH + 1
+    np.testing.assert_allclose(d["moves"]["log_score"], scores[STEP_BATCH:2 * STEP_BATCH],
+                               atol=1e-4)
+    assert d["history"][-1][0] == STEP_BATCH
+
+
+def test_teach_step_state_is_small():
+    """Per-session memory of the stepped lesson (30 students share one server): the moves
+    are shared by every session with the same settings, a session keeps only where its
+    batch starts."""
+    import pickle
+
+    at = _page("7_Teach.py")
+    state = at.session_state["teach_step"]
+    size = len(pickle.dumps(state))
+    print(f"teach step state: {size:,} bytes")
+    assert size < 2_000
 
 
 def test_teach_four_chains_diagnostics():
@@ -164,6 +184,14 @@ def test_teach_four_chains_diagnostics():
     verdicts = [m.value for m in list(at.success) + list(at.warning)]
     assert any(v.startswith(("Converged", "Not yet converged")) for v in verdicts), verdicts
     assert any(d.proto.label == "Handout (HTML)" for d in at.get("download_button"))
+    # the step panel does not go stale: the player is a replay of chain 0, and the page
+    # says the chains ran to the end (no "Chain 0 has done ..." beside an older iteration)
+    infos = [i.value for i in at.info]
+    assert any(v.startswith("All 4 chains have run their 2,000 iterations") for v in infos)
+    assert not [m for m in at.metric if m.label == "Iteration"]
+    # one unit on the page, named on the axis: the natural log of the player's scores
+    specs = [c.proto.spec for c in at.get("plotly_chart")]
+    assert any("ln P(order, data)" in s for s in specs) and not any("log2" in s for s in specs)
 
 
 def test_teach_exact_lesson_runs_and_shows_the_error():
@@ -176,18 +204,6 @@ def test_teach_exact_lesson_runs_and_shows_the_error():
     labels = {m.label: m.value for m in at.metric}
     assert float(labels["Largest error |estimate − exact|"]) < 0.5
     assert _button(at, "Stop").disabled
-
-
-def test_teach_step_state_is_small():
-    """Per-session memory of the stepped lesson (30 students share one server)."""
-    import pickle
-
-    at = _page("7_Teach.py")
-    _button(at, "+100").click().run()
-    state = at.session_state["teach_step"]
-    size = len(pickle.dumps(state))
-    print(f"teach step state: {size:,} bytes")
-    assert size < 2_000_000
 
 
 def test_teach_averaging_lesson_runs_the_learning_curve_and_stops():

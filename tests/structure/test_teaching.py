@@ -90,3 +90,99 @@ def test_trace_reference_order_is_a_legend_entry():
     fig = viz.trace_figure(trace, reference_log2=-9.2, burn_in=1)
     assert [t.name for t in fig.data] == ["chain 0", "chain 1", "reference order"]
     assert not any("reference" in (a.text or "") for a in fig.layout.annotations)
+
+
+def test_step_frames_are_the_chains_moves_cut_anywhere(asia):
+    """A batch of moves for the browser (DESIGN §14) is the sampler's chain: the scores before
+    each move are the chain's trace, the decisions its accept flags, wherever the batch
+    starts; the best network of each move is the order's best network."""
+    import json
+
+    from bnma_core.kernels.orders import order_best_parents
+    from bnma_core.structure.teaching import step_frames
+
+    ref = step_sampler(asia, n_iter=600, burn_in=150, random_state=3)
+    ref.chains[0].advance(600)
+    c = ref.chains[0]
+    scores = np.r_[c.initial_log_score, c.trace_score]
+    for start, count in ((0, 250), (250, 250), (500, 250)):
+        f = step_frames(asia, n_iter=600, random_state=3, start=start, count=count)
+        json.dumps(f)  # JSON-ready
+        m = f["moves"]
+        n = min(count, 600 - start)
+        assert m["iteration"] == list(range(start + 1, start + n + 1))
+        np.testing.assert_allclose(m["log_score"], scores[start:start + n], atol=1e-4)
+        assert m["accepted"] == [bool(a) for a in c.trace_acc[start:start + n]]
+        assert f["score"] == pytest.approx(scores[start])
+        assert f["history"][-1][0] == start
+        order = np.array(f["order"])
+        tab = ref.table.arrays()
+        for k in range(n):
+            if m["accepted"][k]:
+                order = np.array(m["proposed_order"][k])
+            arcs = {tuple(a) for a in f["nets"][m["net"][k]]}
+            assert arcs == {(int(y), int(x)) for y, x in
+                            zip(*np.nonzero(order_best_parents(tab, order)))}
+    with pytest.raises(ValueError, match="start must be between 0 and 600"):
+        step_frames(asia, n_iter=600, start=601)
+
+
+def test_step_player_shows_what_it_is_given(asia):
+    """The player page carries the batch as JSON and draws only those numbers (one unit:
+    natural log; labels in words; no "->")."""
+    import json
+    import re
+
+    from bnma_core.structure.teaching import step_frames
+    from bnma_core.viz.step_player import step_player_html
+
+    f = step_frames(asia, n_iter=400, random_state=0, count=50)
+    page = step_player_html(f, "more below")
+    data = json.loads(re.search(r"const D = (\{.*?\});\n", page).group(1))
+    assert data["moves"] == f["moves"] and data["note"] == "more below"
+    assert set(data["positions"]) == set(f["names"])
+    for label in ("ln P(order, data) before", "Acceptance probability", "Uniform draw u",
+                  "Variables moved", "iteration"):
+        assert label in page
+    assert "log2" not in page and "->" not in page and "position_i" not in page
+
+
+def test_trace_names_its_unit_and_has_one_tick_format():
+    """Issue 33 item 9: the trace says which logarithm it plots; ticks have thousands
+    separators and the decimals they need (as the step player's), never mixed formats."""
+    import pandas as pd
+
+    from bnma_core.viz.mcmc import SCORE_TICKS
+
+    t = pd.DataFrame({"chain": 0, "iteration": range(3), "log_score": [-3339.0, -3338.5, -3338]})
+    ln = viz.trace_figure(t, unit="ln")
+    assert ln.layout.yaxis.title.text == "ln P(order, data)"
+    assert ln.layout.yaxis.tickformat == SCORE_TICKS == ",.7~r"
+    assert list(ln.data[0].y) == [-3339.0, -3338.5, -3338]
+    t2 = t.rename(columns={"log_score": "log2_score"})
+    assert viz.trace_figure(t2).layout.yaxis.title.text == "log2 P(order, data)"
+    with pytest.raises(ValueError, match="unit must be one of"):
+        viz.trace_figure(t, unit="log10")
+
+
+def test_figures_read_without_guessing():
+    """Issue 33 item 10: no crowded minor digits on the log axis, thousands separators on the
+    iterations, edges written y → x, and the learning curve's shaded bands named in the
+    legend."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    err = viz.exact_error_figure(pd.DataFrame({"iteration": [1000, 2000],
+                                               "max_abs_error": [0.3, 0.01]}))
+    assert err.layout.yaxis.minorloglabels == "none" and err.layout.xaxis.tickformat == ",d"
+    q = SimpleNamespace(name="tub -> asia", rhat=1.03, draws=np.zeros((4, 10)))
+    fig = viz.edge_traces_figure([q, q])
+    assert [a.text for a in fig.layout.annotations] == ["tub → asia (R-hat 1.030)"] * 2
+    assert viz.arrows("worst tub -> asia: 1.03") == "worst tub → asia: 1.03"
+    rows = [{"size": s, "repetition": r, "model": m, "log_loss": v + 0.01 * r, "accuracy": 0.5}
+            for s in (25, 50) for r in range(3) for m, v in
+            (("single", 0.6), ("bma", 0.55), ("true", 0.5))]
+    curve = viz.learning_curve_figure(pd.DataFrame(rows), excess=True)
+    assert any(t.name.startswith("shaded: 90 % interval") and t.showlegend is not False
+               for t in curve.data)
