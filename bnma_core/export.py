@@ -87,11 +87,22 @@ def table_csv(table: pd.DataFrame | pd.Series, index: bool = True) -> bytes:
     return _csv_safe_frame(frame).to_csv(index=index, lineterminator="\r\n").encode("utf-8")
 
 
+MODEBAR_CSS = (
+    "[data-testid='stPlotlyChart'] .modebar-container{opacity:0;transition:opacity .15s}"
+    "[data-testid='stPlotlyChart']:hover .modebar-container,"
+    "[data-testid='stPlotlyChart']:focus-within .modebar-container{opacity:1}"
+    "@media print{.modebar-container{display:none!important}}")
+"""The chart toolbar (plotly's mode bar) shown only while the pointer is over its chart or
+the chart has the keyboard focus: Streamlit draws it always, over the figure's title and
+legend (issue 33 item 5); never printed."""
+
+
 def figure_config(filename: str) -> dict:
     """plotly config for the chart's own toolbar: "download as SVG" (vector, for papers), named
-    after the figure; PNG comes from :func:`figure_image` where an engine is available."""
+    after the figure; PNG comes from :func:`figure_image` where an engine is available. The
+    toolbar shows on hover only (with :data:`MODEBAR_CSS` on the dashboard)."""
     return {"toImageButtonOptions": {"format": "svg", "filename": filename},
-            "displaylogo": False}
+            "displaylogo": False, "displayModeBar": "hover"}
 
 
 def figure_image(fig: Any, fmt: str = "png", scale: float = 2.0) -> bytes | None:
@@ -115,6 +126,7 @@ PRINT_CSS = (
     "table{font-size:8.5pt}td,th{padding:0 4px}p{margin:.3em 0}"
     "input,textarea{border:none;border-bottom:1px solid gray}}"
     ".figure img{max-width:100%;height:auto}"
+    ".modebar-container{display:none!important}"  # no chart toolbar in a document
     ".fields label{display:block;font-weight:bold;margin-top:.4em}"
     ".fields input,.fields textarea{width:100%;box-sizing:border-box;font:inherit;padding:3px}"
 )

@@ -96,6 +96,13 @@ def equations(markdown: str) -> None:
         st.markdown(markdown)
 
 
+def page_style() -> None:
+    """The dashboard's own CSS, once per run from the router (``app.py``): the chart toolbar
+    on hover only (:data:`bnma_core.export.MODEBAR_CSS`), never over a chart's title or
+    legend while one reads it."""
+    st.html(f"<style>{export.MODEBAR_CSS}</style>")
+
+
 def sidebar_dataset_badge() -> None:
     """Show which dataset is active in the sidebar of every page."""
     ds = get_dataset()

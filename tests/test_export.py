@@ -39,3 +39,16 @@ def test_html_report_is_self_contained():
     assert page.count("<h2>") == 5 and "seed" in page and "second &lt;b&gt;" in page
     assert "<script src=" not in page  # plotly.js embedded, nothing fetched
     assert page.count("plotly.js v") == 1  # the library embedded once for both figures
+
+
+def test_chart_toolbar_shows_on_hover_only_and_never_prints():
+    """Issue 33 item 5: the mode bar is drawn over titles and legends unless hidden until the
+    pointer is over its chart (Streamlit draws it always); a document never prints it."""
+    from conftest import ROOT
+
+    assert export.figure_config("x")["displayModeBar"] == "hover"
+    assert ":hover .modebar-container{opacity:1}" in export.MODEBAR_CSS
+    assert ".modebar-container{opacity:0" in export.MODEBAR_CSS
+    assert "page_style()" in (ROOT / "app.py").read_text()  # applied on every page
+    report = export.html_report("r", [("f", go.Figure(go.Bar(x=[1], y=[2])))])
+    assert ".modebar-container{display:none!important}" in report
