@@ -13,9 +13,9 @@ import plotly.graph_objects as go
 
 from .graphs import label_width
 
-__all__ = ["COIN_FLIP_MARGIN", "MISSING", "RARE", "case_report_sections",
+__all__ = ["COIN_FLIP_MARGIN", "MISSING", "RARE", "case_report", "case_report_sections",
            "contributions_figure", "is_uncertain", "label_margins", "probability_figure",
-           "scenarios_figure", "unusual_sentence", "verdict"]
+           "next_test_table", "scenarios_figure", "unusual_sentence", "verdict"]
 
 RARE = 0.99
 """A case whose findings are rarer than this share of the training cases gets a warning."""
@@ -284,3 +284,56 @@ def case_report_sections(prediction: Any, findings: dict, shapley: Any = None,
     if next_tests is not None and len(next_tests):
         sections.append(("Which test next", next_tests.set_index(next_tests.columns[0])))
     return sections
+
+
+def next_test_table(next_test: Any):
+    """The next-test ranking as the Patient page and the case report show it (best first):
+    the finding, the uncertainty it removes on average (value of information as a share of
+    the class entropy) and the chance it changes the decision; None when every finding is
+    known.
+
+    Parameters
+    ----------
+    next_test : NextTest
+        From :func:`bnma_core.explain.next_test`.
+    """
+    import pandas as pd
+
+    if next_test is None or not len(next_test.findings):
+        return None
+    h = next_test.entropy
+    return pd.DataFrame({
+        "finding not yet known": list(next_test.findings),
+        "uncertainty it removes on average": [
+            f"{100 * v / h:.0f} %" if h > 0 else "0 %" for v in next_test.voi],
+        "chance it changes the decision": [f"{100 * p:.0f} %"
+                                           for p in next_test.flip_probability]})
+
+
+def case_report(prediction: Any, findings: dict, settings: dict, shapley: Any = None,
+                unusual: Any = None, next_tests: Any = None, identifier: str = "",
+                notes: str = "") -> str:
+    """The one-page case report (HTML that prints on one A4 page, DESIGN §15) as the Patient
+    page's button and ``bnma explain --report`` write it: :func:`case_report_sections` in
+    :func:`bnma_core.export.html_report` with static figures, the settings (data, method,
+    seed, version) and the editable "Patient identifier" and "Notes" fields (escaped).
+
+    Parameters
+    ----------
+    prediction, findings, shapley, unusual
+        As in :func:`case_report_sections`; a part that could not be computed is None.
+    settings : dict
+        The run's settings, printed first.
+    next_tests : DataFrame or NextTest, optional
+        The ranking as shown (:func:`next_test_table`) or the result it is made from.
+    identifier, notes : str
+        Initial text of the report's two fields.
+    """
+    from .. import export
+
+    if next_tests is not None and hasattr(next_tests, "flip_probability"):
+        next_tests = next_test_table(next_tests)
+    sections = case_report_sections(prediction, findings, shapley, unusual, next_tests)
+    return export.html_report("Case report", sections, settings=settings,
+                              fields={"Patient identifier": identifier, "Notes": notes},
+                              figures="static")
