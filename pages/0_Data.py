@@ -353,8 +353,9 @@ def data_page() -> None:
                  "app_dec", "app_drop", "app_cbins", "app_cbins_on",
                  *[f"app_net_class_{n}" for n in NETWORKS])
         st.divider()
-        st.page_link("pages/3_Patient.py", label="Explain one patient's prediction, with how sure "
-                     "the averaged models are", icon=":material/stethoscope:")
+        st.page_link("pages/3_Patient.py", label="Explain one patient",
+                     icon=":material/stethoscope:",
+                     help="One patient's prediction, with how sure the averaged models are.")
         page_links()
     with shown:
         if problem is not None:

@@ -168,7 +168,7 @@ def _kbest_problem(cols: list[int], X: np.ndarray, augmented: bool) -> str | Non
         mem, secs = check_limits(n_dp, int(k), len(X), augmented)
         st.caption(f"{len(cols)} variables, {len(X):,} complete rows "
                    f"({ds.n_rows - len(X):,} with missing values left out); estimated memory "
-                   f"{mem / 1e9:.2f} GB.")
+                   f"{_size(mem)}.")
     except ResourceLimitError as exc:
         problem = str(exc)
         st.error(md_escape(problem))
