@@ -190,7 +190,7 @@ def html_report(title: str, sections: Iterable[tuple[str, Any]],
     sections = list(sections)
     svgs: list = []
     if figures == "static":  # every figure in one call: the image engine starts once
-        figs = [type(c)(c).update_layout(width=print_width or 700) for _, c in sections
+        figs = [with_margins(c).update_layout(width=print_width or 700) for _, c in sections
                 if _is_figure(c)]
         svgs = figure_images(figs, "svg") if figs else []
         if svgs is None:
@@ -216,6 +216,19 @@ def html_report(title: str, sections: Iterable[tuple[str, Any]],
              + PRINT_CSS)
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
             f"</title><style>{style}</style></head><body>{''.join(parts)}</body></html>")
+
+
+def with_margins(fig: Any) -> Any:
+    """A copy of ``fig`` whose axes make room for their tick labels and titles (plotly's
+    ``automargin``) whatever template it was built with: Streamlit's plotly template, the
+    default in the dashboard's process, leaves it off, so a figure exported from the server
+    had its axis title drawn over its tick labels and long category names cut at the edge
+    (issue 33 items 1 and 4)."""
+    out = type(fig)(fig)
+    if hasattr(out, "update_xaxes"):
+        out.update_xaxes(automargin=True)
+        out.update_yaxes(automargin=True)
+    return out
 
 
 def _is_figure(content: Any) -> bool:
@@ -269,6 +282,7 @@ def figure_images(figs: list, fmt: str = "svg", scale: float = 1.0) -> list[byte
     """
     if fmt not in ("png", "svg"):
         raise ValueError("fmt must be 'png' or 'svg'")
+    figs = [with_margins(f) for f in figs]
     sizes = [(int(f.layout.width or 700), int(f.layout.height or 500)) for f in figs]
     keys = [_image_key(f, fmt, scale, w, h) for f, (w, h) in zip(figs, sizes)]
     out = [_cached_image(k) for k in keys]
@@ -307,7 +321,9 @@ def _draw(figs: list, fmt: str, scale: float, sizes: list) -> list[bytes] | None
 def _figure_html(fig: Any, figures: str, width: int | None, first: bool) -> tuple[str, bool]:
     """One interactive figure of :func:`html_report` as HTML, and whether plotly.js was
     embedded with it (only with the first figure; "cdn" loads it from the internet)."""
-    sized = type(fig)(fig).update_layout(width=width) if width else fig
+    sized = with_margins(fig)
+    if width:
+        sized.update_layout(width=width)
     include = "cdn" if figures == "cdn" else first
     return sized.to_html(full_html=False, include_plotlyjs=include,
-                         config={"displaylogo": False}), include is True
+                         config={"displaylogo": False, "responsive": False}), include is True
