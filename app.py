@@ -13,9 +13,10 @@ import streamlit as st
 
 from bnma_ui.data import LOST_UPLOAD_KEY, restore_from_url
 from bnma_ui.state import DATA_PAGE_KEY, dataset_spec, get_dataset, write_url
-from bnma_ui.widgets import DATA_PAGE, analysis_pages, page_icon, page_title
+from bnma_ui.widgets import DATA_PAGE, analysis_pages, page_icon, page_style, page_title
 
 st.set_page_config(page_title="BNMA Studio", page_icon=":material/hub:", layout="wide")
+page_style()
 
 restore_from_url()
 write_url(dataset_spec())  # a page switch starts from a bare URL: keep the choice in it

@@ -473,6 +473,12 @@ def _add_explain_parser(sub) -> None:
     ex.add_argument("--json", action="store_true",
                     help="print one JSON object with everything above (probability, both "
                          "intervals, contributions keyed by column name, next-test ranking)")
+    ex.add_argument("--report", metavar="FILE", default=None,
+                    help="write the one-page case report (HTML that prints on one A4 page), "
+                         "the same as the Patient page's button")
+    ex.add_argument("--identifier", default="",
+                    help="patient identifier printed on --report's page (editable there)")
+    ex.add_argument("--notes", default="", help="notes printed on --report's page")
 
 
 def explain_row(est, ds, pos: int, train_rows, level: float = 0.9, n_draws: int = 400,
@@ -530,7 +536,8 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     train = np.delete(np.arange(ds.n_rows), pos)
     truth = ds.classes[ds.y[pos]] if ds.y[pos] >= 0 else "missing"
     modern = args.method is not None or args.interval or args.shapley or args.next_test or \
-        args.json
+        args.json or args.report
+    report_path = _report_path(args.report) if args.report else None
     if not modern:
         model = fit_method("ukdb", ds, train, k=args.k)
         expl = model.explain(ds.X[pos])
@@ -544,6 +551,10 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CLIError(str(exc)) from None
     model = fit_method(method, ds, train)
+    if report_path is not None:
+        _write_case_report(model, ds, pos, train, args, report_path, method)
+        if not (args.json or args.interval or args.shapley or args.next_test):
+            return 0
     res = explain_row(model, ds, pos, train, args.level,
                       args.draws if (args.interval or args.json) else 0, args.seed,
                       args.threshold)
@@ -583,6 +594,55 @@ def _cmd_explain(args: argparse.Namespace) -> int:
             for d in nt:
                 print(f"  {d['finding']}: {d['voi']:.4f}; {100 * d['flip_probability']:.0f} %")
     return 0
+
+
+def _report_path(text: str) -> Path:
+    """``--report``'s file, checked before the fit: its folder exists."""
+    path = Path(text)
+    if not text.strip() or not path.parent.exists():
+        raise CLIError(f"cannot write {text!r}: the folder {path.parent} does not exist")
+    return path
+
+
+def _write_case_report(est, ds, pos: int, train, args: argparse.Namespace, path: Path,
+                       method: str) -> None:
+    """``bnma explain --report``: the Patient page's case report
+    (:func:`bnma_core.viz.patient.case_report`) of row position ``pos``, with the same
+    parameter draws, seed and threshold as the page."""
+    from . import __version__, explain
+    from .classifiers.registry import display_name
+    from .viz.patient import case_report
+
+    x, train_ds = ds.X[pos], ds.subset(train)
+    try:
+        pred = explain.predict_with_uncertainty(est, x, args.level, args.draws, train_ds,
+                                                args.seed, codes=True)
+    except ValueError:
+        pred = explain.predict_with_uncertainty(est, x, args.level, codes=True)
+    parts = {}
+    for key, compute in (
+            ("shapley", lambda: explain.shapley_values(est, x, seed=args.seed, codes=True)),
+            ("unusual", lambda: explain.unusual_case(est, x, train=train_ds, codes=True)),
+            ("next", lambda: explain.next_test(est, x, threshold=args.threshold,
+                                               target=int(pred.predicted[0]), codes=True))):
+        try:
+            parts[key] = compute()
+        except ValueError:
+            parts[key] = None
+    settings = {"data": str(args.data), "method": display_name(method), "method code": method,
+                "case": f"row {args.row} of the file", "trained on": f"{len(train):,} cases",
+                "seed": args.seed,
+                "parameter draws": args.draws if pred.parameter_interval is not None else 0,
+                "BNMA Studio version": __version__}
+    findings = {f: (None if c < 0 else str(ds.feature_states[j][c]))
+                for j, (f, c) in enumerate(zip(ds.feature_names, x))}
+    page = case_report(pred, findings, settings, parts["shapley"], parts["unusual"],
+                       parts["next"], identifier=args.identifier, notes=args.notes)
+    try:
+        path.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise CLIError(f"cannot write {path}: {exc.strerror or exc}") from None
+    print(f"case report of row {args.row} written to {path}")
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:

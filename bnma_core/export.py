@@ -8,9 +8,12 @@ offer them as downloads.
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import html
 import io
 import platform
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -87,22 +90,32 @@ def table_csv(table: pd.DataFrame | pd.Series, index: bool = True) -> bytes:
     return _csv_safe_frame(frame).to_csv(index=index, lineterminator="\r\n").encode("utf-8")
 
 
+MODEBAR_CSS = (
+    "[data-testid='stPlotlyChart'] .modebar-container{opacity:0;transition:opacity .15s}"
+    "[data-testid='stPlotlyChart']:hover .modebar-container,"
+    "[data-testid='stPlotlyChart']:focus-within .modebar-container{opacity:1}"
+    "@media print{.modebar-container{display:none!important}}")
+"""The chart toolbar (plotly's mode bar) shown only while the pointer is over its chart or
+the chart has the keyboard focus: Streamlit draws it always, over the figure's title and
+legend (issue 33 item 5); never printed."""
+
+
 def figure_config(filename: str) -> dict:
     """plotly config for the chart's own toolbar: "download as SVG" (vector, for papers), named
-    after the figure; PNG comes from :func:`figure_image` where an engine is available."""
+    after the figure; PNG comes from :func:`figure_image` where an engine is available. The
+    toolbar shows on hover only (with :data:`MODEBAR_CSS` on the dashboard)."""
     return {"toImageButtonOptions": {"format": "svg", "filename": filename},
-            "displaylogo": False}
+            "displaylogo": False, "displayModeBar": "hover"}
 
 
 def figure_image(fig: Any, fmt: str = "png", scale: float = 2.0) -> bytes | None:
     """A plotly figure as PNG or SVG bytes through kaleido, or None when no image engine is
-    installed (kaleido needs a Chrome/Chromium; the figure's toolbar still offers a download)."""
+    installed (kaleido needs a Chrome/Chromium; the figure's toolbar still offers a download).
+    Drawn once per content and by one engine at a time (:func:`figure_images`)."""
     if fmt not in ("png", "svg"):
         raise ValueError("fmt must be 'png' or 'svg'")
-    try:
-        return fig.to_image(format=fmt, scale=scale)
-    except Exception:  # noqa: BLE001 - no kaleido / no browser: the caller offers HTML instead
-        return None
+    out = figure_images([fig], fmt, scale)
+    return None if out is None else out[0]
 
 
 PRINT_CSS = (
@@ -115,6 +128,7 @@ PRINT_CSS = (
     "table{font-size:8.5pt}td,th{padding:0 4px}p{margin:.3em 0}"
     "input,textarea{border:none;border-bottom:1px solid gray}}"
     ".figure img{max-width:100%;height:auto}"
+    ".modebar-container{display:none!important}"  # no chart toolbar in a document
     ".fields label{display:block;font-weight:bold;margin-top:.4em}"
     ".fields input,.fields textarea{width:100%;box-sizing:border-box;font:inherit;padding:3px}"
 )
@@ -182,7 +196,7 @@ def html_report(title: str, sections: Iterable[tuple[str, Any]],
     sections = list(sections)
     svgs: list = []
     if figures == "static":  # every figure in one call: the image engine starts once
-        figs = [type(c)(c).update_layout(width=print_width or 700) for _, c in sections
+        figs = [with_margins(c).update_layout(width=print_width or 700) for _, c in sections
                 if _is_figure(c)]
         svgs = figure_images(figs, "svg") if figs else []
         if svgs is None:
@@ -212,6 +226,19 @@ def html_report(title: str, sections: Iterable[tuple[str, Any]],
             f"</title><style>{style}</style></head><body>{''.join(parts)}</body></html>")
 
 
+def with_margins(fig: Any) -> Any:
+    """A copy of ``fig`` whose axes make room for their tick labels and titles (plotly's
+    ``automargin``) whatever template it was built with: Streamlit's plotly template, the
+    default in the dashboard's process, leaves it off, so a figure exported from the server
+    had its axis title drawn over its tick labels and long category names cut at the edge
+    (issue 33 items 1 and 4)."""
+    out = type(fig)(fig)
+    if hasattr(out, "update_xaxes"):
+        out.update_xaxes(automargin=True)
+        out.update_yaxes(automargin=True)
+    return out
+
+
 def _is_figure(content: Any) -> bool:
     return hasattr(content, "to_html") and hasattr(content, "layout")
 
@@ -221,11 +248,69 @@ def _svg_html(svg: bytes) -> str:
     return text[text.index("<svg"):] if "<svg" in text else text
 
 
+IMAGE_CACHE_BYTES = 32 * 2 ** 20
+"""Memory kept by the cache of drawn figures (:func:`figure_images`): the most recently used
+images up to this many bytes."""
+
+_ENGINE = threading.Lock()  # one kaleido (one Chromium and its helpers) at a time
+_IMAGES: OrderedDict[str, bytes] = OrderedDict()
+_IMAGES_LOCK = threading.Lock()
+
+
+def _image_key(fig: Any, fmt: str, scale: float, width: int, height: int) -> str:
+    """The content of a drawing: the figure's JSON, format, scale and size."""
+    text = fig.to_json() if hasattr(fig, "to_json") else repr(fig)
+    return hashlib.sha256(f"{fmt}|{scale}|{width}|{height}|{text}".encode()).hexdigest()
+
+
+def _cached_image(key: str) -> bytes | None:
+    with _IMAGES_LOCK:
+        data = _IMAGES.get(key)
+        if data is not None:
+            _IMAGES.move_to_end(key)
+        return data
+
+
+def _keep_image(key: str, data: bytes) -> None:
+    with _IMAGES_LOCK:
+        _IMAGES[key] = data
+        total = sum(len(v) for v in _IMAGES.values())
+        while total > IMAGE_CACHE_BYTES and len(_IMAGES) > 1:
+            total -= len(_IMAGES.popitem(last=False)[1])
+
+
 def figure_images(figs: list, fmt: str = "svg", scale: float = 1.0) -> list[bytes] | None:
     """Several plotly figures as PNG or SVG bytes in one call of the image engine (kaleido
-    starts its browser once: about 5 s saved per figure), or None when no engine works."""
+    starts its browser once: about 5 s saved per figure), or None when no engine works.
+
+    Each drawing is kept by its content (figure JSON, format, scale, size; the most recent
+    :data:`IMAGE_CACHE_BYTES`), so a case report asked for again, or by several tabs at once,
+    is drawn once; and one engine runs at a time in the process (a lock: requests queue), so
+    four tabs clicking the case-report button start one Chromium, not four (issue 36 item 7).
+    """
     if fmt not in ("png", "svg"):
         raise ValueError("fmt must be 'png' or 'svg'")
+    figs = [with_margins(f) for f in figs]
+    sizes = [(int(f.layout.width or 700), int(f.layout.height or 500)) for f in figs]
+    keys = [_image_key(f, fmt, scale, w, h) for f, (w, h) in zip(figs, sizes)]
+    out = [_cached_image(k) for k in keys]
+    if all(x is not None for x in out):
+        return out
+    with _ENGINE:
+        out = [_cached_image(k) for k in keys]  # drawn meanwhile by the request ahead
+        todo = [i for i, x in enumerate(out) if x is None]
+        if todo:
+            drawn = _draw([figs[i] for i in todo], fmt, scale, [sizes[i] for i in todo])
+            if drawn is None:
+                return None
+            for i, data in zip(todo, drawn):
+                out[i] = data
+                _keep_image(keys[i], data)
+    return out
+
+
+def _draw(figs: list, fmt: str, scale: float, sizes: list) -> list[bytes] | None:
+    """``figs`` drawn by kaleido in one call (the caller holds the engine's lock)."""
     import tempfile
     from pathlib import Path
 
@@ -235,8 +320,7 @@ def figure_images(figs: list, fmt: str = "svg", scale: float = 1.0) -> list[byte
         with tempfile.TemporaryDirectory() as tmp:
             paths = [Path(tmp) / f"figure{i}.{fmt}" for i in range(len(figs))]
             pio.write_images(figs, paths, format=fmt, scale=scale,  # the figures' own sizes
-                             width=[f.layout.width or 700 for f in figs],
-                             height=[f.layout.height or 500 for f in figs])
+                             width=[w for w, _ in sizes], height=[h for _, h in sizes])
             return [p.read_bytes() for p in paths]
     except Exception:  # noqa: BLE001 - no kaleido / no browser: the caller falls back
         return None
@@ -245,7 +329,9 @@ def figure_images(figs: list, fmt: str = "svg", scale: float = 1.0) -> list[byte
 def _figure_html(fig: Any, figures: str, width: int | None, first: bool) -> tuple[str, bool]:
     """One interactive figure of :func:`html_report` as HTML, and whether plotly.js was
     embedded with it (only with the first figure; "cdn" loads it from the internet)."""
-    sized = type(fig)(fig).update_layout(width=width) if width else fig
+    sized = with_margins(fig)
+    if width:
+        sized.update_layout(width=width)
     include = "cdn" if figures == "cdn" else first
     return sized.to_html(full_html=False, include_plotlyjs=include,
-                         config={"displaylogo": False}), include is True
+                         config={"displaylogo": False, "responsive": False}), include is True

@@ -189,3 +189,108 @@ def set_slider(page, label: str, value: int) -> None:
     wait_idle(page)
     if int(slider.input_value()) != value:
         raise AssertionError(f"slider {label!r} did not reach {value}")
+
+
+# --- geometry of what is drawn (issue 33: text over text, text cut, hidden columns) -----------
+
+_GEOMETRY_JS = r"""
+([figSel, ignore]) => {
+  const problems = [];
+  const shown = el => {
+    for (let e = el; e && e.nodeType === 1; e = e.parentElement) {
+      const s = getComputedStyle(e);
+      if (s.display === 'none' || s.visibility === 'hidden' || +s.opacity === 0) return false;
+    }
+    return true;
+  };
+  const inter = (a, b) => Math.max(0, Math.min(a.right, b.right) - Math.max(a.left, b.left)) *
+                          Math.max(0, Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top));
+  const figs = [...document.querySelectorAll(figSel)];
+  figs.forEach((fig, i) => {
+    const svg = fig.matches('svg') ? fig : (fig.querySelector('svg.main-svg') || fig);
+    const frame = svg.getBoundingClientRect();
+    if (frame.width === 0) return;
+    const title = (fig.querySelector('.gtitle, .g-gtitle text, .xtitle, .ytitle') || {})
+                  .textContent || `figure ${i + 1}`;
+    const texts = [...fig.querySelectorAll('text')]
+      .filter(t => t.textContent.trim() && !t.closest('.hoverlayer') && shown(t))
+      .map(t => ({s: t.textContent.trim(), r: t.getBoundingClientRect()}))
+      .filter(t => t.r.width > 0 && !ignore.some(w => t.s.includes(w)));
+    for (const t of texts) {
+      if (t.r.left < frame.left - 1 || t.r.right > frame.right + 1 ||
+          t.r.top < frame.top - 1 || t.r.bottom > frame.bottom + 1)
+        problems.push(`${title}: "${t.s}" is cut at the figure's edge`);
+    }
+    for (let a = 0; a < texts.length; a++) for (let b = a + 1; b < texts.length; b++) {
+      const A = texts[a], B = texts[b];
+      const small = Math.min(A.r.width * A.r.height, B.r.width * B.r.height);
+      if (inter(A.r, B.r) > Math.max(4, 0.2 * small))
+        problems.push(`${title}: "${A.s}" is drawn over "${B.s}"`);
+    }
+    const bar = fig.querySelector('.modebar-container .modebar');
+    if (bar && shown(bar)) {
+      const r = bar.getBoundingClientRect();
+      const hit = texts.find(t => inter(t.r, r) > 0);
+      if (hit) problems.push(`${title}: the chart toolbar covers "${hit.s}"`);
+    }
+  });
+  return problems;
+}
+"""
+
+_PAGE_JS = r"""
+() => {
+  const problems = [];
+  const main = document.querySelector('[data-testid="stMain"]') || document.body;
+  for (const grid of main.querySelectorAll('[data-testid="stDataFrame"]')) {
+    if (grid.closest('[class*="st-key-data_preview"]')) continue;  // the user's own columns
+    const sc = grid.querySelector('.dvn-scroller');
+    const heads = [...grid.querySelectorAll('[role="columnheader"]')].map(h => h.textContent);
+    if (sc && sc.scrollWidth > sc.clientWidth + 2)
+      problems.push(`a table hides columns at this width (${heads.join(' | ')})`);
+  }
+  for (const el of main.querySelectorAll('p, span, a, div, label')) {
+    if (el.children.length) continue;
+    const s = getComputedStyle(el);
+    if (s.textOverflow === 'ellipsis' && el.scrollWidth > el.clientWidth + 1 &&
+        el.textContent.trim())
+      problems.push(`"${el.textContent.trim()}" is cut off (…)`);
+  }
+  return problems;
+}
+"""
+
+
+def figure_text_problems(page, selector: str = ".js-plotly-plot",
+                         ignore: tuple[str, ...] = ()) -> list[str]:
+    """Every text of the figures matching ``selector`` (plotly's SVG ``text`` elements, as
+    laid out by the browser: ``getBoundingClientRect``) that is cut at its figure's edge or
+    drawn over another text (more than a fifth of the smaller box), and every chart toolbar
+    shown over a text: one sentence each, empty when the figures read whole. Texts holding
+    one of ``ignore`` are left out."""
+    return page.evaluate(_GEOMETRY_JS, [selector, list(ignore)])
+
+
+def page_layout_problems(page) -> list[str]:
+    """Tables of the main area that hide columns (their grid scrolls sideways; rows of the
+    user's data, :data:`bnma_ui.widgets.DATA_PREVIEW_KEY`, may) and texts cut off with an
+    ellipsis: one sentence each."""
+    return page.evaluate(_PAGE_JS)
+
+
+def settle_figures(page, timeout: float = 30.0) -> None:
+    """Wait until the plotly figures on the page have finished drawing: their texts' boxes
+    are the same in two looks 150 ms apart (plotly redraws once after measuring its labels
+    for ``automargin``)."""
+    look = ("() => [...document.querySelectorAll('.js-plotly-plot text, svg.main-svg text')]"
+            ".map(t => { const r = t.getBoundingClientRect(); return [r.x, r.y, r.width]"
+            ".map(Math.round).join(','); }).join(';')")
+    deadline = time.time() + timeout
+    last = page.evaluate(look)
+    while time.time() < deadline:
+        page.wait_for_timeout(150)  # the interval between two looks
+        now = page.evaluate(look)
+        if now == last:
+            return
+        last = now
+    raise AssertionError("the figures kept moving")

@@ -84,6 +84,19 @@ def file_rows(frame: Any, row_ids: Any) -> Any:
     return out
 
 
+DATA_PREVIEW_KEY = "data_preview"
+"""Key prefix of the containers holding rows of the user's data: their columns are the file's,
+so a wide file scrolls sideways there (the browser suite's every-header-visible check exempts
+them; every other table shows all its headers at 1280 px)."""
+
+
+def data_rows(frame: Any, name: str, where: Any = None) -> None:
+    """Rows of the user's data (from :func:`file_rows`) across the container, in a container
+    keyed ``data_preview_<name>`` (:data:`DATA_PREVIEW_KEY`)."""
+    where = st if where is None else where
+    where.container(key=f"{DATA_PREVIEW_KEY}_{name}").dataframe(frame, width="stretch")
+
+
 def what_am_i_looking_at(markdown: str) -> None:
     """The plain-language explanation of a page (collapsed by default)."""
     with st.expander("What am I looking at?"):
@@ -94,6 +107,13 @@ def equations(markdown: str) -> None:
     """The formulas a page implements (markdown with ``$...$`` / ``$$...$$`` LaTeX)."""
     with st.expander("Equations"):
         st.markdown(markdown)
+
+
+def page_style() -> None:
+    """The dashboard's own CSS, once per run from the router (``app.py``): the chart toolbar
+    on hover only (:data:`bnma_core.export.MODEBAR_CSS`), never over a chart's title or
+    legend while one reads it."""
+    st.html(f"<style>{export.MODEBAR_CSS}</style>")
 
 
 def sidebar_dataset_badge() -> None:

@@ -34,6 +34,7 @@ from bnma_ui.models import method_limits
 from bnma_ui.state import clear_dataset, persistent, remember, set_dataset
 from bnma_ui.widgets import (
     chart,
+    data_rows,
     file_rows,
     glossary_help,
     md_code,
@@ -274,10 +275,10 @@ def _show_dataset(ds) -> None:
         st.caption("The first 20 rows as the models see them (after grouping numeric values). "
                    "'missing' marks a missing value. The row number is the row's place in "
                    "the file (0 = first row after the header).")
-        st.dataframe(file_rows(ds.to_frame().head(20), ds.row_ids[:20]), width="stretch")
+        data_rows(file_rows(ds.to_frame().head(20), ds.row_ids[:20]), "coded")
         if ds.raw is not None:
             with st.expander("The same rows as read from the file"):
-                st.dataframe(file_rows(ds.raw.head(20), ds.row_ids[:20]), width="stretch")
+                data_rows(file_rows(ds.raw.head(20), ds.row_ids[:20]), "raw")
     with summary:
         st.caption("One row per column: its role, whether it was numeric (and grouped) or "
                    "categorical, how many states it has, how many values are missing, and "
@@ -353,8 +354,9 @@ def data_page() -> None:
                  "app_dec", "app_drop", "app_cbins", "app_cbins_on",
                  *[f"app_net_class_{n}" for n in NETWORKS])
         st.divider()
-        st.page_link("pages/3_Patient.py", label="Explain one patient's prediction, with how sure "
-                     "the averaged models are", icon=":material/stethoscope:")
+        st.page_link("pages/3_Patient.py", label="Explain one patient",
+                     icon=":material/stethoscope:",
+                     help="One patient's prediction, with how sure the averaged models are.")
         page_links()
     with shown:
         if problem is not None:

@@ -505,9 +505,10 @@ if entry is not None and len(entry["results"]):
                              "comparison.")
     model_report = _model_report_builder()
     if model_report is not None and not entry["stopped"]:
+        source = dataset_label()  # read now: the deferred download runs outside the session
         box.download_button(
             "Model report (HTML)",
-            lambda: model_report(ds, results, preds, source=dataset_label(), methods=shown,
+            lambda: model_report(ds, results, preds, source=source, methods=shown,
                                  positive=positive, structures=False),
             "bnma_model_report.html", "text/html", on_click="ignore",
             help="The TRIPOD+AI-ordered report of this cross-validation: data, missing "

@@ -39,7 +39,9 @@ ITERATIONS = Range(10, 500_000, 10_000, "number of iterations")
 BURN_IN = Range(0, 499_990, 2_000, "burn-in")
 ORDERS = Range(1, 200, 30, "number of orders kept per chain")
 N_ORDERS_SHOWN = (1, 5, 10, 30)
-REFERENCES = {"none": "None", "network": "The true network's order", "typed": "Type an order"}
+HELD_OUT_COLUMNS = {"n_orders": "orders averaged", "accuracy": "accuracy"}
+REFERENCES = {"none": "No reference order", "network": "The true network's order",
+              "typed": "Type an order"}
 
 sidebar_dataset_badge()
 st.title("Order MCMC: averaging over node orders")
@@ -433,8 +435,10 @@ if entry is not None:
     fig = viz.orders_accuracy_figure(acc, x="n_orders", title="Accuracy on held-out rows by "
                                                               "number of averaged orders")
     fig.update_yaxes(range=[max(0.0, float(acc["accuracy"].min()) - 0.1), 1.0])
+    fig.update_xaxes(title=HELD_OUT_COLUMNS["n_orders"])
     chart(fig, "heldout_accuracy", a1)
-    a2.dataframe(acc[["n_orders", "accuracy"]].round(4), hide_index=True, width="stretch")
+    a2.dataframe(acc[["n_orders", "accuracy"]].round(4).rename(columns=HELD_OUT_COLUMNS),
+                 hide_index=True, width="stretch")
     a2.caption(f"Trained on {len(entry['train'])} rows, tested on {len(entry['test'])}. "
                "With T kept orders, n orders means every (T/n)-th one.")
 
@@ -459,7 +463,8 @@ if entry is not None:
             sections=[("Trace", trace_fig), ("Averaged network", dag_fig), *true_sections,
                       ("Markov-blanket probabilities", mb_prob.sort_values(ascending=False)),
                       ("Edge posteriors", edge_table),
-                      ("Held-out accuracy", acc[["n_orders", "accuracy"]])])
+                      ("Held-out accuracy",
+                       acc[["n_orders", "accuracy"]].rename(columns=HELD_OUT_COLUMNS))])
 
     x1 = x2 = x3 = x4 = st.container(horizontal=True)  # full labels, side by side
     x1.download_button("Edge posteriors (CSV)", lambda: export.table_csv(edge_table),

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 import bnma_core
-from bnma_core import explain, export, viz
+from bnma_core import explain, viz
 from bnma_core.classifiers.registry import DEFAULT_METHOD, display_name, fit_method
 from bnma_core.data import DataError
 from bnma_core.viz.patient import MISSING
@@ -379,11 +379,7 @@ if isinstance(nt, Exception):
 elif not len(nt.findings):
     next_box.caption("Every finding is known: there is nothing left to test.")
 else:
-    table = pd.DataFrame({
-        "finding not yet known": nt.findings,
-        "uncertainty it removes on average": [
-            f"{100 * v / nt.entropy:.0f} %" if nt.entropy > 0 else "0 %" for v in nt.voi],
-        "chance it changes the decision": [f"{100 * p:.0f} %" for p in nt.flip_probability]})
+    table = viz.next_test_table(nt)
     next_box.dataframe(table, hide_index=True, width="stretch")
     next_box.caption("Best first. 'Uncertainty it removes' is the value of information as a "
                      "share of the present uncertainty about the class (its entropy).")
@@ -400,12 +396,10 @@ settings = {"data": dataset_label(), "method": display_name(method), "method cod
 
 
 def report() -> str:  # built on click only (deferred download; no Streamlit calls here)
-    sections = viz.case_report_sections(
-        pred, values, None if isinstance(shap, Exception) else shap,
-        None if isinstance(unusual, Exception) else unusual, table)
-    return export.html_report(
-        "Case report", sections, settings=settings,
-        fields={"Patient identifier": patient_id, "Notes": notes}, figures="static")
+    return viz.case_report(  # the same builder as `bnma explain --report`
+        pred, values, settings, None if isinstance(shap, Exception) else shap,
+        None if isinstance(unusual, Exception) else unusual, table, identifier=patient_id,
+        notes=notes)
 
 
 report_box.download_button(

@@ -22,6 +22,7 @@ from bnma_ui.models import strongest_arcs
 from bnma_ui.state import data_id, dataset_label, persistent, remember, require_dataset
 from bnma_ui.widgets import (
     chart,
+    data_rows,
     equations,
     file_rows,
     md_escape,
@@ -106,7 +107,7 @@ with c2:
         left_out = pos if hold else None
         codes = ds.X[pos]
         truth = ds.classes[ds.y[pos]]
-        st.dataframe(file_rows(frame.iloc[[pos]], [row]), width="stretch")
+        data_rows(file_rows(frame.iloc[[pos]], [row]), "case")
     else:
         st.caption("Choose each value; leave 'missing' where a value is not known. The "
                    "explanation below follows every change at once.")

@@ -168,7 +168,7 @@ def _kbest_problem(cols: list[int], X: np.ndarray, augmented: bool) -> str | Non
         mem, secs = check_limits(n_dp, int(k), len(X), augmented)
         st.caption(f"{len(cols)} variables, {len(X):,} complete rows "
                    f"({ds.n_rows - len(X):,} with missing values left out); estimated memory "
-                   f"{mem / 1e9:.2f} GB.")
+                   f"{_size(mem)}.")
     except ResourceLimitError as exc:
         problem = str(exc)
         st.error(md_escape(problem))
@@ -283,6 +283,10 @@ def _kbest_edge_heatmap(res: list, w, vnames: list[str]) -> None:
                          value_label="probability"), f"kbest_edges_{view}")
 
 
+MAIN_WIDTH = 880
+"""Width in pixels of the page's main column at 1280 px (the laptop of the browser tests)."""
+
+
 def _kbest_cpdags(res: list, w, vnames: list[str], cname: str) -> None:
     """The first few classes drawn as CPDAGs."""
     st.subheader("Classes drawn as CPDAGs")
@@ -290,11 +294,15 @@ def _kbest_cpdags(res: list, w, vnames: list[str], cname: str) -> None:
                "direction.")
     shown = st.slider("Classes to draw", 1, max(1, min(MAX_SHOWN, len(res))),
                       min(3, len(res)), key="exact_shown") if len(res) > 1 else 1
-    grid = st.columns(min(shown, 3))
-    for i, r in enumerate(res[:shown]):
-        g = nx.relabel_nodes(r.cpdag, dict(enumerate(vnames)))
-        fig = dag_figure(g, class_node=cname, edge_weight=None,
-                         title=f"#{i + 1}: weight {w[i]:.3f}, log score {r.log_score:.2f}")
+    figs = [dag_figure(nx.relabel_nodes(r.cpdag, dict(enumerate(vnames))), class_node=cname,
+                       edge_weight=None,
+                       title=f"#{i + 1}: weight {w[i]:.3f}, log score {r.log_score:.2f}")
+            for i, r in enumerate(res[:shown])]
+    # as many side by side as fit at their own width: a drawing squeezed into a narrow column
+    # keeps its 11 px labels, which then cover the arrows and each other
+    widest = max(f.layout.width or MAIN_WIDTH for f in figs)
+    grid = st.columns(max(1, min(shown, 3, MAIN_WIDTH // widest)))
+    for i, fig in enumerate(figs):
         grid[i % len(grid)].plotly_chart(fig, width="stretch", key=f"exact_cpdag_{i}")
 
 

@@ -172,18 +172,41 @@ def _warm_numba_cache() -> None:
         m.predict_proba(ds.X[:20])
 
 
-@pytest.fixture(scope="module")
-def server():
-    """``streamlit run app.py`` on a free local port (module scope), numba kernels warm."""
+def serve_app(log_name: str, warm=None):
+    """``streamlit run app.py`` on a free local port for one browser test module: skips when
+    chromium or playwright is missing, runs ``warm()`` first (e.g. compiles numba kernels into
+    the disk cache, so the test times the page and not a cold compilation), yields the URL and
+    fails the test with the log's name when the server does not start (the checkout served:
+    :func:`served_checkout`). The one helper behind
+    every browser module's ``server`` fixture::
+
+        @pytest.fixture(scope="module")
+        def server():
+            yield from serve_app("streamlit_kbest.log", _warm_numba_cache)
+    """
     from bnma_ui.browser import missing_requirement, streamlit_server
 
     reason = missing_requirement()
     if reason:
         pytest.skip(f"{reason}; browser test skipped")
-    _warm_numba_cache()
+    if warm is not None:
+        warm()
     SHOTS.mkdir(exist_ok=True)
     try:
-        with streamlit_server(SHOTS / "streamlit.log") as (url, _proc):
+        with streamlit_server(SHOTS / log_name, app_dir=served_checkout()) as (url, _proc):
             yield url
     except RuntimeError as exc:
         pytest.fail(str(exc))
+
+
+def served_checkout() -> Path:
+    """The checkout the browser tests serve: this one, or the one named by the environment
+    variable ``BNMA_APP_DIR`` (e.g. a worktree of an older commit, to see what the checks
+    catch there: ``BNMA_APP_DIR=/tmp/old pytest tests/browser/test_print_geometry.py``)."""
+    return Path(os.environ.get("BNMA_APP_DIR") or ROOT)
+
+
+@pytest.fixture(scope="module")
+def server():
+    """``streamlit run app.py`` on a free local port (module scope), numba kernels warm."""
+    yield from serve_app("streamlit.log", _warm_numba_cache)

@@ -39,3 +39,53 @@ def test_html_report_is_self_contained():
     assert page.count("<h2>") == 5 and "seed" in page and "second &lt;b&gt;" in page
     assert "<script src=" not in page  # plotly.js embedded, nothing fetched
     assert page.count("plotly.js v") == 1  # the library embedded once for both figures
+
+
+def test_chart_toolbar_shows_on_hover_only_and_never_prints():
+    """Issue 33 item 5: the mode bar is drawn over titles and legends unless hidden until the
+    pointer is over its chart (Streamlit draws it always); a document never prints it."""
+    from conftest import ROOT
+
+    assert export.figure_config("x")["displayModeBar"] == "hover"
+    assert ":hover .modebar-container," in export.MODEBAR_CSS
+    assert ".modebar-container{opacity:0" in export.MODEBAR_CSS
+    assert "page_style()" in (ROOT / "app.py").read_text()  # applied on every page
+    report = export.html_report("r", [("f", go.Figure(go.Bar(x=[1], y=[2])))])
+    assert ".modebar-container{display:none!important}" in report
+
+
+def test_static_figures_drawn_once_per_content_by_one_engine_at_a_time(monkeypatch):
+    """Issue 36 item 7: four tabs clicking the case-report button at once started 41
+    Chromium processes; the drawings are now cached by content and the engine is a lock."""
+    import threading
+
+    export._IMAGES.clear()
+    calls, running, peak = [], [0], [0]
+    guard = threading.Lock()
+    started = threading.Barrier(4)
+
+    def fake_draw(figs, fmt, scale, sizes):
+        with guard:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        calls.append(len(figs))
+        with guard:
+            running[0] -= 1
+        return [f"<svg>{i}</svg>".encode() for i in range(len(figs))]
+
+    monkeypatch.setattr(export, "_draw", fake_draw)
+    figs = [go.Figure(go.Bar(x=[1, 2], y=[3, 4])), go.Figure(go.Scatter(x=[1], y=[2]))]
+
+    def tab():
+        started.wait(5)
+        assert export.figure_images(figs, "svg") is not None
+
+    threads = [threading.Thread(target=tab) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert peak[0] == 1 and calls == [2]  # one engine at a time; each figure drawn once
+    other = go.Figure(go.Bar(x=[1, 2], y=[3, 5]))
+    assert export.figure_image(other, "svg") == b"<svg>0</svg>" and calls == [2, 1]
+    export._IMAGES.clear()

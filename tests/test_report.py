@@ -187,3 +187,59 @@ def test_bnma_cv_workers_and_former_n_jobs(tmp_path, capsys):
     assert code == 0 and "--n-jobs is renamed --workers" in err
     code, _, err = run(["cv", "--data", WBC, "--methods", "nb", "--workers", "0"], capsys)
     assert code == 2 and "must be at least 1" in err
+
+
+def test_settings_list_only_the_parameters_in_effect_in_words(page):
+    """Issue 32 item 7: section 12c listed prior='deprecated', missing='deprecated' and
+    cpt_prior=None; only what acts on the fit, as words."""
+    from bnma_core.classifiers.registry import make_classifier
+    from bnma_core.report import settings_in_effect, settings_in_words
+
+    nb = make_classifier("nb", random_state=0).get_params(deep=False)
+    assert settings_in_effect(nb) == {"alpha": 1.0}
+    assert settings_in_words(nb) == "alpha 1"
+    eap = make_classifier("nb_eap", random_state=0).get_params(deep=False)
+    assert settings_in_words(eap) == "cpt prior bdeu, ess 1"
+    section = page[page.index("12c · Methods and settings"):page.index("12e · ")]
+    text = re.sub(r"<[^>]+>", " ", section)
+    assert "deprecated" not in text and "None" not in text and "=" not in text
+
+
+def test_report_without_a_source_name_says_so(page):
+    """Issue 32 item 7: from the dashboard the report read "Model report: class ()", an
+    empty "data" setting and "Source: ."."""
+    from bnma_core.data import load_dataset
+    from bnma_core.evaluation import cross_validate
+    from bnma_core.report import UNNAMED_SOURCE, build_model_report
+
+    ds = load_dataset(WBC)
+    results, pred = cross_validate(ds, ["nb"], folds=2, seed=0, return_proba=True)
+    html = build_model_report(ds, results, pred, source="", structures=False, n_bootstrap=20)
+    assert "Source: ." not in html and "<title>Model report: class ()" not in html
+    assert "<td></td>" not in html[:html.index("</table>")]  # the "data" setting
+    assert f"Source: {UNNAMED_SOURCE}." in html
+
+
+def test_printed_tables_wrap_to_the_page_width():
+    """Issue 33 item 4: tables wider than the page were cut when printed (the browser suite
+    prints the page and measures them: tests/browser/test_print_geometry.py)."""
+    from bnma_core.report import PRINT_CSS
+
+    assert "table{font-size:7.5pt;width:auto;max-width:100%}" in PRINT_CSS
+    assert "td{overflow-wrap:anywhere}" in PRINT_CSS
+
+
+def test_stack_draws_add_up_to_the_draws_asked_for():
+    """Issue 32 item 7: 400 draws asked, 401 drawn (a minimum of 2 per component added)."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from bnma_core.explain.parameters import draw_counts
+
+    @given(st.lists(st.floats(1e-6, 1.0), min_size=1, max_size=6), st.integers(12, 2000))
+    def check(shares, n):
+        counts = draw_counts(shares, n)
+        assert counts.sum() == n and counts.min() >= 2
+
+    check()
+    assert draw_counts([0.999, 0.001], 400).tolist() == [398, 2]

@@ -269,20 +269,17 @@ def _paired(acc: pd.DataFrame, a: str, b: str, by: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-MIN_REPS = 5  # fewer paired repetitions cannot decide a difference of a few tenths of a percent
-
-
 def _status(ok: bool, paired: pd.DataFrame) -> str:
-    from .report import NOT_CHECKABLE, NOT_REPRODUCED, REPRODUCED
+    from .report import over_repetitions
 
-    if not ok and paired["n"].min() < MIN_REPS:
-        return NOT_CHECKABLE
-    return REPRODUCED if ok else NOT_REPRODUCED
+    return over_repetitions(ok, int(paired["n"].min()))[0]
 
 
 def _why(status: str) -> str:
-    return (f"fewer than {MIN_REPS} repetitions per point: too few to decide (run the full grid)"
-            if status == "not checkable" else "")
+    from .report import MIN_REPETITIONS, NOT_CHECKABLE
+
+    return (f"fewer than {MIN_REPETITIONS} repetitions per point: too few to decide (run the "
+            "full grid)" if status == NOT_CHECKABLE else "")
 
 
 def _trace_claim(scores: pd.DataFrame) -> dict:
@@ -314,7 +311,7 @@ def check_claims(t: dict[str, pd.DataFrame]) -> list[dict]:
 
 def _spearman_claims(sp: pd.DataFrame) -> list[dict]:
     """Fig. 6: rank correlation of the sampled orders with ALARM's, by training size."""
-    from .report import NOT_CHECKABLE, NOT_REPRODUCED, REPRODUCED, claim, mean_ci
+    from .report import NOT_CHECKABLE, claim, mean_ci, over_repetitions
 
     out: list[dict] = []
     by_n = sp.groupby("n_train")["spearman"].apply(list)
@@ -324,10 +321,9 @@ def _spearman_claims(sp: pd.DataFrame) -> list[dict]:
     if small != 25:
         out.append(claim(text, "< 0.1 at n = 25", f"smallest n = {small}", NOT_CHECKABLE,
                          "n = 25 is not in this grid"))
-    else:
+    else:  # the rule of every claim over repetitions (report.over_repetitions)
         out.append(claim(text, "< 0.1 at n = 25", f"{m:.3f} ± {h:.3f} (95 % CI)",
-                         REPRODUCED if m < 0.1 else NOT_REPRODUCED,
-                         "" if m < 0.1 else "the mean is above 0.1"))
+                         *over_repetitions(m < 0.1, len(by_n[small]), "the mean is above 0.1")))
     m2, h2 = mean_ci(by_n[large])
     text = "with 500-1000 rows the Spearman correlation reaches about 0.5 (Fig. 6)"
     if large < 500:
@@ -336,15 +332,16 @@ def _spearman_claims(sp: pd.DataFrame) -> list[dict]:
     else:
         ok = 0.4 <= m2 <= 0.6
         out.append(claim(text, "≈ 0.5", f"n = {large}: {m2:.3f} ± {h2:.3f} (95 % CI)",
-                         REPRODUCED if ok else NOT_REPRODUCED,
-                         "" if ok else "lower level; the reference is one topological order "
-                         "of ALARM, which fixes only a partial order (random linear extensions "
-                         "of the true DAG reach only 0.75 ± 0.10 with it), so the level depends "
-                         "on that choice"))
+                         *over_repetitions(
+                             ok, len(by_n[large]), "lower level; the reference is one "
+                             "topological order of ALARM, which fixes only a partial order "
+                             "(random linear extensions of the true DAG reach only 0.75 ± 0.10 "
+                             "with it), so the level depends on that choice")))
     ok = m2 > m
     out.append(claim("the correlation rises with the training size (Fig. 6)", "rising",
                      f"{m:.3f} at n = {small} → {m2:.3f} at n = {large}",
-                     REPRODUCED if ok else NOT_REPRODUCED, "" if ok else "it does not rise"))
+                     *over_repetitions(ok, min(len(by_n[small]), len(by_n[large])),
+                                       "it does not rise")))
     return out
 
 

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-__all__ = ["REPRODUCED", "NOT_REPRODUCED", "NOT_CHECKABLE", "mean_ci", "claim", "claims_text",
-           "cells_frame", "build_report"]
+__all__ = ["REPRODUCED", "NOT_REPRODUCED", "NOT_CHECKABLE", "MIN_REPETITIONS", "mean_ci",
+           "claim", "claims_text", "cells_frame", "build_report", "over_repetitions"]
 
 REPRODUCED, NOT_REPRODUCED, NOT_CHECKABLE = "reproduced", "not reproduced", "not checkable"
 
@@ -27,6 +27,24 @@ def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float]
         return float(v.mean()), float("nan")
     half = stats.t.ppf(0.5 + level / 2, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v))
     return float(v.mean()), float(half)
+
+
+MIN_REPETITIONS = 5
+"""Fewer repetitions per point cannot decide a difference of a few tenths (of a percent of
+accuracy, or of a rank correlation): the one rule of every claim decided over repetitions."""
+
+
+def over_repetitions(ok: bool, n_repetitions: int, why_not: str = "") -> tuple[str, str]:
+    """(status, reason) of a claim decided over repetitions, the same rule for every paper:
+    a claim that holds is :data:`REPRODUCED`; one that does not is :data:`NOT_CHECKABLE` with
+    fewer than :data:`MIN_REPETITIONS` repetitions per point (too few to tell a miss from
+    noise) and :data:`NOT_REPRODUCED` (with ``why_not``) otherwise."""
+    if ok:
+        return REPRODUCED, ""
+    if n_repetitions < MIN_REPETITIONS:
+        return NOT_CHECKABLE, (f"fewer than {MIN_REPETITIONS} repetitions per point "
+                               f"({n_repetitions}): too few to decide (run the full grid)")
+    return NOT_REPRODUCED, why_not
 
 
 def claim(text: str, paper: str, ours: str, status: str, reason: str = "") -> dict[str, str]:

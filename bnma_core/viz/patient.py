@@ -11,9 +11,11 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-__all__ = ["COIN_FLIP_MARGIN", "MISSING", "RARE", "case_report_sections",
-           "contributions_figure", "is_uncertain", "probability_figure", "scenarios_figure",
-           "unusual_sentence", "verdict"]
+from .graphs import label_width
+
+__all__ = ["COIN_FLIP_MARGIN", "MISSING", "RARE", "case_report", "case_report_sections",
+           "contributions_figure", "is_uncertain", "label_margins", "probability_figure",
+           "next_test_table", "scenarios_figure", "unusual_sentence", "verdict"]
 
 RARE = 0.99
 """A case whose findings are rarer than this share of the training cases gets a warning."""
@@ -29,6 +31,32 @@ _SUPPORT = "#2ca02c"
 _AGAINST = "#d62728"
 _STRUCTURE = "#1f4e79"
 _PARAMETER = "#7f7f7f"
+
+FONT_SIZE = 12
+"""plotly's default font size (px): tick labels, legend entries and axis titles here."""
+
+DRAWN_WIDTH = 700
+"""Width (px) assumed for a figure without its own when its legend rows are counted: the static
+figures of a case report are drawn at this width (:func:`bnma_core.export.html_report`)."""
+
+
+def label_margins(tick_labels: Sequence[str] = (), legend: Sequence[str] = (),
+                  width: int | None = None, x_title: bool = True) -> dict:
+    """Plot margins (px) computed from the text they must hold, so that a figure drawn without
+    plotly's second automargin pass (a static SVG by kaleido on a loaded server) keeps every
+    label whole: ``l`` fits the widest y tick label (:func:`bnma_core.viz.graphs.label_width`
+    at :data:`FONT_SIZE`), ``t`` the legend's rows when it is drawn above the plot (entries
+    laid out left to right over ``width``, :data:`DRAWN_WIDTH` by default), ``b`` the x tick
+    labels and the x-axis title."""
+    left = max((label_width(t, FONT_SIZE) for t in tick_labels), default=0.0) + 14
+    rows, used = (1 if legend else 0), 0.0
+    room = (width or DRAWN_WIDTH) - left - 20
+    for name in legend:  # a horizontal legend entry: 40 px of symbol and gaps + its text
+        w = label_width(name, FONT_SIZE) + 40
+        if used and used + w > room:
+            rows, used = rows + 1, 0.0
+        used += w
+    return dict(l=int(np.ceil(left)), r=20, t=10 + 22 * rows, b=24 + (24 if x_title else 0))
 
 
 def is_uncertain(prediction: Any, row: int = 0, margin: float = COIN_FLIP_MARGIN) -> bool:
@@ -115,10 +143,11 @@ def probability_figure(prediction: Any, row: int = 0, height: int | None = None)
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=name,
                                  line=dict(color=color, width=width)))
     fig.add_vline(x=0.5, line_dash="dot", line_color="#555")
+    margin = label_margins(classes, [name for name, _, _ in legend])
     fig.update_layout(
-        height=height or 120 + 50 * len(classes), margin=dict(l=10, r=10, t=30, b=10),
-        xaxis=dict(range=[0, 1.0001], title="probability", dtick=0.1),
-        yaxis=dict(autorange="reversed"), plot_bgcolor="white", bargap=0.45,
+        height=height or margin["t"] + margin["b"] + 40 * len(classes) + 20, margin=margin,
+        xaxis=dict(range=[0, 1.0001], title="probability", dtick=0.1, automargin=True),
+        yaxis=dict(autorange="reversed", automargin=True), plot_bgcolor="white", bargap=0.45,
         legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
     return fig
 
@@ -176,12 +205,16 @@ def contributions_figure(shapley: Any, values: dict, classes: Sequence[Any],
         path = np.concatenate([path, ends - sd, ends + sd])
     lo, hi = float(path.min()), float(path.max())
     pad = 0.18 * max(hi - lo, 1e-9)  # room for the value labels outside the bars
+    # the legend above the plot: below it, its distance from the x-axis title would depend on
+    # the figure's height (paper coordinates) and it was drawn over the title
+    margin = label_margins(y, [t.name for t in fig.data if t.showlegend])
     fig.update_layout(
-        height=height or 140 + row_height * len(y), margin=dict(l=10, r=10, t=10, b=10),
+        height=height or margin["t"] + margin["b"] + row_height * len(y) + 20, margin=margin,
         xaxis=dict(title=f"log-odds of {target} (0 = even; right = more likely)",
-                   zeroline=False, range=[lo - pad, hi + pad]),
-        yaxis=dict(autorange="reversed", type="category"), plot_bgcolor="white",
-        legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
+                   zeroline=False, range=[lo - pad, hi + pad], automargin=True),
+        yaxis=dict(autorange="reversed", type="category", automargin=True),
+        plot_bgcolor="white",
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
     return fig
 
 
@@ -212,8 +245,13 @@ def scenarios_figure(prediction: Any, names: Sequence[str], cls: int | None = No
                          arrayminus=np.maximum(p - pi[:, 0], 0), color=_PARAMETER,
                          thickness=1.5, width=18), hoverinfo="skip"))
     fig.add_hline(y=0.5, line_dash="dot", line_color="#555")
-    fig.update_layout(height=height or 340, margin=dict(l=10, r=10, t=10, b=10),
-                      yaxis=dict(range=[0, 1.0001], title=f"probability of {target}"),
+    margin = label_margins(["1.0"], x_title=False)
+    margin["l"] += 24  # the y-axis title beside the tick labels
+    margin["b"] += int(np.ceil(max(label_width(n, FONT_SIZE) for n in names) * 0.7))  # tilted
+    fig.update_layout(height=height or 340, margin=margin,
+                      xaxis=dict(automargin=True),
+                      yaxis=dict(range=[0, 1.0001], title=f"probability of {target}",
+                                 automargin=True),
                       plot_bgcolor="white")
     return fig
 
@@ -256,3 +294,56 @@ def case_report_sections(prediction: Any, findings: dict, shapley: Any = None,
     if next_tests is not None and len(next_tests):
         sections.append(("Which test next", next_tests.set_index(next_tests.columns[0])))
     return sections
+
+
+def next_test_table(next_test: Any):
+    """The next-test ranking as the Patient page and the case report show it (best first):
+    the finding, the uncertainty it removes on average (value of information as a share of
+    the class entropy) and the chance it changes the decision; None when every finding is
+    known.
+
+    Parameters
+    ----------
+    next_test : NextTest
+        From :func:`bnma_core.explain.next_test`.
+    """
+    import pandas as pd
+
+    if next_test is None or not len(next_test.findings):
+        return None
+    h = next_test.entropy
+    return pd.DataFrame({
+        "finding not yet known": list(next_test.findings),
+        "uncertainty it removes on average": [
+            f"{100 * v / h:.0f} %" if h > 0 else "0 %" for v in next_test.voi],
+        "chance it changes the decision": [f"{100 * p:.0f} %"
+                                           for p in next_test.flip_probability]})
+
+
+def case_report(prediction: Any, findings: dict, settings: dict, shapley: Any = None,
+                unusual: Any = None, next_tests: Any = None, identifier: str = "",
+                notes: str = "") -> str:
+    """The one-page case report (HTML that prints on one A4 page, DESIGN §15) as the Patient
+    page's button and ``bnma explain --report`` write it: :func:`case_report_sections` in
+    :func:`bnma_core.export.html_report` with static figures, the settings (data, method,
+    seed, version) and the editable "Patient identifier" and "Notes" fields (escaped).
+
+    Parameters
+    ----------
+    prediction, findings, shapley, unusual
+        As in :func:`case_report_sections`; a part that could not be computed is None.
+    settings : dict
+        The run's settings, printed first.
+    next_tests : DataFrame or NextTest, optional
+        The ranking as shown (:func:`next_test_table`) or the result it is made from.
+    identifier, notes : str
+        Initial text of the report's two fields.
+    """
+    from .. import export
+
+    if next_tests is not None and hasattr(next_tests, "flip_probability"):
+        next_tests = next_test_table(next_tests)
+    sections = case_report_sections(prediction, findings, shapley, unusual, next_tests)
+    return export.html_report("Case report", sections, settings=settings,
+                              fields={"Patient identifier": identifier, "Notes": notes},
+                              figures="static")

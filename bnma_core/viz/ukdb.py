@@ -12,7 +12,15 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .graphs import _arrow_standoff, fig_height, layered_drawing, normalized_drawing
+from .graphs import (
+    DRAWING_PAD_BOTTOM,
+    DRAWING_PAD_TOP,
+    LABEL_FONT_SIZE,
+    _arrow_standoff,
+    label_width,
+    layered_drawing,
+    normalized_drawing,
+)
 
 __all__ = ["ukdb_structures_figure", "posterior_bars_figure", "ukdb_layout", "ukdb_verdict"]
 
@@ -45,6 +53,11 @@ def ukdb_layout(graph: nx.DiGraph, class_node: str, other: nx.DiGraph | None = N
 def _ukdb_drawing(graph: nx.DiGraph, class_node: str, other: nx.DiGraph | None = None
                   ) -> tuple[dict, dict]:
     """:func:`ukdb_layout`'s positions and the bends of every arc of the union, in [0, 1]."""
+    return normalized_drawing(_union_drawing(graph, class_node, other))
+
+
+def _union_drawing(graph: nx.DiGraph, class_node: str, other: nx.DiGraph | None = None):
+    """The layered drawing (pixels) of the union of both networks' drawn arcs."""
     union = nx.DiGraph()
     for g in (graph, other):
         if g is None:
@@ -54,7 +67,27 @@ def _ukdb_drawing(graph: nx.DiGraph, class_node: str, other: nx.DiGraph | None =
             w = abs(float(d.get("weight", 0.0)))
             if not union.has_edge(a, b) or union[a][b]["weight"] < w:
                 union.add_edge(a, b, weight=w)
-    return normalized_drawing(layered_drawing(union, edge_weight="weight"))
+    return layered_drawing(union, edge_weight="weight")
+
+
+def _label(graph: nx.DiGraph, n: Any) -> str:
+    return str(n) + (" (?)" if graph.nodes[n].get("missing") else "")
+
+
+def _extent(drawing: Any, graph: nx.DiGraph) -> tuple[float, float, float, float]:
+    """(x0, x1, y0, y1) in pixels holding every node, bend and label of a panel: labels are
+    centred on their node and raised above it, so the x range reaches half a label beyond
+    each node and the y range a label's height above the top row."""
+    pts = list(drawing.positions.values()) + [p for r in drawing.routes.values() for p in r]
+    xs = np.array([p[0] for p in pts] or [0.0])
+    ys = np.array([p[1] for p in pts] or [0.0])
+    half = [(x - label_width(_label(graph, n), LABEL_FONT_SIZE) / 2,
+             x + label_width(_label(graph, n), LABEL_FONT_SIZE) / 2)
+            for n, (x, _) in drawing.positions.items() if n in graph]
+    x0 = min([xs.min()] + [a for a, _ in half]) - 8
+    x1 = max([xs.max()] + [b for _, b in half]) + 8
+    return float(x0), float(x1), float(ys.min() - DRAWING_PAD_BOTTOM), \
+        float(ys.max() + DRAWING_PAD_TOP)
 
 
 def _max_weight(graph: nx.DiGraph, class_node: str) -> float:
@@ -112,7 +145,7 @@ def _draw(fig: go.Figure, graph: nx.DiGraph, other: nx.DiGraph, pos: dict, class
                    for n in names], hoverinfo="text", showlegend=False), row=row, col=1)
     for n in names:  # labels above the nodes, on a light box readable over the arrows
         fig.add_annotation(x=pos[n][0], y=pos[n][1], xref=xref, yref=yref, showarrow=False,
-                           text=str(n) + (" (?)" if graph.nodes[n].get("missing") else ""),
+                           text=_label(graph, n),
                            yshift=size[n] // 2 + 8, font=dict(size=11, color="#222222"),
                            bgcolor="rgba(255,255,255,0.75)", borderpad=1)
 
@@ -138,30 +171,43 @@ def ukdb_structures_figure(explanation: Any, height: int | None = None) -> go.Fi
     """
     unit = "bits" if explanation.base == 2 else "nats" if explanation.base == math.e else ""
     cname = explanation.class_name
-    pos, routes = _ukdb_drawing(explanation.domain_graph, cname,
-                                explanation.personalized_graph)
-    panel = fig_height(pos)
-    fig = make_subplots(rows=2, cols=1, vertical_spacing=90 / (2 * panel + 90),
-                        subplot_titles=(
-                            "General network: learned from all training cases",
-                            "Network for this case: built for this patient's values"))
-    _draw(fig, explanation.domain_graph, explanation.personalized_graph, pos, cname, 1, unit,
-          routes)
-    _draw(fig, explanation.personalized_graph, explanation.domain_graph, pos, cname, 2, unit,
-          routes)
-    for r in (1, 2):
-        fig.update_xaxes(visible=False, range=[-0.06, 1.06], row=r, col=1)
-        fig.update_yaxes(visible=False, range=[-0.08, 1.12], row=r, col=1)
+    dom, per = explanation.domain_graph, explanation.personalized_graph
+    drawing = _union_drawing(dom, cname, per)
+    both = nx.compose(dom, per)
+    x0, x1, y0, y1 = _extent(drawing, both)
+    panel, gap, top, bottom = y1 - y0, TITLE_GAP, 34, LEGEND_HEIGHT
+    plot_h = 2 * panel + gap
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=gap / plot_h, subplot_titles=(
+        "General network: learned from all training cases",
+        "Network for this case: built for this patient's values"))
+    pos, routes = drawing.positions, drawing.routes
+    _draw(fig, dom, per, pos, cname, 1, unit, routes)
+    _draw(fig, per, dom, pos, cname, 2, unit, routes)
+    for r, xa in ((1, "x"), (2, "x2")):
+        # one unit = one pixel on both axes, the ranges holding every node, bend and label:
+        # nothing drawn outside its panel, nothing cut at its edge
+        fig.update_xaxes(visible=False, range=[x0, x1], constrain="domain", row=r, col=1)
+        fig.update_yaxes(visible=False, range=[y0, y1], scaleanchor=xa, scaleratio=1,
+                         constrain="domain", row=r, col=1)
     fig.add_annotation(
         text=("<span style='color:#d62728'>red</span>: dependence only in this network; "
               "grey: in both;<br><span style='color:#1f77b4'>blue</span>: class parents → "
               "class; (?) = missing value;<br>every other feature also depends on the class "
               "(not drawn)"),
-        xref="paper", yref="paper", x=0.5, y=0, yshift=-44, showarrow=False,
+        xref="paper", yref="paper", x=0.5, y=0, yanchor="top", yshift=-10, showarrow=False,
         font=dict(size=12))
-    fig.update_layout(height=height or 2 * panel + 180, margin=dict(l=10, r=10, t=40, b=72),
-                      plot_bgcolor="white")
+    fig.update_layout(height=height or int(plot_h + top + bottom),
+                      width=int(max(x1 - x0 + 40, 480)),
+                      margin=dict(l=20, r=20, t=top, b=bottom), plot_bgcolor="white")
     return fig
+
+
+TITLE_GAP = 64
+"""Pixels between the two panels of :func:`ukdb_structures_figure`: the lower panel's title
+and the room the labels of the upper panel's bottom row need."""
+
+LEGEND_HEIGHT = 78
+"""Pixels below the lower panel for the colour legend (three lines of 12 px text)."""
 
 
 def posterior_bars_figure(explanation: Any, classes: list[str] | None = None) -> go.Figure:

@@ -774,7 +774,7 @@ def test_order_mcmc_short_run():
     # final trace + Spearman, averaged DAG, accuracy (+ heatmap)
     assert len(at.get("plotly_chart")) >= 4
     acc = at.dataframe[-1].value
-    assert list(acc["n_orders"]) == [1, 5, 10]
+    assert list(acc["orders averaged"]) == [1, 5, 10]  # words, not the parameter name
     # the Markov-blanket table: names and values as two columns, the value drawn as a bar
     # with its number (a narrow index table pushed the values out of sight, item 15)
     mb = next(d for d in at.dataframe if "P(in Markov blanket)" in d.value.columns)

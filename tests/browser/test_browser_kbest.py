@@ -11,18 +11,12 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import SHOTS
 from conftest import no_exception as _no_exception
+from conftest import serve_app
 from conftest import shot as _shot
 
 from bnma_ui.browser import metric as _metric
-from bnma_ui.browser import (
-    missing_requirement,
-    nav,
-    set_number,
-    streamlit_server,
-    wait_idle,
-)
+from bnma_ui.browser import nav, set_number, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -41,16 +35,7 @@ def _warm_numba_cache() -> None:
 
 @pytest.fixture(scope="module")
 def server():
-    reason = missing_requirement()
-    if reason:
-        pytest.skip(f"{reason}; browser test skipped")
-    _warm_numba_cache()
-    SHOTS.mkdir(exist_ok=True)
-    try:
-        with streamlit_server(SHOTS / "streamlit_kbest.log") as (url, _proc):
-            yield url
-    except RuntimeError as exc:
-        pytest.fail(str(exc))
+    yield from serve_app("streamlit_kbest.log", _warm_numba_cache)
 
 
 def _plot(page, text: str):

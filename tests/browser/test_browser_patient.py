@@ -6,31 +6,16 @@ networks beside the contributions — and the printed case report. Screenshots a
 from __future__ import annotations
 
 import pytest
-from conftest import SHOTS, no_exception, shot
+from conftest import no_exception, serve_app, shot
 
-from bnma_ui.browser import (
-    metric,
-    missing_requirement,
-    nav,
-    set_number,
-    streamlit_server,
-    wait_idle,
-)
+from bnma_ui.browser import metric, nav, set_number, wait_idle
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
 def server():
-    reason = missing_requirement()
-    if reason:
-        pytest.skip(f"{reason}; browser test skipped")
-    SHOTS.mkdir(exist_ok=True)
-    try:
-        with streamlit_server(SHOTS / "streamlit_patient.log") as (url, _proc):
-            yield url
-    except RuntimeError as exc:
-        pytest.fail(str(exc))
+    yield from serve_app("streamlit_patient.log")
 
 
 def _choose(page, label: str, option: str) -> None:

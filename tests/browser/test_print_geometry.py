@@ -1,0 +1,197 @@
+"""Figures that read and exports that print (issue 33, the automatic check): every page at
+1280 px and every exported document (the case report and a Teach handout from their pages'
+buttons, the model report from the library) laid out by headless chromium, measured as drawn.
+
+On a page: no text of a figure cut at the figure's edge or drawn over another text, no chart
+toolbar over a text, every table header in view (rows of the user's own data excepted), no
+text cut off with an ellipsis. On a document printed to A4: the same for its figures, no table
+wider than the printable width, the case report on one page, and every axis title, legend
+entry, class name and finding name of its figures whole in the PDF's text (``pdftotext``).
+
+Screenshots go to ``screenshots/60_geometry_*.png``; the documents and their PDFs to
+``screenshots/61_*``. Look at them after a run."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import SHOTS, no_exception, serve_app, served_checkout, shot
+
+from bnma_ui.browser import (
+    figure_text_problems,
+    nav,
+    page_layout_problems,
+    settle_figures,
+    wait_idle,
+)
+
+pytestmark = pytest.mark.browser
+
+A4_PRINTABLE_PX = 680
+"""Width of A4 less 15 mm margins on each side, at 96 px per inch: the layout width of a
+printed document (the narrowest of the documents' own @page margins)."""
+
+DOCUMENT_FIGURES = ".figure > svg, .js-plotly-plot"
+"""Figures of an exported document: inline static SVGs and interactive plotly charts."""
+
+SETTLED = {"Naive BMA": "Posterior probability that each feature depends on the class",
+           "UKDB instances": "Where this case differs from the general pattern"}
+"""Text a page shows once its computation has finished (the check measures the final page)."""
+
+_NAMES_JS = r"""
+(sel) => [...document.querySelectorAll(sel)].flatMap(f =>
+  [...f.querySelectorAll('.xtitle, .ytitle, .legendtext, .ytick text, .gtitle')]
+    .map(t => t.textContent.trim()))
+    .filter(s => s && !/^[-+−\d.,\s%e]+$/.test(s))
+"""
+
+
+def _pages() -> list[str]:
+    from bnma_ui.widgets import DATA_PAGE, page_files, page_title
+
+    return ["Data"] + [page_title(p) for p in page_files() if p != DATA_PAGE]
+
+
+def _choose(page, label: str, option: str) -> None:
+    page.locator('[data-testid="stSelectbox"]', has_text=label).first.click()
+    page.get_by_role("option", name=option, exact=True).first.click()
+    wait_idle(page)
+
+
+def _patient_results(page) -> None:
+    page.get_by_text("on the server.").wait_for(timeout=300_000)  # the page's last line
+    wait_idle(page)
+    no_exception(page)
+
+
+def _download(page, button: str, path: Path) -> Path:
+    with page.expect_download() as dl:
+        page.get_by_role("button", name=button).first.click()
+    shutil.copy(dl.value.path(), path)
+    return path
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"\W+", "_", text).strip("_").lower()
+
+
+def _document_problems(page, path: Path) -> tuple[list[str], list[str], int, str]:
+    """(problems, names in the figures, PDF pages, PDF text) of a document as printed."""
+    page.set_viewport_size({"width": A4_PRINTABLE_PX, "height": 1000})
+    page.emulate_media(media="screen")  # opened on screen, then printed, as a reader does
+    page.goto(path.resolve().as_uri())
+    settle_figures(page)
+    page.emulate_media(media="print")
+    settle_figures(page)
+    problems = figure_text_problems(page, DOCUMENT_FIGURES)
+    problems += page.evaluate(
+        "(w) => [...document.querySelectorAll('table')].filter(t => "
+        "t.getBoundingClientRect().right > w + 1).map(t => 'a table is wider than the page ('"
+        " + Math.round(t.getBoundingClientRect().width) + ' px): ' + "
+        "(t.querySelector('th, td') || {textContent: ''}).textContent.slice(0, 40))",
+        A4_PRINTABLE_PX)
+    names = page.evaluate(_NAMES_JS, DOCUMENT_FIGURES)
+    pdf = path.with_suffix(".pdf")
+    pdf.write_bytes(page.pdf(format="A4", print_background=True))
+    n_pages = pdf.read_bytes().count(b"/Type /Page") - pdf.read_bytes().count(b"/Type /Pages")
+    text = ""
+    if shutil.which("pdftotext"):
+        text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True,
+                              check=True).stdout
+    return problems, names, n_pages, text
+
+
+def _missing_names(names: list[str], text: str) -> list[str]:
+    """The names not found whole in the PDF's text (white space ignored: pdftotext breaks
+    lines where the page does)."""
+    flat = re.sub(r"\s+", "", text)
+    return sorted({n for n in names if re.sub(r"\s+", "", n) not in flat})
+
+
+@pytest.fixture(scope="module")
+def server():
+    yield from serve_app("streamlit_geometry.log")
+
+
+def test_every_page_reads_whole_at_1280(server, page):
+    page.goto(server)
+    wait_idle(page)
+    page.get_by_text("Wisconsin breast cancer (wbc.csv) — outcome:").wait_for()
+    found: dict[str, list[str]] = {}
+    for title in _pages():
+        if title != "Data":
+            nav(page, title)
+        if title in SETTLED:
+            page.get_by_text(SETTLED[title]).first.wait_for(timeout=180_000)
+            wait_idle(page)
+        if title == "Patient":
+            _choose(page, "Method", "Naive Bayes")
+            _patient_results(page)
+        page.mouse.move(5, 5)  # the pointer away from every chart
+        settle_figures(page)
+        found[title] = figure_text_problems(page) + page_layout_problems(page)
+        shot(page, f"60_geometry_{_slug(title)}")
+    print({t: len(p) for t, p in found.items()})
+    assert {t: p for t, p in found.items() if p} == {}
+
+
+def test_exported_documents_print_whole_on_a4(server, page, tmp_path):
+    """The case report and a handout as their pages' buttons write them (built in the
+    server's process, with Streamlit's plotly template), the model report from the library."""
+    out = SHOTS / "61_documents"
+    out.mkdir(parents=True, exist_ok=True)
+    page.goto(server)
+    wait_idle(page)
+    page.get_by_text("Wisconsin breast cancer (wbc.csv) — outcome:").wait_for()
+    nav(page, "Patient")
+    _choose(page, "Method", "Naive Bayes")
+    _patient_results(page)
+    docs = {"case report": _download(page, "Case report (HTML, prints on one A4 page)",
+                                     out / "case_report.html")}
+    nav(page, "Teach")
+    main = page.get_by_test_id("stMainBlockContainer")
+    main.get_by_role("button", name="+1", exact=True).click()
+    wait_idle(page)
+    page.get_by_text("Iteration 1:").first.wait_for()
+    main.get_by_role("button", name="+100", exact=True).click()  # a trace to draw
+    wait_idle(page)
+    docs["handout, lesson 1"] = _download(page, "Handout (HTML)", out / "handout_lesson1.html")
+    docs["model report"] = out / "model_report.html"
+    docs["model report"].write_text(_model_report())
+
+    found, absent, pages = {}, {}, {}
+    for name, path in docs.items():
+        problems, names, n_pages, text = _document_problems(page, path)
+        found[name], pages[name] = problems, n_pages
+        if text:
+            absent[name] = _missing_names(names, text)
+        print(f"{name}: {n_pages} A4 pages, {len(names)} figure names, "
+              f"{len(problems)} problems")
+    assert pages["case report"] == 1
+    assert {n: p for n, p in found.items() if p} == {}
+    assert {n: a for n, a in absent.items() if a} == {}
+
+
+def _model_report() -> str:
+    """A small model report (two quick methods, three folds) written by the served checkout
+    (:func:`conftest.served_checkout`) in a Python of its own that has imported Streamlit, as
+    the dashboard's server has (Streamlit sets plotly's default template)."""
+    code = ("import sys, streamlit\n"
+            "from bnma_core.data import load_dataset\n"
+            "from bnma_core.datasets import bundled_path\n"
+            "from bnma_core.evaluation import cross_validate\n"
+            "from bnma_core.report import build_model_report\n"
+            "ds = load_dataset(bundled_path('wbc.csv'))\n"
+            "r, p = cross_validate(ds, ['nb', 'tan'], folds=3, seed=0, return_proba=True)\n"
+            "sys.stdout.write(build_model_report(ds, r, p, source='wbc.csv', "
+            "structures=False, n_bootstrap=50))\n")
+    app = served_checkout()
+    env = {**os.environ, "PYTHONPATH": str(app)}
+    return subprocess.run([sys.executable, "-c", code], cwd=app, env=env, capture_output=True,
+                          text=True, check=True, timeout=600).stdout
