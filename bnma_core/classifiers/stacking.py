@@ -68,25 +68,21 @@ def stacking_weights(log_pred: np.ndarray, max_iter: int = 10000, tol: float = 1
     -----
     EM for the weights of a K-component mixture with fixed components: w_k <- mean_i r_ik with
     responsibilities r_ik ∝ w_k exp(l_ik). Each step does not decrease the (concave) objective.
+    The steps run in :func:`bnma_core.kernels.stacking.stacking_em`, accelerated by SQUAREM,
+    on the densities scaled per row (each row's largest is 1): WBC's plain EM took 9,144 steps
+    (1.9 CPU s with ``scipy.special.logsumexp`` per step).
     """
+    from ..kernels.stacking import stacking_em
+
     lp = np.asarray(log_pred, dtype=float)
     if lp.ndim != 2 or lp.shape[1] == 0 or lp.shape[0] == 0:
         raise ValueError("log_pred must be a non-empty (n_rows, n_candidates) array.")
     if not np.isfinite(lp).all():
         raise ValueError("log_pred must be finite (floor the log probabilities first).")
-    k = lp.shape[1]
-    w = np.full(k, 1.0 / k)
-    prev = -np.inf
-    for _ in range(max_iter):
-        with np.errstate(divide="ignore"):
-            a = lp + np.log(w)[None, :]
-        norm = logsumexp(a, axis=1, keepdims=True)
-        obj = float(norm.sum())
-        w = np.exp(a - norm).mean(axis=0)
-        if obj - prev < tol * max(1.0, abs(obj)):
-            break
-        prev = obj
-    return w / w.sum()
+    m = lp.max(axis=1)
+    w = stacking_em(np.ascontiguousarray(np.exp(lp - m[:, None])), float(m.sum()),
+                    int(max_iter), float(tol))
+    return w
 
 
 class PredictiveStacking(DiscreteBNClassifier):

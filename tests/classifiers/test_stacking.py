@@ -43,6 +43,40 @@ def test_stacking_weights_on_simplex_and_not_worse_than_vertices(n, k, seed):
     assert best >= _objective(lp, np.full(k, 1 / k)) - 1e-9
 
 
+def _plain_em(lp: np.ndarray, max_iter: int = 200000, tol: float = 1e-15) -> np.ndarray:
+    """The EM of ``stacking_weights`` as it was written before SQUAREM (issue 34)."""
+    w = np.full(lp.shape[1], 1.0 / lp.shape[1])
+    prev = -np.inf
+    for _ in range(max_iter):
+        with np.errstate(divide="ignore"):
+            a = lp + np.log(w)[None, :]
+        norm = logsumexp(a, axis=1, keepdims=True)
+        obj = float(norm.sum())
+        w = np.exp(a - norm).mean(axis=0)
+        if obj - prev < tol * max(1.0, abs(obj)):
+            break
+        prev = obj
+    return w / w.sum()
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 60), st.integers(2, 5), st.integers(0, 10**6))
+def test_squarem_weights_are_the_em_fixed_point(n, k, seed):
+    """The accelerated EM reaches the optimum the plain EM crawls to: the KKT conditions of
+    the concave objective (mean responsibility ratio 1 on the support, <= 1 off it) and the
+    objective of the plain EM run long."""
+    rng = np.random.default_rng(seed)
+    lp = np.log(rng.uniform(1e-3, 1.0, size=(n, k)))
+    lp[:, 0] += rng.uniform(0, 1)  # one candidate often dominates: weights tending to 0
+    w = stacking_weights(lp)
+    s = np.exp(lp) @ w
+    grad = (np.exp(lp) / s[:, None]).mean(axis=0)  # d objective / d w_k, divided by n
+    assert np.all(grad <= 1 + 1e-6)
+    assert np.allclose(grad[w > 1e-4], 1.0, atol=1e-6)
+    ref = _plain_em(lp)
+    assert _objective(lp, w) >= _objective(lp, ref) - 1e-9 * max(1.0, abs(_objective(lp, w)))
+
+
 def test_dominating_candidate_takes_all_weight():
     lp = np.column_stack([np.full(20, np.log(0.9)), np.full(20, np.log(0.3))])
     assert stacking_weights(lp)[0] == pytest.approx(1.0, abs=1e-6)
