@@ -20,6 +20,7 @@ scikit-learn's ``ClassifierMixin.score(X, y)`` keeps working on these estimators
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -322,6 +323,41 @@ class _OrderBMABase(DiscreteBNClassifier):
         if not parts:
             return np.zeros((len(orders), 0, len(self.classes_)))
         return np.concatenate(parts, axis=1)
+
+    def refit_fixed_orders(self, X: np.ndarray, y: np.ndarray) -> _OrderBMABase:
+        """A copy of this fitted model refitted on other rows with its kept orders fixed:
+        for each order the structure weights exp S(X_i; Z) of eq. 9 and the
+        posterior-predictive CPTs (N_ijk + a_ijk) / (N_ij + a_ij) counted on (``X``, ``y``),
+        over the parent sets the orders' sums read on the training data
+        (:func:`bnma_core.structure.score_table.rescored_for_orders`; with ``prune_eps=0``
+        every set of the order). With the training rows minus a fold this is the fold's
+        leave-out predictive of the fixed orders in closed form — Dirichlet-multinomial
+        counts without the fold, no order MCMC and no full score table per fold; only the
+        orders' own dependence on the fold is ignored (issue 34; used by
+        :class:`bnma_core.classifiers.stacking.PredictiveStacking` with
+        ``inner_fit="downdate"``, measured in docs/accuracy.md §13). Missing values (-1)
+        count as in ``fit``.
+
+        Parameters
+        ----------
+        X : (n, p) int array
+            Feature codes of this model (-1 = missing).
+        y : (n,) int array
+            Class indices into ``classes_``.
+        """
+        from ..structure.score_table import rescored_for_orders
+
+        X = np.asarray(X, dtype=CODE_DTYPE)
+        y = np.asarray(y)
+        if X.ndim != 2 or X.shape[1] != self.class_index_ or len(y) != len(X) or len(X) == 0:
+            raise ValueError(f"refit_fixed_orders needs a non-empty (n, {self.class_index_}) "
+                             "array of feature codes and n class indices.")
+        if ((y < 0) | (y >= len(self.classes_))).any():
+            raise ValueError(f"Class indices must be 0..{len(self.classes_) - 1}.")
+        new = copy.copy(self)
+        new.table_ = rescored_for_orders(self.table_, self._orders_,
+                                         np.column_stack([X, y]).astype(CODE_DTYPE))
+        return new
 
     def _combine(self, lj: np.ndarray, combine: str | None = None) -> np.ndarray:
         if (combine or self.combine) == "joint":

@@ -46,6 +46,8 @@ from .base import RANDOM_STATE, Check, DiscreteBNClassifier, Interval, Options
 __all__ = ["PredictiveStacking", "stacking_weights", "WEIGHTINGS"]
 
 WEIGHTINGS = ("stacking", "pseudo-bma", "select", "select-accuracy")
+INNER_FITS = ("downdate", "refit")
+"""Values of ``inner_fit``: how a candidate predicts its held-out inner fold."""
 LOG_FLOOR = math.log(1e-9)
 """Floor of a candidate's log predictive probability: a class a candidate never saw in an inner
 training fold would otherwise give log 0 and forbid any weight on it."""
@@ -97,6 +99,14 @@ class PredictiveStacking(DiscreteBNClassifier):
     inner_folds : int
         Inner stratified folds (fewer when the smallest class has fewer training rows; at
         least 2).
+    inner_fit : {"downdate", "refit"}
+        How a candidate predicts a held-out inner fold. ``"refit"``: fitted again without the
+        fold (structure search included). ``"downdate"`` (default): a candidate that offers
+        ``refit_fixed_orders`` (the order-MCMC averages) is fitted once on all training rows
+        and the fold is predicted with its sampled orders kept, its structure weights and
+        CPTs counted without the fold — the leave-out predictive of fixed orders in closed
+        form; only the orders' own dependence on the fold is ignored (docs/accuracy.md §13
+        measures what that changes). Other candidates are refitted.
     random_state : int or None
         Seed of the inner split and of the randomized candidates (resolved in ``fit``).
 
@@ -114,15 +124,17 @@ class PredictiveStacking(DiscreteBNClassifier):
             "a registry name or a non-empty sequence of them")],
         "weighting": [Options(*WEIGHTINGS)],
         "inner_folds": [Interval("int", 2, None)],
+        "inner_fit": [Options(*INNER_FITS)],
         "random_state": [RANDOM_STATE],
     }
 
     def __init__(self, *, candidates: tuple[str, ...] = ("nb", "tan", "aode", "kdb1", "bma10"),
                  weighting: str = "stacking", inner_folds: int = 5,
-                 random_state: Any = 1) -> None:
+                 inner_fit: str = "downdate", random_state: Any = 1) -> None:
         self.candidates = candidates
         self.weighting = weighting
         self.inner_folds = inner_folds
+        self.inner_fit = inner_fit
         self.random_state = random_state
 
     def _check(self) -> list[str]:
@@ -181,9 +193,22 @@ class PredictiveStacking(DiscreteBNClassifier):
             splits = list(skf.split(np.zeros(len(y)), y))
         lp = np.zeros((len(y), len(names)))
         hits = np.zeros(len(names))
+        full = {}  # candidates predicting their inner folds by refit_fixed_orders: fitted once
+        if self.inner_fit == "downdate":
+            from .registry import training_rows
+
+            for name in names:
+                if (callable(getattr(type(self._make(name, seed)), "refit_fixed_orders", None))
+                        and len(training_rows(name, X)) == len(X)):
+                    full[name] = self._fit_candidate(name, seed, X, y)
         for tr, te in splits:
             for j, name in enumerate(names):
-                est = self._fit_candidate(name, seed, X[tr], y[tr])
+                if name in full:
+                    est = full[name]
+                    est = est.refit_fixed_orders(X[tr], np.searchsorted(
+                        np.asarray(est.classes_, dtype=np.int64), y[tr]))
+                else:
+                    est = self._fit_candidate(name, seed, X[tr], y[tr])
                 lpc = self._class_log_proba(est, X[te])
                 lp[te, j] = np.maximum(lpc[np.arange(len(te)), y[te]], LOG_FLOOR)
                 hits[j] += np.sum(lpc.argmax(axis=1) == y[te])
@@ -205,7 +230,8 @@ class PredictiveStacking(DiscreteBNClassifier):
         self.models_ = {}
         for name, wk in self.weights_.items():
             if wk > 0:
-                self.models_[name] = self._fit_candidate(name, seed, X, y)
+                self.models_[name] = (full[name] if name in full
+                                      else self._fit_candidate(name, seed, X, y))
 
     def _predict_log_proba_codes(self, X: np.ndarray) -> np.ndarray:
         parts = [math.log(self.weights_[n]) + self._class_log_proba(m, X)

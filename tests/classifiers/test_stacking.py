@@ -174,3 +174,29 @@ def test_incomplete_rows_reach_the_candidates_that_learn_from_them():
     ebn = est._fit_candidate("ebn", 0, X, y)
     assert ebn.n_rows_dropped_ == 0 and (X < 0).any(axis=1).sum() > 0
     assert np.isfinite(est.predict_proba(ds.X)).all()
+
+
+@pytest.mark.parametrize("inner_fit", ["downdate", "refit"])
+def test_inner_fold_densities_of_order_bma(inner_fit):
+    """``inner_fit="downdate"``: an order-MCMC candidate's inner-fold log scores are those of
+    its full-data model with the orders fixed and everything else counted without the fold
+    (``refit_fixed_orders``, itself tested equal to explicit fixed-order refits); ``"refit"``:
+    a fresh fit per fold (the former procedure). The mixture's component is the full-data
+    model either way."""
+    from sklearn.model_selection import StratifiedKFold
+
+    X, y = _data(2, n=90)
+    ar = [2, 3, 3]
+    est = PredictiveStacking(candidates=("bma10", "nb"), inner_folds=3, inner_fit=inner_fit,
+                             random_state=4).fit(X, y, arities=ar)
+    full = make_classifier("bma10", random_state=4).fit(X, y, arities=ar)
+    elpd = 0.0
+    for tr, te in StratifiedKFold(3, shuffle=True, random_state=4).split(X, y):
+        m = (full.refit_fixed_orders(X[tr], y[tr]) if inner_fit == "downdate"
+             else make_classifier("bma10", random_state=4).fit(X[tr], y[tr], arities=ar))
+        elpd += np.maximum(m.predict_log_proba(X[te])[np.arange(len(te)), y[te]],
+                           np.log(1e-9)).sum()
+    assert est.elpd_["bma10"] == pytest.approx(elpd, rel=1e-12)
+    if est.weights_["bma10"] > 0:
+        np.testing.assert_allclose(est.models_["bma10"].predict_proba(X),
+                                   full.predict_proba(X), atol=1e-12)
