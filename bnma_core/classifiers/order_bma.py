@@ -324,7 +324,8 @@ class _OrderBMABase(DiscreteBNClassifier):
             return np.zeros((len(orders), 0, len(self.classes_)))
         return np.concatenate(parts, axis=1)
 
-    def refit_fixed_orders(self, X: np.ndarray, y: np.ndarray) -> _OrderBMABase:
+    def refit_fixed_orders(self, X: np.ndarray, y: np.ndarray, prune_eps: float | None = None
+                           ) -> _OrderBMABase:
         """A copy of this fitted model refitted on other rows with its kept orders fixed:
         for each order the structure weights exp S(X_i; Z) of eq. 9 and the
         posterior-predictive CPTs (N_ijk + a_ijk) / (N_ij + a_ij) counted on (``X``, ``y``),
@@ -344,6 +345,9 @@ class _OrderBMABase(DiscreteBNClassifier):
             Feature codes of this model (-1 = missing).
         y : (n,) int array
             Class indices into ``classes_``.
+        prune_eps : float, optional
+            A wider pruning tolerance than the model's (``prune_eps``) for these sums: fewer
+            parent sets to count, every node term low by at most log(1 + prune_eps).
         """
         from ..structure.score_table import rescored_for_orders
 
@@ -356,7 +360,7 @@ class _OrderBMABase(DiscreteBNClassifier):
             raise ValueError(f"Class indices must be 0..{len(self.classes_) - 1}.")
         new = copy.copy(self)
         new.table_ = rescored_for_orders(self.table_, self._orders_,
-                                         np.column_stack([X, y]).astype(CODE_DTYPE))
+                                         np.column_stack([X, y]).astype(CODE_DTYPE), prune_eps)
         return new
 
     def _combine(self, lj: np.ndarray, combine: str | None = None) -> np.ndarray:

@@ -48,6 +48,12 @@ __all__ = ["PredictiveStacking", "stacking_weights", "WEIGHTINGS"]
 WEIGHTINGS = ("stacking", "pseudo-bma", "select", "select-accuracy")
 INNER_FITS = ("downdate", "refit")
 """Values of ``inner_fit``: how a candidate predicts its held-out inner fold."""
+INNER_PRUNE_EPS = 1e-4
+"""Pruning tolerance of the closed-form inner folds (``refit_fixed_orders``): each node term
+of eq. 9 low by at most log(1 + 1e-4). The inner log scores only set the weights; on ALARM
+(500 rows, 36 features) the inner elpd of ``bma10`` moved by 1e-5 nats against the model's own
+1e-12, and the five folds cost 0.20 CPU s against 0.36 s with 1e-6 and 0.82 s with 1e-12
+(docs/accuracy.md §13)."""
 LOG_FLOOR = math.log(1e-9)
 """Floor of a candidate's log predictive probability: a class a candidate never saw in an inner
 training fold would otherwise give log 0 and forbid any weight on it."""
@@ -206,7 +212,7 @@ class PredictiveStacking(DiscreteBNClassifier):
                 if name in full:
                     est = full[name]
                     est = est.refit_fixed_orders(X[tr], np.searchsorted(
-                        np.asarray(est.classes_, dtype=np.int64), y[tr]))
+                        np.asarray(est.classes_, dtype=np.int64), y[tr]), INNER_PRUNE_EPS)
                 else:
                     est = self._fit_candidate(name, seed, X[tr], y[tr])
                 lpc = self._class_log_proba(est, X[te])

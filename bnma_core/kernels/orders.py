@@ -1038,10 +1038,11 @@ def _mask_parents(tab: TableArrays, v: int, g: np.uint64, arities: np.ndarray,
 
 @njit(cache=True)
 def window_rescore(tab: TableArrays, orders: np.ndarray, data: np.ndarray, weights: np.ndarray,
-                   arities: np.ndarray, log_prior: np.ndarray, score_kind: int, ess: float
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """The parent sets any of ``orders`` sums over (each node's pruning window, as
-    :func:`orders_log_joint` reads it), scored again on other data: (masks, scores), (n, m')
+                   arities: np.ndarray, log_prior: np.ndarray, score_kind: int, ess: float,
+                   log_eps_rel: float) -> tuple[np.ndarray, np.ndarray]:
+    """The parent sets any of ``orders`` sums over (each node's pruning window as
+    :func:`orders_log_joint` reads it, with ``log_eps_rel`` for the table's), scored again on
+    other data: (masks, scores), (n, m')
     with m' the most sets of a node, unsorted; a node with fewer is padded with the mask of
     all bits (never compatible: it holds the node itself) scored below its others. ``data``
     (U, n) distinct rows with float64 multiplicities ``weights``; scores are
@@ -1062,8 +1063,8 @@ def window_rescore(tab: TableArrays, orders: np.ndarray, data: np.ndarray, weigh
         cnt_v = 0
         for t in range(T):
             pred = _node_pred(tab, orders[t], pos[t], v)
-            c = _window(tab.masks[v], tab.scores[v], tab.limits[v], pred, tab.log_eps_rel,
-                        idx, wv)
+            c = _window(tab.masks[v], tab.scores[v], tab.limits[v], pred, log_eps_rel, idx,
+                        wv)
             for e in range(c):
                 if not used[v, idx[e]]:
                     used[v, idx[e]] = True

@@ -10,7 +10,7 @@ from scipy.special import logsumexp
 from sklearn.base import clone
 
 from bnma_core.classifiers.registry import make_classifier
-from bnma_core.classifiers.stacking import PredictiveStacking, stacking_weights
+from bnma_core.classifiers.stacking import INNER_PRUNE_EPS, PredictiveStacking, stacking_weights
 
 
 def _objective(lp: np.ndarray, w: np.ndarray) -> float:
@@ -192,7 +192,7 @@ def test_inner_fold_densities_of_order_bma(inner_fit):
     full = make_classifier("bma10", random_state=4).fit(X, y, arities=ar)
     elpd = 0.0
     for tr, te in StratifiedKFold(3, shuffle=True, random_state=4).split(X, y):
-        m = (full.refit_fixed_orders(X[tr], y[tr]) if inner_fit == "downdate"
+        m = (full.refit_fixed_orders(X[tr], y[tr], INNER_PRUNE_EPS) if inner_fit == "downdate"
              else make_classifier("bma10", random_state=4).fit(X[tr], y[tr], arities=ar))
         elpd += np.maximum(m.predict_log_proba(X[te])[np.arange(len(te)), y[te]],
                            np.log(1e-9)).sum()
