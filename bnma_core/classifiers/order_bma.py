@@ -20,6 +20,7 @@ scikit-learn's ``ClassifierMixin.score(X, y)`` keeps working on these estimators
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -42,11 +43,28 @@ MISSING = ("marginalize", "impute")
 COMBINE = ("joint", "posterior")
 EDGE_GRAPH_MIN_WEIGHT = 1e-3
 N_THREADS = min(4, os.cpu_count() or 1)
+THREAD_MIN_ROWS = 5000
+"""Rows per thread below which :meth:`_OrderBMABase.order_log_joints` stays on the calling
+thread: a pool's start and the per-part CPT recounting cost more CPU than a few thousand rows
+(an explained case's 256 coalitions and their completions: ~0.7 ms per thread started)."""
 
 
 def _split(lo: int, hi: int, parts: int) -> list[tuple[int, int]]:
     b = np.linspace(lo, hi, parts + 1).astype(int)
     return [(int(x), int(y)) for x, y in zip(b[:-1], b[1:]) if y > x]
+
+
+def _unique_rows(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(mask, axis=0, return_inverse=True)`` of a bool matrix (the same rows in the
+    same, lexicographic, order): up to 62 columns each row is read as one integer with the
+    first column most significant, which is ~10x faster than sorting rows."""
+    n, p = mask.shape
+    if p > 62 or n == 0:
+        pats, inv = np.unique(mask, axis=0, return_inverse=True)
+        return pats, inv.ravel()
+    key = mask.astype(np.int64) @ (np.int64(1) << np.arange(p - 1, -1, -1, dtype=np.int64))
+    _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    return mask[first], inv.ravel()
 
 
 def _is_order(value: Any) -> bool:
@@ -155,8 +173,7 @@ class _OrderBMABase(DiscreteBNClassifier):
         (at most ``max_missing_states`` of them), else by ``n_mc`` uniform draws: (rows,
         group = index into X, log weight)."""
         rows, groups, logw = [], [], []
-        pats, inv = np.unique(sum_out, axis=0, return_inverse=True)
-        inv = inv.ravel()
+        pats, inv = _unique_rows(sum_out)
         for g, pat in enumerate(pats):
             members = np.nonzero(inv == g)[0]
             cols = np.nonzero(pat)[0]
@@ -302,7 +319,7 @@ class _OrderBMABase(DiscreteBNClassifier):
         (:meth:`ScoreTable.order_log_joints`)."""
         tab = self.table_
         orders = np.ascontiguousarray(np.asarray(orders, dtype=np.int64))
-        n_parts = max(min(N_THREADS, len(Xc) // 200), -(-len(Xc) // batch), 1)
+        n_parts = max(min(N_THREADS, len(Xc) // THREAD_MIN_ROWS), -(-len(Xc) // batch), 1)
         chunks = _split(0, len(Xc), n_parts)
 
         def one(chunk: tuple[int, int]) -> np.ndarray:
@@ -322,6 +339,45 @@ class _OrderBMABase(DiscreteBNClassifier):
         if not parts:
             return np.zeros((len(orders), 0, len(self.classes_)))
         return np.concatenate(parts, axis=1)
+
+    def refit_fixed_orders(self, X: np.ndarray, y: np.ndarray, prune_eps: float | None = None
+                           ) -> _OrderBMABase:
+        """A copy of this fitted model refitted on other rows with its kept orders fixed:
+        for each order the structure weights exp S(X_i; Z) of eq. 9 and the
+        posterior-predictive CPTs (N_ijk + a_ijk) / (N_ij + a_ij) counted on (``X``, ``y``),
+        over the parent sets the orders' sums read on the training data
+        (:func:`bnma_core.structure.score_table.rescored_for_orders`; with ``prune_eps=0``
+        every set of the order). With the training rows minus a fold this is the fold's
+        leave-out predictive of the fixed orders in closed form — Dirichlet-multinomial
+        counts without the fold, no order MCMC and no full score table per fold; only the
+        orders' own dependence on the fold is ignored (issue 34; used by
+        :class:`bnma_core.classifiers.stacking.PredictiveStacking` with
+        ``inner_fit="downdate"``, measured in docs/accuracy.md §13). Missing values (-1)
+        count as in ``fit``.
+
+        Parameters
+        ----------
+        X : (n, p) int array
+            Feature codes of this model (-1 = missing).
+        y : (n,) int array
+            Class indices into ``classes_``.
+        prune_eps : float, optional
+            A wider pruning tolerance than the model's (``prune_eps``) for these sums: fewer
+            parent sets to count, every node term low by at most log(1 + prune_eps).
+        """
+        from ..structure.score_table import rescored_for_orders
+
+        X = np.asarray(X, dtype=CODE_DTYPE)
+        y = np.asarray(y)
+        if X.ndim != 2 or X.shape[1] != self.class_index_ or len(y) != len(X) or len(X) == 0:
+            raise ValueError(f"refit_fixed_orders needs a non-empty (n, {self.class_index_}) "
+                             "array of feature codes and n class indices.")
+        if ((y < 0) | (y >= len(self.classes_))).any():
+            raise ValueError(f"Class indices must be 0..{len(self.classes_) - 1}.")
+        new = copy.copy(self)
+        new.table_ = rescored_for_orders(self.table_, self._orders_,
+                                         np.column_stack([X, y]).astype(CODE_DTYPE), prune_eps)
+        return new
 
     def _combine(self, lj: np.ndarray, combine: str | None = None) -> np.ndarray:
         if (combine or self.combine) == "joint":

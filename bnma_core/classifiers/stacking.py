@@ -46,6 +46,14 @@ from .base import RANDOM_STATE, Check, DiscreteBNClassifier, Interval, Options
 __all__ = ["PredictiveStacking", "stacking_weights", "WEIGHTINGS"]
 
 WEIGHTINGS = ("stacking", "pseudo-bma", "select", "select-accuracy")
+INNER_FITS = ("downdate", "refit")
+"""Values of ``inner_fit``: how a candidate predicts its held-out inner fold."""
+INNER_PRUNE_EPS = 1e-4
+"""Pruning tolerance of the closed-form inner folds (``refit_fixed_orders``): each node term
+of eq. 9 low by at most log(1 + 1e-4). The inner log scores only set the weights; on ALARM
+(500 rows, 36 features) the inner elpd of ``bma10`` moved by 1e-5 nats against the model's own
+1e-12, and the five folds cost 0.20 CPU s against 0.36 s with 1e-6 and 0.82 s with 1e-12
+(docs/accuracy.md §13)."""
 LOG_FLOOR = math.log(1e-9)
 """Floor of a candidate's log predictive probability: a class a candidate never saw in an inner
 training fold would otherwise give log 0 and forbid any weight on it."""
@@ -68,25 +76,21 @@ def stacking_weights(log_pred: np.ndarray, max_iter: int = 10000, tol: float = 1
     -----
     EM for the weights of a K-component mixture with fixed components: w_k <- mean_i r_ik with
     responsibilities r_ik ∝ w_k exp(l_ik). Each step does not decrease the (concave) objective.
+    The steps run in :func:`bnma_core.kernels.stacking.stacking_em`, accelerated by SQUAREM,
+    on the densities scaled per row (each row's largest is 1): WBC's plain EM took 9,144 steps
+    (1.9 CPU s with ``scipy.special.logsumexp`` per step).
     """
+    from ..kernels.stacking import stacking_em
+
     lp = np.asarray(log_pred, dtype=float)
     if lp.ndim != 2 or lp.shape[1] == 0 or lp.shape[0] == 0:
         raise ValueError("log_pred must be a non-empty (n_rows, n_candidates) array.")
     if not np.isfinite(lp).all():
         raise ValueError("log_pred must be finite (floor the log probabilities first).")
-    k = lp.shape[1]
-    w = np.full(k, 1.0 / k)
-    prev = -np.inf
-    for _ in range(max_iter):
-        with np.errstate(divide="ignore"):
-            a = lp + np.log(w)[None, :]
-        norm = logsumexp(a, axis=1, keepdims=True)
-        obj = float(norm.sum())
-        w = np.exp(a - norm).mean(axis=0)
-        if obj - prev < tol * max(1.0, abs(obj)):
-            break
-        prev = obj
-    return w / w.sum()
+    m = lp.max(axis=1)
+    w = stacking_em(np.ascontiguousarray(np.exp(lp - m[:, None])), float(m.sum()),
+                    int(max_iter), float(tol))
+    return w
 
 
 class PredictiveStacking(DiscreteBNClassifier):
@@ -101,6 +105,14 @@ class PredictiveStacking(DiscreteBNClassifier):
     inner_folds : int
         Inner stratified folds (fewer when the smallest class has fewer training rows; at
         least 2).
+    inner_fit : {"downdate", "refit"}
+        How a candidate predicts a held-out inner fold. ``"refit"``: fitted again without the
+        fold (structure search included). ``"downdate"`` (default): a candidate that offers
+        ``refit_fixed_orders`` (the order-MCMC averages) is fitted once on all training rows
+        and the fold is predicted with its sampled orders kept, its structure weights and
+        CPTs counted without the fold — the leave-out predictive of fixed orders in closed
+        form; only the orders' own dependence on the fold is ignored (docs/accuracy.md §13
+        measures what that changes). Other candidates are refitted.
     random_state : int or None
         Seed of the inner split and of the randomized candidates (resolved in ``fit``).
 
@@ -118,15 +130,17 @@ class PredictiveStacking(DiscreteBNClassifier):
             "a registry name or a non-empty sequence of them")],
         "weighting": [Options(*WEIGHTINGS)],
         "inner_folds": [Interval("int", 2, None)],
+        "inner_fit": [Options(*INNER_FITS)],
         "random_state": [RANDOM_STATE],
     }
 
     def __init__(self, *, candidates: tuple[str, ...] = ("nb", "tan", "aode", "kdb1", "bma10"),
                  weighting: str = "stacking", inner_folds: int = 5,
-                 random_state: Any = 1) -> None:
+                 inner_fit: str = "downdate", random_state: Any = 1) -> None:
         self.candidates = candidates
         self.weighting = weighting
         self.inner_folds = inner_folds
+        self.inner_fit = inner_fit
         self.random_state = random_state
 
     def _check(self) -> list[str]:
@@ -185,9 +199,22 @@ class PredictiveStacking(DiscreteBNClassifier):
             splits = list(skf.split(np.zeros(len(y)), y))
         lp = np.zeros((len(y), len(names)))
         hits = np.zeros(len(names))
+        full = {}  # candidates predicting their inner folds by refit_fixed_orders: fitted once
+        if self.inner_fit == "downdate":
+            from .registry import training_rows
+
+            for name in names:
+                if (callable(getattr(type(self._make(name, seed)), "refit_fixed_orders", None))
+                        and len(training_rows(name, X)) == len(X)):
+                    full[name] = self._fit_candidate(name, seed, X, y)
         for tr, te in splits:
             for j, name in enumerate(names):
-                est = self._fit_candidate(name, seed, X[tr], y[tr])
+                if name in full:
+                    est = full[name]
+                    est = est.refit_fixed_orders(X[tr], np.searchsorted(
+                        np.asarray(est.classes_, dtype=np.int64), y[tr]), INNER_PRUNE_EPS)
+                else:
+                    est = self._fit_candidate(name, seed, X[tr], y[tr])
                 lpc = self._class_log_proba(est, X[te])
                 lp[te, j] = np.maximum(lpc[np.arange(len(te)), y[te]], LOG_FLOOR)
                 hits[j] += np.sum(lpc.argmax(axis=1) == y[te])
@@ -209,7 +236,8 @@ class PredictiveStacking(DiscreteBNClassifier):
         self.models_ = {}
         for name, wk in self.weights_.items():
             if wk > 0:
-                self.models_[name] = self._fit_candidate(name, seed, X, y)
+                self.models_[name] = (full[name] if name in full
+                                      else self._fit_candidate(name, seed, X, y))
 
     def _predict_log_proba_codes(self, X: np.ndarray) -> np.ndarray:
         parts = [math.log(self.weights_[n]) + self._class_log_proba(m, X)

@@ -1037,6 +1037,62 @@ def _mask_parents(tab: TableArrays, v: int, g: np.uint64, arities: np.ndarray,
 
 
 @njit(cache=True)
+def window_rescore(tab: TableArrays, orders: np.ndarray, data: np.ndarray, weights: np.ndarray,
+                   arities: np.ndarray, log_prior: np.ndarray, score_kind: int, ess: float,
+                   log_eps_rel: float) -> tuple[np.ndarray, np.ndarray]:
+    """The parent sets any of ``orders`` sums over (each node's pruning window as
+    :func:`orders_log_joint` reads it, with ``log_eps_rel`` for the table's), scored again on
+    other data: (masks, scores), (n, m')
+    with m' the most sets of a node, unsorted; a node with fewer is padded with the mask of
+    all bits (never compatible: it holds the node itself) scored below its others. ``data``
+    (U, n) distinct rows with float64 multiplicities ``weights``; scores are
+    ``log_prior[|Z|]`` + :func:`family_local_ml` (the table's node-average log marginal
+    likelihood, so the same data give the table's scores). Issue 34: the leave-fold-out
+    predictive of fixed orders."""
+    T, n = orders.shape
+    m = tab.masks.shape[1]
+    pos = np.empty((T, n), dtype=np.int64)
+    for t in range(T):
+        for p in range(n):
+            pos[t, orders[t, p]] = p
+    used = np.zeros((n, m), dtype=np.bool_)
+    idx = np.empty(m, dtype=np.int64)
+    wv = np.empty(m)
+    width = 1
+    for v in range(n):
+        cnt_v = 0
+        for t in range(T):
+            pred = _node_pred(tab, orders[t], pos[t], v)
+            c = _window(tab.masks[v], tab.scores[v], tab.limits[v], pred, log_eps_rel, idx,
+                        wv)
+            for e in range(c):
+                if not used[v, idx[e]]:
+                    used[v, idx[e]] = True
+                    cnt_v += 1
+        width = max(width, cnt_v)
+    masks = np.full((n, width), ~np.uint64(0), dtype=np.uint64)
+    scores = np.empty((n, width))
+    pa = np.empty(max(n, 1), dtype=np.int64)
+    st = np.empty(max(n, 1), dtype=np.int64)
+    for v in range(n):
+        c = 0
+        low = np.inf
+        for k in range(m):
+            if used[v, k]:
+                g = tab.masks[v, k]
+                npa, _q, _h = _mask_parents(tab, v, g, arities, -1, pa, st)
+                sc = log_prior[npa] + family_local_ml(data, weights, arities, v, pa[:npa],
+                                                      score_kind, ess)
+                masks[v, c] = g
+                scores[v, c] = sc
+                low = min(low, sc)
+                c += 1
+        for k in range(c, width):
+            scores[v, k] = low - 1.0
+    return masks, scores
+
+
+@njit(cache=True)
 def family_cpt(train_t: np.ndarray, weights: np.ndarray, v: int, pa: np.ndarray,
                st: np.ndarray, q: int, r: int, a: float) -> np.ndarray:
     """Posterior-predictive CPT theta_jk = (a + N_jk) / (a r + N_j) of child v given parents

@@ -54,7 +54,7 @@ The example that showed the problem and the alternatives not kept: docs/decision
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -73,6 +73,7 @@ from ..kernels.orders import (
     orders_log_joint_barren,
     single_parent_scores,
     sort_table,
+    window_rescore,
 )
 from ..kernels.orders import (
     node_average_log_ml as _node_average,
@@ -268,6 +269,37 @@ class ScoreTable:
         """log P(≺, D) up to a constant = sum_i log sum_{Z ⊆ pred(i)} exp S(X_i; Z), natural log
         (uniform prior over orders; DESIGN §4)."""
         return float(self.order_terms(order).sum())
+
+
+def rescored_for_orders(table: ScoreTable, orders: np.ndarray, codes: np.ndarray,
+                        prune_eps: float | None = None) -> ScoreTable:
+    """The table of the same settings on other data, restricted to what ``orders`` use: each
+    node's parent sets in the pruning window of any of ``orders`` (the sets their eq. 9 sums
+    read), scored again on ``codes`` (n_rows, n_vars; -1 = missing) — the rest of the table,
+    below ``prune_eps`` relative mass under every one of these orders on the table's own data,
+    is dropped — and ``codes`` as the data its CPTs are counted from. On the table's own data
+    the orders' class posteriors are unchanged; on the training rows minus a fold they are the
+    fold's leave-out predictive of the fixed orders (structure weights and CPTs without the
+    fold; issue 34). Not for order MCMC (node sums over other orders would miss sets).
+    ``prune_eps`` (at least the table's; default the table's) sets the window: a larger one
+    keeps fewer sets, every node term low by at most log(1 + prune_eps)."""
+    orders = np.ascontiguousarray(np.atleast_2d(orders), dtype=np.int64)
+    data_t, _ = _validate(codes, table.arities, table.max_parents, table.score, table.prior,
+                          table.ess)
+    uniq, weights = compress_rows(data_t.T)
+    n = table.n_vars
+    eps = table.prune_eps if prune_eps is None else max(float(prune_eps), table.prune_eps)
+    log_eps_rel = math.log(eps / table.n_sets) if eps > 0 else -math.inf
+    masks, scores = window_rescore(table.arrays(), orders, np.ascontiguousarray(uniq),
+                                   weights.astype(np.float64), table.arities,
+                                   _log_priors(n, table.max_parents, table.prior),
+                                   SCORE_KINDS[table.score], float(table.ess), log_eps_rel)
+    masks, scores, limits, exps, bid, band_first, band_anchor = sort_table(
+        masks, scores, log_eps_rel)
+    return replace(table, masks=masks, scores=scores, limits=limits, exps=exps, bid=bid,
+                   prune_eps=eps, log_eps_rel=log_eps_rel,
+                   band_first=band_first, band_anchor=band_anchor,
+                   data_t=np.ascontiguousarray(uniq.T), weights=weights)
 
 
 def n_parent_sets(n_others: int, max_parents: int) -> int:

@@ -383,3 +383,52 @@ def test_stop_joins_chain_threads_and_keeps_orders_done_so_far(how):
     full = ref.trace[ref.trace["iteration"] <= done].reset_index(drop=True)
     pd.testing.assert_frame_equal(tr, full)
     assert clf.predict_proba(X[:2]).shape == (2, 2)
+
+
+# --- leave-fold-out predictive of fixed orders (issue 34) -------------------------------------
+def _fixed_order_average(orders, X, y, ar, rows, max_parents, **kw):
+    """Eq. 11 over ``orders``, each a FixedOrderBMA refitted on (X, y): the explicit refit."""
+    lj = np.array([FixedOrderBMA(order=list(o), max_parents=max_parents, **kw)
+                   .fit(X, y, arities=ar[:-1]).order_log_joints(rows)[0] for o in orders])
+    joint = np.logaddexp.reduce(lj, axis=0)
+    return np.exp(joint - np.logaddexp.reduce(joint, axis=1, keepdims=True))
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(0, 10**6), st.booleans(), st.sampled_from(["k2", "bdeu"]))
+def test_refit_fixed_orders_equals_explicit_refit(seed, missing, scoring):
+    """The closed-form leave-fold-out model (scores and CPTs of the kept orders counted without
+    the fold) equals refitting every kept order on the rows without the fold (prune_eps=0:
+    every parent set), missing values included, to 1e-12."""
+    X, y, ar = _toy(n_rows=60, seed=seed % 7)
+    rng = np.random.default_rng(seed)
+    if missing:
+        X = X.copy()
+        X[rng.random(X.shape) < 0.1] = -1
+    clf = OrderMCMCBMA(n_iter=300, burn_in=50, n_orders=4, max_parents=2, prune_eps=0.0,
+                       scoring=scoring, ess=3.0, random_state=seed).fit(X, y, arities=ar[:-1])
+    fold = rng.permutation(60)[:12]
+    keep = np.setdiff1d(np.arange(60), fold)
+    if len(np.unique(y[keep])) < ar[-1]:
+        return
+    test = np.abs(X[fold])  # complete rows: the oracle needs no marginalisation
+    got = clf.refit_fixed_orders(X[keep], y[keep]).predict_proba(test)
+    ref = _fixed_order_average(clf.sampled_orders_, X[keep], y[keep], ar, test, 2,
+                               prune_eps=0.0, scoring=scoring, ess=3.0)
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12)
+
+
+def test_refit_fixed_orders_on_the_training_rows_is_the_model():
+    """Rescoring the orders' windows on the table's own data reproduces the model (pruned
+    windows, WBC with its missing values)."""
+    ds = load_dataset(bundled_path("wbc.csv"))
+    ar = ds.arities[ds.feature_indices]
+    clf = OrderMCMCBMA(n_iter=2000, burn_in=500, n_orders=5, random_state=1).fit(
+        ds.X, ds.y, arities=ar)
+    same = clf.refit_fixed_orders(ds.X, ds.y)
+    rows = ds.X[:200]
+    np.testing.assert_allclose(same.order_log_joints(rows), clf.order_log_joints(rows),
+                               rtol=1e-12, atol=1e-12)
+    assert same.table_.n_sets < clf.table_.n_sets  # only the sets the orders read
+    with pytest.raises(ValueError, match="Class indices"):
+        clf.refit_fixed_orders(ds.X, ds.y + 5)

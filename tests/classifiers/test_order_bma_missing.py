@@ -220,3 +220,18 @@ def test_complete_rows_take_the_complete_path(wbc_case):
     X = load_dataset(bundled_path("wbc.csv")).X
     X = X[(X >= 0).all(axis=1)][:50]
     np.testing.assert_array_equal(est.order_log_joints(X), _old_order_log_joints(est, X))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 40), st.integers(1, 70), st.integers(0, 10**6))
+def test_unique_rows_is_numpy_unique(n, p, seed):
+    """The packed-integer ``_unique_rows`` gives np.unique(axis=0)'s rows, order and inverse
+    (the order fixes the Monte Carlo draws)."""
+    from bnma_core.classifiers.order_bma import _unique_rows
+
+    m = np.random.default_rng(seed).random((n, p)) < 0.3
+    m[: n // 2, : max(1, p // 3)] = False  # repeated rows
+    pats, inv = _unique_rows(m)
+    ref, rinv = np.unique(m, axis=0, return_inverse=True)
+    np.testing.assert_array_equal(pats, ref)
+    np.testing.assert_array_equal(inv, rinv.ravel())

@@ -10,7 +10,7 @@ from scipy.special import logsumexp
 from sklearn.base import clone
 
 from bnma_core.classifiers.registry import make_classifier
-from bnma_core.classifiers.stacking import PredictiveStacking, stacking_weights
+from bnma_core.classifiers.stacking import INNER_PRUNE_EPS, PredictiveStacking, stacking_weights
 
 
 def _objective(lp: np.ndarray, w: np.ndarray) -> float:
@@ -41,6 +41,40 @@ def test_stacking_weights_on_simplex_and_not_worse_than_vertices(n, k, seed):
     for j in range(k):
         assert best >= _objective(lp, np.eye(k)[j]) - 1e-6 * max(1.0, abs(best))
     assert best >= _objective(lp, np.full(k, 1 / k)) - 1e-9
+
+
+def _plain_em(lp: np.ndarray, max_iter: int = 200000, tol: float = 1e-15) -> np.ndarray:
+    """The EM of ``stacking_weights`` as it was written before SQUAREM (issue 34)."""
+    w = np.full(lp.shape[1], 1.0 / lp.shape[1])
+    prev = -np.inf
+    for _ in range(max_iter):
+        with np.errstate(divide="ignore"):
+            a = lp + np.log(w)[None, :]
+        norm = logsumexp(a, axis=1, keepdims=True)
+        obj = float(norm.sum())
+        w = np.exp(a - norm).mean(axis=0)
+        if obj - prev < tol * max(1.0, abs(obj)):
+            break
+        prev = obj
+    return w / w.sum()
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 60), st.integers(2, 5), st.integers(0, 10**6))
+def test_squarem_weights_are_the_em_fixed_point(n, k, seed):
+    """The accelerated EM reaches the optimum the plain EM crawls to: the KKT conditions of
+    the concave objective (mean responsibility ratio 1 on the support, <= 1 off it) and the
+    objective of the plain EM run long."""
+    rng = np.random.default_rng(seed)
+    lp = np.log(rng.uniform(1e-3, 1.0, size=(n, k)))
+    lp[:, 0] += rng.uniform(0, 1)  # one candidate often dominates: weights tending to 0
+    w = stacking_weights(lp)
+    s = np.exp(lp) @ w
+    grad = (np.exp(lp) / s[:, None]).mean(axis=0)  # d objective / d w_k, divided by n
+    assert np.all(grad <= 1 + 1e-6)
+    assert np.allclose(grad[w > 1e-4], 1.0, atol=1e-6)
+    ref = _plain_em(lp)
+    assert _objective(lp, w) >= _objective(lp, ref) - 1e-9 * max(1.0, abs(_objective(lp, w)))
 
 
 def test_dominating_candidate_takes_all_weight():
@@ -140,3 +174,29 @@ def test_incomplete_rows_reach_the_candidates_that_learn_from_them():
     ebn = est._fit_candidate("ebn", 0, X, y)
     assert ebn.n_rows_dropped_ == 0 and (X < 0).any(axis=1).sum() > 0
     assert np.isfinite(est.predict_proba(ds.X)).all()
+
+
+@pytest.mark.parametrize("inner_fit", ["downdate", "refit"])
+def test_inner_fold_densities_of_order_bma(inner_fit):
+    """``inner_fit="downdate"``: an order-MCMC candidate's inner-fold log scores are those of
+    its full-data model with the orders fixed and everything else counted without the fold
+    (``refit_fixed_orders``, itself tested equal to explicit fixed-order refits); ``"refit"``:
+    a fresh fit per fold (the former procedure). The mixture's component is the full-data
+    model either way."""
+    from sklearn.model_selection import StratifiedKFold
+
+    X, y = _data(2, n=90)
+    ar = [2, 3, 3]
+    est = PredictiveStacking(candidates=("bma10", "nb"), inner_folds=3, inner_fit=inner_fit,
+                             random_state=4).fit(X, y, arities=ar)
+    full = make_classifier("bma10", random_state=4).fit(X, y, arities=ar)
+    elpd = 0.0
+    for tr, te in StratifiedKFold(3, shuffle=True, random_state=4).split(X, y):
+        m = (full.refit_fixed_orders(X[tr], y[tr], INNER_PRUNE_EPS) if inner_fit == "downdate"
+             else make_classifier("bma10", random_state=4).fit(X[tr], y[tr], arities=ar))
+        elpd += np.maximum(m.predict_log_proba(X[te])[np.arange(len(te)), y[te]],
+                           np.log(1e-9)).sum()
+    assert est.elpd_["bma10"] == pytest.approx(elpd, rel=1e-12)
+    if est.weights_["bma10"] > 0:
+        np.testing.assert_allclose(est.models_["bma10"].predict_proba(X),
+                                   full.predict_proba(X), atol=1e-12)

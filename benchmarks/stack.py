@@ -1,0 +1,141 @@
+"""Cost of the recommended method ``stack`` against one ``bma10`` fit, and what its closed-form
+inner folds change (issue 34 item 1; docs/accuracy.md §13, DESIGN §9).
+
+Run: ``PYTHONPATH=. .venv/bin/python benchmarks/stack.py [--quick] [--anchors]``. Prints one
+JSON line per figure (``{"name", "value", "unit"}``). Times are CPU seconds of this process
+(``time.process_time``: the machine is shared), each the best of ``REPEATS`` fits done
+alternately in this one run, so every ratio is measured in one run:
+
+* per data set (WBC; ALARM 500 rows, class BP, 36 features; HEPAR II 500 rows, class
+  Cirrhosis, 69 features): ``bma10`` fit, ``stack`` fit with ``inner_fit="downdate"`` (the
+  default) and, unless ``--quick``, ``"refit"`` (the former procedure, one fit); the ratios
+  to ``bma10`` (target <= 3); the stacking weights of both and their largest difference;
+  the CPU time of ``stack``'s parts (candidate fits on all rows, inner-fold predictions);
+* ``--anchors``: ``stack``'s mean log-loss on Weka's ten folds of the seven anchor data sets
+  (``bnma_core.reproduce.anchors.run_fold``; needs ``BNMA_ANCHORS`` or the shared folder)
+  with ``inner_fit="downdate"`` (and ``"refit"`` unless ``--quick``); target <= 0.460
+  (0.456 with the former procedure and weights).
+
+The last line is the 1-minute load average at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import numpy as np
+from _bench import emit
+
+from bnma_core.classifiers.registry import fit_method
+from bnma_core.data import dataset_from_codes, load_dataset
+from bnma_core.datasets import bundled_path
+
+QUICK = "--quick" in sys.argv
+REPEATS = 1 if QUICK else 3
+
+
+def _network_data(net: str, cls: str, n_rows: int):
+    from bnma_core.network import load_network
+
+    bn = load_network(net)
+    D = bn.sample_codes(n_rows, seed=0)
+    return dataset_from_codes(D, bn.names, bn.arities, class_index=bn.names.index(cls),
+                              states=[bn.states[i] for i in range(len(bn.names))])
+
+
+def _cpu(fn) -> tuple[float, object]:
+    c = time.process_time()
+    out = fn()
+    return time.process_time() - c, out
+
+
+def _parts(ds, inner_fit: str) -> dict[str, float]:
+    """CPU seconds of one ``stack`` fit split by what ran: candidate fits and predictions."""
+    from bnma_core.classifiers import stacking
+
+    cls = stacking.PredictiveStacking
+    spent = {"fit": 0.0, "predict": 0.0}
+    fit0, pred0 = cls._fit_candidate, cls._class_log_proba
+
+    def fit(self, *a, **k):
+        c = time.process_time()
+        try:
+            return fit0(self, *a, **k)
+        finally:
+            spent["fit"] += time.process_time() - c
+
+    def pred(self, *a, **k):
+        c = time.process_time()
+        try:
+            return pred0(self, *a, **k)
+        finally:
+            spent["predict"] += time.process_time() - c
+
+    cls._fit_candidate, cls._class_log_proba = fit, pred
+    try:
+        total, _ = _cpu(lambda: fit_method("stack", ds, random_state=0, inner_fit=inner_fit))
+    finally:
+        cls._fit_candidate, cls._class_log_proba = fit0, pred0
+    spent["other"] = total - spent["fit"] - spent["predict"]
+    return spent
+
+
+def cost(name: str, ds) -> None:
+    fit_method("bma10", ds, random_state=0)  # compile / load the kernels
+    fit_method("stack", ds, random_state=0)
+    bma, stack = [], []
+    for _ in range(REPEATS):
+        bma.append(_cpu(lambda: fit_method("bma10", ds, random_state=0))[0])
+        t, est = _cpu(lambda: fit_method("stack", ds, random_state=0))
+        stack.append(t)
+    b, s = min(bma), min(stack)
+    emit(f"stack.{name}.bma10_cpu_s", b, "s")
+    emit(f"stack.{name}.stack_cpu_s", s, "s")
+    emit(f"stack.{name}.ratio", s / b, "x")
+    for part, v in _parts(ds, "downdate").items():
+        emit(f"stack.{name}.part.{part}_cpu_s", v, "s")
+    for n, w in est.weights_.items():
+        emit(f"stack.{name}.weight.{n}", w, "")
+    if QUICK:
+        return
+    t, ref = _cpu(lambda: fit_method("stack", ds, random_state=0, inner_fit="refit"))
+    emit(f"stack.{name}.refit_stack_cpu_s", t, "s")
+    emit(f"stack.{name}.refit_ratio", t / b, "x")
+    for n, w in ref.weights_.items():
+        emit(f"stack.{name}.refit_weight.{n}", w, "")
+    emit(f"stack.{name}.weights_max_abs_diff",
+         max(abs(est.weights_[n] - ref.weights_[n]) for n in est.weights_), "")
+
+
+def anchors(inner_fit: str) -> None:
+    from bnma_core.reproduce.anchors import DATASETS, load, run_fold
+
+    means = []
+    cpu = 0.0
+    for d in DATASETS:
+        folds = load(d)[3]
+        recs = [run_fold("stack", d, k, params={"inner_fit": inner_fit})
+                for k in range(int(folds.max()) + 1)]
+        ll = float(np.mean([r["log_loss"] for r in recs]))
+        cpu += sum(r["cpu_seconds"] for r in recs)
+        means.append(ll)
+        emit(f"stack.anchors.{inner_fit}.{d}.log_loss", ll, "nats")
+    emit(f"stack.anchors.{inner_fit}.mean_log_loss", float(np.mean(means)), "nats")
+    emit(f"stack.anchors.{inner_fit}.cpu_s", cpu, "s")
+
+
+def main() -> None:
+    if "--anchors" in sys.argv:
+        for inner_fit in ("downdate",) if QUICK else ("downdate", "refit"):
+            anchors(inner_fit)
+    else:
+        cost("wbc", load_dataset(bundled_path("wbc.csv")))
+        cost("alarm500", _network_data("alarm", "BP", 500))
+        cost("hepar2_500", _network_data("hepar2", "Cirrhosis", 500))
+    emit("stack.load_average_1min", os.getloadavg()[0], "")
+
+
+if __name__ == "__main__":
+    main()
