@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 import threading
 import time
 import uuid
@@ -319,13 +320,37 @@ def _leave_work(run: Run) -> None:
             continue
 
 
+_UNSAFE_FRAMES = ("<frozen importlib", f"{os.sep}numba{os.sep}", f"{os.sep}logging{os.sep}",
+                  f"{os.sep}concurrent{os.sep}futures{os.sep}thread.py", f"{os.sep}pickle.py",
+                  f"{os.sep}streamlit{os.sep}")
+
+
+def safe_to_raise(tid: int) -> bool:
+    """Whether thread ``tid`` may be interrupted now: no frame on its stack is importing a
+    module, compiling or loading a numba kernel, logging, unpickling, inside Streamlit or a
+    thread pool's worker, and its innermost frame is not waiting in ``threading`` (an exception
+    there could leave a half-imported module or a lock held: an interrupted import broke
+    ``scipy.signal`` for the rest of the process before this check). The worker is then asked
+    again at the watchdog's next round."""
+    frame = sys._current_frames().get(tid)
+    if frame is None or frame.f_code.co_filename.endswith(f"{os.sep}threading.py"):
+        return False
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if any(part in name for part in _UNSAFE_FRAMES):
+            return False
+        frame = frame.f_back
+    return True
+
+
 def _force(run: Run, now: float) -> None:
-    """Raise :class:`RunStopped` in a stopped run's worker once its grace has passed (again
-    every second until the worker has left the work)."""
+    """Raise :class:`RunStopped` in a stopped run's worker once its grace has passed and the
+    worker is at a safe point (:func:`safe_to_raise`; else at the next round), again every
+    second until the worker has left the work."""
     if run.done or run.force_at is None or now < run.force_at:
         return
     with run._lock:
-        if not run._in_work or run._tid is None:
+        if not run._in_work or run._tid is None or not safe_to_raise(run._tid):
             return
         _async_raise(run._tid, RunStopped)
         run.forced += 1
