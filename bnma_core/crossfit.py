@@ -1,7 +1,7 @@
 """Leave-one-out by cross-fitting: K fold models, fitted once, explain every row of the data.
 
 Explaining a row "as a new patient" needs a model that never saw it. Refitting per row costs a
-whole fit per case (27 s with ``stack`` on WBC, issue 34). Cross-fitting (Chernozhukov et al.
+whole fit per case (tens of seconds with ``stack`` on WBC). Cross-fitting (Chernozhukov et al.
 2018, the cross-fitting of double machine learning; the same split as K-fold
 cross-validation) fits K models once per (data set, method, seed): the rows are split into K
 folds, and the model of fold k learns from every row outside fold k. A row of fold k is then

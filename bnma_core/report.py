@@ -468,7 +468,8 @@ def build_model_report(ds: DiscreteDataset, results: pd.DataFrame, predictions: 
     measures = (
         "Discrimination: ROC AUC (one-vs-rest macro mean for more than two classes) with "
         "DeLong's 95 % interval. Accuracy, log-loss (natural log) and the multi-class Brier "
-        f"score with 95 % percentile bootstrap intervals over rows ({boot} replicates, seeded). "
+        f"score with 95 % percentile bootstrap intervals over rows ({boot} replicates, seed "
+        f"{seed or 0}). "
         "Calibration: CORP reliability diagram with 90 % consistency bands (Dimitriadis, "
         "Gneiting & Jordan 2021), calibration intercept and slope by logistic recalibration "
         "with Wald intervals (Van Calster et al. 2019)"

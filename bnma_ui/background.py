@@ -14,7 +14,7 @@ The one skeleton every page uses for "configure -> run with progress and Stop ->
    :meth:`Run.take` and shows it. *Stop* calls :func:`stop`, which signals the work and waits
    (briefly) for its partial result.
 
-Runs are bounded three ways (DESIGN §7, issue 36):
+Runs are bounded four ways (DESIGN §7):
 
 * **Stopped with their user.** A server-wide watchdog thread (:func:`_watchdog`, every
   ``WATCH_SECONDS``) asks Streamlit's runtime whether each run's browser session is still

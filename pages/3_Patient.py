@@ -20,6 +20,7 @@ from bnma_core import explain, export, viz
 from bnma_core.classifiers.registry import DEFAULT_METHOD, display_name, fit_method, get_spec
 from bnma_core.crossfit import CrossFit
 from bnma_core.data import DataError
+from bnma_core.limits import INPUT_RANGES
 from bnma_core.viz.patient import MISSING
 from bnma_ui import background, cache
 from bnma_ui.models import method_limits, strongest_arcs
@@ -119,7 +120,8 @@ with left:
             st.stop()
         truth = str(ds.classes[ds.y[pos]]) if ds.y[pos] >= 0 else None
     seed = st.number_input(
-        "Seed", 0, 2**31 - 1, step=1, key=persistent("pt_seed", 0),
+        "Seed", INPUT_RANGES["seed"].low, INPUT_RANGES["seed"].high, step=1,
+        key=persistent("pt_seed", INPUT_RANGES["seed"].default),
         help="Seed of every random step behind these numbers (the learning of randomized "
              "methods, the split into parts, the parameter draws): the same seed gives the same "
              "numbers, here, in the case report and with `bnma explain --seed`.")
