@@ -242,9 +242,12 @@ model_missing = fitted is None or (kind == "crossfit" and fitted.model_for(pos) 
 incomplete = kind == "crossfit" and fitted is not None and not fitted.complete
 active = background.current(RUN)
 ours = active is not None and not active.done and active.key == mkey
+if active is not None and active.done and active.error is not None and active.key == mkey:
+    state["failed_for"] = mkey  # shown below; not started again until the input changes
 if ours and kind == "crossfit" and pos is not None:
     active.meta["want"] = fitted.fold_of(pos)  # this case's fold next
-if (model_missing or incomplete) and not ours and state.get("stopped_for") != mkey:
+if (model_missing or incomplete) and not ours and mkey not in (state.get("stopped_for"),
+                                                                state.get("failed_for")):
     state.pop("error", None)
     background.start(RUN, work, key=mkey, meta={
         "method": method, "ds": ds, "seed": int(seed), "kind": kind, "crossfit": fitted,
@@ -258,6 +261,9 @@ if model_missing:
             if st.button("Learn", type="primary"):
                 state.pop("stopped_for")
                 st.rerun()
+            st.stop()
+        if state.get("failed_for") == mkey:
+            background.show_error(state)
             st.stop()
         if st.button("Stop", help="Stop learning; choose a faster method or another case."):
             state["stopped_for"] = mkey
