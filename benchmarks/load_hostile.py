@@ -1,14 +1,23 @@
 """Load test beside a hostile visitor: N normal browser sessions run order MCMC on WBC (as in
-``load_test.py``), once alone and once while a hostile visitor opens crafted links and uploads
-odd files (``bnma_ui.loadtest.hostile_session``); the normal sessions' completion, Stop and
-page-switch figures should stay within 20 % of the run without it, and the server's RSS under
-1.5 GB.
+``load_test.py``), once alone and once while a hostile visitor opens crafted links, uploads odd
+files and — the heavy actions of issue 36 items 1-4 — explains a 200 x 16 upload on the
+Patient page with the default method, a 1,000-feature upload with naive Bayes, uploads 2
+methods x 4,000 data sets of scores on Compare, and closes tabs while their computations run
+(``bnma_ui.loadtest.hostile_session``, :data:`~bnma_ui.loadtest.HEAVY_SIZES`).
+
+Targets: the normal sessions' completion and page-switch figures within 20 % of the run
+without the visitor, the server's RSS under 1.5 GB, and no computation alive 5 s after its
+session closed (the server log's "... s after its session closed" lines, and the server's CPU
+5-10 s after every session closed). The driver ends the server if its RSS passes
+``--rss-guard`` MB (the machine is shared).
 
 One JSON line per run (``hostile`` false / true) with the load average beside it, then a
-Markdown table. Needs Debian's chromium and playwright (dev requirements). Usage:
+Markdown table and the hostile / calm ratios. Needs Debian's chromium and playwright (dev
+requirements). Usage:
 
     PYTHONPATH=. .venv/bin/python benchmarks/load_hostile.py [--n 8] [--app-dir DIR]
-        [--only hostile|calm] [--label TEXT] [--iterations 20000]
+        [--only hostile|calm] [--label TEXT] [--iterations 20000] [--no-heavy] [--no-light]
+        [--smoke] [--patient-features 16] [--wide-features 1000] [--rss-guard 5000]
 
 ``--app-dir`` serves the app of another checkout (e.g. ``git archive main | tar -x -C DIR``)
 for a before / after comparison; the driver is always this checkout's.
@@ -24,7 +33,7 @@ import sys
 from pathlib import Path
 
 from bnma_ui.browser import missing_requirement
-from bnma_ui.loadtest import run_load
+from bnma_ui.loadtest import HEAVY_SIZES, SMOKE_SIZES, run_load
 
 
 def _row(label: str, r: dict) -> str:
@@ -32,10 +41,13 @@ def _row(label: str, r: dict) -> str:
     hostile = r["hostile_actions"]
     exc = sum(a["shown"].startswith("EXCEPTION") for a in hostile)
     hung = sum(a["shown"].startswith("no answer") for a in hostile)
+    closed = r["closed_run_end_s"]
     return (f"| {label} | {'yes' if r['hostile'] else 'no'} | {r['completed']}/{r['n_sessions']} "
             f"| {max(secs):.1f} | {r['stop_latency_s']:.1f} | {r['switch_p50_s']:.2f} / "
             f"{r['switch_p95_s']:.2f} ({r['switches']}) | {r['rss_start_mb']:.0f} | "
-            f"{r['rss_peak_mb']:.0f} | {r['load_before']} | "
+            f"{r['rss_peak_mb']:.0f}{' (guard hit)' if r['rss_limit_hit'] else ''} | "
+            f"{len(closed)}, max {max(closed) if closed else math.nan:.1f} | "
+            f"{r['cpu_share_after_close']:.2f} | {r['load_before']} | "
             f"{len(hostile)} actions, {exc} tracebacks, {hung} hung |")
 
 
@@ -47,28 +59,53 @@ def main(argv: list[str]) -> int:
     p.add_argument("--only", choices=("hostile", "calm"), default=None)
     p.add_argument("--label", default="this checkout")
     p.add_argument("--log-dir", type=Path, default=Path("benchmarks/out"))
+    p.add_argument("--no-heavy", action="store_true", help="links and odd uploads only")
+    p.add_argument("--no-light", action="store_true", help="the heavy actions only")
+    p.add_argument("--smoke", action="store_true", help="the heavy actions at test size")
+    p.add_argument("--patient-features", type=int, default=None)
+    p.add_argument("--wide-features", type=int, default=None)
+    p.add_argument("--score-datasets", type=int, default=None)
+    p.add_argument("--rss-guard", type=float, default=5000.0, help="MB (0: none)")
     args = p.parse_args(argv)
     reason = missing_requirement()
     if reason:
         print(json.dumps({"skipped": reason}))
         return 0
-    rows = []
+    heavy = None
+    if not args.no_heavy:
+        heavy = dict(SMOKE_SIZES if args.smoke else HEAVY_SIZES)
+        for key, value in (("patient_features", args.patient_features),
+                           ("wide_features", args.wide_features),
+                           ("score_datasets", args.score_datasets)):
+            if value is not None:
+                heavy[key] = value
+    rows, out = [], {}
     for hostile in (False, True):
         if args.only and args.only != ("hostile" if hostile else "calm"):
             continue
         before = " ".join(f"{x:.2f}" for x in os.getloadavg())
         res = run_load(args.n, iterations=args.iterations, hostile=hostile,
-                       app_dir=args.app_dir, log_dir=args.log_dir / args.label.replace(" ", "_"))
-        out = {"name": f"load_hostile_n{args.n}", "label": args.label, **res.as_dict(),
-               "load_before": before,
-               "load_after": " ".join(f"{x:.2f}" for x in os.getloadavg())}
-        print(json.dumps(out), flush=True)
-        rows.append(_row(args.label, out))
+                       app_dir=args.app_dir, log_dir=args.log_dir / args.label.replace(" ", "_"),
+                       heavy=heavy, light=not args.no_light,
+                       rss_guard_mb=args.rss_guard or None)
+        out[hostile] = {"name": f"load_hostile_n{args.n}", "label": args.label,
+                        "heavy_sizes": heavy, **res.as_dict(), "load_before": before,
+                        "load_after": " ".join(f"{x:.2f}" for x in os.getloadavg())}
+        print(json.dumps(out[hostile]), flush=True)
+        rows.append(_row(args.label, out[hostile]))
     print("| app | hostile | completed | slowest normal run (s) | Stop (s) | page switch "
-          "p50 / p95 (s) (n) | RSS start (MB) | RSS peak (MB) | load avg before | hostile "
-          "visitor |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "p50 / p95 (s) (n) | RSS start (MB) | RSS peak (MB) | runs stopped by a closed "
+          "session: n, max s to end | server CPU 5-10 s after all closed | load avg before | "
+          "hostile visitor |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
+    if False in out and True in out:
+        calm, bad = out[False], out[True]
+        slow = [max(r["run_seconds"][1:] or [math.nan]) for r in (calm, bad)]
+        print(f"\nhostile / calm: slowest normal run {slow[1] / slow[0]:.2f}, page switch p95 "
+              f"{bad['switch_p95_s'] / calm['switch_p95_s']:.2f}, completed "
+              f"{bad['completed']}/{calm['completed']} (target: within 1.20); RSS peak "
+              f"{bad['rss_peak_mb']:.0f} MB (target < 1,500)")
     return 0
 
 

@@ -60,6 +60,16 @@ def _positive_int(minimum: int):
     return convert
 
 
+def _seed(text: str) -> int:
+    """A seed within :data:`bnma_core.limits.INPUT_RANGES` (the dashboard's range)."""
+    from .limits import INPUT_RANGES
+
+    problem = INPUT_RANGES["seed"].problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return int(text)
+
+
 def _n_jobs(text: str) -> int:
     try:
         value = int(text)
@@ -463,7 +473,10 @@ def _add_explain_parser(sub) -> None:
                     help="probability of the intervals (default 0.9)")
     ex.add_argument("--draws", type=_positive_int(1), default=400,
                     help="parameter draws of --interval (default 400)")
-    ex.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
+    ex.add_argument("--seed", type=_seed, default=0,
+                    help="seed of every random step: the fit of a randomized method (its "
+                         "random_state) and the parameter draws (default 0); the same command "
+                         "with the same seed prints the same numbers")
     ex.add_argument("--shapley", action="store_true",
                     help="contribution of each finding (Shapley values of the log-odds)")
     ex.add_argument("--next-test", action="store_true",
@@ -550,7 +563,8 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         get_spec(method)
     except ValueError as exc:
         raise CLIError(str(exc)) from None
-    model = fit_method(method, ds, train)
+    randomized = get_spec(method).randomized
+    model = fit_method(method, ds, train, random_state=args.seed)  # dropped if not randomized
     if report_path is not None:
         _write_case_report(model, ds, pos, train, args, report_path, method)
         if not (args.json or args.interval or args.shapley or args.next_test):
@@ -564,10 +578,12 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         print(json.dumps({"data": str(args.data), "row": args.row, "true_class": str(truth),
                           "method": method, "method_name": display_name(method),
                           "trained_on": len(train), "level": args.level,
-                          "n_draws": args.draws, "seed": args.seed, **res}, indent=1))
+                          "n_draws": args.draws, "seed": args.seed,
+                          "seeds": {"fit": args.seed if randomized else None,
+                                    "draws": args.seed}, **res}, indent=1))
         return 0
     print(f"Row {args.row} of {args.data} ({ds.class_name} = {truth}); "
-          f"{display_name(method)} trained on the other {len(train)} rows")
+          f"{display_name(method)} trained on the other {len(train)} rows (seed {args.seed})")
     print(("UNCERTAIN: " if res["uncertain"] else "") + res["sentence"])
     if "parameter_interval_unavailable" in res and args.interval:
         print(f"  (no parameter interval: {res['parameter_interval_unavailable']})")

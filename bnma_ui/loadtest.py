@@ -31,6 +31,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -71,6 +72,16 @@ class LoadResult:
     hostile: bool = False
     hostile_actions: list[dict] = field(default_factory=list)
     """One record per hostile action: what, seconds, and what the page showed."""
+    heavy: bool = False
+    """The hostile visitor's heavy actions were on (:data:`HEAVY_SIZES`, issue 36 items 1-4)."""
+    closed_run_end_s: list[float] = field(default_factory=list)
+    """Per background run stopped because its session closed: seconds from the session's
+    close to the end of its work (server log)."""
+    cpu_share_after_close: float = float("nan")
+    """The server's CPU seconds per second 5-10 s after every session closed (0: no
+    computation outlived its session)."""
+    rss_limit_hit: bool = False
+    """The server passed the driver's RSS guard and was ended (the machine is shared)."""
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -120,10 +131,13 @@ def _switch(page, label: str, res: LoadResult | None = None) -> float:
 
 class _PeakRss:
     """The largest RSS of a process, read every ``interval`` s in a thread until
-    :meth:`stop`."""
+    :meth:`stop`. With ``limit_mb``, a process that passes it is ended (SIGTERM, then SIGKILL:
+    the server this driver started, on a machine shared with other work) and ``limit_hit``
+    set."""
 
-    def __init__(self, pid: int, interval: float = 0.25) -> None:
+    def __init__(self, pid: int, interval: float = 0.25, limit_mb: float | None = None) -> None:
         self.pid, self.interval, self.peak = pid, interval, rss_mb(pid)
+        self.limit_mb, self.limit_hit = limit_mb, False
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -133,11 +147,29 @@ class _PeakRss:
             now = rss_mb(self.pid)
             if now == now:  # not NaN
                 self.peak = max(self.peak, now)
+                if self.limit_mb is not None and now > self.limit_mb and not self.limit_hit:
+                    self.limit_hit = True
+                    _end_process(self.pid)
 
     def stop(self) -> float:
         self._done.set()
         self._thread.join()
         return self.peak
+
+
+def _end_process(pid: int) -> None:
+    """SIGTERM the process ``pid`` (started by this driver), SIGKILL after 5 s."""
+    import signal
+
+    try:
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.time() + 5
+        while time.time() < deadline and Path(f"/proc/{pid}").exists():
+            time.sleep(0.1)  # polling the process's exit
+        if Path(f"/proc/{pid}").exists():
+            os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
 
 
 def _settled_rss(pid: int, timeout: float = 90.0) -> float:
@@ -255,24 +287,32 @@ def _watch_runs(sessions, observer, res: LoadResult, pid: int,
     return ended, switches, peak
 
 
+RSS_GUARD_MB = 5000.0
+"""The driver ends the server it started when its RSS passes this (the machine is shared)."""
+
+
 def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = None,
              timeout: float = 600.0, hostile: bool = False,
-             app_dir: Path | None = None) -> LoadResult:
+             app_dir: Path | None = None, heavy: dict | None = None, light: bool = True,
+             rss_guard_mb: float | None = RSS_GUARD_MB) -> LoadResult:
     """Serve the app, open ``n_sessions`` sessions that each start an order-MCMC run on WBC
     (session 0 stops its run once progress shows), and an observer that switches pages while
-    the runs go on; with ``hostile``, a hostile visitor (:func:`hostile_session`) in its own
-    browser process from the clicks on Run until the runs end. ``app_dir``: serve the app of
-    another checkout (e.g. an export of ``main`` for a before / after comparison)."""
-    res = LoadResult(n_sessions, iterations, hostile=hostile)
+    the runs go on; with ``hostile``, a hostile visitor (:func:`hostile_session`; ``heavy``:
+    the sizes of its heavy actions, ``light``: its links and odd uploads) in its own browser
+    process from the clicks on Run until the runs end. ``app_dir``: serve the app of another
+    checkout (e.g. an export of ``main`` for a before / after comparison). The server is ended
+    if its RSS passes ``rss_guard_mb`` (``res.rss_limit_hit``)."""
+    res = LoadResult(n_sessions, iterations, hostile=hostile, heavy=heavy is not None)
     log_dir = Path(log_dir or Path.cwd() / "benchmarks" / "out")
-    tag = f"load_{n_sessions}{'_hostile' if hostile else ''}"
+    tag = f"load_{n_sessions}{'_hostile' if hostile else ''}{'_heavy' if heavy else ''}"
     with streamlit_server(log_dir / f"{tag}.log", app_dir=app_dir) as (url, proc), \
             headless_chromium() as browser:
         sessions, observer = _prepare_sessions(browser, url, n_sessions, iterations)
         # every page imported and the server's one-time kernel warm-up settled, before any run
         res.rss_start_mb = _settled_rss(proc.pid, timeout=180.0)
-        sampler = _PeakRss(proc.pid)  # every 0.25 s: a short spike is not missed
-        visitor = _start_hostile(url, log_dir / f"{tag}_actions.json") if hostile else None
+        sampler = _PeakRss(proc.pid, limit_mb=rss_guard_mb)  # every 0.25 s: no spike missed
+        visitor = (_start_hostile(url, log_dir / f"{tag}_actions.json", heavy=heavy,
+                                  light=light) if hostile else None)
         if visitor is not None:  # its first round begun: its heavy part meets the runs
             visitor[1].wait(300)
         started = _click_run(sessions, res, log_dir, n_sessions)
@@ -289,10 +329,21 @@ def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = N
             res.switch_p50_s = float(np.percentile(switches, 50))
             res.switch_p95_s = float(np.percentile(switches, 95))
         res.rss_peak_mb = peak
+        res.rss_limit_hit = sampler.limit_hit
+        if res.rss_limit_hit:
+            res.errors.append(f"the server passed {rss_guard_mb:.0f} MB and was ended")
         for ctx, _ in [*sessions, observer]:
             ctx.close()
-        res.rss_end_mb = _rss_after_sessions_closed(browser, url, proc.pid, res.rss_start_mb)
+        if not res.rss_limit_hit:
+            time.sleep(5.0)  # every session closed 5 s ago: what still computes now outlived it
+            cpu0, t0 = cpu_seconds(proc.pid), time.perf_counter()
+            time.sleep(5.0)  # the measuring window
+            res.cpu_share_after_close = round(
+                (cpu_seconds(proc.pid) - cpu0) / (time.perf_counter() - t0), 3)
+            res.rss_end_mb = _rss_after_sessions_closed(browser, url, proc.pid,
+                                                        res.rss_start_mb)
     res.server_stop_s = server_stop_seconds(log_dir / f"{tag}.log")
+    res.closed_run_end_s = closed_run_seconds(log_dir / f"{tag}.log")
     return res
 
 
@@ -326,6 +377,115 @@ def hostile_uploads() -> dict[str, tuple[str, bytes]]:
             "Markdown file name": (MARKDOWN_NAME, formulas.encode()),
             "20,000 long column names": ("long_header.csv", long.encode()),
             "over 50 MB": ("big.csv", b"a,b\n" + b"1,2\n" * (13 * 2**20 + 1))}
+
+
+HEAVY_SIZES = {"patient_rows": 200, "patient_features": 16, "wide_rows": 60,
+               "wide_features": 1000, "score_datasets": 4000}
+"""The hostile visitor's heavy inputs (issue 36 items 1-3): a 200 x 16 upload (values 0-2,
+~7 KB) explained on the Patient page with the default method, a 1,000-feature upload explained
+with naive Bayes, and 2 methods x 4,000 data sets of scores on Compare."""
+SMOKE_SIZES = {"patient_rows": 60, "patient_features": 8, "wide_rows": 40,
+               "wide_features": 40, "score_datasets": 200}
+"""The same actions at a size a test can afford (``tests/load``)."""
+
+
+def _coded_table(n_rows: int, n_features: int, seed: int) -> bytes:
+    """``n_rows`` rows of ``n_features`` columns of values 0-2 and a two-valued ``class``."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 3, size=(n_rows, n_features))
+    y = (x[:, : max(1, n_features // 4)].sum(axis=1) + rng.integers(0, 2, n_rows)) % 2
+    head = ",".join(f"f{j}" for j in range(n_features)) + ",class\n"
+    return (head + "".join(",".join(map(str, r)) + f",{c}\n" for r, c in zip(x, y))).encode()
+
+
+def heavy_uploads(sizes: dict | None = None) -> dict[str, tuple[str, bytes]]:
+    """The heavy visitor's files (:data:`HEAVY_SIZES`): label -> (file name, bytes)."""
+    z = {**HEAVY_SIZES, **(sizes or {})}
+    rng = np.random.default_rng(3)
+    acc = rng.uniform(0.6, 0.95, size=(z["score_datasets"], 2))
+    scores = "dataset,method,accuracy\n" + "".join(
+        f"d{i},{m},{acc[i, k]:.4f}\n" for i in range(z["score_datasets"])
+        for k, m in enumerate(("nb", "tan")))
+    return {
+        "patient": ("patient_16.csv", _coded_table(z["patient_rows"], z["patient_features"], 1)),
+        "wide_nb": ("wide_nb.csv", _coded_table(z["wide_rows"], z["wide_features"], 2)),
+        "scores": ("scores.csv", scores.encode())}
+
+
+def _choose(page, label: str, option: str) -> None:
+    """Pick ``option`` in the selectbox labelled ``label`` (typed to filter a long list)."""
+    box = page.locator('[data-testid="stSelectbox"]', has_text=label).first
+    box.wait_for()  # a busy server draws the page late
+    box.click()
+    options = page.get_by_role("option", name=option, exact=True)
+    if not options.count():
+        page.keyboard.type(option)
+    options.first.click()
+    wait_idle(page, timeout=120)
+
+
+def _start_patient_upload(url: str, name: str, path: Path, timeout: float,
+                          method: str | None = None):
+    """Item 1 / 2: upload a file on the Data page, open the Patient page (its first row), and
+    with ``method`` (a display name) choose that method."""
+    upload = _start_upload(url, name, path, timeout)
+
+    def start(page) -> None:
+        upload(page)
+        wait_idle(page, timeout=timeout)
+        nav(page, "Patient")
+        if method is not None:
+            _choose(page, "Method", method)
+    return start
+
+
+def _start_scores(url: str, name: str, path: Path, timeout: float):
+    """Item 3: a table of scores on Compare's "over several data sets"."""
+    def start(page) -> None:
+        page.goto(url)
+        wait_idle(page, timeout=timeout)
+        nav(page, "Compare methods")
+        page.get_by_text("Compare methods over several data sets").click()
+        wait_idle(page, timeout=timeout)
+        own = page.get_by_text("My own table (CSV)")
+        if own.count():
+            own.first.click()
+            wait_idle(page, timeout=timeout)
+        page.locator('[data-testid="stFileUploaderDropzoneInput"]').last.set_input_files(
+            _named(path, name))
+    return start
+
+
+def _start_and_leave(url: str, where: str, timeout: float):
+    """Item 4: start a computation and close the tab while it runs: the Patient page's fit
+    (WBC, the default method) or a cross-validation on Compare (its default methods)."""
+    def start(page) -> None:
+        page.goto(url)
+        wait_idle(page, timeout=timeout)
+        nav(page, where)
+        if where == "Compare methods":
+            page.get_by_test_id("stMainBlockContainer").get_by_role(
+                "button", name="Run").click(timeout=timeout * 1000)
+        page.get_by_role("progressbar").first.wait_for(timeout=timeout * 1000)
+    return start
+
+
+def _heavy_starts(url: str, files: dict, timeout: float) -> list[tuple[str, Any, bool]]:
+    """(label, start, close at once) of the heavy actions."""
+    pname, ppath = files["patient"]
+    wname, wpath = files["wide_nb"]
+    sname, spath = files["scores"]
+    return [
+        ("heavy: 200 x 16 upload on Patient, default method",
+         _start_patient_upload(url, pname, ppath, timeout), False),
+        ("heavy: wide upload on Patient, naive Bayes",
+         _start_patient_upload(url, wname, wpath, timeout, method="Naive Bayes"), False),
+        ("heavy: 2 methods x many data sets of scores on Compare",
+         _start_scores(url, sname, spath, timeout), False),
+        ("heavy: tab closed during the Patient fit",
+         _start_and_leave(url, "Patient", timeout), True),
+        ("heavy: tab closed during a cross-validation",
+         _start_and_leave(url, "Compare methods", timeout), True)]
 
 
 def _outcome(page) -> str:
@@ -370,7 +530,9 @@ def _launch(browser, label: str, start, timeout: float):
         start(page)
     except Exception as e:  # noqa: BLE001 - recorded, the other actions go on
         ctx.close()
-        return {"action": label, "seconds": 0.0, "shown": f"could not start ({type(e).__name__})"}
+        first = str(e).strip().splitlines()[0][:120] if str(e).strip() else ""
+        return {"action": label, "seconds": 0.0,
+                "shown": f"could not start ({type(e).__name__}: {first})"}
     return label, ctx, page, time.perf_counter()
 
 
@@ -393,33 +555,46 @@ def _start_reports(url: str, timeout: float):
     return start
 
 
-def hostile_session(url: str, stop, out: Path, timeout: float = 120.0, begun=None) -> None:
+def hostile_session(url: str, stop, out: Path, timeout: float = 120.0, begun=None,
+                    heavy: dict | None = None, light: bool = True) -> None:
     """Rounds of hostile actions until ``stop`` (a multiprocessing event) is set: every crafted
-    link and every odd upload, each in a fresh tab, all begun at once (a visitor does not wait
-    for the server), then each tab waited for until the round's ``timeout``; the records go to
-    ``out`` (JSON). Runs in its own process (playwright's sync API is single-threaded);
-    ``begun`` (a multiprocessing event) is set once the first round's tabs have all begun."""
-    files = hostile_uploads()
+    link and every odd upload (``light``), and with ``heavy`` (sizes, :data:`HEAVY_SIZES`) the
+    heavy actions of issue 36 items 1-4 (:func:`_heavy_starts`), each in a fresh tab, all begun
+    at once (a visitor does not wait for the server), then each tab waited for until the
+    round's ``timeout`` (a tab of item 4 is closed as soon as its computation shows progress);
+    the records go to ``out`` (JSON). Runs in its own process (playwright's sync API is
+    single-threaded); ``begun`` (a multiprocessing event) is set once the first round's tabs
+    have all begun."""
+    files = hostile_uploads() if light else {}
+    heavy_files = heavy_uploads(heavy) if heavy is not None else {}
     records: list[dict] = []
     folder = Path(tempfile.mkdtemp(prefix="bnma_hostile_"))
-    for label, (name, data) in files.items():  # playwright takes a path, not > 50 MB bytes
-        path = folder / f"{len(list(folder.iterdir()))}.csv"
-        path.write_bytes(data)
-        files[label] = (name, path)
+    for group in (files, heavy_files):
+        for label, (name, data) in group.items():  # playwright takes a path, not > 50 MB
+            path = folder / f"{len(list(folder.iterdir()))}.csv"
+            path.write_bytes(data)
+            group[label] = (name, path)
     with headless_chromium() as browser:
         while not stop.is_set():
             starts = [(f"link: {label}", lambda p, q=query: p.goto(url + "/" + q,
-                                                                   wait_until="commit"))
-                      for label, query in HOSTILE_LINKS.items()]
-            starts += [(f"upload: {label}", _start_upload(url, name, path, timeout))
+                                                                   wait_until="commit"), False)
+                      for label, query in (HOSTILE_LINKS.items() if light else ())]
+            starts += [(f"upload: {label}", _start_upload(url, name, path, timeout), False)
                        for label, (name, path) in files.items()]
-            starts.append(("Reports: store folder /tmp/bnma_hostile",
-                           _start_reports(url, timeout)))
+            if light:
+                starts.append(("Reports: store folder /tmp/bnma_hostile",
+                               _start_reports(url, timeout), False))
+            if heavy_files:
+                starts += _heavy_starts(url, heavy_files, timeout)
             tabs = []
-            for label, start in starts:
+            for label, start, leave in starts:
                 tab = _launch(browser, label, start, timeout)
                 if isinstance(tab, dict):
                     records.append(tab)
+                elif leave:  # item 4: the tab goes away while its computation runs
+                    tab[1].close()
+                    records.append({"action": label, "seconds": round(
+                        time.perf_counter() - tab[3], 2), "shown": "closed mid-run"})
                 else:
                     tabs.append(tab)
             if begun is not None:
@@ -450,12 +625,13 @@ def _type_store_folder(page) -> None:
     box.press("Enter")
 
 
-def _start_hostile(url: str, out: Path, timeout: float = 120.0):
+def _start_hostile(url: str, out: Path, timeout: float = 120.0, heavy: dict | None = None,
+                   light: bool = True):
     """The hostile visitor in a child process (spawned: a fresh interpreter)."""
     ctx = multiprocessing.get_context("spawn")
     stop, begun = ctx.Event(), ctx.Event()
-    proc = ctx.Process(target=hostile_session, args=(url, stop, out, timeout, begun),
-                       daemon=True)
+    proc = ctx.Process(target=hostile_session,
+                       args=(url, stop, out, timeout, begun, heavy, light), daemon=True)
     proc.start()
     return proc, begun, stop, out
 
@@ -474,6 +650,19 @@ def _stop_hostile(proc, begun, stop, out: Path, timeout: float = 180.0) -> list[
 
 
 _STOP_LINE = re.compile(r"background run \S+ ended ([0-9.]+) s after Stop")
+
+
+_CLOSED_LINE = re.compile(r"background run \S+ ended [0-9.]+ s after Stop \(closed[^)]*?"
+                          r"([0-9.]+) s after its session closed\)")
+
+
+def closed_run_seconds(log: Path) -> list[float]:
+    """Per run stopped because its session closed (``bnma_ui.background``'s log line): seconds
+    from the close to the end of its work."""
+    try:
+        return [float(m.group(1)) for m in _CLOSED_LINE.finditer(log.read_text())]
+    except OSError:
+        return []
 
 
 def server_stop_seconds(log: Path) -> float:

@@ -18,8 +18,10 @@ import pandas as pd
 
 import bnma_core
 from bnma_core import explain, viz
-from bnma_core.classifiers.registry import DEFAULT_METHOD, display_name, fit_method
+from bnma_core.classifiers.registry import DEFAULT_METHOD, display_name, fit_method, get_spec
+from bnma_core.crossfit import CrossFit
 from bnma_core.data import DataError
+from bnma_core.limits import INPUT_RANGES
 from bnma_core.viz.patient import MISSING
 from bnma_ui import background, cache
 from bnma_ui.models import method_limits, strongest_arcs
@@ -34,11 +36,11 @@ from bnma_ui.widgets import (
 )
 
 RUN = "patient_fit"
-MODELS_KEY = "_patient_models"  # (fingerprint, method, left-out position) -> fitted model
+MODELS_KEY = "_patient_models"  # (fingerprint, method, seed, kind) -> model or CrossFit
 RESULTS_KEY = "_patient_results"  # (model key, case codes, what) -> explanation
 KEEP_MODELS = 4
-N_DRAWS = 400  # parameter draws of the wider interval (seeded: SEED)
-SEED = 0
+N_DRAWS = 400  # parameter draws of the wider interval (seeded: the page's seed)
+N_FOLDS = 10  # cross-fitting folds of "Leave this case out of training"
 NO_CHANGE = "(no change)"
 METHOD_CHOICES = [DEFAULT_METHOD, "manb", "bma30", "kbest", "kbest_subbagging", "aode",
                   "ebn_bagging", "nb", "tan", "kdb2", "ukdb2"]
@@ -120,14 +122,23 @@ with left:
                               help="A case of the active data, numbered as on the Data page "
                                    "(0 = first row after the header).")
         hold = st.checkbox("Leave this case out of training", key=persistent("pt_hold", True),
-                           help="Learn the networks without this case, as for a new patient.")
+                           help="Learn the networks without this case, as for a new patient: "
+                                "the data are split into 10 parts and a model is learned "
+                                "without each part, once; this case is explained by the "
+                                "model that did not see its part.")
         try:
             pos = ds.position_of_row(int(row))
         except ValueError as exc:
             st.info(md_escape(exc) + " Choose another row.")
             st.stop()
         truth = str(ds.classes[ds.y[pos]]) if ds.y[pos] >= 0 else None
-    remember("pt_method", "pt_source", "pt_row", "pt_hold")
+    seed = st.number_input(
+        "Seed", INPUT_RANGES["seed"].low, INPUT_RANGES["seed"].high, step=1,
+        key=persistent("pt_seed", INPUT_RANGES["seed"].default),
+        help="Seed of every random step behind these numbers (the learning of randomized "
+             "methods, the split into parts, the parameter draws): the same seed gives the same "
+             "numbers, here, in the case report and with `bnma explain --seed`.")
+    remember("pt_method", "pt_source", "pt_row", "pt_hold", "pt_seed")
 
 with right:
     st.markdown("**Findings** — change any value; *missing* means not known. The results "
@@ -188,38 +199,74 @@ with report_box:
     remember("pt_id", "pt_notes")
 
 # --- fitting (in the background: order and K-best methods take seconds to minutes) -------------
-left_out = pos if source == "row" and hold else None
-mkey = (fingerprint, method, left_out)
+# A row left out of training is explained by cross-fitting (bnma_core.crossfit): K fold models
+# per (data, method, seed), fitted once, the fold of the row on the screen first; a new row
+# then costs nothing. A typed case, or a row kept in training, uses the model of all rows.
+kind = "crossfit" if source == "row" and hold else "full"
+mkey = (fingerprint, method, int(seed), kind)
 models = st.session_state.setdefault(MODELS_KEY, {})
 state = st.session_state.setdefault("_patient_run_state", {})
-train_rows = np.arange(ds.n_rows) if left_out is None else np.delete(np.arange(ds.n_rows),
-                                                                     left_out)
+randomized = get_spec(method).randomized
 if mkey not in models:
     hit = cache.result_store().get(("patient",) + mkey)
     if hit is not None:
         models[mkey] = hit
+    elif kind == "crossfit":  # planned now, filled by the run (fold by fold)
+        models[mkey] = CrossFit.plan(ds, method, n_folds=N_FOLDS, seed=int(seed))
+    while len(models) > KEEP_MODELS:
+        models.pop(next(k for k in models if k != mkey))
+fitted = models.get(mkey)
 
 
 def work(r: background.Run):
-    r.report({"stage": "fitting"})
-    return fit_method(r.meta["method"], r.meta["ds"], r.meta["rows"])
+    meta = r.meta
+    if meta["kind"] == "full":
+        r.report({"stage": "fitting"})
+        return fit_method(meta["method"], meta["ds"], random_state=meta["seed"])
+    return meta["crossfit"].fit(meta["ds"], want=lambda: meta.get("want"), progress=r.report,
+                                should_stop=r.should_stop)
 
 
 def draw_live(r: background.Run) -> None:
-    st.progress(0.5, text=f"Learning {display_name(r.meta['method'])} from "
-                          f"{len(r.meta['rows']):,} cases ({r.seconds:.0f} s)")
+    cf = r.meta.get("crossfit")
+    if cf is None:
+        st.progress(0.5, text=f"Learning {display_name(r.meta['method'])} from "
+                              f"{ds.n_rows:,} cases ({r.seconds:.0f} s)")
+    else:
+        if pos is not None and cf.model_for(pos) is not None and model_missing:
+            st.rerun()  # this case's model is ready: show it, the other folds go on
+        st.progress(cf.n_fitted / cf.n_folds,
+                    text=f"Learning {display_name(r.meta['method'])} without each part of the "
+                         f"data: {cf.n_fitted} of {cf.n_folds} models ({r.seconds:.0f} s)")
     note = background.busy_note(r)
     if note:
         st.caption(note)
 
 
 done = background.finished(RUN, state)
-if done is not None and done.result is not None and not done.stopped:
-    models[done.key] = done.result
-    cache.result_store()[("patient",) + done.key] = done.result
-    while len(models) > KEEP_MODELS:
-        models.pop(next(iter(models)))
-if mkey not in models:
+if done is not None and done.result is not None:
+    if done.key[-1] == "full" and not done.stopped:
+        models[done.key] = done.result
+        cache.result_store()[("patient",) + done.key] = done.result
+    elif done.key[-1] == "crossfit" and done.result.complete:  # shared once every fold is in
+        cache.result_store()[("patient",) + done.key] = done.result
+fitted = models.get(mkey)
+model_missing = fitted is None or (kind == "crossfit" and fitted.model_for(pos) is None)
+incomplete = kind == "crossfit" and fitted is not None and not fitted.complete
+active = background.current(RUN)
+ours = active is not None and not active.done and active.key == mkey
+if active is not None and active.done and active.error is not None and active.key == mkey:
+    state["failed_for"] = mkey  # shown below; not started again until the input changes
+if ours and kind == "crossfit" and pos is not None:
+    active.meta["want"] = fitted.fold_of(pos)  # this case's fold next
+if (model_missing or incomplete) and not ours and mkey not in (state.get("stopped_for"),
+                                                                state.get("failed_for")):
+    state.pop("error", None)
+    background.start(RUN, work, key=mkey, meta={
+        "method": method, "ds": ds, "seed": int(seed), "kind": kind, "crossfit": fitted,
+        "want": None if pos is None or kind == "full" else fitted.fold_of(pos)})
+    st.rerun()
+if model_missing:
     with status_box:
         if state.get("stopped_for") == mkey:
             st.info("Stopped. Press Learn to learn this method for this case, or choose a "
@@ -228,20 +275,28 @@ if mkey not in models:
                 state.pop("stopped_for")
                 st.rerun()
             st.stop()
-        active = background.current(RUN)
-        if active is None or active.done or active.key != mkey:
-            state.pop("error", None)
-            background.start(RUN, work, key=mkey,
-                             meta={"method": method, "ds": ds, "rows": train_rows})
-            st.rerun()
+        if state.get("failed_for") == mkey:
+            background.show_error(state)
+            st.stop()
         if st.button("Stop", help="Stop learning; choose a faster method or another case."):
             state["stopped_for"] = mkey
-            background.stop(RUN, timeout=0.5)
+            background.stop(RUN, timeout=0.5, force_after=background.FORCE_SECONDS)
             st.rerun()
         background.live(RUN, draw_live, interval=1.0)
         background.show_error(state)
     st.stop()
-model = models[mkey]
+if ours:  # the other fold models are still being learned: say so, quietly
+    with status_box:
+        background.live(RUN, draw_live, interval=1.0)
+if kind == "crossfit":
+    fold = fitted.fold_of(pos)
+    model = fitted.models[fold]
+    train_rows = fitted.train_rows(fold)
+    status_box.caption(md_escape(fitted.describe(pos)))
+else:
+    fold = None
+    model = fitted
+    train_rows = np.arange(ds.n_rows)
 background.show_error(state)
 
 # --- the explanations (cached per model and case: reruns of unchanged findings are free) -------
@@ -252,7 +307,7 @@ train = ds.subset(train_rows)
 
 
 def cached(what: str, compute):
-    k = (mkey, tuple(int(c) for c in codes), what)
+    k = (mkey + (fold,), tuple(int(c) for c in codes), what)
     if k not in results:
         try:
             results[k] = compute()
@@ -264,7 +319,7 @@ def cached(what: str, compute):
 def predict():
     try:
         return explain.predict_with_uncertainty(model, codes, n_draws=N_DRAWS, train=train,
-                                                seed=SEED, codes=True)
+                                                seed=int(seed), codes=True)
     except ValueError:  # no parameter draws for this method: the structure interval only
         return explain.predict_with_uncertainty(model, codes, codes=True)
 
@@ -275,7 +330,7 @@ if isinstance(pred, Exception):
     st.error(md_escape(pred))
     st.stop()
 verdict = viz.verdict(pred)
-shap = cached("shapley", lambda: explain.shapley_values(model, codes, seed=SEED, codes=True))
+shap = cached("shapley", lambda: explain.shapley_values(model, codes, seed=int(seed), codes=True))
 unusual = cached("unusual", lambda: explain.unusual_case(model, codes, train=train, codes=True))
 
 is_ukdb = method.startswith("ukdb") and hasattr(model, "explain")
@@ -341,7 +396,7 @@ t_wi = time.perf_counter()
 try:  # judged as the case is: the same draws, seed and "uncertain" rule
     sc_wi, wi = explain.what_if(
         model, codes, scenarios, n_draws=N_DRAWS if pred.parameter_interval is not None else 0,
-        train=train, seed=SEED, codes=True)
+        train=train, seed=int(seed), codes=True)
 except ValueError as exc:
     st.error(md_escape(exc))
     wi = None
@@ -390,7 +445,11 @@ else:
 settings = {"data": dataset_label(), "method": display_name(method), "method code": method,
             "case": f"row {int(ds.row_ids[pos])} of the file" if pos is not None
             else "entered by hand",
-            "trained on": f"{len(train_rows):,} cases", "seed": SEED,
+            "trained on": f"{len(train_rows):,} cases"
+            + (f" (without part {fold + 1} of {fitted.n_folds}, this case's)"
+               if fold is not None else ""),
+            "seed of the fit": int(seed) if randomized else "none (the method is not random)",
+            "seed of the parameter draws": int(seed),
             "parameter draws": N_DRAWS if pred.parameter_interval is not None else 0,
             "BNMA Studio version": bnma_core.__version__}
 
