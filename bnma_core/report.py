@@ -494,8 +494,8 @@ def _measures_text(run: _Run) -> str:
         "DeLong's 95 % interval. Accuracy, log-loss (natural log) and the multi-class Brier "
         f"score with 95 % percentile bootstrap intervals over rows ({run.n_bootstrap} "
         f"replicates, seed {run.seed or 0}). Calibration: CORP reliability diagram with 90 % "
-        "consistency bands (Dimitriadis, Gneiting & Jordan 2021), calibration intercept and slope by "
-        "logistic recalibration with Wald intervals (Van Calster et al. 2019)"
+        "consistency bands (Dimitriadis, Gneiting & Jordan 2021), calibration intercept and "
+        "slope by logistic recalibration with Wald intervals (Van Calster et al. 2019)"
         + (f", for P({run.positive})" if run.binary else ", top-label")
         + ". Every measure is computed from the pooled out-of-fold probabilities and per fold."
         + (" Clinical utility: decision curve of net benefit against treat all and treat none "
