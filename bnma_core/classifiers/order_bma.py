@@ -350,7 +350,7 @@ class _OrderBMABase(DiscreteBNClassifier):
         every set of the order). With the training rows minus a fold this is the fold's
         leave-out predictive of the fixed orders in closed form — Dirichlet-multinomial
         counts without the fold, no order MCMC and no full score table per fold; only the
-        orders' own dependence on the fold is ignored (issue 34; used by
+        orders' own dependence on the fold is ignored (used by
         :class:`bnma_core.classifiers.stacking.PredictiveStacking` with
         ``inner_fit="downdate"``, measured in docs/accuracy.md §13). Missing values (-1)
         count as in ``fit``.

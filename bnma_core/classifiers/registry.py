@@ -683,4 +683,6 @@ anchor data sets the stacked predictive has a lower mean log-loss than every Wek
 configuration (0.456 against 0.484), is within 0.02 of the best configuration on 6 of 7 and
 has the best accuracy rank; on ten further data sets its mean log-loss is 0.349 against
 ``bma10``'s 0.398 (lower on nine of the ten) and its accuracy .843 against .812
-(``docs/accuracy.md`` §12). It costs about 25 fits of ``bma10`` or UKDB (inner folds)."""
+(``docs/accuracy.md`` §12). Its inner folds of the order averages are closed form (one fit
+each; ``inner_fit``), UKDB's are refitted: about 10× one ``bma10`` fit on WBC and ALARM
+(``docs/accuracy.md`` §13)."""

@@ -1047,7 +1047,7 @@ def window_rescore(tab: TableArrays, orders: np.ndarray, data: np.ndarray, weigh
     all bits (never compatible: it holds the node itself) scored below its others. ``data``
     (U, n) distinct rows with float64 multiplicities ``weights``; scores are
     ``log_prior[|Z|]`` + :func:`family_local_ml` (the table's node-average log marginal
-    likelihood, so the same data give the table's scores). Issue 34: the leave-fold-out
+    likelihood, so the same data give the table's scores): the leave-fold-out
     predictive of fixed orders."""
     T, n = orders.shape
     m = tab.masks.shape[1]

@@ -280,7 +280,7 @@ def rescored_for_orders(table: ScoreTable, orders: np.ndarray, codes: np.ndarray
     is dropped — and ``codes`` as the data its CPTs are counted from. On the table's own data
     the orders' class posteriors are unchanged; on the training rows minus a fold they are the
     fold's leave-out predictive of the fixed orders (structure weights and CPTs without the
-    fold; issue 34). Not for order MCMC (node sums over other orders would miss sets).
+    fold; docs/accuracy.md §13). Not for order MCMC (node sums over other orders would miss sets).
     ``prune_eps`` (at least the table's; default the table's) sets the window: a larger one
     keeps fewer sets, every node term low by at most log(1 + prune_eps)."""
     orders = np.ascontiguousarray(np.atleast_2d(orders), dtype=np.int64)
