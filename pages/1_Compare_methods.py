@@ -14,6 +14,8 @@ from bnma_core.classifiers.registry import DEFAULT_METHOD, METHODS
 from bnma_core.comparison import friedman_test, pairwise_wilcoxon
 from bnma_core.cv_summary import (
     DATASET_METRICS,
+    MAX_SCORE_DATASETS,
+    MAX_SCORE_METHODS,
     anchor_scores,
     calibration_views,
     common_decision_curve,
@@ -21,6 +23,7 @@ from bnma_core.cv_summary import (
     fold_status,
     identical_predictions,
     interval_table,
+    max_pair_methods,
     over_datasets,
     per_fold_intervals,
     read_scores_table,
@@ -28,8 +31,9 @@ from bnma_core.cv_summary import (
 )
 from bnma_core.evaluation import HIGHER_IS_BETTER, cross_validate, roc_curves, summarize
 from bnma_core.scores import informative_features
+from bnma_core.viz.calibration import MAX_CD_METHODS
 from bnma_ui import background
-from bnma_ui.cache import resource_limit, result_store
+from bnma_ui.cache import content_hash, resource_limit, result_store
 from bnma_ui.models import default_positive_class, method_limits
 from bnma_ui.state import data_id, dataset_label, persistent, remember, require_dataset
 from bnma_ui.widgets import (
@@ -517,6 +521,37 @@ if entry is not None and len(entry["results"]):
 
 # ----- over several data sets (a table of scores: the anchors or the user's own) -----
 st.subheader("Compare over data sets")
+
+
+@st.cache_data(max_entries=16, ttl=1800, show_spinner="Reading the table of scores...")
+def _scores_from_upload(_raw: bytes, digest: str) -> tuple[pd.DataFrame | None, str]:
+    """:func:`read_scores_table` once per file content (``digest``): (table, '') or
+    (None, why it was refused)."""
+    try:
+        return read_scores_table(_raw), ""
+    except ValueError as exc:
+        return None, str(exc)
+
+
+@st.cache_data(max_entries=16, ttl=1800, show_spinner="Ranking the methods...")
+def _ranks_over_sets(_scores: pd.DataFrame, digest: str, metric: str):
+    """Mean ranks and critical difference (:func:`over_datasets`), once per table content and
+    score: (result, '') or (None, the sentence of the refusal)."""
+    try:
+        return over_datasets(_scores, metric, pair_methods=[]), ""
+    except ValueError as exc:
+        return None, str(exc)
+
+
+@st.cache_data(max_entries=32, ttl=1800, show_spinner="Bayesian signed-rank tests...")
+def _pairs_over_sets(_scores: pd.DataFrame, digest: str, metric: str, picked: tuple,
+                     rope: float) -> pd.DataFrame:
+    """The Bayesian signed-rank test of every pair of ``picked``, once per table content,
+    score, methods and region of practical equivalence."""
+    return over_datasets(_scores, metric, pair_methods=list(picked), rope=rope,
+                         ranks=False)["pairs"]
+
+
 if st.toggle("Compare methods over several data sets", key=persistent("cmp_sets", False),
              help="Demšar's critical-difference diagram and the Bayesian signed-rank test, "
                   "from one score per method and data set: the anchors (Weka and pyAgrum on "
@@ -527,15 +562,19 @@ if st.toggle("Compare methods over several data sets", key=persistent("cmp_sets"
                else []) + ["My own table (CSV)"]
     source = st.radio("Scores from", sources, horizontal=True, key="cmp_sets_source")
     scores = anchors_tab if source.startswith("The anchors") else None
+    digest = "anchors"
     if scores is None:
-        up = st.file_uploader("Table of scores", type=["csv"], key="cmp_sets_file",
-                              help="Columns: dataset, method and one or more of accuracy, "
-                                   "log_loss, brier, auc; one row per data set and method.")
+        up = st.file_uploader(
+            "Table of scores", type=["csv"], key="cmp_sets_file",
+            help="Columns: dataset, method and one or more of accuracy, log_loss, brier, auc; "
+                 f"one row per data set and method; at most {MAX_SCORE_DATASETS:,} data sets "
+                 f"and {MAX_SCORE_METHODS:,} methods.")
         if up is not None:
-            try:
-                scores = read_scores_table(up.getvalue())
-            except ValueError as exc:
-                st.error(md_escape(exc))
+            raw = up.getvalue()
+            digest = content_hash(raw)
+            scores, why = _scores_from_upload(raw, digest)
+            if why:
+                st.error(md_escape(why))
     if scores is not None:
         cols = [c for c in DATASET_METRICS if c in scores.columns and scores[c].notna().any()]
         s1, s2 = st.columns([2, 1])
@@ -545,32 +584,45 @@ if st.toggle("Compare methods over several data sets", key=persistent("cmp_sets"
                                step=0.005, format="%.3f", key="cmp_sets_rope",
                                help="Differences smaller than this count as equivalent in "
                                     "the Bayesian test (in the score's units).")
-        try:
-            full = over_datasets(scores, set_metric, pair_methods=[])
-        except ValueError as exc:
-            full = None
-            st.error(md_escape(exc))
+        full, why = _ranks_over_sets(scores, digest, set_metric)
+        if why:
+            st.error(md_escape(why))
         cd = None if full is None else full["cd"]
         left = [] if full is None else full["left_out"]
         if cd is not None:
             chart(viz.critical_difference_figure(cd), f"compare_cd_{set_metric}")
+            cd_table = cd.table()
+            if len(cd_table) > MAX_CD_METHODS:
+                st.caption(f"The diagram draws the {MAX_CD_METHODS} best of "
+                           f"{len(cd_table):,} methods; the table below ranks them all.")
+            with st.expander(f"Mean ranks of all {len(cd_table):,} methods",
+                             expanded=len(cd_table) > MAX_CD_METHODS):
+                st.dataframe(cd_table[["method", "mean_rank", "mean", "group"]].rename(
+                    columns={"method": "Method", "mean_rank": "Mean rank", "mean": "Mean score",
+                             "group": "Groups"}), hide_index=True, width="stretch")
             if left:
                 st.caption("Left out (no score on every data set): "
-                           + ", ".join(md_escape(m) for m in left) + ".")
+                           + ", ".join(md_escape(m) for m in left[:20])
+                           + (f" and {len(left) - 20:,} more" if len(left) > 20 else "") + ".")
             ranked = cd.ranks["method"].tolist()
+            most = max_pair_methods(int(cd.ranks["n_blocks"].iloc[0]))
+            kept = st.session_state.get("cmp_sets_pairs")
+            if kept is not None:  # a choice made for another table: its methods and limit
+                st.session_state["cmp_sets_pairs"] = [m for m in kept if m in ranked][:most]
             picked = st.multiselect("Methods for the Bayesian signed-rank test", ranked,
-                                    default=ranked[:4], key="cmp_sets_pairs",
+                                    default=ranked[:min(4, most)], key="cmp_sets_pairs",
+                                    max_selections=most,
                                     help="Every pair of the chosen methods (k methods, "
-                                         "k(k-1)/2 pairs).")
-            cd_table = cd.table()
+                                         f"k(k-1)/2 pairs; at most {most} methods over "
+                                         "this many data sets).")
+            picked = picked[:most]
             box = st.container(horizontal=True)
             box.download_button("Critical difference (CSV)",
                                 lambda: export.table_csv(cd_table, index=False),
                                 "bnma_compare_critical_difference.csv", "text/csv",
                                 on_click="ignore")
             if len(picked) >= 2:
-                bayes = over_datasets(scores, set_metric, pair_methods=picked,
-                                      rope=float(rope))["pairs"]
+                bayes = _pairs_over_sets(scores, digest, set_metric, tuple(picked), float(rope))
                 st.dataframe(bayes, hide_index=True, width="stretch")
                 st.caption("Probability that A is better, that the two are equivalent (within "
                            "the region of practical equivalence), or that B is better "

@@ -222,3 +222,60 @@ def test_compare_over_data_sets_from_the_anchors(monkeypatch):
     labels = _downloads(at)
     assert "Critical difference (CSV)" in labels and "Bayesian signed-rank (CSV)" in labels
     assert any("Left out (no score on every data set)" in c.value for c in at.caption)
+
+
+def _scores_page(raw: bytes, name: str = "scores.csv"):
+    at = _page(PAGE, _wbc())
+    at.toggle(key="cmp_sets").set_value(True).run()
+    if at.radio(key="cmp_sets_source").value != "My own table (CSV)":
+        at.radio(key="cmp_sets_source").set_value("My own table (CSV)").run()
+    at.file_uploader(key="cmp_sets_file").set_value((name, raw, "text/csv")).run()
+    return at
+
+
+@pytest.mark.parametrize("raw, words", [
+    (b"dataset,method,accuracy\nd0,a,0.8\nd0,b,inf\nd1,a,0.7\nd1,b,0.75\n",
+     "not a finite score"),
+    (b"dataset,method,accuracy\n", "header but no rows")])
+def test_a_bad_table_of_scores_is_refused_in_one_sentence(raw, words):
+    """issue 36 item 6: inf raised an uncaught ValueError, a header-only table said "The
+    table has no None column."."""
+    at = _scores_page(raw)
+    _no_failure(at)
+    errors = " ".join(e.value for e in at.error)
+    assert words in errors and "None" not in errors and "Traceback" not in errors
+
+
+def test_a_table_of_many_methods_draws_the_best_and_is_computed_once(monkeypatch):
+    """issue 36 item 3: the ranks and the Bayesian test are cached on the table's content (a
+    rerun, e.g. another widget, does not recompute them); the diagram draws the best
+    MAX_CD_METHODS, the table ranks every method."""
+    import streamlit as st
+
+    from bnma_core import cv_summary
+    from bnma_core.viz.calibration import MAX_CD_METHODS
+
+    st.cache_data.clear()
+    calls = []
+    real = cv_summary.over_datasets
+    monkeypatch.setattr(cv_summary, "over_datasets",
+                        lambda *a, **k: calls.append(k.get("ranks", True)) or real(*a, **k))
+    rng = np.random.default_rng(7)
+    k = 120
+    raw = "dataset,method,accuracy\n" + "".join(
+        f"d{i},m{j},{rng.uniform(0.6, 0.9):.4f}\n" for i in range(5) for j in range(k))
+    at = _scores_page(raw.encode())
+    _no_failure(at)
+    assert sorted(calls) == [False, True]  # ranks once, the pairs once
+    cd_chart = next(c for c in at.get("plotly_chart")
+                    if "critical difference" in json.loads(c.proto.spec)["layout"]["title"]
+                    ["text"])
+    spec = json.loads(cd_chart.proto.spec)
+    assert len(spec["data"]) == MAX_CD_METHODS
+    assert any(f"the {MAX_CD_METHODS} best of {k} methods" in c.value for c in at.caption)
+    assert len(_table(at, "Mean rank")) == k
+    at.number_input(key="cmp_sets_rope").set_value(0.02).run()
+    _no_failure(at)
+    assert sorted(calls) == [False, False, True]  # a new region: only the pairs again
+    at.run()
+    assert len(calls) == 3
