@@ -69,8 +69,9 @@ def _finished(predictions: Any, method: str) -> tuple[np.ndarray, np.ndarray, An
 def interval_table(predictions: Any, results: pd.DataFrame | None = None, *,
                    n_bootstrap: int | None = None, seed: int = 0) -> pd.DataFrame:
     """Accuracy, log-loss, Brier score and AUC of each method with 95 % intervals, pooled over
-    the rows the method predicted (:func:`bnma_core.metrics.metric_intervals`: bootstrap over
-    rows, DeLong for the AUC), plus the mean of the per-fold AUCs.
+    the rows the method predicted (:func:`bnma_core.metrics.metric_intervals`: Wilson for the
+    accuracy, bootstrap over rows for log-loss and Brier, DeLong for the AUC or Newcombe's score
+    interval where DeLong's variance is 0), plus the mean of the per-fold AUCs.
 
     The pooled AUC ranks every out-of-fold row together; the mean over folds averages the
     AUC of each test fold. They differ (a little) because the folds' models score on slightly

@@ -82,8 +82,10 @@ equations(
     "[\\arg\\max_c P(c \\mid x_i) = y_i], \\qquad "
     "\\text{log-loss}_f = -\\frac{1}{|T_f|}\\sum_{i \\in T_f} \\ln P(y_i \\mid x_i)$$\n\n"
     "The table pools all out-of-fold rows: $\\text{Brier} = \\frac{1}{n}\\sum_i "
-    "\\sum_c (P(c \\mid x_i) - [y_i = c])^2$, 95 % intervals by bootstrap over rows "
-    "(DeLong for the AUC). Calibration slope $b$ and intercept $a$: "
+    "\\sum_c (P(c \\mid x_i) - [y_i = c])^2$, 95 % intervals: Wilson for the accuracy, "
+    "bootstrap over rows for log-loss and Brier, DeLong for the AUC (Newcombe's score "
+    "interval where DeLong's variance is 0, as for an AUC of 1). Calibration slope $b$ and "
+    "intercept $a$: "
     "$\\operatorname{logit} P(y = 1) = a + b \\operatorname{logit} p$. Net benefit at "
     "threshold $t$: $\\text{TP}/n - \\text{FP}/n \\cdot t/(1-t)$. The Wilcoxon signed-rank "
     "statistic ranks the absolute per-fold differences $d_f = a_f - b_f$ of a pair (zeros "
@@ -301,18 +303,21 @@ if entry is not None and len(entry["results"]):
     st.subheader("Results")
     st.dataframe(table, hide_index=True, width="stretch")
     st.caption("Pooled over folds: every row is predicted once by a model that did not see it, "
-               "and the metric is computed over all these rows. 95 % intervals: bootstrap over "
-               "rows (accuracy, log-loss, Brier; on each metric's own scale, so a log-loss "
-               "interval never goes below 0) and DeLong (AUC). *AUC pooled* ranks all rows "
-               "together and is the AUC of the ROC curves below; *AUC mean over folds* "
-               "averages each test fold's own AUC, so the two differ a little.")
+               "and the metric is computed over all these rows. 95 % intervals: Wilson "
+               "(accuracy; never [1, 1] from a finite sample), bootstrap over rows (log-loss, "
+               "Brier; on each metric's own scale, so a log-loss interval never goes below 0) "
+               "and DeLong (AUC; Newcombe's score interval where DeLong's is a point, e.g. an "
+               "AUC of 1). *AUC pooled* ranks all rows together and is the AUC of the ROC "
+               "curves below; *AUC mean over folds* averages each test fold's own AUC, so the "
+               "two differ a little.")
     with st.expander("Per fold"):
         per_fold = results.assign(method=results["method"].map(method_label))
         st.dataframe(per_fold, hide_index=True, width="stretch")
         fold_ci = once("per_fold_ci", lambda: per_fold_intervals(preds, seed=0))
         if fold_ci is not None:
-            st.caption("Each fold's metrics with 95 % intervals (bootstrap over the fold's "
-                       "rows; DeLong for the AUC).")
+            st.caption("Each fold's metrics with 95 % intervals (Wilson for the accuracy, "
+                       "bootstrap over the fold's rows for log-loss and Brier, DeLong or "
+                       "Newcombe for the AUC: the 'interval' column says which).")
             st.dataframe(fold_ci.assign(method=fold_ci["method"].map(method_label)),
                          hide_index=True, width="stretch")
     dropped = summary[summary["n_train_dropped_mean"] > 0]
