@@ -7,6 +7,8 @@ import streamlit as st
 st.set_page_config(page_title="Compare methods · BNMA Studio",
                    page_icon=":material/compare_arrows:", layout="wide")
 
+import time
+
 import pandas as pd
 
 from bnma_core import export, viz
@@ -27,7 +29,7 @@ from bnma_core.cv_summary import (
     over_datasets,
     per_fold_intervals,
     read_scores_table,
-    remaining_seconds,
+    time_left,
 )
 from bnma_core.evaluation import HIGHER_IS_BETTER, cross_validate, roc_curves, summarize
 from bnma_core.scores import informative_features
@@ -188,12 +190,19 @@ key = ("compare", fingerprint, tuple(runnable), int(folds), int(seed))
 def draw_live(r: background.Run) -> None:
     """Progress of a running comparison (called from a fragment about once a second)."""
     total = r.meta["total"]
-    ev = r.events[-1] if r.events else None
+    events = list(r.events)
+    ev = events[-1] if events else None
     done = ev["done"] if ev else 0
     what = f" (last: {ev['what']})" if ev else ""
-    left = remaining_seconds(done, total, r.seconds)
-    eta = (" — about " + duration_words(left) + " left" if left is not None
-           else " — time left known after the first fit")
+    fits, before = [], r.started
+    for e in events:  # each fit's wall-clock seconds, from the times the fits finished
+        fits.append((e["method"], e["t"] - before))
+        before = e["t"]
+    left, rough = time_left(fits, r.meta["methods"], r.meta["folds"],
+                            running_for=time.time() - before)
+    eta = (" — estimating the time left..." if left is None else
+           f" — about {duration_words(left)} left"
+           + (" (rough until every method has run a fold)" if rough else ""))
     st.progress(min(done / total, 1.0),
                 text=f"Cross-validation running: {done} of {total} fits done{what}, "
                      f"{r.seconds:.0f} s{eta}")
@@ -207,11 +216,13 @@ def start_run() -> None:
 
     def work(r: background.Run):
         def progress(done, total, method, fold):
-            r.report({"done": done, "total": total, "what": f"{method}, fold {fold + 1}"})
+            r.report({"done": done, "total": total, "what": f"{method}, fold {fold + 1}",
+                      "method": method, "t": time.time()})
         return cross_validate(ds, methods_run, folds=n_folds, seed=seed_run, progress=progress,
                               should_stop=r.should_stop, return_proba=True)
 
-    background.start(RUN, work, key=key, meta={"total": len(methods_run) * n_folds})
+    background.start(RUN, work, key=key, meta={"total": len(methods_run) * n_folds,
+                                               "methods": methods_run, "folds": n_folds})
 
 
 if stop:
@@ -279,29 +290,42 @@ if entry is not None and len(entry["results"]):
         return method_label(m) + (f" — {partial[m]}" if m in partial else "")
 
     def ci(col: str) -> list[str]:
-        return [f"{e:.3f} ({lo:.3f} to {hi:.3f})" if pd.notna(lo) else f"{e:.3f}"
+        return [f"{e:.3f} ({lo:.3f}–{hi:.3f})" if pd.notna(lo) else f"{e:.3f}"
                 for e, lo, hi in zip(intervals[col], intervals[f"{col}_lower"],
                                      intervals[f"{col}_upper"])]
 
     by_method = summary.set_index("method")
+    # short headers, the words in help: every column in view at 1280 px (issue 33 item 7)
     table = pd.DataFrame({
         "Method": [with_note(m) for m in intervals["method"]],
-        "folds": [int(by_method.loc[m, "folds"]) for m in intervals["method"]],
-        "accuracy (95 % CI)": ci("accuracy"),
-        "log-loss (95 % CI)": ci("log_loss"),
-        "Brier (95 % CI)": ci("brier"),
-        "AUC pooled (95 % CI)": ci("auc"),
-        "AUC mean over folds": [f"{by_method.loc[m, 'auc_mean']:.3f}" for m in
-                                intervals["method"]],
-        "training rows per fold": [round(float(by_method.loc[m, "n_train_mean"]), 1)
-                                   for m in intervals["method"]],
-        "fit time per fold (s)": [round(float(by_method.loc[m, "fit_time_s_mean"]), 3)
-                                  for m in intervals["method"]],
-        "what it does": [METHODS[m].description if m in METHODS else ""
-                         for m in intervals["method"]],
+        "Accuracy": ci("accuracy"),
+        "Log-loss": ci("log_loss"),
+        "Brier": ci("brier"),
+        "AUC": ci("auc"),
+        "AUC (fold mean)": [f"{by_method.loc[m, 'auc_mean']:.3f}" for m in
+                            intervals["method"]],
+        "Train rows": [round(float(by_method.loc[m, "n_train_mean"]), 1)
+                       for m in intervals["method"]],
+        "Fit s": [round(float(by_method.loc[m, "fit_time_s_mean"]), 2)
+                  for m in intervals["method"]],
     })
+    cc = st.column_config
     st.subheader("Results")
-    st.dataframe(table, hide_index=True, width="stretch")
+    st.dataframe(table, hide_index=True, width="stretch", column_config={
+        "Method": cc.TextColumn("Method", width=260,
+                                help="What each method does: 'Available methods' above."),
+        "Accuracy": cc.TextColumn(help="Share of rows whose most probable class is the true "
+                                       "one, pooled over folds, with its 95 % interval."),
+        "Log-loss": cc.TextColumn(help="Mean of −ln P(true class), pooled over folds, with "
+                                       "its 95 % interval (lower is better)."),
+        "Brier": cc.TextColumn(help="Brier score, pooled over folds, with its 95 % interval "
+                                    "(lower is better)."),
+        "AUC": cc.TextColumn(help="AUC of all out-of-fold rows ranked together (the ROC "
+                                  "curves' AUC), with its 95 % interval."),
+        "AUC (fold mean)": cc.TextColumn(help="Mean over folds of each test fold's own AUC."),
+        "Train rows": cc.NumberColumn(help="Training rows per fold the method learned from."),
+        "Fit s": cc.NumberColumn(help="Seconds per fit (one fold), on this shared server."),
+    })
     st.caption("Pooled over folds: every row is predicted once by a model that did not see it, "
                "and the metric is computed over all these rows. 95 % intervals: Wilson "
                "(accuracy; never [1, 1] from a finite sample), bootstrap over rows (log-loss, "
@@ -378,9 +402,16 @@ if entry is not None and len(entry["results"]):
                  "says? Or one class against the rest.")
         remember("cmp_cal_target")
     cal_positive = None if cal_target == "top-label" else cal_target
+    persistent("cmp_cal_methods", shown[:3], None)
+    this_run = (entry["key"], len(results), bool(entry["stopped"]))
+    if st.session_state.get("cmp_cal_run") != this_run:  # a choice made for another run
+        st.session_state["cmp_cal_methods"] = shown[:3]   # (e.g. before Stop) starts afresh
+        st.session_state["cmp_cal_run"] = this_run
+    st.session_state["cmp_cal_methods"] = [m for m in st.session_state["cmp_cal_methods"]
+                                           if m in shown]
     cal_methods = st.multiselect(
-        "Methods in the reliability diagram", shown,
-        key=persistent("cmp_cal_methods", shown[:3], None), format_func=method_label,
+        "Methods in the reliability diagram", shown, key="cmp_cal_methods",
+        format_func=method_label,
         help="Each curve has its consistency band; more than three overlap.")
     cal_methods = [m for m in cal_methods if m in shown]
     remember("cmp_cal_methods")
@@ -388,24 +419,43 @@ if entry is not None and len(entry["results"]):
                lambda: calibration_views(preds, shown, cal_positive))
     rel_curves, rel_decomp, event = cal["curves"], cal["decomposition"], cal["event"]
     cal_table = cal["table"]
-    c_left, c_right = st.columns([3, 2])
     rel_fig = None
-    with c_left:
-        if cal_methods:
-            rel_fig = viz.reliability_figure(
-                {with_note(m): rel_curves[m] for m in cal_methods},
-                {with_note(m): rel_decomp[m] for m in cal_methods},
-                title=f"Reliability diagram (CORP): {event}", forecast_label=event)
-            chart(rel_fig, "compare_reliability")
-    with c_right:
-        st.dataframe(cal_table.assign(Method=cal_table["method"].map(with_note))
-                     .drop(columns=["method"])[["Method", *[c for c in cal_table.columns
-                                                            if c != "method"]]],
-                     hide_index=True, width="stretch")
-        st.caption("Calibration intercept (ideal 0; < 0: probabilities too high on average) and "
-                   "slope (ideal 1; < 1: too extreme, over-confident) by logistic "
-                   "recalibration, with 95 % Wald intervals, pooled over folds. The curve of "
-                   "a calibrated method stays in its grey consistency band (90 %).")
+    if cal_methods:
+        rel_fig = viz.reliability_figure(
+            {with_note(m): rel_curves[m] for m in cal_methods},
+            {with_note(m): rel_decomp[m] for m in cal_methods},
+            title=f"Reliability diagram (CORP): {event}", forecast_label=event)
+        chart(rel_fig, "compare_reliability", st.columns([3, 2])[0])
+
+    def wald(par: str) -> list[str]:
+        return [f"{e:.2f} ({lo:.2f}–{hi:.2f})" for e, lo, hi in
+                zip(cal_table[par], cal_table[f"{par}_lower"], cal_table[f"{par}_upper"])]
+
+    cc = st.column_config
+    st.dataframe(pd.DataFrame({  # six columns across the page: every header in view
+        "Method": cal_table["method"].map(with_note), "Intercept": wald("intercept"),
+        "Slope": wald("slope"), "Miscalibration": cal_table["miscalibration"].round(4),
+        "Discrimination": cal_table["discrimination"].round(4),
+        "Uncertainty": cal_table["uncertainty"].round(4)}),
+        hide_index=True, width="stretch", column_config={
+            "Method": cc.TextColumn(width=260),
+            "Intercept": cc.TextColumn(help="Calibration intercept with its 95 % Wald "
+                                            "interval: ideal 0; < 0: probabilities too high "
+                                            "on average."),
+            "Slope": cc.TextColumn(help="Calibration slope with its 95 % Wald interval: "
+                                        "ideal 1; < 1: too extreme, over-confident."),
+            "Miscalibration": cc.NumberColumn(help="CORP decomposition of the Brier score: "
+                                                   "the part due to miscalibration (0 = "
+                                                   "calibrated)."),
+            "Discrimination": cc.NumberColumn(help="CORP: the part of the uncertainty the "
+                                                   "forecasts resolve (higher is better)."),
+            "Uncertainty": cc.NumberColumn(help="CORP: the Brier score of always forecasting "
+                                                "the event's rate.")})
+    st.caption("Calibration intercept (ideal 0; < 0: probabilities too high on average) and "
+               "slope (ideal 1; < 1: too extreme, over-confident) by logistic "
+               "recalibration, with 95 % Wald intervals, pooled over folds; the Brier score "
+               "is miscalibration − discrimination + uncertainty. The curve of a calibrated "
+               "method stays in its grey consistency band (90 %). The CSV has every number.")
     dca_fig = None
     dca = None
     if len(classes) == 2:
@@ -445,20 +495,28 @@ if entry is not None and len(entry["results"]):
         pairs = pairwise_wilcoxon(on_all, test_metric)
         tests["Pairwise Wilcoxon tests (Holm)"] = pairs
         better = "higher" if HIGHER_IS_BETTER.get(test_metric, True) else "lower"
-        st.dataframe(pairs.assign(
-            method_a=pairs["method_a"].map(method_label),
-            method_b=pairs["method_b"].map(method_label),
-            better=pairs["better"].map(lambda m: method_label(m) if m else "")).rename(
-            columns={"method_a": "Method A", "method_b": "Method B", "metric": "Metric",
-                     "n_blocks": "Folds paired", "mean_diff": "Mean difference (A − B)",
-                     "wins": "A wins", "ties": "Ties", "losses": "A loses",
-                     "statistic": "Statistic", "p_value": "p-value",
-                     "p_holm": "p-value (Holm)", "significant": "Significant (5 %)",
-                     "better": "Better"})[[  # the verdict first: the table is wide
-            "Method A", "Method B", "p-value (Holm)", "Significant (5 %)", "Better",
-            "Mean difference (A − B)", "A wins", "Ties", "A loses", "p-value", "Statistic",
-            "Folds paired"]],
-            hide_index=True, width="stretch")
+        cc = st.column_config
+        st.dataframe(pd.DataFrame({  # the verdict first; Statistic and pairs in the CSV
+            "Method A": pairs["method_a"].map(method_label),
+            "Method B": pairs["method_b"].map(method_label),
+            "p (Holm)": pairs["p_holm"].map(lambda p: f"{p:.3g}"),
+            "Significant": pairs["significant"].map({True: "yes", False: "no"}),
+            "Better": pairs["better"].map(lambda m: method_label(m) if m else ""),
+            "Mean A − B": pairs["mean_diff"].map(lambda d: f"{d:+.4f}"),
+            "A wins / ties / loses": [f"{w} / {t} / {lo}" for w, t, lo in
+                                      zip(pairs["wins"], pairs["ties"], pairs["losses"])],
+            "p": pairs["p_value"].map(lambda p: f"{p:.3g}")}),
+            hide_index=True, width="stretch", column_config={
+                "Method A": cc.TextColumn(width=220), "Method B": cc.TextColumn(width=220),
+                "p (Holm)": cc.TextColumn(help="The pair's p-value, Holm-corrected for the "
+                                               "number of pairs."),
+                "Significant": cc.TextColumn(help="p (Holm) ≤ 5 %."),
+                "Better": cc.TextColumn(help="The method with more wins, when significant."),
+                "Mean A − B": cc.TextColumn(help="Mean over folds of A's score minus B's."),
+                "A wins / ties / loses": cc.TextColumn(help="Folds where A is better than, "
+                                                            "equal to, worse than B."),
+                "p": cc.TextColumn(help="The Wilcoxon signed-rank p-value before the "
+                                        "correction (two-sided).")})
         st.caption(f"Every pair of methods, Wilcoxon signed-rank test over folds, p-values "
                    f"Holm-corrected for the {len(pairs)} pairs ({better} "
                    f"{METRICS[test_metric]} is better). With few folds no test can reach "

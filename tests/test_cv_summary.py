@@ -146,3 +146,21 @@ def test_score_tables_beyond_the_limits_are_refused_on_upload_with_the_remedy():
     with pytest.raises(ValueError, match="choose at most 5"):
         cv_summary.over_datasets(tab, "accuracy", pair_methods=[f"m{j}" for j in range(6)],
                                  ranks=False)
+
+
+def test_time_left_prices_each_method_by_its_own_fits_without_the_start_up():
+    """issue 33 item 11: "about 6 min left" at 15 s for a run that ended at 61 s. A first fit
+    of 10 s (compilation), then 1 s fits: the old mean gave 3x the time left."""
+    from bnma_core.cv_summary import time_left
+
+    methods, folds = ["nb", "tan", "bma10", "manb", "kdb2"], 10
+    fits = [("nb", 10.0)] + [("nb", 1.0)] * 4  # 15 s, 5 of 50 fits done
+    truth = 45 * 1.0
+    left, rough = time_left(fits, methods, folds)
+    assert left == pytest.approx(truth, rel=0.2) and rough
+    assert remaining_seconds(5, 50, 15.0) > 2.5 * truth  # the former estimate
+    # each method its own price: a slow method's folds cost its own fits, not the mean
+    fits = [("nb", 0.1)] * 10 + [("bma10", 4.0)] * 3
+    left, rough = time_left(fits, ["nb", "bma10"], 10, running_for=1.0)
+    assert left == pytest.approx(7 * 4.0 - 1.0) and not rough
+    assert time_left([("nb", 3.0)], ["nb"], 10) == (None, True)  # "estimating..."
