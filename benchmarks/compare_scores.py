@@ -65,11 +65,18 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if args.case:
         print(json.dumps(case(args.case[0], int(args.case[1]))), flush=True)
         return []
+    import os
+    from pathlib import Path
+
+    import bnma_core
+
+    # the children measure the bnma_core this process imports (a checkout or the installed one)
+    env = {**os.environ, "PYTHONPATH": str(Path(bnma_core.__file__).resolve().parents[1])}
     out = []
     for kind, sizes in (("sets", args.sets), ("methods", args.methods)):
         for n in sizes:
             res = subprocess.run([sys.executable, __file__, "--case", kind, str(n)],
-                                 capture_output=True, text=True, check=True)
+                                 capture_output=True, text=True, check=True, env=env)
             line = res.stdout.strip().splitlines()[-1]
             print(line, flush=True)
             out.append(json.loads(line))

@@ -295,3 +295,17 @@ def test_critical_difference_figure_draws_the_50_best_and_says_so():
     assert 2 <= len(ticks) <= 21
     assert f"the {MAX_CD_METHODS} best of {k} methods" in fig.layout.title.text
     assert len(fig.to_json()) < 100_000
+
+
+def test_the_compare_scores_benchmark_runs():
+    """Smoke test of benchmarks/compare_scores.py (issue 36 item 3's measurements)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "compare_scores.py"
+    spec = importlib.util.spec_from_file_location("compare_scores", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    out = bench.main(["--sets", "30", "--methods", "60"])
+    assert [(r["kind"], r["n"]) for r in out] == [("sets", 30), ("methods", 60)]
+    assert all(r["cpu_s"] >= 0 and r["chart_json_bytes"] > 0 for r in out)
