@@ -290,7 +290,7 @@ if entry is not None and len(entry["results"]):
         return method_label(m) + (f" — {partial[m]}" if m in partial else "")
 
     def ci(col: str) -> list[str]:
-        return [f"{e:.3f} ({lo:.3f}–{hi:.3f})" if pd.notna(lo) else f"{e:.3f}"
+        return [f"{e:.3f} ({lo:.2f}–{hi:.2f})" if pd.notna(lo) else f"{e:.3f}"
                 for e, lo, hi in zip(intervals[col], intervals[f"{col}_lower"],
                                      intervals[f"{col}_upper"])]
 
@@ -302,18 +302,16 @@ if entry is not None and len(entry["results"]):
         "Log-loss": ci("log_loss"),
         "Brier": ci("brier"),
         "AUC": ci("auc"),
-        "AUC (fold mean)": [f"{by_method.loc[m, 'auc_mean']:.3f}" for m in
-                            intervals["method"]],
-        "Train rows": [round(float(by_method.loc[m, "n_train_mean"]), 1)
-                       for m in intervals["method"]],
+        "AUC folds": [f"{by_method.loc[m, 'auc_mean']:.3f}" for m in intervals["method"]],
         "Fit s": [round(float(by_method.loc[m, "fit_time_s_mean"]), 2)
                   for m in intervals["method"]],
     })
     cc = st.column_config
     st.subheader("Results")
     st.dataframe(table, hide_index=True, width="stretch", column_config={
-        "Method": cc.TextColumn("Method", width=260,
-                                help="What each method does: 'Available methods' above."),
+        "Method": cc.TextColumn("Method", width=180,
+                                help="What each method does: 'Available methods' above. "
+                                     "Training rows per fold: the per-fold table."),
         "Accuracy": cc.TextColumn(help="Share of rows whose most probable class is the true "
                                        "one, pooled over folds, with its 95 % interval."),
         "Log-loss": cc.TextColumn(help="Mean of −ln P(true class), pooled over folds, with "
@@ -322,8 +320,7 @@ if entry is not None and len(entry["results"]):
                                     "(lower is better)."),
         "AUC": cc.TextColumn(help="AUC of all out-of-fold rows ranked together (the ROC "
                                   "curves' AUC), with its 95 % interval."),
-        "AUC (fold mean)": cc.TextColumn(help="Mean over folds of each test fold's own AUC."),
-        "Train rows": cc.NumberColumn(help="Training rows per fold the method learned from."),
+        "AUC folds": cc.TextColumn(help="Mean over folds of each test fold's own AUC."),
         "Fit s": cc.NumberColumn(help="Seconds per fit (one fold), on this shared server."),
     })
     st.caption("Pooled over folds: every row is predicted once by a model that did not see it, "
@@ -438,7 +435,7 @@ if entry is not None and len(entry["results"]):
         "Discrimination": cal_table["discrimination"].round(4),
         "Uncertainty": cal_table["uncertainty"].round(4)}),
         hide_index=True, width="stretch", column_config={
-            "Method": cc.TextColumn(width=260),
+            "Method": cc.TextColumn(width=180),
             "Intercept": cc.TextColumn(help="Calibration intercept with its 95 % Wald "
                                             "interval: ideal 0; < 0: probabilities too high "
                                             "on average."),
@@ -500,21 +497,22 @@ if entry is not None and len(entry["results"]):
             "Method A": pairs["method_a"].map(method_label),
             "Method B": pairs["method_b"].map(method_label),
             "p (Holm)": pairs["p_holm"].map(lambda p: f"{p:.3g}"),
-            "Significant": pairs["significant"].map({True: "yes", False: "no"}),
-            "Better": pairs["better"].map(lambda m: method_label(m) if m else ""),
+            "Better (5 %)": [method_label(m) if sig else "neither" for m, sig in
+                             zip(pairs["better"], pairs["significant"])],
             "Mean A − B": pairs["mean_diff"].map(lambda d: f"{d:+.4f}"),
-            "A wins / ties / loses": [f"{w} / {t} / {lo}" for w, t, lo in
-                                      zip(pairs["wins"], pairs["ties"], pairs["losses"])],
+            "W / T / L": [f"{w} / {t} / {lo}" for w, t, lo in
+                          zip(pairs["wins"], pairs["ties"], pairs["losses"])],
             "p": pairs["p_value"].map(lambda p: f"{p:.3g}")}),
             hide_index=True, width="stretch", column_config={
-                "Method A": cc.TextColumn(width=220), "Method B": cc.TextColumn(width=220),
+                "Method A": cc.TextColumn(width=150), "Method B": cc.TextColumn(width=150),
                 "p (Holm)": cc.TextColumn(help="The pair's p-value, Holm-corrected for the "
                                                "number of pairs."),
-                "Significant": cc.TextColumn(help="p (Holm) ≤ 5 %."),
-                "Better": cc.TextColumn(help="The method with more wins, when significant."),
+                "Better (5 %)": cc.TextColumn(width=150, help="Significant at 5 % (p (Holm) "
+                                              "≤ 0.05): the method with more wins; else "
+                                              "neither."),
                 "Mean A − B": cc.TextColumn(help="Mean over folds of A's score minus B's."),
-                "A wins / ties / loses": cc.TextColumn(help="Folds where A is better than, "
-                                                            "equal to, worse than B."),
+                "W / T / L": cc.TextColumn(help="Folds where A wins against, ties with, "
+                                                "loses to B."),
                 "p": cc.TextColumn(help="The Wilcoxon signed-rank p-value before the "
                                         "correction (two-sided).")})
         st.caption(f"Every pair of methods, Wilcoxon signed-rank test over folds, p-values "
