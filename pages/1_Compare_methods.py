@@ -196,10 +196,11 @@ def draw_live(r: background.Run) -> None:
     what = f" (last: {ev['what']})" if ev else ""
     fits, before = [], r.started
     for e in events:  # each fit's wall-clock seconds, from the times the fits finished
-        fits.append((e["method"], e["t"] - before))
-        before = e["t"]
-    left, rough = time_left(fits, r.meta["methods"], r.meta["folds"],
-                            running_for=time.time() - before)
+        fits.append((e.get("method", ""), e.get("t", before) - before))
+        before = e.get("t", before)
+    left, rough = (time_left(fits, r.meta["methods"], r.meta["folds"],
+                             running_for=time.time() - before)
+                   if "methods" in r.meta else (None, True))  # a run started by older code
     eta = (" — estimating the time left..." if left is None else
            f" — about {duration_words(left)} left"
            + (" (rough until every method has run a fold)" if rough else ""))
