@@ -128,6 +128,19 @@ def holm_adjust(pvalues: Sequence[float]) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 
 
+def _tie_sum(ranks: np.ndarray) -> float:
+    """Σ over rows and tie groups of t³ − t, t the size of each group of equal ranks in a
+    row (one sort of the matrix, no loop over the rows)."""
+    r = np.sort(ranks, axis=1)
+    N, k = r.shape
+    # a run of equal values starts at column 0 and wherever the value changes
+    starts = np.ones((N, k), dtype=bool)
+    starts[:, 1:] = r[:, 1:] != r[:, :-1]
+    flat = np.flatnonzero(starts.ravel())
+    t = np.diff(np.append(flat, N * k)).astype(float)
+    return float(np.sum(t ** 3 - t))
+
+
 def friedman_test(table: pd.DataFrame, metric: str, *, block: str = "fold",
                   method: str = "method", higher_is_better: bool | None = None
                   ) -> pd.DataFrame:
@@ -159,10 +172,7 @@ def friedman_test(table: pd.DataFrame, metric: str, *, block: str = "fold",
     ranks = _ranks(wide, hib).to_numpy()
     R = ranks.mean(axis=0)
     stat = 12 * N / (k * (k + 1)) * (np.sum(R ** 2) - k * (k + 1) ** 2 / 4)
-    ties = 0.0
-    for row in ranks:
-        _, t = np.unique(row, return_counts=True)
-        ties += float(np.sum(t ** 3 - t))
+    ties = _tie_sum(ranks)
     correction = 1 - ties / (N * k * (k * k - 1))
     stat = stat / correction if correction > 0 else 0.0
     denom = N * (k - 1) - stat
@@ -266,19 +276,70 @@ def nemenyi_cd(k: int, n_blocks: int, alpha: float = 0.05) -> float:
     return float(q * np.sqrt(k * (k + 1) / (6 * n_blocks)))
 
 
+def _first_true(n: int, size: int, holds: Any) -> np.ndarray:
+    """For ``size`` monotone questions over positions 0..n-1, the first position where each
+    holds (n where it never does): a vectorised binary search. ``holds(pos)`` gets one
+    position per question and answers all of them; for each question the answer must be
+    False, ..., False, True, ..., True along the positions. O(size · log n) time, O(size)
+    memory."""
+    lo = np.zeros(size, dtype=np.int64)
+    hi = np.full(size, n, dtype=np.int64)
+    while True:
+        active = lo < hi
+        if not active.any():
+            return lo
+        mid = (lo + hi) // 2
+        ok = holds(np.minimum(mid, n - 1)) & active
+        hi = np.where(ok, mid, hi)
+        lo = np.where(active & ~ok, mid + 1, lo)
+
+
 def _groups(names: list[str], ranks: np.ndarray, cd: float) -> list[tuple[int, int]]:
     """Maximal runs (i, j) of the rank-sorted methods with r_j − r_i ≤ cd, each ending past the
-    previous run (``autorank``'s ``get_sorted_rank_groups``)."""
+    previous run (``autorank``'s ``get_sorted_rank_groups``).
+
+    ``ranks`` is sorted ascending, so the last j with r_j − r_i ≤ cd is one binary search per
+    i (the floating-point difference is monotone in r_j, so this is the same j as a scan
+    comparing every pair): O(k log k) instead of the O(k²) double loop.
+    """
+    r = np.asarray(ranks, dtype=float)
+    k = len(r)
+    if k < 2:
+        return []
+    past = _first_true(k, k, lambda pos: r[pos] - r > cd)  # ranks within cd come before
     out = []
     cur_max = -1
-    for i in range(len(ranks)):
-        last = None
-        for j in range(i + 1, len(ranks)):
-            if abs(ranks[i] - ranks[j]) <= cd:
-                last = j
-        if last is not None and last > cur_max:
+    for i in range(k):
+        last = int(past[i]) - 1
+        if last > i and last > cur_max:
             cur_max = last
             out.append((i, last))
+    return out
+
+
+MAX_GROUP_LABELS = 4
+"""A method in more critical-difference groups than this gets its groups as a range "3-9"."""
+
+
+def _group_labels(spans: list[tuple[int, int]], k: int) -> list[str]:
+    """The ``group`` column: for each rank position the groups (numbered from 1) it belongs
+    to. Both ends of the runs increase, so those groups are one range of numbers, found by
+    two binary searches per position (O(k log k))."""
+    if not spans:
+        return [""] * k
+    starts = np.array([i for i, _ in spans])
+    ends = np.array([j for _, j in spans])
+    pos = np.arange(k)
+    first = np.searchsorted(ends, pos, side="left")        # first group ending at or after r
+    last = np.searchsorted(starts, pos, side="right") - 1  # last group starting at or before r
+    out = []
+    for a, b in zip(first.tolist(), last.tolist()):
+        if a > b:
+            out.append("")
+        elif b - a < MAX_GROUP_LABELS:
+            out.append(";".join(str(g + 1) for g in range(a, b + 1)))
+        else:
+            out.append(f"{a + 1}-{b + 1}")
     return out
 
 
@@ -303,12 +364,116 @@ def critical_difference(table: pd.DataFrame, metric: str, *, block: str = "datas
     names = ranks["method"].tolist()
     spans = _groups(names, ranks["mean_rank"].to_numpy(), cd)
     groups = [tuple(names[i:j + 1]) for i, j in spans]
-    labels = [";".join(str(g + 1) for g, (i, j) in enumerate(spans) if i <= r <= j)
-              for r in range(k)]
-    ranks["group"] = labels
+    ranks["group"] = _group_labels(spans, k)
     fried = (friedman_test(table, metric, block=block, method=method,
                            higher_is_better=higher_is_better) if k >= 3 else None)
     return CriticalDifference(ranks=ranks, cd=cd, alpha=alpha, groups=groups, friedman=fried)
+
+
+DRAW_BLOCK_CELLS = 1_000_000
+"""Dirichlet weights drawn at once by the Bayesian signed-rank test (8 MB): the draws come in
+blocks of this many numbers, so its memory does not grow with draws × data sets."""
+
+
+def _check_signed_rank_args(x: np.ndarray, y: np.ndarray, rope: float, prior: float,
+                            n_samples: int) -> None:
+    if x.shape != y.shape or x.size == 0:
+        raise ValueError(f"{x.size} and {y.size} scores; pass both methods' scores on the same "
+                         "data sets.")
+    if not np.all(np.isfinite(x)) or not np.all(np.isfinite(y)):
+        raise ValueError("Scores must be finite numbers; drop the data sets a method did not "
+                         "finish.")
+    if rope < 0 or prior < 0 or int(n_samples) < 1:
+        raise ValueError("rope and prior must be ≥ 0 and n_samples ≥ 1; e.g. rope=0.01, "
+                         "prior=0.5, n_samples=50000.")
+
+
+class _PairSums:
+    """Σ_ij w_i w_j H(z_i + z_j − t) for many weight vectors w without the N × N matrix.
+
+    With z sorted, the j for which the floating-point sum z_i + z_j exceeds t form a suffix
+    (floating-point addition is monotone), and those for which it equals t a run just before
+    it; both boundaries are found per i by binary search once. For each draw w the weighted
+    count is then Σ_i w_i (suffix sum of w past the boundary, plus half the run) from one
+    cumulative sum: O(N) per draw instead of O(N²), and exactly the pairs the matrix counts.
+    """
+
+    def __init__(self, z: np.ndarray):
+        self.z = z
+        self.order = np.argsort(z, kind="stable")
+        self.zs = z[self.order]
+
+    def first(self, t: float, strict: bool) -> np.ndarray:
+        """Per i, the first sorted position p with z_i + zs[p] > t (strict) or ≥ t."""
+        z, zs = self.z, self.zs
+        if strict:
+            return _first_true(len(zs), len(z), lambda pos: z + zs[pos] > t)
+        return _first_true(len(zs), len(z), lambda pos: z + zs[pos] >= t)
+
+
+def _signed_rank_samples(diffs: Sequence[np.ndarray], rope: float, prior: float,
+                         n_samples: int, seed: int) -> list[np.ndarray]:
+    """The posterior draws (θ_left, θ_rope, θ_right) of :func:`bayesian_signed_rank` for
+    several vectors of differences over the same N data sets, drawn with the same Dirichlet
+    weights (as every pair got from ``baycomp`` with one seed): the weights are drawn in
+    blocks of :data:`DRAW_BLOCK_CELLS` from one ``RandomState(seed)`` stream, which gives
+    the numbers of one ``dirichlet(weights, n_samples)`` call, so memory is O(N) and time
+    O(n_samples · N) per vector."""
+    n_samples = int(n_samples)
+    n = len(diffs[0]) + 1
+    weights = np.ones(n)
+    weights[0] = prior
+    plans = []
+    for d in diffs:
+        pairs = _PairSums(np.concatenate([[0.0], np.asarray(d, dtype=float)]))
+        t = 2 * rope
+        # (first j with z_i + z_j ≥ s, first with > s) for s = t, and −t with a rope
+        bounds = [(pairs.first(t, False), pairs.first(t, True))]
+        if rope > 0:
+            bounds.append((pairs.first(-t, False), pairs.first(-t, True)))
+        # the run of sums equal to ±t is empty for almost every i: its half-weight is added
+        # for the i where it is not
+        plans.append((pairs.order, [(lo, np.flatnonzero(hi != lo), hi) for lo, hi in bounds]))
+    out = [np.zeros((n_samples, 3)) for _ in diffs]
+    rs = np.random.RandomState(seed)
+    block = max(1, DRAW_BLOCK_CELLS // n)
+    cum = None
+    for start in range(0, n_samples, block):
+        b = min(block, n_samples - start)
+        w = rs.dirichlet(weights, b)
+        if cum is None or cum.shape[0] != b:
+            cum = np.zeros((b, n + 1))
+        for (order, bounds), samples in zip(plans, out):
+            np.cumsum(np.take(w, order, axis=1), axis=1, out=cum[:, 1:])  # Σ_{q<p} w_(q)
+            counted = []  # Σ_i w_i (weight of the j before lo_i + half the run lo_i..hi_i)
+            for lo, ties, hi in bounds:
+                c = np.einsum("ij,ij->i", w, np.take(cum, lo, axis=1))
+                if ties.size:
+                    c += 0.5 * np.einsum("ij,ij->i", w[:, ties],
+                                         np.take(cum, hi[ties], axis=1)
+                                         - np.take(cum, lo[ties], axis=1))
+                counted.append(c)
+            rows = samples[start:start + b]
+            # pairs above t: all pairs minus those below t and half of those equal to t
+            total = cum[:, n]
+            rows[:, 2] = total * total - counted[0]
+            if rope > 0:
+                rows[:, 0] = counted[1]
+                rows[:, 1] = 1 - rows[:, 0] - rows[:, 2]
+            else:
+                rows[:, 0] = 1 - rows[:, 2]
+    return out
+
+
+def _signed_rank_probabilities(samples: np.ndarray, higher_is_better: bool
+                               ) -> dict[str, float]:
+    """Shares of the draws in which each of (left, rope, right) is the largest."""
+    p_left, p_rope, p_right = np.bincount(np.argmax(samples, axis=1),
+                                          minlength=3) / len(samples)
+    # left: b − a below the rope, i.e. a scores higher
+    a_better, b_better = (p_left, p_right) if higher_is_better else (p_right, p_left)
+    return {"p_a_better": float(a_better), "p_equivalent": float(p_rope),
+            "p_b_better": float(b_better)}
 
 
 def bayesian_signed_rank(a: Any, b: Any, *, rope: float, higher_is_better: bool = True,
@@ -321,7 +486,9 @@ def bayesian_signed_rank(a: Any, b: Any, *, rope: float, higher_is_better: bool 
     θ_left = Σ_ij w_i w_j 1[z_i + z_j < −2r], θ_right likewise > 2r (ties count one half) and
     θ_rope the rest; the probabilities are the shares of draws in which each is the largest
     (Benavoli, Mangili, Corani, Zaffalon & Ruggeri 2014; Benavoli, Corani, Demšar & Zaffalon
-    2017). Same draws as ``baycomp.SignedRankTest`` with ``random_state=seed``.
+    2017). Same draws as ``baycomp.SignedRankTest`` with ``random_state=seed``; the double
+    sum is computed from sorted differences and cumulative sums (:class:`_PairSums`), in
+    O(N) memory and O(n_samples · N) time, where ``baycomp`` builds the N × N matrix.
 
     Parameters
     ----------
@@ -338,37 +505,9 @@ def bayesian_signed_rank(a: Any, b: Any, *, rope: float, higher_is_better: bool 
     """
     x = np.asarray(a, dtype=float).ravel()
     y = np.asarray(b, dtype=float).ravel()
-    if x.shape != y.shape or x.size == 0:
-        raise ValueError(f"{x.size} and {y.size} scores; pass both methods' scores on the same "
-                         "data sets.")
-    if not np.all(np.isfinite(x)) or not np.all(np.isfinite(y)):
-        raise ValueError("Scores must be finite numbers; drop the data sets a method did not "
-                         "finish.")
-    if rope < 0 or prior < 0 or int(n_samples) < 1:
-        raise ValueError("rope and prior must be ≥ 0 and n_samples ≥ 1; e.g. rope=0.01, "
-                         "prior=0.5, n_samples=50000.")
-    z = np.concatenate([[0.0], y - x])
-    sums = z[:, None] + z[None, :]
-
-    def heaviside(v: np.ndarray, t: float) -> np.ndarray:
-        return (v > t).astype(float) + 0.5 * (v == t).astype(float)
-
-    weights = np.ones(len(z))
-    weights[0] = prior
-    w = np.random.RandomState(seed).dirichlet(weights, int(n_samples))
-    samples = np.zeros((int(n_samples), 3))
-    if rope > 0:
-        samples[:, 0] = np.sum((w @ heaviside(-sums, 2 * rope)) * w, axis=1)
-        samples[:, 2] = np.sum((w @ heaviside(sums, 2 * rope)) * w, axis=1)
-        samples[:, 1] = 1 - samples[:, 0] - samples[:, 2]
-    else:
-        samples[:, 2] = np.sum((w @ heaviside(sums, 0.0)) * w, axis=1)
-        samples[:, 0] = 1 - samples[:, 2]
-    p_left, p_rope, p_right = np.bincount(np.argmax(samples, axis=1), minlength=3) / n_samples
-    # left: b − a below the rope, i.e. a scores higher
-    a_better, b_better = (p_left, p_right) if higher_is_better else (p_right, p_left)
-    return {"p_a_better": float(a_better), "p_equivalent": float(p_rope),
-            "p_b_better": float(b_better)}
+    _check_signed_rank_args(x, y, rope, prior, n_samples)
+    samples = _signed_rank_samples([y - x], rope, prior, n_samples, seed)[0]
+    return _signed_rank_probabilities(samples, higher_is_better)
 
 
 def bayesian_signed_rank_pairs(table: pd.DataFrame, metric: str, *, rope: float,
@@ -387,14 +526,20 @@ def bayesian_signed_rank_pairs(table: pd.DataFrame, metric: str, *, rope: float,
     """
     hib = _direction(metric, higher_is_better)
     wide = score_matrix(table, metric, block=block, method=method)
+    values = wide.to_numpy()
+    _check_signed_rank_args(values, values, rope, prior, n_samples)
+    pairs = list(combinations(range(wide.shape[1]), 2))
+    samples = (_signed_rank_samples([values[:, j] - values[:, i] for i, j in pairs], rope,
+                                    prior, n_samples, seed) if pairs else [])
     rows = []
-    for a, b in combinations(wide.columns, 2):
-        p = bayesian_signed_rank(wide[a].to_numpy(), wide[b].to_numpy(), rope=rope,
-                                 higher_is_better=hib, prior=prior, n_samples=n_samples,
-                                 seed=seed)
+    for (i, j), draws in zip(pairs, samples):
+        p = _signed_rank_probabilities(draws, hib)
         best = max(p, key=p.get)
         decision = ({"p_a_better": "a better", "p_equivalent": "equivalent",
                      "p_b_better": "b better"}[best] if p[best] >= threshold else "undecided")
-        rows.append({"method_a": a, "method_b": b, "metric": metric, "rope": rope,
-                     "n_blocks": len(wide), **p, "decision": decision})
-    return pd.DataFrame(rows)
+        rows.append({"method_a": wide.columns[i], "method_b": wide.columns[j],
+                     "metric": metric, "rope": rope, "n_blocks": len(wide), **p,
+                     "decision": decision})
+    return pd.DataFrame(rows, columns=["method_a", "method_b", "metric", "rope", "n_blocks",
+                                       "p_a_better", "p_equivalent", "p_b_better",
+                                       "decision"])

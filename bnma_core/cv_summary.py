@@ -17,9 +17,12 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["fold_status", "interval_table", "identical_predictions", "remaining_seconds",
+           "time_left", "MIN_FITS_FOR_ESTIMATE",
            "INTERVAL_METRICS", "per_fold_intervals",
            "duration_words", "calibration_views", "common_decision_curve", "over_datasets",
-           "read_scores_table", "anchor_scores", "DATASET_METRICS"]
+           "read_scores_table", "anchor_scores", "DATASET_METRICS", "MAX_SCORE_DATASETS",
+           "MAX_SCORE_METHODS", "MAX_PAIR_METHODS", "MAX_PAIR_CELLS", "check_score_table_size",
+           "max_pair_methods"]
 
 INTERVAL_METRICS = {"accuracy": "accuracy", "log_loss": "log-loss", "brier": "Brier",
                     "auc": "AUC"}
@@ -67,8 +70,9 @@ def _finished(predictions: Any, method: str) -> tuple[np.ndarray, np.ndarray, An
 def interval_table(predictions: Any, results: pd.DataFrame | None = None, *,
                    n_bootstrap: int | None = None, seed: int = 0) -> pd.DataFrame:
     """Accuracy, log-loss, Brier score and AUC of each method with 95 % intervals, pooled over
-    the rows the method predicted (:func:`bnma_core.metrics.metric_intervals`: bootstrap over
-    rows, DeLong for the AUC), plus the mean of the per-fold AUCs.
+    the rows the method predicted (:func:`bnma_core.metrics.metric_intervals`: Wilson for the
+    accuracy, bootstrap over rows for log-loss and Brier, DeLong for the AUC or Newcombe's score
+    interval where DeLong's variance is 0), plus the mean of the per-fold AUCs.
 
     The pooled AUC ranks every out-of-fold row together; the mean over folds averages the
     AUC of each test fold. They differ (a little) because the folds' models score on slightly
@@ -169,6 +173,58 @@ def remaining_seconds(done: int, total: int, elapsed: float) -> float | None:
     return float(elapsed) / done * max(0, int(total) - int(done))
 
 
+MIN_FITS_FOR_ESTIMATE = 2
+"""Finished fits before :func:`time_left` estimates (the first fit carries the start-up)."""
+
+
+def time_left(fits: Sequence[tuple[str, float]], methods: Sequence[str], n_folds: int, *,
+              running_for: float = 0.0) -> tuple[float | None, bool]:
+    """Seconds a cross-validation run still needs, from the wall-clock seconds of the fits
+    done so far.
+
+    Fits run method after method, and methods differ in cost by a factor of 60 or more (nb
+    against stack), so one mean over all fits misleads (the Compare page said "about 6 min
+    left" at 15 s for a run that ended at 61 s). Each method's remaining folds are priced by
+    its own fits: the median of its fits after its first (the first carries compilation and
+    caches) or its first alone. A method not started yet is priced like the median of the
+    started methods, and the estimate is then called rough. The fit in progress has run
+    ``running_for`` seconds already.
+
+    Parameters
+    ----------
+    fits : (method, seconds) of each finished fit, in the order they finished
+    methods : every method of the run
+    n_folds : folds per method
+    running_for : seconds since the last fit finished
+
+    Returns
+    -------
+    (seconds or None, rough): None before :data:`MIN_FITS_FOR_ESTIMATE` fits have finished
+    ("estimating"); ``rough`` when some method has not finished a fit yet.
+    """
+    if len(fits) < MIN_FITS_FOR_ESTIMATE:
+        return None, True
+    by_method: dict[str, list[float]] = {}
+    for m, sec in fits:
+        by_method.setdefault(m, []).append(float(sec))
+    per_fit = {m: float(np.median(d[1:])) if len(d) > 1 else d[0]
+               for m, d in by_method.items()}
+    fallback = float(np.median(list(per_fit.values())))
+    left = 0.0
+    in_progress = True  # the first method with folds left is the one running
+    for m in methods:
+        todo = int(n_folds) - len(by_method.get(m, []))
+        if todo <= 0:
+            continue
+        cost = per_fit.get(m, fallback)
+        left += todo * cost
+        if in_progress:
+            left -= min(float(running_for), cost)
+            in_progress = False
+    rough = any(m not in by_method for m in methods)
+    return max(0.0, left), rough
+
+
 def duration_words(seconds: float) -> str:
     """A time estimate in words, rounded as estimates deserve: "40 s", "3 min", "1 h 20 min"."""
     s = max(0.0, float(seconds))
@@ -246,6 +302,32 @@ def common_decision_curve(predictions: Any, methods: Sequence[str], positive: An
 DATASET_METRICS = {"accuracy": True, "log_loss": False, "brier": False, "auc": True}
 """Score columns :func:`over_datasets` reads (and whether higher is better)."""
 
+MAX_SCORE_DATASETS = 2_000
+"""Most data sets a table of scores may hold (a comparison over data sets usually has tens):
+the Bayesian signed-rank test costs O(draws × data sets) per pair (DESIGN §7), about half a
+CPU second per pair at this size."""
+
+MAX_SCORE_METHODS = 1_000
+"""Most methods a table of scores may hold: the critical-difference groups can name
+O(methods²) members, and no reader can take in more ranks than this."""
+
+MAX_PAIR_METHODS = 10
+"""Most methods in the Bayesian signed-rank test at once (45 pairs)."""
+
+MAX_PAIR_CELLS = 20_000
+"""Most pairs × data sets in one Bayesian signed-rank request (about 10 CPU s with 20,000
+draws): 45 pairs over 444 data sets, or 10 pairs over 2,000."""
+
+
+def max_pair_methods(n_datasets: int) -> int:
+    """How many methods the Bayesian signed-rank test takes at once over ``n_datasets`` data
+    sets: at most :data:`MAX_PAIR_METHODS`, and k(k − 1)/2 pairs × data sets within
+    :data:`MAX_PAIR_CELLS` (at least 2)."""
+    k = 2
+    while k < MAX_PAIR_METHODS and (k + 1) * k // 2 * max(1, int(n_datasets)) <= MAX_PAIR_CELLS:
+        k += 1
+    return k
+
 
 def read_scores_table(raw: bytes, max_bytes: int = 5 * 2**20) -> pd.DataFrame:
     """A user's table of scores per data set and method (CSV: ``dataset``, ``method`` and one
@@ -254,8 +336,9 @@ def read_scores_table(raw: bytes, max_bytes: int = 5 * 2**20) -> pd.DataFrame:
     Raises
     ------
     ValueError
-        One sentence naming the limit and the remedy: too large, not CSV, a missing column, a
-        score that is not a number.
+        One sentence naming the limit and the remedy: too large, not CSV, a missing column, no
+        rows, a score that is not a finite number, more than :data:`MAX_SCORE_DATASETS` data
+        sets or :data:`MAX_SCORE_METHODS` methods.
     """
     import io
 
@@ -272,25 +355,53 @@ def read_scores_table(raw: bytes, max_bytes: int = 5 * 2**20) -> pd.DataFrame:
     if "dataset" not in tab.columns or "method" not in tab.columns or not scores:
         raise ValueError("The table needs the columns dataset, method and at least one of "
                          + ", ".join(DATASET_METRICS) + " (one row per data set and method).")
+    if tab.empty:
+        raise ValueError("The table has a header but no rows; add one row of scores per data "
+                         "set and method.")
     for c in scores:
         vals = pd.to_numeric(tab[c], errors="coerce")
         bad = vals.isna() & tab[c].notna()
         if bad.any():
             raise ValueError(f"Column {c} holds {tab[c][bad].iloc[0]!r}, not a number; give "
                              "scores as numbers with a decimal point.")
+        infinite = np.isinf(vals.to_numpy(dtype=float))
+        if infinite.any():
+            raise ValueError(f"Column {c} holds {tab[c][infinite].iloc[0]!r} in row "
+                             f"{int(np.flatnonzero(infinite)[0]) + 1}, not a finite score; "
+                             "leave the cell empty where a method has no score.")
         tab[c] = vals
+    if not any(tab[c].notna().any() for c in scores):
+        raise ValueError("No score column holds a number; fill in " + ", ".join(scores)
+                         + " for each data set and method.")
+    check_score_table_size(tab["dataset"].nunique(), tab["method"].nunique())
     return tab[["dataset", "method", *scores]]
+
+
+def check_score_table_size(n_datasets: int, n_methods: int) -> None:
+    """Refuse a comparison over more than :data:`MAX_SCORE_DATASETS` data sets or
+    :data:`MAX_SCORE_METHODS` methods, with the remedy (one sentence)."""
+    if n_datasets > MAX_SCORE_DATASETS:
+        raise ValueError(f"The table has {n_datasets:,} data sets; a comparison takes at most "
+                         f"{MAX_SCORE_DATASETS:,} (split the table, or keep a sample of the "
+                         "data sets).")
+    if n_methods > MAX_SCORE_METHODS:
+        raise ValueError(f"The table has {n_methods:,} methods; a comparison takes at most "
+                         f"{MAX_SCORE_METHODS:,} (keep the best, or compare groups of methods "
+                         "separately).")
 
 
 def over_datasets(table: pd.DataFrame, metric: str, methods: Sequence[str] | None = None, *,
                   pair_methods: Sequence[str] | None = None, rope: float = 0.01,
-                  n_samples: int = 20_000, seed: int = 0) -> dict[str, Any]:
+                  n_samples: int = 20_000, seed: int = 0, ranks: bool = True
+                  ) -> dict[str, Any]:
     """Demšar's critical difference and the Bayesian signed-rank test of every pair, over the
     data sets of a long (``dataset``, ``method``, ``metric``) table.
 
     Only methods with a score on every data set take part (the tests need complete blocks);
     the others are returned as ``left_out``. ``pair_methods`` limits the Bayesian test to the
-    pairs among those methods (k methods give k(k − 1)/2 pairs; default all).
+    pairs among those methods (k methods give k(k − 1)/2 pairs; default all, at most
+    :func:`max_pair_methods` methods). ``ranks=False`` skips the critical difference (``cd``
+    is then None), for a page that has it already and asks for other pairs.
 
     Returns
     -------
@@ -301,17 +412,22 @@ def over_datasets(table: pd.DataFrame, metric: str, methods: Sequence[str] | Non
     Raises
     ------
     ValueError
-        Fewer than two complete methods or two data sets.
+        Fewer than two complete methods or two data sets; more data sets or methods than
+        :func:`check_score_table_size` allows; more than :func:`max_pair_methods` methods
+        for the Bayesian test.
     """
     from .comparison import bayesian_signed_rank_pairs, critical_difference
 
-    if metric not in table.columns:
-        raise ValueError(f"The table has no {metric!r} column.")
+    if metric is None or metric not in table.columns:
+        raise ValueError("Choose a score column the table has: "
+                         + (", ".join(c for c in table.columns if c in DATASET_METRICS)
+                            or "it has none of " + ", ".join(DATASET_METRICS)) + ".")
     tab = table.dropna(subset=[metric])
     if methods is not None:
         tab = tab[tab["method"].isin(list(methods))]
     tab = tab.drop_duplicates(["dataset", "method"])
     n_sets = tab["dataset"].nunique()
+    check_score_table_size(n_sets, tab["method"].nunique())
     counts = tab.groupby("method", sort=False)["dataset"].nunique()
     complete = [m for m, c in counts.items() if c == n_sets]
     left_out = [m for m in counts.index if m not in complete]
@@ -322,12 +438,18 @@ def over_datasets(table: pd.DataFrame, metric: str, methods: Sequence[str] | Non
         raise ValueError(f"{len(complete)} methods have a score on all {n_sets} data sets; "
                          "choose at least two methods scored on at least two data sets.")
     hib = DATASET_METRICS.get(metric)
-    cd = critical_difference(tab, metric, block="dataset", higher_is_better=hib)
-    if pair_methods is not None:
-        tab = tab[tab["method"].isin([m for m in pair_methods if m in complete])]
+    cd = (critical_difference(tab, metric, block="dataset", higher_is_better=hib)
+          if ranks else None)
+    paired = complete if pair_methods is None else [m for m in dict.fromkeys(pair_methods)
+                                                    if m in complete]
+    most = max_pair_methods(n_sets)
+    if len(paired) > most:
+        raise ValueError(f"{len(paired)} methods for the Bayesian signed-rank test over "
+                         f"{n_sets:,} data sets; choose at most {most} (each pair is one test).")
+    tab = tab[tab["method"].isin(paired)]
     pairs = (bayesian_signed_rank_pairs(tab, metric, rope=rope, block="dataset",
                                         higher_is_better=hib, n_samples=n_samples, seed=seed)
-             if tab["method"].nunique() >= 2 else None)
+             if len(paired) >= 2 else None)
     return {"cd": cd, "pairs": pairs, "left_out": left_out, "methods": complete}
 
 

@@ -17,9 +17,16 @@ Intervals (DESIGN §11):
   clipped to [0, 1]. With more than two classes the AUC is the macro one-vs-rest mean over the
   classes present, and its variance the same placement-value variance of the mean (every class's
   rows are the positives of their own AUC and negatives of the others'; see :func:`macro_auc`).
-* Accuracy, log-loss, Brier: percentile bootstrap over rows (Efron & Tibshirani 1993, ch. 13),
-  seeded. Each is a mean of one number per row, so a bootstrap replicate is a resampled mean and
-  the interval stays on the metric's own scale (a log-loss interval never goes below 0).
+  Where the placement values do not vary (an AUC of exactly 1 or 0, every score tied) DeLong's
+  variance is 0 and its interval a point, which a finite sample never proves: there, and with a
+  single positive or negative row, the interval is Newcombe's (2006) score interval
+  (:func:`newcombe_auc_interval`), which inverts the Hanley & McNeil (1982) variance.
+* Accuracy: Wilson's (1927) score interval of a proportion
+  (``statsmodels.stats.proportion.proportion_confint``), never of zero width: 139 of 139 rows
+  right gives about [0.973, 1], not [1, 1].
+* Log-loss, Brier: percentile bootstrap over rows (Efron & Tibshirani 1993, ch. 13), seeded.
+  Each is a mean of one number per row, so a bootstrap replicate is a resampled mean and the
+  interval stays on the metric's own scale (a log-loss interval never goes below 0).
 
 The Brier score is the multi-class one of Brier (1950): Σ_k (P_ik − 1[y_i = k])² averaged over
 rows, in [0, 2] — for two classes twice the binary (p − y)² form, and the convention of the
@@ -37,7 +44,7 @@ import pandas as pd
 
 __all__ = ["CI_LEVEL", "N_BOOTSTRAP", "METRICS", "check_predictions", "row_scores",
            "delong_auc", "macro_auc", "auc_per_class", "bootstrap_mean_interval",
-           "metric_intervals"]
+           "wilson_interval", "newcombe_auc_interval", "metric_intervals"]
 
 CI_LEVEL = 0.95
 """Level of every interval unless told otherwise."""
@@ -50,6 +57,7 @@ METRICS = ("accuracy", "log_loss", "brier", "auc")
 """The metrics of :func:`metric_intervals`, in table order."""
 
 _EPS = 1e-15
+_MIN_SE = 1e-9  # a DeLong standard error below this is rounding error of a zero
 _ROW_SUM_TOL = 1e-6
 _CHUNK_CELLS = 2_000_000  # bootstrap indices drawn in blocks of at most this many cells
 
@@ -290,6 +298,83 @@ def macro_auc(y: Any, P: Any) -> tuple[float, float]:
     return float(np.mean(aucs)), float(np.sqrt(var))
 
 
+def wilson_interval(successes: int, n: int, *, level: float = CI_LEVEL) -> tuple[float, float]:
+    """Wilson's (1927) score interval of a proportion ``successes / n``
+    (``statsmodels.stats.proportion.proportion_confint(method="wilson")``): within [0, 1], of
+    positive width for every n ≥ 1, also at 0 or n successes (DESIGN §11)."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    level = _check_level(level)
+    lo, hi = proportion_confint(int(successes), int(n), alpha=1.0 - level, method="wilson")
+    p = int(successes) / int(n)  # rounding put 1 − 1e-16 above 10 of 10: hold the estimate
+    return float(min(max(0.0, lo), p)), float(max(min(1.0, hi), p))
+
+
+def _newcombe_variance(theta: float, m: int, n: int) -> float:
+    """Newcombe's (2006, method 5) variance of an AUC θ from m positive and n negative rows:
+    Hanley & McNeil's (1982) variance with Q1 = θ/(2 − θ), Q2 = 2θ²/(1 + θ) and both group
+    sizes replaced by N* = (m + n)/2,
+    θ(1 − θ)/(mn) · [2N* − 1 − (3N* − 3)/((2 − θ)(1 + θ))]."""
+    half = (m + n) / 2.0
+    return theta * (1.0 - theta) / (m * n) * (2 * half - 1 - (3 * half - 3)
+                                               / ((2.0 - theta) * (1.0 + theta)))
+
+
+def newcombe_auc_interval(auc: float, m: int, n: int, *, level: float = CI_LEVEL
+                          ) -> tuple[float, float]:
+    """Newcombe's (2006) score interval of an AUC from ``m`` positive and ``n`` negative rows.
+
+    The limits are the θ with (AUC − θ)² = z² V(θ), V of :func:`_newcombe_variance` (a
+    Wilson-type inversion: the variance is taken at the limit, not at the estimate), found by
+    Brent's method. Unlike a Wald interval it does not collapse where the estimate is 0 or 1:
+    an AUC of 1 from 50 and 89 rows gives about [0.96, 1].
+
+    Reference: Newcombe, R. G. (2006). Confidence intervals for an effect size measure based on
+    the Mann-Whitney statistic. Part 2: asymptotic methods and evaluation. Statistics in
+    Medicine 25, 559-573.
+    """
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    level = _check_level(level)
+    if m < 1 or n < 1:
+        raise ValueError("The AUC needs both positive and negative rows; only one outcome "
+                         "occurs here.")
+    a = min(1.0, max(0.0, float(auc)))
+    z = norm.ppf(0.5 + level / 2)
+
+    def gap(theta: float) -> float:  # > 0 outside the interval, < 0 inside
+        return abs(a - theta) - z * np.sqrt(max(0.0, _newcombe_variance(theta, m, n)))
+
+    inside_lo = a if gap(a) < 0 else a - 1e-12  # V(a) = 0 at a = 1: step just inside
+    inside_hi = a if gap(a) < 0 else a + 1e-12
+    lower = 0.0 if a <= 0.0 or gap(0.0) <= 0 else brentq(gap, 0.0, inside_lo, xtol=1e-12)
+    upper = 1.0 if a >= 1.0 or gap(1.0) <= 0 else brentq(gap, inside_hi, 1.0, xtol=1e-12)
+    return float(lower), float(upper)
+
+
+def _auc_interval(auc: float, se: float, z: float, level: float, y: np.ndarray, P: np.ndarray
+                  ) -> tuple[float, float, str]:
+    """DeLong's normal interval where its standard error is positive (above rounding error,
+    :data:`_MIN_SE`), else Newcombe's score
+    interval (one-vs-rest per class present and averaged for a macro AUC: as if the classes'
+    AUCs moved together, so never narrower than theirs)."""
+    if np.isfinite(se) and se > _MIN_SE:
+        return max(0.0, auc - z * se), min(1.0, auc + z * se), "DeLong"
+    present = np.unique(y)
+    if len(present) < 2:
+        return float("nan"), float("nan"), "DeLong"
+    cols = [1] if P.shape[1] == 2 else list(present)
+    bounds = []
+    for c in cols:
+        pos = y == c
+        auc_c = auc if len(cols) == 1 else float(_placements(pos, P[:, [c]])[0][0])
+        bounds.append(newcombe_auc_interval(auc_c, int(pos.sum()), int((~pos).sum()),
+                                            level=level))
+    lo, hi = np.mean(bounds, axis=0)
+    return float(min(lo, auc)), float(max(hi, auc)), "Newcombe"
+
+
 def auc_per_class(y: Any, P: Any, classes: Sequence[Any] | None = None, *,
                   level: float = CI_LEVEL) -> pd.DataFrame:
     """One-vs-rest AUC of each class present, with DeLong intervals.
@@ -314,8 +399,9 @@ def auc_per_class(y: Any, P: Any, classes: Sequence[Any] | None = None, *,
         if c in present and len(present) > 1:
             auc, cov = delong_auc(y == c, P[:, c])
             se = float(np.sqrt(cov[0, 0]))
-            row.update(auc=float(auc[0]), lower=max(0.0, auc[0] - z * se),
-                       upper=min(1.0, auc[0] + z * se))
+            lo, hi, _ = _auc_interval(float(auc[0]), se, z, level, (y == c).astype(np.int64),
+                                      np.column_stack([1.0 - P[:, c], P[:, c]]))
+            row.update(auc=float(auc[0]), lower=lo, upper=hi)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -330,17 +416,19 @@ def _block(y: np.ndarray, P: np.ndarray, level: float, n_bootstrap: int,
     from scipy.stats import norm
 
     scores = row_scores(y, P)
-    names = ["accuracy", "log_loss", "brier"]
+    right = int(scores["accuracy"].sum())
+    lo, hi = wilson_interval(right, len(y), level=level)
+    out = [{"metric": "accuracy", "estimate": right / len(y), "lower": lo, "upper": hi,
+            "interval": "Wilson"}]
+    names = ["log_loss", "brier"]
     values = np.column_stack([scores[k] for k in names])
     bounds = bootstrap_mean_interval(values, level=level, n_bootstrap=n_bootstrap, seed=seed)
-    out = [{"metric": k, "estimate": float(values[:, j].mean()), "lower": float(bounds[j, 0]),
-            "upper": float(bounds[j, 1]), "interval": "bootstrap"} for j, k in enumerate(names)]
+    out += [{"metric": k, "estimate": float(values[:, j].mean()), "lower": float(bounds[j, 0]),
+             "upper": float(bounds[j, 1]), "interval": "bootstrap"} for j, k in enumerate(names)]
     auc, se = macro_auc(y, P)
     z = norm.ppf(0.5 + level / 2)
-    lo, hi = ((max(0.0, auc - z * se), min(1.0, auc + z * se)) if np.isfinite(se)
-              else (np.nan, np.nan))
-    out.append({"metric": "auc", "estimate": auc, "lower": lo, "upper": hi,
-                "interval": "DeLong"})
+    lo, hi, how = _auc_interval(auc, se, z, level, y, P)
+    out.append({"metric": "auc", "estimate": auc, "lower": lo, "upper": hi, "interval": how})
     for row in out:
         row["n"] = len(y)
     return out
@@ -369,7 +457,8 @@ def metric_intervals(y: Any, P: Any | Mapping[str, Any], *, folds: Any = None,
     DataFrame
         Tidy: one row per (method,) scope, fold and metric, with columns ``scope``
         (``"pooled"`` or ``"fold"``), ``fold`` (NA for pooled), ``metric``, ``estimate``,
-        ``lower``, ``upper``, ``interval`` (``"bootstrap"`` or ``"DeLong"``), ``level``, ``n``.
+        ``lower``, ``upper``, ``interval`` (``"Wilson"`` for the accuracy, ``"bootstrap"``
+        for log-loss and Brier, ``"DeLong"`` or ``"Newcombe"`` for the AUC), ``level``, ``n``.
         The pooled AUC ranks all out-of-fold rows together, so it differs from the mean of
         the per-fold AUCs; the pooled bootstrap resamples rows regardless of their fold.
     """

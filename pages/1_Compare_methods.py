@@ -7,6 +7,8 @@ import streamlit as st
 st.set_page_config(page_title="Compare methods · BNMA Studio",
                    page_icon=":material/compare_arrows:", layout="wide")
 
+import time
+
 import pandas as pd
 
 from bnma_core import export, viz
@@ -14,6 +16,8 @@ from bnma_core.classifiers.registry import DEFAULT_METHOD, METHODS
 from bnma_core.comparison import friedman_test, pairwise_wilcoxon
 from bnma_core.cv_summary import (
     DATASET_METRICS,
+    MAX_SCORE_DATASETS,
+    MAX_SCORE_METHODS,
     anchor_scores,
     calibration_views,
     common_decision_curve,
@@ -21,15 +25,17 @@ from bnma_core.cv_summary import (
     fold_status,
     identical_predictions,
     interval_table,
+    max_pair_methods,
     over_datasets,
     per_fold_intervals,
     read_scores_table,
-    remaining_seconds,
+    time_left,
 )
 from bnma_core.evaluation import HIGHER_IS_BETTER, cross_validate, roc_curves, summarize
 from bnma_core.scores import informative_features
+from bnma_core.viz.calibration import MAX_CD_METHODS
 from bnma_ui import background
-from bnma_ui.cache import resource_limit, result_store
+from bnma_ui.cache import content_hash, resource_limit, result_store
 from bnma_ui.models import default_positive_class, method_limits
 from bnma_ui.state import data_id, dataset_label, persistent, remember, require_dataset
 from bnma_ui.widgets import (
@@ -78,8 +84,10 @@ equations(
     "[\\arg\\max_c P(c \\mid x_i) = y_i], \\qquad "
     "\\text{log-loss}_f = -\\frac{1}{|T_f|}\\sum_{i \\in T_f} \\ln P(y_i \\mid x_i)$$\n\n"
     "The table pools all out-of-fold rows: $\\text{Brier} = \\frac{1}{n}\\sum_i "
-    "\\sum_c (P(c \\mid x_i) - [y_i = c])^2$, 95 % intervals by bootstrap over rows "
-    "(DeLong for the AUC). Calibration slope $b$ and intercept $a$: "
+    "\\sum_c (P(c \\mid x_i) - [y_i = c])^2$, 95 % intervals: Wilson for the accuracy, "
+    "bootstrap over rows for log-loss and Brier, DeLong for the AUC (Newcombe's score "
+    "interval where DeLong's variance is 0, as for an AUC of 1). Calibration slope $b$ and "
+    "intercept $a$: "
     "$\\operatorname{logit} P(y = 1) = a + b \\operatorname{logit} p$. Net benefit at "
     "threshold $t$: $\\text{TP}/n - \\text{FP}/n \\cdot t/(1-t)$. The Wilcoxon signed-rank "
     "statistic ranks the absolute per-fold differences $d_f = a_f - b_f$ of a pair (zeros "
@@ -182,12 +190,20 @@ key = ("compare", fingerprint, tuple(runnable), int(folds), int(seed))
 def draw_live(r: background.Run) -> None:
     """Progress of a running comparison (called from a fragment about once a second)."""
     total = r.meta["total"]
-    ev = r.events[-1] if r.events else None
+    events = list(r.events)
+    ev = events[-1] if events else None
     done = ev["done"] if ev else 0
     what = f" (last: {ev['what']})" if ev else ""
-    left = remaining_seconds(done, total, r.seconds)
-    eta = (" — about " + duration_words(left) + " left" if left is not None
-           else " — time left known after the first fit")
+    fits, before = [], r.started
+    for e in events:  # each fit's wall-clock seconds, from the times the fits finished
+        fits.append((e.get("method", ""), e.get("t", before) - before))
+        before = e.get("t", before)
+    left, rough = (time_left(fits, r.meta["methods"], r.meta["folds"],
+                             running_for=time.time() - before)
+                   if "methods" in r.meta else (None, True))  # a run started by older code
+    eta = (" — estimating the time left..." if left is None else
+           f" — about {duration_words(left)} left"
+           + (" (rough until every method has run a fold)" if rough else ""))
     st.progress(min(done / total, 1.0),
                 text=f"Cross-validation running: {done} of {total} fits done{what}, "
                      f"{r.seconds:.0f} s{eta}")
@@ -201,11 +217,13 @@ def start_run() -> None:
 
     def work(r: background.Run):
         def progress(done, total, method, fold):
-            r.report({"done": done, "total": total, "what": f"{method}, fold {fold + 1}"})
+            r.report({"done": done, "total": total, "what": f"{method}, fold {fold + 1}",
+                      "method": method, "t": time.time()})
         return cross_validate(ds, methods_run, folds=n_folds, seed=seed_run, progress=progress,
                               should_stop=r.should_stop, return_proba=True)
 
-    background.start(RUN, work, key=key, meta={"total": len(methods_run) * n_folds})
+    background.start(RUN, work, key=key, meta={"total": len(methods_run) * n_folds,
+                                               "methods": methods_run, "folds": n_folds})
 
 
 if stop:
@@ -273,42 +291,55 @@ if entry is not None and len(entry["results"]):
         return method_label(m) + (f" — {partial[m]}" if m in partial else "")
 
     def ci(col: str) -> list[str]:
-        return [f"{e:.3f} ({lo:.3f} to {hi:.3f})" if pd.notna(lo) else f"{e:.3f}"
+        return [f"{e:.3f} ({lo:.2f}–{hi:.2f})" if pd.notna(lo) else f"{e:.3f}"
                 for e, lo, hi in zip(intervals[col], intervals[f"{col}_lower"],
                                      intervals[f"{col}_upper"])]
 
     by_method = summary.set_index("method")
+    # short headers, the words in help: every column in view at 1280 px (issue 33 item 7)
     table = pd.DataFrame({
         "Method": [with_note(m) for m in intervals["method"]],
-        "folds": [int(by_method.loc[m, "folds"]) for m in intervals["method"]],
-        "accuracy (95 % CI)": ci("accuracy"),
-        "log-loss (95 % CI)": ci("log_loss"),
-        "Brier (95 % CI)": ci("brier"),
-        "AUC pooled (95 % CI)": ci("auc"),
-        "AUC mean over folds": [f"{by_method.loc[m, 'auc_mean']:.3f}" for m in
-                                intervals["method"]],
-        "training rows per fold": [round(float(by_method.loc[m, "n_train_mean"]), 1)
-                                   for m in intervals["method"]],
-        "fit time per fold (s)": [round(float(by_method.loc[m, "fit_time_s_mean"]), 3)
-                                  for m in intervals["method"]],
-        "what it does": [METHODS[m].description if m in METHODS else ""
-                         for m in intervals["method"]],
+        "Accuracy": ci("accuracy"),
+        "Log-loss": ci("log_loss"),
+        "Brier": ci("brier"),
+        "AUC": ci("auc"),
+        "AUC folds": [f"{by_method.loc[m, 'auc_mean']:.3f}" for m in intervals["method"]],
+        "Fit s": [round(float(by_method.loc[m, "fit_time_s_mean"]), 2)
+                  for m in intervals["method"]],
     })
+    cc = st.column_config
     st.subheader("Results")
-    st.dataframe(table, hide_index=True, width="stretch")
+    st.dataframe(table, hide_index=True, width="stretch", column_config={
+        "Method": cc.TextColumn("Method", width=180,
+                                help="What each method does: 'Available methods' above. "
+                                     "Training rows per fold: the per-fold table."),
+        "Accuracy": cc.TextColumn(help="Share of rows whose most probable class is the true "
+                                       "one, pooled over folds, with its 95 % interval."),
+        "Log-loss": cc.TextColumn(help="Mean of −ln P(true class), pooled over folds, with "
+                                       "its 95 % interval (lower is better)."),
+        "Brier": cc.TextColumn(help="Brier score, pooled over folds, with its 95 % interval "
+                                    "(lower is better)."),
+        "AUC": cc.TextColumn(help="AUC of all out-of-fold rows ranked together (the ROC "
+                                  "curves' AUC), with its 95 % interval."),
+        "AUC folds": cc.TextColumn(help="Mean over folds of each test fold's own AUC."),
+        "Fit s": cc.NumberColumn(help="Seconds per fit (one fold), on this shared server."),
+    })
     st.caption("Pooled over folds: every row is predicted once by a model that did not see it, "
-               "and the metric is computed over all these rows. 95 % intervals: bootstrap over "
-               "rows (accuracy, log-loss, Brier; on each metric's own scale, so a log-loss "
-               "interval never goes below 0) and DeLong (AUC). *AUC pooled* ranks all rows "
-               "together and is the AUC of the ROC curves below; *AUC mean over folds* "
-               "averages each test fold's own AUC, so the two differ a little.")
+               "and the metric is computed over all these rows. 95 % intervals: Wilson "
+               "(accuracy; never [1, 1] from a finite sample), bootstrap over rows (log-loss, "
+               "Brier; on each metric's own scale, so a log-loss interval never goes below 0) "
+               "and DeLong (AUC; Newcombe's score interval where DeLong's is a point, e.g. an "
+               "AUC of 1). *AUC pooled* ranks all rows together and is the AUC of the ROC "
+               "curves below; *AUC mean over folds* averages each test fold's own AUC, so the "
+               "two differ a little.")
     with st.expander("Per fold"):
         per_fold = results.assign(method=results["method"].map(method_label))
         st.dataframe(per_fold, hide_index=True, width="stretch")
         fold_ci = once("per_fold_ci", lambda: per_fold_intervals(preds, seed=0))
         if fold_ci is not None:
-            st.caption("Each fold's metrics with 95 % intervals (bootstrap over the fold's "
-                       "rows; DeLong for the AUC).")
+            st.caption("Each fold's metrics with 95 % intervals (Wilson for the accuracy, "
+                       "bootstrap over the fold's rows for log-loss and Brier, DeLong or "
+                       "Newcombe for the AUC: the 'interval' column says which).")
             st.dataframe(fold_ci.assign(method=fold_ci["method"].map(method_label)),
                          hide_index=True, width="stretch")
     dropped = summary[summary["n_train_dropped_mean"] > 0]
@@ -369,9 +400,16 @@ if entry is not None and len(entry["results"]):
                  "says? Or one class against the rest.")
         remember("cmp_cal_target")
     cal_positive = None if cal_target == "top-label" else cal_target
+    persistent("cmp_cal_methods", shown[:3], None)
+    this_run = (entry["key"], len(results), bool(entry["stopped"]))
+    if st.session_state.get("cmp_cal_run") != this_run:  # a choice made for another run
+        st.session_state["cmp_cal_methods"] = shown[:3]   # (e.g. before Stop) starts afresh
+        st.session_state["cmp_cal_run"] = this_run
+    st.session_state["cmp_cal_methods"] = [m for m in st.session_state["cmp_cal_methods"]
+                                           if m in shown]
     cal_methods = st.multiselect(
-        "Methods in the reliability diagram", shown,
-        key=persistent("cmp_cal_methods", shown[:3], None), format_func=method_label,
+        "Methods in the reliability diagram", shown, key="cmp_cal_methods",
+        format_func=method_label,
         help="Each curve has its consistency band; more than three overlap.")
     cal_methods = [m for m in cal_methods if m in shown]
     remember("cmp_cal_methods")
@@ -379,24 +417,43 @@ if entry is not None and len(entry["results"]):
                lambda: calibration_views(preds, shown, cal_positive))
     rel_curves, rel_decomp, event = cal["curves"], cal["decomposition"], cal["event"]
     cal_table = cal["table"]
-    c_left, c_right = st.columns([3, 2])
     rel_fig = None
-    with c_left:
-        if cal_methods:
-            rel_fig = viz.reliability_figure(
-                {with_note(m): rel_curves[m] for m in cal_methods},
-                {with_note(m): rel_decomp[m] for m in cal_methods},
-                title=f"Reliability diagram (CORP): {event}", forecast_label=event)
-            chart(rel_fig, "compare_reliability")
-    with c_right:
-        st.dataframe(cal_table.assign(Method=cal_table["method"].map(with_note))
-                     .drop(columns=["method"])[["Method", *[c for c in cal_table.columns
-                                                            if c != "method"]]],
-                     hide_index=True, width="stretch")
-        st.caption("Calibration intercept (ideal 0; < 0: probabilities too high on average) and "
-                   "slope (ideal 1; < 1: too extreme, over-confident) by logistic "
-                   "recalibration, with 95 % Wald intervals, pooled over folds. The curve of "
-                   "a calibrated method stays in its grey consistency band (90 %).")
+    if cal_methods:
+        rel_fig = viz.reliability_figure(
+            {with_note(m): rel_curves[m] for m in cal_methods},
+            {with_note(m): rel_decomp[m] for m in cal_methods},
+            title=f"Reliability diagram (CORP): {event}", forecast_label=event)
+        chart(rel_fig, "compare_reliability", st.columns([3, 2])[0])
+
+    def wald(par: str) -> list[str]:
+        return [f"{e:.2f} ({lo:.2f}–{hi:.2f})" for e, lo, hi in
+                zip(cal_table[par], cal_table[f"{par}_lower"], cal_table[f"{par}_upper"])]
+
+    cc = st.column_config
+    st.dataframe(pd.DataFrame({  # six columns across the page: every header in view
+        "Method": cal_table["method"].map(with_note), "Intercept": wald("intercept"),
+        "Slope": wald("slope"), "Miscalibration": cal_table["miscalibration"].round(4),
+        "Discrimination": cal_table["discrimination"].round(4),
+        "Uncertainty": cal_table["uncertainty"].round(4)}),
+        hide_index=True, width="stretch", column_config={
+            "Method": cc.TextColumn(width=180),
+            "Intercept": cc.TextColumn(help="Calibration intercept with its 95 % Wald "
+                                            "interval: ideal 0; < 0: probabilities too high "
+                                            "on average."),
+            "Slope": cc.TextColumn(help="Calibration slope with its 95 % Wald interval: "
+                                        "ideal 1; < 1: too extreme, over-confident."),
+            "Miscalibration": cc.NumberColumn(help="CORP decomposition of the Brier score: "
+                                                   "the part due to miscalibration (0 = "
+                                                   "calibrated)."),
+            "Discrimination": cc.NumberColumn(help="CORP: the part of the uncertainty the "
+                                                   "forecasts resolve (higher is better)."),
+            "Uncertainty": cc.NumberColumn(help="CORP: the Brier score of always forecasting "
+                                                "the event's rate.")})
+    st.caption("Calibration intercept (ideal 0; < 0: probabilities too high on average) and "
+               "slope (ideal 1; < 1: too extreme, over-confident) by logistic "
+               "recalibration, with 95 % Wald intervals, pooled over folds; the Brier score "
+               "is miscalibration − discrimination + uncertainty. The curve of a calibrated "
+               "method stays in its grey consistency band (90 %). The CSV has every number.")
     dca_fig = None
     dca = None
     if len(classes) == 2:
@@ -436,20 +493,29 @@ if entry is not None and len(entry["results"]):
         pairs = pairwise_wilcoxon(on_all, test_metric)
         tests["Pairwise Wilcoxon tests (Holm)"] = pairs
         better = "higher" if HIGHER_IS_BETTER.get(test_metric, True) else "lower"
-        st.dataframe(pairs.assign(
-            method_a=pairs["method_a"].map(method_label),
-            method_b=pairs["method_b"].map(method_label),
-            better=pairs["better"].map(lambda m: method_label(m) if m else "")).rename(
-            columns={"method_a": "Method A", "method_b": "Method B", "metric": "Metric",
-                     "n_blocks": "Folds paired", "mean_diff": "Mean difference (A − B)",
-                     "wins": "A wins", "ties": "Ties", "losses": "A loses",
-                     "statistic": "Statistic", "p_value": "p-value",
-                     "p_holm": "p-value (Holm)", "significant": "Significant (5 %)",
-                     "better": "Better"})[[  # the verdict first: the table is wide
-            "Method A", "Method B", "p-value (Holm)", "Significant (5 %)", "Better",
-            "Mean difference (A − B)", "A wins", "Ties", "A loses", "p-value", "Statistic",
-            "Folds paired"]],
-            hide_index=True, width="stretch")
+        cc = st.column_config
+        st.dataframe(pd.DataFrame({  # the verdict first; Statistic and pairs in the CSV
+            "Method A": pairs["method_a"].map(method_label),
+            "Method B": pairs["method_b"].map(method_label),
+            "p (Holm)": pairs["p_holm"].map(lambda p: f"{p:.3g}"),
+            "Better (5 %)": [method_label(m) if sig else "neither" for m, sig in
+                             zip(pairs["better"], pairs["significant"])],
+            "Mean A − B": pairs["mean_diff"].map(lambda d: f"{d:+.4f}"),
+            "W / T / L": [f"{w} / {t} / {lo}" for w, t, lo in
+                          zip(pairs["wins"], pairs["ties"], pairs["losses"])],
+            "p": pairs["p_value"].map(lambda p: f"{p:.3g}")}),
+            hide_index=True, width="stretch", column_config={
+                "Method A": cc.TextColumn(width=150), "Method B": cc.TextColumn(width=150),
+                "p (Holm)": cc.TextColumn(help="The pair's p-value, Holm-corrected for the "
+                                               "number of pairs."),
+                "Better (5 %)": cc.TextColumn(width=150, help="Significant at 5 % (p (Holm) "
+                                              "≤ 0.05): the method with more wins; else "
+                                              "neither."),
+                "Mean A − B": cc.TextColumn(help="Mean over folds of A's score minus B's."),
+                "W / T / L": cc.TextColumn(help="Folds where A wins against, ties with, "
+                                                "loses to B."),
+                "p": cc.TextColumn(help="The Wilcoxon signed-rank p-value before the "
+                                        "correction (two-sided).")})
         st.caption(f"Every pair of methods, Wilcoxon signed-rank test over folds, p-values "
                    f"Holm-corrected for the {len(pairs)} pairs ({better} "
                    f"{METRICS[test_metric]} is better). With few folds no test can reach "
@@ -518,6 +584,37 @@ if entry is not None and len(entry["results"]):
 
 # ----- over several data sets (a table of scores: the anchors or the user's own) -----
 st.subheader("Compare over data sets")
+
+
+@st.cache_data(max_entries=16, ttl=1800, show_spinner="Reading the table of scores...")
+def _scores_from_upload(_raw: bytes, digest: str) -> tuple[pd.DataFrame | None, str]:
+    """:func:`read_scores_table` once per file content (``digest``): (table, '') or
+    (None, why it was refused)."""
+    try:
+        return read_scores_table(_raw), ""
+    except ValueError as exc:
+        return None, str(exc)
+
+
+@st.cache_data(max_entries=16, ttl=1800, show_spinner="Ranking the methods...")
+def _ranks_over_sets(_scores: pd.DataFrame, digest: str, metric: str):
+    """Mean ranks and critical difference (:func:`over_datasets`), once per table content and
+    score: (result, '') or (None, the sentence of the refusal)."""
+    try:
+        return over_datasets(_scores, metric, pair_methods=[]), ""
+    except ValueError as exc:
+        return None, str(exc)
+
+
+@st.cache_data(max_entries=32, ttl=1800, show_spinner="Bayesian signed-rank tests...")
+def _pairs_over_sets(_scores: pd.DataFrame, digest: str, metric: str, picked: tuple,
+                     rope: float) -> pd.DataFrame:
+    """The Bayesian signed-rank test of every pair of ``picked``, once per table content,
+    score, methods and region of practical equivalence."""
+    return over_datasets(_scores, metric, pair_methods=list(picked), rope=rope,
+                         ranks=False)["pairs"]
+
+
 if st.toggle("Compare methods over several data sets", key=persistent("cmp_sets", False),
              help="Demšar's critical-difference diagram and the Bayesian signed-rank test, "
                   "from one score per method and data set: the anchors (Weka and pyAgrum on "
@@ -528,15 +625,19 @@ if st.toggle("Compare methods over several data sets", key=persistent("cmp_sets"
                else []) + ["My own table (CSV)"]
     source = st.radio("Scores from", sources, horizontal=True, key="cmp_sets_source")
     scores = anchors_tab if source.startswith("The anchors") else None
+    digest = "anchors"
     if scores is None:
-        up = st.file_uploader("Table of scores", type=["csv"], key="cmp_sets_file",
-                              help="Columns: dataset, method and one or more of accuracy, "
-                                   "log_loss, brier, auc; one row per data set and method.")
+        up = st.file_uploader(
+            "Table of scores", type=["csv"], key="cmp_sets_file",
+            help="Columns: dataset, method and one or more of accuracy, log_loss, brier, auc; "
+                 f"one row per data set and method; at most {MAX_SCORE_DATASETS:,} data sets "
+                 f"and {MAX_SCORE_METHODS:,} methods.")
         if up is not None:
-            try:
-                scores = read_scores_table(up.getvalue())
-            except ValueError as exc:
-                st.error(md_escape(exc))
+            raw = up.getvalue()
+            digest = content_hash(raw)
+            scores, why = _scores_from_upload(raw, digest)
+            if why:
+                st.error(md_escape(why))
     if scores is not None:
         cols = [c for c in DATASET_METRICS if c in scores.columns and scores[c].notna().any()]
         s1, s2 = st.columns([2, 1])
@@ -546,32 +647,45 @@ if st.toggle("Compare methods over several data sets", key=persistent("cmp_sets"
                                step=0.005, format="%.3f", key="cmp_sets_rope",
                                help="Differences smaller than this count as equivalent in "
                                     "the Bayesian test (in the score's units).")
-        try:
-            full = over_datasets(scores, set_metric, pair_methods=[])
-        except ValueError as exc:
-            full = None
-            st.error(md_escape(exc))
+        full, why = _ranks_over_sets(scores, digest, set_metric)
+        if why:
+            st.error(md_escape(why))
         cd = None if full is None else full["cd"]
         left = [] if full is None else full["left_out"]
         if cd is not None:
             chart(viz.critical_difference_figure(cd), f"compare_cd_{set_metric}")
+            cd_table = cd.table()
+            if len(cd_table) > MAX_CD_METHODS:
+                st.caption(f"The diagram draws the {MAX_CD_METHODS} best of "
+                           f"{len(cd_table):,} methods; the table below ranks them all.")
+            with st.expander(f"Mean ranks of all {len(cd_table):,} methods",
+                             expanded=len(cd_table) > MAX_CD_METHODS):
+                st.dataframe(cd_table[["method", "mean_rank", "mean", "group"]].rename(
+                    columns={"method": "Method", "mean_rank": "Mean rank", "mean": "Mean score",
+                             "group": "Groups"}), hide_index=True, width="stretch")
             if left:
                 st.caption("Left out (no score on every data set): "
-                           + ", ".join(md_escape(m) for m in left) + ".")
+                           + ", ".join(md_escape(m) for m in left[:20])
+                           + (f" and {len(left) - 20:,} more" if len(left) > 20 else "") + ".")
             ranked = cd.ranks["method"].tolist()
+            most = max_pair_methods(int(cd.ranks["n_blocks"].iloc[0]))
+            kept = st.session_state.get("cmp_sets_pairs")
+            if kept is not None:  # a choice made for another table: its methods and limit
+                st.session_state["cmp_sets_pairs"] = [m for m in kept if m in ranked][:most]
             picked = st.multiselect("Methods for the Bayesian signed-rank test", ranked,
-                                    default=ranked[:4], key="cmp_sets_pairs",
+                                    default=ranked[:min(4, most)], key="cmp_sets_pairs",
+                                    max_selections=most,
                                     help="Every pair of the chosen methods (k methods, "
-                                         "k(k-1)/2 pairs).")
-            cd_table = cd.table()
+                                         f"k(k-1)/2 pairs; at most {most} methods over "
+                                         "this many data sets).")
+            picked = picked[:most]
             box = st.container(horizontal=True)
             box.download_button("Critical difference (CSV)",
                                 lambda: export.table_csv(cd_table, index=False),
                                 "bnma_compare_critical_difference.csv", "text/csv",
                                 on_click="ignore")
             if len(picked) >= 2:
-                bayes = over_datasets(scores, set_metric, pair_methods=picked,
-                                      rope=float(rope))["pairs"]
+                bayes = _pairs_over_sets(scores, digest, set_metric, tuple(picked), float(rope))
                 st.dataframe(bayes, hide_index=True, width="stretch")
                 st.caption("Probability that A is better, that the two are equivalent (within "
                            "the region of practical equivalence), or that B is better "

@@ -182,3 +182,130 @@ def test_critical_difference_figure_marks_ranks_groups_and_cd():
     assert len(group_bars) == len(cd.groups)
     markers = sorted(t.x[0] for t in fig.data)
     np.testing.assert_allclose(markers, sorted(cd.ranks["mean_rank"]))
+
+
+# ---- issue 36 item 3: linear memory, same numbers -------------------------------------------
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 40, 150])
+@pytest.mark.parametrize("rope", [0.0, 0.01, 0.02])
+def test_signed_rank_draws_equal_baycomps_matrix_to_1e9(n, rope, monkeypatch):
+    """The O(N)-memory double sum gives baycomp's draws (its N × N matrix) to 1e-9 with the
+    same seed, also when sums fall exactly on ±2·rope (scores on a 0.01 grid) and when the
+    Dirichlet weights come in several blocks."""
+    import baycomp
+
+    from bnma_core import comparison
+
+    monkeypatch.setattr(comparison, "DRAW_BLOCK_CELLS", 3 * (n + 1))  # many small blocks
+    rng = np.random.default_rng(n)
+    a = np.round(0.8 + 0.05 * rng.standard_normal(n), 2)
+    b = np.round(a + rng.normal(0.0, 0.03, n), 2)
+    ref = baycomp.SignedRankTest.sample(a, b, rope, nsamples=2000, random_state=11)
+    ours = comparison._signed_rank_samples([b - a], rope, 0.5, 2000, 11)[0]
+    np.testing.assert_allclose(ours, ref, rtol=0, atol=1e-9)
+    probs = bayesian_signed_rank(a, b, rope=rope, n_samples=2000, seed=11)
+    winners = np.bincount(np.argmax(ref, axis=1), minlength=3) / 2000
+    assert probs["p_a_better"] == winners[0] and probs["p_b_better"] == winners[2]
+
+
+def test_signed_rank_memory_does_not_grow_with_the_square_of_the_data_sets():
+    """3,000 data sets: the N × N matrix alone would be 72 MB (the old code peaked at 290 MB
+    with 300 draws); the blocks of draws keep the peak far below it."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    n = 3000
+    a = rng.random(n)
+    b = a + rng.normal(0.0, 0.02, n)
+    tracemalloc.start()
+    try:
+        bayesian_signed_rank(a, b, rope=0.01, n_samples=300, seed=1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < (n + 1) ** 2 * 8 / 2
+
+
+def _groups_by_scan(ranks: np.ndarray, cd: float) -> list[tuple[int, int]]:
+    """The former O(k²) double loop (autorank's get_sorted_rank_groups)."""
+    out, cur_max = [], -1
+    for i in range(len(ranks)):
+        last = None
+        for j in range(i + 1, len(ranks)):
+            if abs(ranks[i] - ranks[j]) <= cd:
+                last = j
+        if last is not None and last > cur_max:
+            cur_max = last
+            out.append((i, last))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(1, 30, allow_nan=False), min_size=1, max_size=40),
+       st.floats(0, 10, allow_nan=False), st.booleans())
+def test_critical_difference_groups_equal_the_pairwise_scan(values, cd, on_grid):
+    """The binary-search groups are the double loop's, ties and exact distances included."""
+    from bnma_core.comparison import _group_labels, _groups
+
+    ranks = np.sort(np.round(values, 1) if on_grid else np.asarray(values))
+    spans = _groups([str(i) for i in range(len(ranks))], ranks, cd)
+    assert spans == _groups_by_scan(ranks, cd)
+    labels = _group_labels(spans, len(ranks))
+    for r, lab in enumerate(labels):
+        members = [g + 1 for g, (i, j) in enumerate(spans) if i <= r <= j]
+        if len(members) <= 4:
+            assert lab == ";".join(map(str, members))
+        else:
+            assert lab == f"{members[0]}-{members[-1]}"
+
+
+def test_critical_difference_of_many_methods_is_quick():
+    """8,000 methods over 3 data sets: one pass of ranks and binary searches (about 1.5 CPU s;
+    the pairwise scan took 3 CPU s at 5,000 methods and 70 at 20,000)."""
+    import time
+
+    rng = np.random.default_rng(0)
+    k = 8000
+    tab = pd.DataFrame({"dataset": np.repeat(["d0", "d1", "d2"], k),
+                        "method": np.tile([f"m{i}" for i in range(k)], 3),
+                        "accuracy": rng.uniform(0.6, 0.9, 3 * k).round(3)})
+    t0 = time.process_time()
+    cd = critical_difference(tab, "accuracy")
+    assert time.process_time() - t0 < 5.0
+    assert len(cd.ranks) == k and cd.groups
+
+
+def test_critical_difference_figure_draws_the_50_best_and_says_so():
+    """issue 36 item 3: 10,000 methods made a 6.7 MB chart that hung the browser; the figure
+    draws the best MAX_CD_METHODS, at most 20 axis ticks, and names how many it left out."""
+    from bnma_core.viz import critical_difference_figure
+    from bnma_core.viz.calibration import MAX_CD_METHODS
+
+    k = 2000
+    rng = np.random.default_rng(1)
+    wide = pd.DataFrame(rng.uniform(0.6, 0.9, (3, k)), columns=[f"m{j}" for j in range(k)],
+                        index=["d0", "d1", "d2"])
+    cd = critical_difference(_long(wide, "dataset"), "accuracy")
+    fig = critical_difference_figure(cd)
+    assert len(fig.data) == MAX_CD_METHODS
+    best = set(cd.ranks["method"].head(MAX_CD_METHODS))
+    assert {t.name for t in fig.data} == best
+    ticks = [a for a in fig.layout.annotations if a.text.isdigit()]
+    assert 2 <= len(ticks) <= 21
+    assert f"the {MAX_CD_METHODS} best of {k} methods" in fig.layout.title.text
+    assert len(fig.to_json()) < 100_000
+
+
+def test_the_compare_scores_benchmark_runs():
+    """Smoke test of benchmarks/compare_scores.py (issue 36 item 3's measurements)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "compare_scores.py"
+    spec = importlib.util.spec_from_file_location("compare_scores", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    out = bench.main(["--sets", "30", "--methods", "60"])
+    assert [(r["kind"], r["n"]) for r in out] == [("sets", 30), ("methods", 60)]
+    assert all(r["cpu_s"] >= 0 and r["chart_json_bytes"] > 0 for r in out)

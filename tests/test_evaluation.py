@@ -159,13 +159,9 @@ def test_progress_and_stop():
                          progress=lambda done, total, m, f: calls.append((done, total, m, f)))
     assert [c[0] for c in calls] == list(range(1, 7)) and {c[1] for c in calls} == {6}
     assert len(res) == 6
-    started = []
-
-    def stop():
-        started.append(1)
-        return len(started) > 2
-
-    partial = cross_validate(WBC, ["nb", "tan"], folds=3, should_stop=stop)
+    finished = []
+    partial = cross_validate(WBC, ["nb", "tan"], folds=3, should_stop=lambda: len(finished) >= 2,
+                             progress=lambda *a: finished.append(a))
     assert len(partial) == 2 and list(partial.columns) == RESULT_COLUMNS
 
 
@@ -482,3 +478,54 @@ def test_summary_has_spread_of_every_metric_and_the_chart_uses_it():
     bar = viz.accuracy_bar_figure(s, metric="log_loss").data[0]
     np.testing.assert_allclose(bar.error_y.array, s["log_loss_std"])
     assert bar.error_y.array[1] > 0.05
+
+
+_RELEASE = None  # the blocking fit's gate (module level: estimators are cloned with their params)
+_FITTING = None
+
+
+class BlocksInFit(ClassifierMixin, BaseEstimator):
+    """A fit that cannot be interrupted: it waits until the test opens the gate (a numba kernel
+    or a stack of inner fits, as far as the cross-validation can tell)."""
+
+    def fit(self, X, y):
+        _FITTING.set()
+        _RELEASE.wait(60)
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict_proba(self, X):
+        return np.full((len(X), len(self.classes_)), 1.0 / len(self.classes_))
+
+
+def test_stop_during_a_long_fit_returns_within_two_seconds():
+    """issue 34 item 5: Stop waited for the fit in progress (~20 s for stack on a busy
+    server). The fit is abandoned: the cross-validation returns the finished folds at once,
+    while the fit is still running, and drops the abandoned fit's result."""
+    import threading
+    import time
+
+    global _RELEASE, _FITTING
+    _RELEASE, _FITTING = threading.Event(), threading.Event()
+    stop = threading.Event()
+    out = {}
+
+    def run():
+        out["result"] = cross_validate(WBC, {"nb": NaiveBayes(),
+                                             "slow": BlocksInFit()}, folds=3,
+                                       should_stop=stop.is_set)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    try:
+        assert _FITTING.wait(60), "the blocking fit never started"
+        t0 = time.perf_counter()
+        stop.set()
+        worker.join(2.0)
+        assert not worker.is_alive(), "cross_validate did not return within 2 s of Stop"
+        assert time.perf_counter() - t0 < 2.0
+        assert not _RELEASE.is_set()  # the fit was still running when the run returned
+        res = out["result"]
+        assert list(res["method"]) == ["nb"] * 3  # the finished folds, not the abandoned fit
+    finally:
+        _RELEASE.set()

@@ -249,3 +249,82 @@ def test_metric_modules_import_no_heavy_module():
 def test_boolean_outcomes_are_class_codes():
     y, P = check_predictions(np.array([True, False]), [[0.2, 0.8], [0.6, 0.4]])
     assert y.tolist() == [1, 0]
+
+
+# ---- issue 32 item 5: no interval of zero width from a finite sample -------------------------
+
+
+def test_all_right_on_139_rows_is_not_proved_to_be_perfect():
+    """The Compare page showed "accuracy 1 [1, 1]" and "AUC 1 [1, 1]" for a fold of 139 rows:
+    Wilson's interval of 139/139 is about [0.973, 1] and Newcombe's of an AUC of 1 from 50
+    and 89 rows about [0.969, 1]."""
+    y = np.r_[np.zeros(89, int), np.ones(50, int)]
+    p = np.r_[np.full(89, 0.1), np.full(50, 0.9)]
+    tab = metric_intervals(y, np.c_[1 - p, p]).set_index("metric")
+    assert tab.loc["accuracy", "lower"] == pytest.approx(0.9731, abs=1e-4)
+    assert tab.loc["accuracy", "interval"] == "Wilson"
+    assert tab.loc["auc", "lower"] == pytest.approx(0.9692, abs=1e-4)
+    assert tab.loc["auc", "interval"] == "Newcombe"
+    assert tab.loc["accuracy", "upper"] == tab.loc["auc", "upper"] == 1.0
+
+
+def test_newcombe_interval_against_a_hand_computation():
+    """At each limit θ the squared distance from the estimate is z² times Newcombe's
+    variance θ(1 − θ)/(mn) [2N* − 1 − (3N* − 3)/((2 − θ)(1 + θ))], N* = (m + n)/2."""
+    from bnma_core.metrics import newcombe_auc_interval
+
+    z, m, n = 1.959963984540054, 12, 20
+    for auc in (0.0, 0.3, 0.8, 1.0):
+        lo, hi = newcombe_auc_interval(auc, m, n)
+        for theta in (lo, hi):
+            if theta in (0.0, 1.0) and theta in (auc, 1.0 - auc + auc):
+                continue  # the limit at the estimate's own end
+            half = (m + n) / 2
+            var = theta * (1 - theta) / (m * n) * (2 * half - 1 - (3 * half - 3)
+                                                   / ((2 - theta) * (1 + theta)))
+            assert (auc - theta) ** 2 == pytest.approx(z * z * var, abs=1e-9)
+        assert lo < auc or auc == 0.0
+        assert hi > auc or auc == 1.0
+
+
+@st.composite
+def _finite_samples(draw):
+    """Small samples of every shape the Compare page meets: 1-60 rows, 2-4 classes,
+    probabilities random, one-hot (right or wrong), constant or tied."""
+    n = draw(st.integers(1, 60))
+    k = draw(st.integers(2, 4))
+    seed = draw(st.integers(0, 10_000))
+    kind = draw(st.sampled_from(["random", "perfect", "wrong", "constant", "ties"]))
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    if kind == "random":
+        P = rng.dirichlet(np.ones(k), n)
+    elif kind == "perfect":
+        P = np.eye(k)[y] * 0.9 + 0.1 / k
+    elif kind == "wrong":
+        P = np.eye(k)[(y + 1) % k] * 0.9 + 0.1 / k
+    elif kind == "constant":
+        P = np.full((n, k), 1.0 / k)
+    else:
+        P = np.eye(k)[rng.integers(0, k, n)] * 0.5 + 0.5 / k
+    P = P / P.sum(axis=1, keepdims=True)
+    folds = rng.integers(0, draw(st.integers(1, 3)), n)
+    return y, P, folds
+
+
+@settings(max_examples=120, deadline=None)
+@given(_finite_samples())
+def test_every_interval_of_a_proportion_has_positive_width_and_holds_its_estimate(sample):
+    """Property (issue 32 item 5): every accuracy and AUC interval from a finite sample,
+    pooled and per fold, lies in [0, 1], contains its estimate and has positive width."""
+    y, P, folds = sample
+    tab = metric_intervals(y, P, folds=folds, n_bootstrap=50)
+    for r in tab[tab["metric"].isin(["accuracy", "auc"])].itertuples():
+        if r.metric == "auc" and np.isnan(r.estimate):
+            continue  # one class only: no AUC to bound
+        assert 0.0 <= r.lower < r.upper <= 1.0, r
+        assert r.lower <= r.estimate <= r.upper, r
+    per_class = auc_per_class(y, P).dropna()
+    assert ((per_class["lower"] < per_class["upper"])
+            & (per_class["lower"] <= per_class["auc"])
+            & (per_class["auc"] <= per_class["upper"])).all()

@@ -13,7 +13,8 @@ import plotly.graph_objects as go
 
 from .evaluation import _wrap, line_style
 
-__all__ = ["reliability_figure", "decision_curve_figure", "critical_difference_figure"]
+__all__ = ["reliability_figure", "decision_curve_figure", "critical_difference_figure",
+           "MAX_CD_METHODS"]
 
 _BAND_FILL = "rgba(120, 120, 120, 0.18)"
 
@@ -129,30 +130,61 @@ def decision_curve_figure(table: pd.DataFrame, title: str = "Decision curve",
     return fig
 
 
-def critical_difference_figure(cd: Any, title: str | None = None) -> go.Figure:
+MAX_CD_METHODS = 50
+"""Most methods drawn in a critical-difference diagram: the best by mean rank; the rest stay
+in the table (the figure's title says how many are left out)."""
+
+
+def _nice_step(span: float, most: int = 20) -> int:
+    """A whole tick step (1, 2, 5, 10, 20, ...) giving at most ``most`` ticks over ``span``."""
+    step = 1
+    while span / step > most:
+        for m in (2, 5, 10):
+            if span / (step * m) <= most or m == 10:
+                step *= m
+                break
+    return step
+
+
+def critical_difference_figure(cd: Any, title: str | None = None, *,
+                               max_methods: int = MAX_CD_METHODS) -> go.Figure:
     """Demšar's critical-difference diagram: the mean ranks on an axis (1 = best, at the
     left), each method's name joined to its rank, the critical difference as a bar, and a thick
     line under each group of methods that do not differ significantly.
 
+    Only the ``max_methods`` best methods are drawn (the figure stays small: a diagram of
+    10,000 names is 6 MB that no browser draws); the title says how many were left out, and
+    the groups are cut to the methods drawn. The axis has at most 20 ticks.
+
     Parameters
     ----------
     cd : :class:`bnma_core.comparison.CriticalDifference`
+    max_methods : most methods drawn, the best by mean rank
     """
-    ranks = cd.ranks
+    k_all = len(cd.ranks)
+    ranks = cd.ranks.head(int(max_methods))
     k = len(ranks)
     names = ranks["method"].astype(str).tolist()
     r = ranks["mean_rank"].to_numpy(float)
     fig = go.Figure()
     axis_y = 0.0
-    shapes = [dict(type="line", x0=1, x1=k, y0=axis_y, y1=axis_y, line=dict(width=1.5))]
+    x_max = k_all if k == k_all else max(k, int(np.ceil(max(r.max(), 1 + cd.cd))))
+    shapes = [dict(type="line", x0=1, x1=x_max, y0=axis_y, y1=axis_y, line=dict(width=1.5))]
     annotations = []
-    for t in range(1, k + 1):
+    step = _nice_step(x_max - 1)
+    for t in [1, *range(step, x_max + 1, step)] if step > 1 else range(1, x_max + 1):
         shapes.append(dict(type="line", x0=t, x1=t, y0=axis_y, y1=axis_y + 0.08,
                            line=dict(width=1)))
         annotations.append(dict(x=t, y=axis_y + 0.1, text=str(t), showarrow=False,
                                 yanchor="bottom"))
+    shown = set(names)
+    spans = []
+    for members in cd.groups:
+        idx = [names.index(str(m)) for m in members if str(m) in shown]
+        if len(idx) >= 2 and (min(idx), max(idx)) not in spans:
+            spans.append((min(idx), max(idx)))
     n_left = (k + 1) // 2
-    n_groups = len(cd.groups)
+    n_groups = len(spans)
     top = -0.25 - 0.15 * n_groups  # names below the group bars
     for i, (name, rank) in enumerate(zip(names, r)):
         left = i < n_left
@@ -168,10 +200,9 @@ def critical_difference_figure(cd: Any, title: str | None = None) -> go.Figure:
         fig.add_trace(go.Scatter(x=[rank], y=[axis_y], mode="markers", marker=dict(size=7),
                                  name=name, showlegend=False,
                                  hovertemplate=f"{name}: mean rank {rank:.3f}<extra></extra>"))
-    for g, members in enumerate(cd.groups):
-        idx = [names.index(str(m)) for m in members]
+    for g, (i0, i1) in enumerate(spans):
         y = -0.2 - 0.15 * g
-        shapes.append(dict(type="line", x0=r[min(idx)] - 0.03, x1=r[max(idx)] + 0.03, y0=y,
+        shapes.append(dict(type="line", x0=r[i0] - 0.03, x1=r[i1] + 0.03, y0=y,
                            y1=y, line=dict(width=5, color="#d62728")))
     # the critical difference, above the axis from rank 1
     cd_y = 0.45
@@ -182,11 +213,13 @@ def critical_difference_figure(cd: Any, title: str | None = None) -> go.Figure:
     bottom = top - 0.22 * max(n_left, k - n_left) - 0.1
     n_blocks = int(ranks["n_blocks"].iloc[0]) if "n_blocks" in ranks else None
     fig.update_layout(
-        title=title or (f"Mean ranks over {n_blocks} data sets (Nemenyi critical difference)"
-                        if n_blocks else "Mean ranks (Nemenyi critical difference)"),
+        title=(title or (f"Mean ranks over {n_blocks} data sets (Nemenyi critical difference)"
+                         if n_blocks else "Mean ranks (Nemenyi critical difference)"))
+        + (f"<br><sup>the {k} best of {k_all} methods; all are in the table</sup>"
+           if k < k_all else ""),
         template="plotly_white", shapes=shapes, annotations=annotations,
-        xaxis=dict(range=[-0.9 - 0.02 * max(map(len, names)) * k, k + 1.9
-                          + 0.02 * max(map(len, names)) * k],
+        xaxis=dict(range=[-0.9 - 0.02 * max(map(len, names)) * x_max, x_max + 1.9
+                          + 0.02 * max(map(len, names)) * x_max],
                    visible=False),
         yaxis=dict(range=[bottom, 0.8], visible=False),
         height=max(260, int(140 + 40 * max(n_left, k - n_left) + 20 * n_groups)),

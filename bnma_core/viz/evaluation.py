@@ -48,13 +48,13 @@ def accuracy_bar_figure(summary: pd.DataFrame, metric: str = "accuracy",
         hovertemplate="%{x}: %{y:.4f} ± %{error_y.array:.4f}<extra></extra>"))
     label = METRIC_LABELS.get(metric, metric.replace("_", " "))
     bounded = metric in ("accuracy", "auc")
-    lo = float(np.nanmin(mean - std)) if len(mean) else 0.0
     fig.update_layout(
         title=title or f"{label} by method (mean ± sd over folds)",
         xaxis_title="method", yaxis_title=label, template="plotly_white",
         margin=dict(t=80),
-        # a proportion never exceeds 1: the axis ends there
-        yaxis_range=[max(0.0, lo - 0.05), 1.0] if bounded else None)
+        # a bar's length is its value: the axis starts at 0 (0.948 must not look like half of
+        # 0.971); a proportion never exceeds 1
+        yaxis_range=[0.0, 1.0] if bounded else None, yaxis_rangemode="tozero")
     return fig
 
 
@@ -130,11 +130,15 @@ def interval_bar_figure(table: pd.DataFrame, metric: str = "accuracy", *,
                         labels: Mapping[str, str] | None = None,
                         partial: Mapping[str, str] | None = None,
                         title: str | None = None) -> go.Figure:
-    """Horizontal bar per method: the pooled estimate of ``metric`` with its 95 % interval.
+    """Dot plot: per method the pooled estimate of ``metric`` (a dot) with its 95 % interval
+    (a whisker).
 
-    The method names sit on the vertical axis (never rotated), each value is written to the
-    right of its interval's upper end (never crossed by the whisker), and the interval is the
-    metric's own (bootstrap over rows, DeLong for the AUC, from
+    A dot plot, not bars: a bar's length reads as its value, so bars must start at 0, where
+    intervals of 0.93-0.97 shrink to nothing; a dot and its whisker are read by position, so
+    the axis may zoom to the intervals (its title says so). The method names sit on the
+    vertical axis (never rotated), each value is written to the right of its interval's upper
+    end (never crossed by the whisker), and the interval is the metric's own (Wilson for the
+    accuracy, bootstrap over rows, DeLong / Newcombe for the AUC, from
     :func:`bnma_core.cv_summary.interval_table`), so a log-loss interval never goes below 0.
 
     Parameters
@@ -160,10 +164,10 @@ def interval_bar_figure(table: pd.DataFrame, metric: str = "accuracy", *,
     names = [_wrap(labels.get(m, m) + (f" — {partial[m]}" if m in partial else ""), 34)
              for m in methods]
     colours = [PARTIAL_COLOUR if m in partial else _COLOURS[0] for m in methods]
-    fig = go.Figure(go.Bar(
-        y=names, x=est, orientation="h", marker_color=colours,
+    fig = go.Figure(go.Scatter(
+        y=names, x=est, mode="markers", marker=dict(color=colours, size=11, symbol="circle"),
         error_x=dict(type="data", symmetric=False, array=hi - est, arrayminus=est - lo,
-                     visible=True, color="#333333", thickness=1.5, width=4),
+                     visible=True, color="#333333", thickness=2, width=6),
         customdata=np.column_stack([lo, hi]),
         hovertemplate="%{y}: %{x:.4f} (95 % interval %{customdata[0]:.4f} to "
                       "%{customdata[1]:.4f})<extra></extra>", showlegend=False))
@@ -179,11 +183,14 @@ def interval_bar_figure(table: pd.DataFrame, metric: str = "accuracy", *,
     pad = max(span, 0.02)
     x_lo = max(0.0, left - 0.15 * pad)
     x_hi = right + 0.45 * pad  # room for the value labels
+    zoomed = x_lo > 0.0
     fig.update_layout(
-        title=title or f"{label} by method (pooled over folds, 95 % interval)",
-        xaxis_title=label + (" (higher is better)" if metric in ("accuracy", "auc")
-                             else " (lower is better)"),
-        template="plotly_white", bargap=0.35,
+        title=title or f"{label} by method (pooled over folds; dot: estimate, line: 95 % "
+                       "interval)",
+        xaxis_title=label + (" (higher is better" if metric in ("accuracy", "auc")
+                             else " (lower is better")
+        + ("; the axis does not start at 0)" if zoomed else ")"),
+        template="plotly_white",
         # a proportion's axis ends at 1; the labels past it are drawn in the right margin
         xaxis_range=[x_lo, min(x_hi, 1.0) if bounded else x_hi],
         xaxis_tickangle=0, yaxis=dict(autorange="reversed", automargin=True),

@@ -42,25 +42,24 @@ def wbc_three_methods():
 
 def _interval(text: str) -> tuple[float, float, float]:
     est, rest = text.split(" (")
-    lo, hi = rest.rstrip(")").split(" to ")
+    lo, hi = rest.rstrip(")").split("–")
     return float(est), float(lo), float(hi)
 
 
 def test_metrics_table_has_95_percent_intervals_pooled_and_per_fold(wbc_three_methods):
     at = wbc_three_methods
-    table = _table(at, "accuracy (95 % CI)")
+    table = _table(at, "Accuracy")
     assert list(table["Method"]) == ["Naive Bayes (nb)", "Tree-augmented naive Bayes (tan)",
                                      "Model-averaged naive Bayes (manb)"]
-    for col in ("accuracy (95 % CI)", "log-loss (95 % CI)", "Brier (95 % CI)",
-                "AUC pooled (95 % CI)"):
+    for col in ("Accuracy", "Log-loss", "Brier", "AUC"):
         for cell in table[col]:
             est, lo, hi = _interval(cell)
             assert lo <= est <= hi and lo < hi
-    assert all(_interval(c)[1] >= 0 for c in table["log-loss (95 % CI)"])  # its own scale
+    assert all(_interval(c)[1] >= 0 for c in table["Log-loss"])  # its own scale
     # which AUC is which: pooled (the ROC legend's) beside the mean over folds
     entry = at.session_state["cmp_run"]["entry"]
     res = entry["results"]
-    assert float(table["AUC mean over folds"][0]) == pytest.approx(
+    assert float(table["AUC folds"][0]) == pytest.approx(
         res.loc[res["method"] == "nb", "auc"].mean(), abs=5e-4)
     assert any("AUC pooled" in c.value and "mean over folds" in c.value for c in at.caption)
     roc = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
@@ -70,10 +69,13 @@ def test_metrics_table_has_95_percent_intervals_pooled_and_per_fold(wbc_three_me
     assert "Per fold" in [e.label for e in at.expander]
     per_fold = _table(at, "scope")
     assert set(per_fold["scope"]) == {"fold"} and per_fold["fold"].nunique() == 3
-    # the bars are the pooled estimates with their intervals, horizontal
-    bars = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+    # the dots are the pooled estimates with their intervals (issue 33 item 6)
+    dots = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
                 if json.loads(c.proto.spec)["layout"]["title"]["text"].startswith("Accuracy"))
-    assert bars["data"][0]["orientation"] == "h"
+    assert dots["data"][0]["mode"] == "markers" and "error_x" in dots["data"][0]
+    # every table: few columns, short headers (issue 33 item 7)
+    for column in ("Accuracy", "Slope", "p (Holm)"):
+        assert len(_table(at, column).columns) <= 7
 
 
 def test_calibration_and_decision_curve_for_binary_wbc(wbc_three_methods):
@@ -81,9 +83,13 @@ def test_calibration_and_decision_curve_for_binary_wbc(wbc_three_methods):
     titles = _titles(at)
     assert "Reliability diagram (CORP): P(malignant)" in titles
     assert any(t.startswith("Decision curve") for t in titles)
-    cal = _table(at, "slope")
-    assert {"intercept", "intercept_lower", "slope_upper"} <= set(cal.columns)
-    assert len(cal) == 3 and (cal["slope_lower"] < cal["slope"]).all()
+    cal = _table(at, "Slope")
+    assert list(cal.columns) == ["Method", "Intercept", "Slope", "Miscalibration",
+                                 "Discrimination", "Uncertainty"]
+    assert len(cal) == 3
+    for cell in cal["Slope"]:
+        est, lo, hi = _interval(cell)
+        assert lo < est < hi
     # the user's positive class drives all three
     at.selectbox(key="cmp_positive").set_value("benign").run()
     _no_failure(at)
@@ -95,9 +101,10 @@ def test_calibration_and_decision_curve_for_binary_wbc(wbc_three_methods):
 
 def test_all_pairs_friedman_holm_and_csv_downloads(wbc_three_methods):
     at = wbc_three_methods
-    pairs = _table(at, "p-value (Holm)")
+    pairs = _table(at, "p (Holm)")
     assert len(pairs) == 3  # every pair of three methods, not one baseline
-    assert (pairs["p-value (Holm)"] >= pairs["p-value"] - 1e-12).all()
+    assert (pairs["p (Holm)"].astype(float) >= pairs["p"].astype(float) - 1e-12).all()
+    assert "Better (5 %)" in pairs.columns  # the verdict beside the p-value
     assert any("Friedman test" in m.value for m in at.markdown)
     labels = _downloads(at)
     for name in ("Per-fold results (CSV)", "Metrics with intervals (CSV)", "Calibration (CSV)",
@@ -123,6 +130,7 @@ def test_after_stop_every_method_and_its_finished_folds_are_named():
     at.number_input(key="cmp_seed").set_value(7)
     at.button[0].click().run()
     _finish_background(at, "compare")
+    at.multiselect(key="cmp_cal_methods").set_value(["tan"]).run()  # chosen for this run
     entry = at.session_state["cmp_run"]["entry"]
     # the state Stop leaves after 7 fits: nb 5 folds, tan folds 1-2, manb none
     res = entry["results"]
@@ -139,12 +147,14 @@ def test_after_stop_every_method_and_its_finished_folds_are_named():
     assert list(status["folds finished"]) == ["5 of 5", "2 of 5", "0 of 5"]
     assert list(status["which folds"]) == ["1-5", "1-2", "none"]
     assert list(status["shown"]) == ["yes", "greyed (partial)", "no: no fold finished"]
-    table = _table(at, "accuracy (95 % CI)")
+    table = _table(at, "Accuracy")
     assert list(table["Method"]) == ["Naive Bayes (nb)",
                                      "Tree-augmented naive Bayes (tan) — 2 of 5 folds"]
     bars = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]
     assert bars["marker"]["color"][1] != bars["marker"]["color"][0]  # greyed
     assert any("Tests over folds need two methods" in c.value for c in at.caption)
+    # the reliability diagram's choice was made for the other run: it starts afresh
+    assert at.multiselect(key="cmp_cal_methods").value == ["nb", "tan"]
 
 
 def test_live_progress_says_how_long_is_left_and_stop_keeps_the_folds():
@@ -163,9 +173,10 @@ def test_live_progress_says_how_long_is_left_and_stop_keeps_the_folds():
     at.run()
     _no_failure(at)
     text = at.get("progress")[0].proto.text
-    assert "left" in text and "fits done" in text
+    assert ("left" in text or "estimating the time left" in text) and "fits done" in text
     next(b for b in at.button if b.label == "Stop").click().run()
     assert run.done
+    assert run.ended - run.stop_requested < 2.0  # a bma10 fit in progress is abandoned
     _no_failure(at)
     assert not any(t.name == "bnma-compare" and t.is_alive() for t in threading.enumerate())
     status = _table(at, "folds finished")
@@ -222,3 +233,60 @@ def test_compare_over_data_sets_from_the_anchors(monkeypatch):
     labels = _downloads(at)
     assert "Critical difference (CSV)" in labels and "Bayesian signed-rank (CSV)" in labels
     assert any("Left out (no score on every data set)" in c.value for c in at.caption)
+
+
+def _scores_page(raw: bytes, name: str = "scores.csv"):
+    at = _page(PAGE, _wbc())
+    at.toggle(key="cmp_sets").set_value(True).run()
+    if at.radio(key="cmp_sets_source").value != "My own table (CSV)":
+        at.radio(key="cmp_sets_source").set_value("My own table (CSV)").run()
+    at.file_uploader(key="cmp_sets_file").set_value((name, raw, "text/csv")).run()
+    return at
+
+
+@pytest.mark.parametrize("raw, words", [
+    (b"dataset,method,accuracy\nd0,a,0.8\nd0,b,inf\nd1,a,0.7\nd1,b,0.75\n",
+     "not a finite score"),
+    (b"dataset,method,accuracy\n", "header but no rows")])
+def test_a_bad_table_of_scores_is_refused_in_one_sentence(raw, words):
+    """issue 36 item 6: inf raised an uncaught ValueError, a header-only table said "The
+    table has no None column."."""
+    at = _scores_page(raw)
+    _no_failure(at)
+    errors = " ".join(e.value for e in at.error)
+    assert words in errors and "None" not in errors and "Traceback" not in errors
+
+
+def test_a_table_of_many_methods_draws_the_best_and_is_computed_once(monkeypatch):
+    """issue 36 item 3: the ranks and the Bayesian test are cached on the table's content (a
+    rerun, e.g. another widget, does not recompute them); the diagram draws the best
+    MAX_CD_METHODS, the table ranks every method."""
+    import streamlit as st
+
+    from bnma_core import cv_summary
+    from bnma_core.viz.calibration import MAX_CD_METHODS
+
+    st.cache_data.clear()
+    calls = []
+    real = cv_summary.over_datasets
+    monkeypatch.setattr(cv_summary, "over_datasets",
+                        lambda *a, **k: calls.append(k.get("ranks", True)) or real(*a, **k))
+    rng = np.random.default_rng(7)
+    k = 120
+    raw = "dataset,method,accuracy\n" + "".join(
+        f"d{i},m{j},{rng.uniform(0.6, 0.9):.4f}\n" for i in range(5) for j in range(k))
+    at = _scores_page(raw.encode())
+    _no_failure(at)
+    assert sorted(calls) == [False, True]  # ranks once, the pairs once
+    cd_chart = next(c for c in at.get("plotly_chart")
+                    if "critical difference" in json.loads(c.proto.spec)["layout"]["title"]
+                    ["text"])
+    spec = json.loads(cd_chart.proto.spec)
+    assert len(spec["data"]) == MAX_CD_METHODS
+    assert any(f"the {MAX_CD_METHODS} best of {k} methods" in c.value for c in at.caption)
+    assert len(_table(at, "Mean rank")) == k
+    at.number_input(key="cmp_sets_rope").set_value(0.02).run()
+    _no_failure(at)
+    assert sorted(calls) == [False, False, True]  # a new region: only the pairs again
+    at.run()
+    assert len(calls) == 3

@@ -19,12 +19,12 @@ def _table():
                          "accuracy_upper": [0.98, 0.97, 1.0]})
 
 
-def test_interval_bars_are_horizontal_with_labels_outside_the_whiskers():
+def test_interval_dots_with_names_on_the_side_and_labels_outside_the_whiskers():
     fig = viz.interval_bar_figure(_table(), "log_loss",
                                   labels={"nb": "Naive Bayes (nb)"},
                                   partial={"bma10": "1 of 10 folds"})
     bar, text = fig.data
-    assert bar.orientation == "h"  # names on the vertical axis: never rotated
+    assert bar.type == "scatter" and bar.mode == "markers"  # a dot plot (issue 33 item 6)
     assert list(bar.y) == ["Naive Bayes (nb)", "tan", "bma10 — 1 of 10 folds"]
     # asymmetric whiskers from the interval: a log-loss never drawn below 0
     np.testing.assert_allclose(np.asarray(bar.x) - np.asarray(bar.error_x.arrayminus),
@@ -47,6 +47,17 @@ def test_interval_bars_of_a_proportion_end_near_1_and_refuse_a_table_without_int
     assert fig.layout.xaxis.range[1] == 1.0  # a proportion's axis ends at 1
     assert fig.layout.margin.r >= 60 and fig.data[1].cliponaxis is False  # labels past it
     assert fig.layout.title.text.startswith("Accuracy by method (pooled")
+    # a dot plot may zoom, and says so (issue 33 item 6)
+    assert fig.layout.xaxis.range[0] > 0.5 and fig.data[0].mode == "markers"
+    assert "the axis does not start at 0" in fig.layout.xaxis.title.text
+
+
+def test_bars_of_a_proportion_start_at_zero():
+    """issue 33 item 6: the bars started at about 0.92, so 0.948 looked like half of 0.971."""
+    summary = pd.DataFrame({"method": ["a", "b"], "accuracy_mean": [0.948, 0.971],
+                            "accuracy_std": [0.01, 0.01]})
+    fig = viz.accuracy_bar_figure(summary)
+    assert fig.layout.yaxis.range[0] == 0.0
     with pytest.raises(ValueError, match="no 'brier' column"):
         viz.interval_bar_figure(_table(), "brier")
 
