@@ -338,13 +338,16 @@ if expl is not None:
 
 # --- what if --------------------------------------------------------------------------------------
 t_wi = time.perf_counter()
-try:  # judged as the case is: the same draws, seed and "uncertain" rule
-    sc_wi, wi = explain.what_if(
-        model, codes, scenarios, n_draws=N_DRAWS if pred.parameter_interval is not None else 0,
-        train=train, seed=SEED, codes=True)
-except ValueError as exc:
-    st.error(md_escape(exc))
+res_wi = cached(  # judged as the case is: the same draws, seed and "uncertain" rule
+    f"what_if {scenarios!r}",
+    lambda: explain.what_if(model, codes, scenarios,
+                            n_draws=N_DRAWS if pred.parameter_interval is not None else 0,
+                            train=train, seed=SEED, codes=True))
+if isinstance(res_wi, Exception):
+    st.error(md_escape(res_wi))
     wi = None
+else:
+    sc_wi, wi = res_wi
 ms_wi = 1000 * (time.perf_counter() - t_wi)
 
 
