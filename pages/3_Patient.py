@@ -405,7 +405,8 @@ settings = {"data": dataset_label(), "method": display_name(method), "method cod
 def report() -> str:  # built on click only (deferred download; no Streamlit calls here)
     sections = viz.case_report_sections(
         pred, values, None if isinstance(shap, Exception) else shap,
-        None if isinstance(unusual, Exception) else unusual, table)
+        None if isinstance(unusual, Exception) else unusual, table,
+        "" if isinstance(nt, Exception) else nt.note)
     return export.html_report(
         "Case report", sections, settings=settings,
         fields={"Patient identifier": patient_id, "Notes": notes}, figures="static")

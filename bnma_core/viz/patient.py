@@ -219,7 +219,8 @@ def scenarios_figure(prediction: Any, names: Sequence[str], cls: int | None = No
 
 
 def case_report_sections(prediction: Any, findings: dict, shapley: Any = None,
-                         unusual: Any = None, next_tests: Any = None) -> list:
+                         unusual: Any = None, next_tests: Any = None,
+                         next_note: str = "") -> list:
     """The sections of a one-page case report (for :func:`bnma_core.export.html_report`):
     the prediction in words (with the uncertain warning and how unusual the case is), the
     probability bar, the contributions waterfall (its labels name every known finding with
@@ -235,6 +236,8 @@ def case_report_sections(prediction: Any, findings: dict, shapley: Any = None,
     unusual : Unusual, optional
     next_tests : DataFrame, optional
         The next-test ranking as shown on the page.
+    next_note : str, optional
+        What the ranking is computed under (``NextTest.note``), printed under it.
     """
     v = verdict(prediction)
     text = v["sentence"] + "."
@@ -255,4 +258,6 @@ def case_report_sections(prediction: Any, findings: dict, shapley: Any = None,
                                               row_height=18)))
     if next_tests is not None and len(next_tests):
         sections.append(("Which test next", next_tests.set_index(next_tests.columns[0])))
+        if next_note:
+            sections.append(("How the next tests are computed", next_note))
     return sections
