@@ -393,13 +393,16 @@ if expl is not None:
 
 # --- what if --------------------------------------------------------------------------------------
 t_wi = time.perf_counter()
-try:  # judged as the case is: the same draws, seed and "uncertain" rule
-    sc_wi, wi = explain.what_if(
-        model, codes, scenarios, n_draws=N_DRAWS if pred.parameter_interval is not None else 0,
-        train=train, seed=int(seed), codes=True)
-except ValueError as exc:
-    st.error(md_escape(exc))
+res_wi = cached(  # judged as the case is: the same draws, seed and "uncertain" rule
+    f"what_if {scenarios!r}",
+    lambda: explain.what_if(model, codes, scenarios,
+                            n_draws=N_DRAWS if pred.parameter_interval is not None else 0,
+                            train=train, seed=int(seed), codes=True))
+if isinstance(res_wi, Exception):
+    st.error(md_escape(res_wi))
     wi = None
+else:
+    sc_wi, wi = res_wi
 ms_wi = 1000 * (time.perf_counter() - t_wi)
 
 
@@ -458,7 +461,7 @@ def report() -> str:  # built on click only (deferred download; no Streamlit cal
     return viz.case_report(  # the same builder as `bnma explain --report`
         pred, values, settings, None if isinstance(shap, Exception) else shap,
         None if isinstance(unusual, Exception) else unusual, table, identifier=patient_id,
-        notes=notes)
+        notes=notes, next_note="" if isinstance(nt, Exception) else nt.note)
 
 
 report_box.download_button(

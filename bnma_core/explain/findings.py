@@ -63,7 +63,7 @@ def _row(est: Any, x: Any, codes: bool) -> np.ndarray:
 def _decomposed(est: Any, what: str) -> None:
     if not defines_joint(est):
         raise ValueError(f"{type(est).__name__} does not give the probability of findings, so "
-                         f"{what} is not available for it; choose a method that does, e.g. "
+                         f"{what} is not available for it; choose another method that does, e.g. "
                          "model-averaged naive Bayes (manb) or naive Bayes (nb).")
 
 

@@ -257,7 +257,8 @@ def scenarios_figure(prediction: Any, names: Sequence[str], cls: int | None = No
 
 
 def case_report_sections(prediction: Any, findings: dict, shapley: Any = None,
-                         unusual: Any = None, next_tests: Any = None) -> list:
+                         unusual: Any = None, next_tests: Any = None,
+                         next_note: str = "") -> list:
     """The sections of a one-page case report (for :func:`bnma_core.export.html_report`):
     the prediction in words (with the uncertain warning and how unusual the case is), the
     probability bar, the contributions waterfall (its labels name every known finding with
@@ -273,6 +274,8 @@ def case_report_sections(prediction: Any, findings: dict, shapley: Any = None,
     unusual : Unusual, optional
     next_tests : DataFrame, optional
         The next-test ranking as shown on the page.
+    next_note : str, optional
+        What the ranking is computed under (``NextTest.note``), printed under it.
     """
     v = verdict(prediction)
     text = v["sentence"] + "."
@@ -293,6 +296,8 @@ def case_report_sections(prediction: Any, findings: dict, shapley: Any = None,
                                               row_height=18)))
     if next_tests is not None and len(next_tests):
         sections.append(("Which test next", next_tests.set_index(next_tests.columns[0])))
+        if next_note:
+            sections.append(("How the next tests are computed", next_note))
     return sections
 
 
@@ -322,7 +327,7 @@ def next_test_table(next_test: Any):
 
 def case_report(prediction: Any, findings: dict, settings: dict, shapley: Any = None,
                 unusual: Any = None, next_tests: Any = None, identifier: str = "",
-                notes: str = "") -> str:
+                notes: str = "", next_note: str = "") -> str:
     """The one-page case report (HTML that prints on one A4 page, DESIGN §15) as the Patient
     page's button and ``bnma explain --report`` write it: :func:`case_report_sections` in
     :func:`bnma_core.export.html_report` with static figures, the settings (data, method,
@@ -338,12 +343,17 @@ def case_report(prediction: Any, findings: dict, settings: dict, shapley: Any = 
         The ranking as shown (:func:`next_test_table`) or the result it is made from.
     identifier, notes : str
         Initial text of the report's two fields.
+    next_note : str, optional
+        The sentence shown beside the ranking (``NextTest.note``); taken from ``next_tests``
+        when that is a ``NextTest``.
     """
     from .. import export
 
     if next_tests is not None and hasattr(next_tests, "flip_probability"):
+        next_note = next_note or getattr(next_tests, "note", "") or ""
         next_tests = next_test_table(next_tests)
-    sections = case_report_sections(prediction, findings, shapley, unusual, next_tests)
+    sections = case_report_sections(prediction, findings, shapley, unusual, next_tests,
+                                    next_note)
     return export.html_report("Case report", sections, settings=settings,
                               fields={"Patient identifier": identifier, "Notes": notes},
                               figures="static")

@@ -137,6 +137,13 @@ def test_report_has_patient_fields_and_is_small():
     assert "<textarea" in html and "@page{size:A4" in html
     assert "Not known: bare_nuclei." in html and "None" not in html
     assert len(html.encode()) < 1_000_000
+    import pandas as pd
+
+    table = pd.DataFrame({"finding not yet known": ["bare_nuclei"],
+                          "uncertainty it removes on average": ["28 %"]})
+    note = "These values are computed under one joint model of the findings."
+    assert viz.case_report_sections(pred, values, shap, None, table, note)[-1] == (
+        "How the next tests are computed", note)
     interactive = export.html_report("r", [("p", viz.probability_figure(pred)),
                                            ("q", viz.probability_figure(pred))])
     assert interactive.count("plotly.js v") <= 2  # plotly.js once (its banner names it)

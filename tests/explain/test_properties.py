@@ -197,8 +197,9 @@ def test_explanations_are_coherent(name, data):
         pred = E.predict_with_uncertainty(est, x, codes=True)
     _check_prediction(pred, est)
 
-    # an unchanged what-if is the case, with the case's draws
-    _, wi = E.what_if(est, x, [{}], n_draws=draws, train=(X, y), seed=seed, codes=True)
+    # an unchanged what-if is the case, with the case's draws, whatever scenario is beside it
+    other = {int(data.draw(st.integers(0, len(x) - 1))): None}
+    _, wi = E.what_if(est, x, [{}, other], n_draws=draws, train=(X, y), seed=seed, codes=True)
     _check_prediction(wi, est)
     for k in (0, 1):
         assert wi.proba[k].tobytes() == pred.proba[0].tobytes()
