@@ -81,7 +81,8 @@ def step_frames(ds: DiscreteDataset, *, n_iter: int = 5000, burn_in: int | None 
         ``moves``: columns of one entry per iteration, read from its
         :class:`~bnma_core.structure.orders.MoveRecord`: ``iteration`` (1-based), ``i`` /
         ``j`` (the move's positions, 0-based), ``kind`` ("swap" / "relocate"), ``nodes``
-        (the moved variables), ``log_score`` (before the move), ``log_ratio`` (Δ),
+        (the moved variables), ``log_score`` (before the move), ``proposed_log_score``,
+        ``log_ratio`` (Δ),
         ``acceptance_probability``, ``uniform`` (u), ``accepted``, ``proposed_order`` and
         ``net`` (the best network of the order after the move, an index into ``nets``);
         ``nets``: the distinct best networks of the orders reached (lists of [parent,
@@ -111,7 +112,8 @@ def step_frames(ds: DiscreteDataset, *, n_iter: int = 5000, burn_in: int | None 
     hist = np.r_[c.initial_log_score, c.trace_score[: c.t]]
     thin = max(1, len(hist_it) // int(history_points))
     keep = np.unique(np.r_[hist_it[::thin], hist_it[-1]])
-    cols = ("iteration", "i", "j", "kind", "nodes", "log_score", "log_ratio",
+    cols = ("iteration", "i", "j", "kind", "nodes", "log_score", "proposed_log_score",
+            "log_ratio",
             "acceptance_probability", "uniform", "accepted", "proposed_order", "net")
     moves: dict[str, list] = {k: [] for k in cols}
     if c.t < n_iter and int(count) > 0:
@@ -123,6 +125,7 @@ def step_frames(ds: DiscreteDataset, *, n_iter: int = 5000, burn_in: int | None 
                          ("j", m.positions[1]), ("kind", m.kind),
                          ("nodes", [int(x) for x in m.nodes]),
                          ("log_score", round(m.log_score, 4)),
+                         ("proposed_log_score", round(m.proposed_log_score, 4)),
                          ("log_ratio", round(m.log_ratio, 4)),
                          ("acceptance_probability", round(m.acceptance_probability, 4)),
                          ("uniform", round(m.uniform, 4)), ("accepted", bool(m.accepted)),

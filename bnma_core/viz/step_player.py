@@ -156,7 +156,7 @@ let cur = D.order.slice();
 for (let k = 0; k < N; k++) {
   before.push(cur);
   if (M.accepted[k]) cur = M.proposed_order[k];
-  scoreAfter.push(M.accepted[k] ? M.log_score[k] + M.log_ratio[k] : M.log_score[k]);
+  scoreAfter.push(M.accepted[k] ? M.proposed_log_score[k] : M.log_score[k]);
 }
 let pos = 0, timer = null;
 const slider = $("slider");
@@ -295,7 +295,7 @@ function drawTable() {
       `${M.i[k] + 1} \u2192 ${M.j[k] + 1}`;
     h += `<tr><td>${nf0.format(M.iteration[k])}</td><td class='t'>${what}</td>` +
       `<td class='t'>${M.nodes[k].map(v => names[v]).join(", ")}</td>` +
-      `<td>${f1(M.log_score[k])}</td><td>${f1(M.log_score[k] + M.log_ratio[k])}</td>` +
+      `<td>${f1(M.log_score[k])}</td><td>${f1(M.proposed_log_score[k])}</td>` +
       `<td>${f4(M.acceptance_probability[k])}</td><td>${f4(M.uniform[k])}</td>` +
       `<td class='t'>${M.accepted[k] ? "yes" : "no"}</td></tr>`;
   }
@@ -316,7 +316,7 @@ function show() {
   } else {
     const d = M.log_ratio[k];
     $("before").textContent = f1(M.log_score[k]);
-    $("proposed").textContent = f1(M.log_score[k] + d);
+    $("proposed").textContent = f1(M.proposed_log_score[k]);
     $("delta").textContent = (d >= 0 ? "\u2191 +" : "\u2193 \u2212") + Math.abs(d).toFixed(2);
     $("delta").className = "d " + (d >= 0 ? "up" : "down");
     $("accprob").textContent = f4(M.acceptance_probability[k]);
