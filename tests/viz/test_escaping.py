@@ -246,3 +246,21 @@ def test_plain_leaves_no_tag(text):
     import html
     assert html.unescape(out) == text  # plotly shows what was typed
     assert not LIVE.search(out)
+
+
+def test_step_player_writes_variable_names_into_html_escaped():
+    """The Teach step player builds its move table as HTML (innerHTML): every variable name
+    written there goes through its ``esc``, and ``esc`` leaves no tag (run by node)."""
+    import shutil
+    import subprocess
+
+    from bnma_core.viz.step_player import _TEMPLATE
+    html_rows = [line for line in _TEMPLATE.splitlines() if "names[" in line and "<td" in line]
+    assert html_rows and all("esc(names[" in line for line in html_rows)
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no node to run the player's esc")
+    esc = next(line for line in _TEMPLATE.splitlines() if line.startswith("const esc ="))
+    out = subprocess.run([node, "-e", f"{esc}\nprocess.stdout.write(esc({json.dumps(EVIL)}))"],
+                         capture_output=True, text=True, timeout=30, check=True).stdout
+    assert out == SHOWN
