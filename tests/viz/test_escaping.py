@@ -261,3 +261,25 @@ def test_step_player_writes_variable_names_into_html_escaped():
     out = subprocess.run([node, "-e", f"{esc}\nprocess.stdout.write(esc({json.dumps(EVIL)}))"],
                          capture_output=True, text=True, timeout=30, check=True).stdout
     assert out == SHOWN
+
+
+def test_dashboard_chart_draws_no_link():
+    """bnma_ui.widgets.chart hands plotly a figure with no ``<a`` tag left."""
+    from bnma_ui import widgets
+
+    class Box:
+        shown: list = []
+
+        def container(self, *args, **kwargs):
+            return self
+
+        def plotly_chart(self, fig, *args, **kwargs):
+            Box.shown.append(fig)
+
+        def __getattr__(self, name):  # captions, download buttons
+            return lambda *args, **kwargs: None
+
+    fig = go.Figure(go.Bar(x=[EVIL], y=[1], name=f"<b>{EVIL}</b>"))
+    widgets.chart(fig, "hostile", where=Box())
+    (shown,) = Box.shown
+    assert not has_link(shown) and shown.data[0].name.startswith("<b>")
