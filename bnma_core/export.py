@@ -20,6 +20,8 @@ from typing import Any
 import networkx as nx
 import pandas as pd
 
+from bnma_core.viz._text import without_links
+
 __all__ = ["graph_graphml", "table_csv", "csv_safe", "figure_image", "figure_images",
            "html_report", "Html",
            "figure_config"]
@@ -231,8 +233,10 @@ def with_margins(fig: Any) -> Any:
     ``automargin``) whatever template it was built with: Streamlit's plotly template, the
     default in the dashboard's process, leaves it off, so a figure exported from the server
     had its axis title drawn over its tick labels and long category names cut at the edge
-    (issue 33 items 1 and 4)."""
-    out = type(fig)(fig)
+    (issue 33 items 1 and 4). Every export (SVG, PNG, HTML) passes here, so here too any
+    ``<a href>`` left in the figure's text is made literal (:func:`bnma_core.viz._text.
+    without_links`, issue 36 item 5): no live link in a downloaded figure or report."""
+    out = type(fig)(without_links(fig))
     if hasattr(out, "update_xaxes"):
         out.update_xaxes(automargin=True)
         out.update_yaxes(automargin=True)

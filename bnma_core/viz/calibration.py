@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ._text import plain, plain_all
 from .evaluation import _wrap, line_style
 
 __all__ = ["reliability_figure", "decision_curve_figure", "critical_difference_figure",
@@ -57,8 +58,8 @@ def reliability_figure(curves: pd.DataFrame | Mapping[str, pd.DataFrame],
                                   tab["band_lower"].to_numpy(float)[::-1]]),
                 fill="toself", fillcolor=_BAND_FILL, line=dict(width=0),
                 # no legend entry per band (they share one grey): one for all, below
-                name=f"{name}: consistency band", showlegend=False,
-                hoverinfo="skip", legendgroup=str(name)))
+                name=f"{plain(name)}: consistency band", showlegend=False,
+                hoverinfo="skip", legendgroup=plain(name)))
             banded = True
         label = str(name)
         if decomposition is not None and name in decomposition:
@@ -69,9 +70,9 @@ def reliability_figure(curves: pd.DataFrame | Mapping[str, pd.DataFrame],
         lines += label.count("<br>") + 1
         fig.add_trace(go.Scatter(
             x=x, y=tab["calibrated"], mode="lines", name=label,
-            legendgroup=str(name), line=dict(width=2, **style),
+            legendgroup=plain(name), line=dict(width=2, **style),
             customdata=tab["n"], hovertemplate="forecast %{x:.3f} → observed %{y:.3f}"
-            "<br>%{customdata} rows<extra>" + str(name) + "</extra>"))
+            "<br>%{customdata} rows<extra>" + plain(name) + "</extra>"))
         counts += np.histogram(x, bins=edges, weights=tab["n"].to_numpy(float))[0]
     if banded:
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", fill="toself",
@@ -115,9 +116,9 @@ def decision_curve_figure(table: pd.DataFrame, title: str = "Decision curve",
         fig.add_trace(go.Scatter(x=d["threshold"], y=d["net_benefit"], mode="lines",
                                  name=_wrap(str(m), 70), line=line,
                                  hovertemplate="threshold %{x:.2f}: net benefit %{y:.4f}"
-                                 "<extra>" + str(m) + "</extra>"))
+                                 "<extra>" + plain(m) + "</extra>"))
     prevalence = float(table["prevalence"].max()) if len(table) else 1.0
-    event = f"P({positive})" if positive else "risk"
+    event = f"P({plain(positive)})" if positive else "risk"
     fig.update_layout(
         title=title, template="plotly_white",
         xaxis_title=f"threshold probability ({event} at which one would treat)",
@@ -164,7 +165,7 @@ def critical_difference_figure(cd: Any, title: str | None = None, *,
     k_all = len(cd.ranks)
     ranks = cd.ranks.head(int(max_methods))
     k = len(ranks)
-    names = ranks["method"].astype(str).tolist()
+    names = plain_all(ranks["method"].astype(str))
     r = ranks["mean_rank"].to_numpy(float)
     fig = go.Figure()
     axis_y = 0.0
@@ -180,7 +181,7 @@ def critical_difference_figure(cd: Any, title: str | None = None, *,
     shown = set(names)
     spans = []
     for members in cd.groups:
-        idx = [names.index(str(m)) for m in members if str(m) in shown]
+        idx = [names.index(plain(m)) for m in members if plain(m) in shown]
         if len(idx) >= 2 and (min(idx), max(idx)) not in spans:
             spans.append((min(idx), max(idx)))
     n_left = (k + 1) // 2

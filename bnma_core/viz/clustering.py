@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from ._text import plain_all
 from .graphs import heatmap_figure
 
 __all__ = ["cluster_profiles_figure", "cluster_sizes_figure", "loglik_traces_figure",
@@ -66,7 +67,8 @@ def cluster_sizes_figure(sizes: Sequence[int], cluster_names: Sequence[str] | No
     """Bar chart of the number of rows assigned to each cluster."""
     names = list(cluster_names) if cluster_names is not None else [
         f"cluster {c + 1}" for c in range(len(sizes))]
-    fig = go.Figure(go.Bar(x=names, y=list(sizes), text=list(sizes), textposition="auto"))
+    fig = go.Figure(go.Bar(x=plain_all(names), y=list(sizes), text=list(sizes),
+                           textposition="auto"))
     fig.update_layout(title=title, yaxis_title="rows", height=300,
                       margin=dict(l=60, r=20, t=50, b=40))
     return fig

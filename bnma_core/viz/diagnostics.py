@@ -13,6 +13,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ._text import plain
+
 __all__ = ["arrows", "order_move_figure", "rank_plot_figure", "autocorrelation_figure",
            "edge_traces_figure", "concordance_figure", "exact_vs_estimate_figure",
            "exact_error_figure"]
@@ -59,7 +61,7 @@ def order_move_figure(names: Sequence[str], order: Sequence[int], positions: tup
                           fillcolor=_MOVED if v in moved else _PLAIN,
                           line={"color": "#222" if kept else "#adb5bd",
                                 "width": 2 if kept else 1})
-            fig.add_annotation(x=pos, y=y, text=str(names[v]), showarrow=False,
+            fig.add_annotation(x=pos, y=y, text=plain(names[v]), showarrow=False,
                                font={"size": 12, "color": "white" if v in moved else "#222"})
         fig.add_annotation(x=-0.55, y=y, xanchor="right", showarrow=False,
                            text=f"<b>{label}</b>" if kept else label, font={"size": 12})
@@ -97,7 +99,8 @@ def rank_plot_figure(quantity: Any, title: str | None = None) -> go.Figure:
     expected = counts.sum() / (n_chains * n_bins)
     fig.add_trace(go.Scatter(x=[0, 1], y=[expected] * 2, mode="lines", name="uniform",
                              line={"dash": "dash", "color": "#444"}))
-    fig.update_layout(title=title or f"Rank plot: {quantity.name}", template="plotly_white",
+    fig.update_layout(title=title or f"Rank plot: {plain(arrows(quantity.name))}",
+                      template="plotly_white",
                       xaxis_title="rank of the draw among all chains (fraction)",
                       yaxis_title="draws in the bin", yaxis_rangemode="tozero")
     return fig
@@ -115,7 +118,7 @@ def autocorrelation_figure(quantity: Any, title: str | None = None) -> go.Figure
         fig.add_trace(go.Scatter(x=lags, y=acf[c], mode="lines", name=f"chain {c}",
                                  line={"color": _CHAIN_COLOURS[c % len(_CHAIN_COLOURS)]}))
     fig.add_hline(y=0, line={"color": "#888", "width": 1})
-    fig.update_layout(title=title or f"Autocorrelation: {quantity.name}",
+    fig.update_layout(title=title or f"Autocorrelation: {plain(arrows(quantity.name))}",
                       template="plotly_white", xaxis_title="lag (kept draws)",
                       yaxis_title="autocorrelation", yaxis_range=[-0.25, 1.05])
     return fig
@@ -131,7 +134,7 @@ def edge_traces_figure(quantities: Sequence[Any],
     # 44 px between panels: a panel's title sits in the gap, clear of the panel above
     fig = make_subplots(rows=k, cols=1, shared_xaxes=True,
                         vertical_spacing=min(0.3, 44 / (height - 130)),
-                        subplot_titles=[f"{arrows(q.name)} (R-hat {q.rhat:.3f})"
+                        subplot_titles=[f"{plain(arrows(q.name))} (R-hat {q.rhat:.3f})"
                                         for q in quantities] or ["no varying edge"])
     for r, q in enumerate(quantities, start=1):
         draws = np.asarray(q.draws)
@@ -155,7 +158,7 @@ def concordance_figure(concordance: pd.DataFrame, title: str | None = None,
     one point per ordered pair, on the diagonal when both runs agree. ``concordance`` has the
     columns of :func:`bnma_core.structure.diagnostics.edge_concordance`."""
     d = concordance
-    text = [f"{p} → {c}" for p, c in zip(d["parent"], d["child"])]
+    text = [f"{plain(p)} → {plain(c)}" for p, c in zip(d["parent"], d["child"])]
     far = d["difference"].abs() if len(d) else pd.Series(dtype=float)
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="agreement",
@@ -189,7 +192,7 @@ def exact_vs_estimate_figure(exact: np.ndarray, estimate: np.ndarray, names: Seq
                              "color": "#888"}, hoverinfo="skip", name="exact = estimate"))
     fig.add_trace(go.Scatter(
         x=ex[y, x], y=es[y, x], mode="markers", name="edge",
-        text=[f"{names[a]} → {names[b]}" for a, b in zip(y, x)],
+        text=[f"{plain(names[a])} → {plain(names[b])}" for a, b in zip(y, x)],
         hovertemplate="%{text}<br>exact %{x:.4f}<br>MCMC %{y:.4f}<extra></extra>",
         marker={"size": 8, "color": err, "colorscale": "Reds", "cmin": 0,
                 "cmax": max(0.1, float(err.max())), "line": {"width": 0.5, "color": "#333"}}))

@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ._text import plain, plain_all
+
 __all__ = ["accuracy_bar_figure", "interval_bar_figure", "roc_figure", "roc_small_multiples",
            "line_style", "METRIC_LABELS", "PARTIAL_COLOUR"]
 
@@ -40,7 +42,7 @@ def accuracy_bar_figure(summary: pd.DataFrame, metric: str = "accuracy",
     std_col = f"{metric}_std"
     std = (summary[std_col].fillna(0).to_numpy(dtype=float) if std_col in summary.columns
            else np.zeros_like(mean))
-    methods = summary["method"].astype(str).tolist()
+    methods = plain_all(summary["method"].astype(str))
     fig = go.Figure(go.Bar(
         x=methods, y=mean, error_y=dict(type="data", array=std, visible=True),
         text=[f"{m:.3f}" for m in mean], textposition="inside", insidetextanchor="start",
@@ -123,7 +125,8 @@ def _wrap(text: str, width: int) -> str:
     so long method names neither crowd the plot nor overlap their neighbours."""
     import textwrap
 
-    return "<br>".join(textwrap.wrap(str(text), width=width, break_long_words=False)) or text
+    text = plain(text)  # a name typed by a user: never markup (issue 36 item 5)
+    return "<br>".join(textwrap.wrap(text, width=width, break_long_words=False)) or text
 
 
 def interval_bar_figure(table: pd.DataFrame, metric: str = "accuracy", *,
@@ -237,10 +240,10 @@ def roc_small_multiples(curves: Mapping[str, Any], *, labels: Mapping[str, str] 
                                          hoverinfo="skip"), row=r, col=c)
         fpr, tpr, _ = parsed[m]
         fig.add_trace(go.Scatter(x=fpr, y=tpr, mode="lines", showlegend=False,
-                                 name=labels.get(m, m),
+                                 name=plain(labels.get(m, m)),
                                  line=dict(width=2.5, color=_COLOURS[i % len(_COLOURS)]),
                                  hovertemplate="FPR %{x:.3f}, TPR %{y:.3f}<extra>"
-                                 + str(labels.get(m, m)) + "</extra>"), row=r, col=c)
+                                 + plain(labels.get(m, m)) + "</extra>"), row=r, col=c)
         fig.update_xaxes(range=[0, 1], row=r, col=c, tickvals=[0, 0.5, 1],
                          title_text="false positive rate" if r == rows else None)
         fig.update_yaxes(range=[0, 1.02], row=r, col=c, tickvals=[0, 0.5, 1],

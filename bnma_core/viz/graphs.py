@@ -26,6 +26,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
+from ._text import plain
+
 __all__ = [
     "dag_layout",
     "edge_polyline",
@@ -618,7 +620,8 @@ def _edge_arrows(edges: list, pos: Mapping, size: Mapping, weight_range: tuple[f
             pts = [pos[u]] + bends + [(x0 + (x1 - x0) / 3, y0 + (y1 - y0) / 3)]
             path = "M " + " L ".join(f"{x:.2f},{y:.2f}" for x, y in pts)
             shapes.append(dict(type="path", path=path, xref="x", yref="y", layer="below",
-                               line=dict(color=color, width=width), name=f"{u} → {v}"))
+                               line=dict(color=color, width=width),
+                               name=f"{plain(u)} → {plain(v)}"))
         arrows.append(dict(
             x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y",
             showarrow=True, arrowhead=2, arrowsize=1.0, arrowwidth=width, arrowcolor=color,
@@ -662,7 +665,7 @@ def _edge_hover_trace(edges: list, pos: Mapping, weight_range: tuple[float, floa
         (x0, y0), (x1, y1) = pts[k], pts[k + 1]
         mid_x.append((x0 + x1) / 2)
         mid_y.append((y0 + y1) / 2)
-        txt = f"{u} → {v}"
+        txt = f"{plain(u)} → {plain(v)}"
         if weighted:
             txt += f"<br>{weight_label}: {w:.3g}"
         if (u, v) in hi_edges:
@@ -688,11 +691,11 @@ def _node_trace(graph: nx.DiGraph, pos: Mapping, nodes: list, name: str, color: 
     """Markers of one group of nodes, with their parents in the hover text."""
     hover = []
     for n in nodes:
-        parents = ", ".join(map(str, graph.predecessors(n))) or "none"
-        hover.append(f"<b>{n}</b><br>parents: {parents}")
+        parents = ", ".join(map(plain, graph.predecessors(n))) or "none"
+        hover.append(f"<b>{plain(n)}</b><br>parents: {parents}")
     return go.Scatter(
         x=[pos[n][0] for n in nodes], y=[pos[n][1] for n in nodes],
-        mode="markers", name=name, text=[str(n) for n in nodes],
+        mode="markers", name=name, text=[plain(n) for n in nodes],
         marker=dict(size=size, color=color, symbol=symbol,
                     line=dict(width=1.5, color="#333333")),
         hovertext=hover, hoverinfo="text",
@@ -701,7 +704,7 @@ def _node_trace(graph: nx.DiGraph, pos: Mapping, nodes: list, name: str, color: 
 
 def _node_labels(pos: Mapping, nodes: list, size: int) -> list[dict]:
     """Labels above the nodes on a light background (readable over arrows)."""
-    return [dict(x=pos[n][0], y=pos[n][1], xref="x", yref="y", text=str(n), showarrow=False,
+    return [dict(x=pos[n][0], y=pos[n][1], xref="x", yref="y", text=plain(n), showarrow=False,
                  yshift=size // 2 + 8, font=dict(size=11, color="#222222"),
                  bgcolor="rgba(255,255,255,0.85)", borderpad=1) for n in nodes]
 
@@ -731,7 +734,7 @@ def class_balance_figure(classes: Sequence[str], counts: Sequence[int],
         raise ValueError("classes and counts must have the same length")
     total = counts.sum() if counts.sum() > 0 else 1.0
     text = [f"{int(c)} ({100 * c / total:.1f}%)" for c in counts]
-    fig = go.Figure(go.Bar(x=[str(c) for c in classes], y=counts, text=text,
+    fig = go.Figure(go.Bar(x=[plain(c) for c in classes], y=counts, text=text,
                            textposition="auto", marker_color="#3182bd", name="rows",
                            hovertemplate="%{x}: %{y} rows<extra></extra>"))
     fig.update_layout(title=title, xaxis_title=class_name, yaxis_title="rows",
@@ -775,8 +778,8 @@ def heatmap_figure(matrix: np.ndarray, row_names: Sequence[str], col_names: Sequ
             f"{len(col_names)} column names")
     if annotate is None:
         annotate = z.size <= 400
-    rows = [str(r) for r in row_names]
-    cols = [str(c) for c in col_names]
+    rows = [plain(r) for r in row_names]  # user names: never markup (issue 36 item 5)
+    cols = [plain(c) for c in col_names]
     heat = go.Heatmap(
         z=z, x=cols, y=rows, zmin=zmin, zmax=zmax, colorscale=colorscale,
         colorbar=dict(title=dict(text=value_label, side="right"), thickness=12),

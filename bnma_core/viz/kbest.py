@@ -32,6 +32,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ._text import plain
+
 __all__ = ["all_subsample_classes", "class_weights_figure", "edge_stability",
            "edge_stability_figure", "prediction_spread", "subsample_classes",
            "subsample_posterior_figure", "subsample_summary", "subsample_weights_figure"]
@@ -215,7 +217,7 @@ def edge_stability_figure(table: pd.DataFrame, max_rows: int | None = 40,
     if not cols or not {"mean", "sd"} <= set(table.columns):
         raise ValueError("Expected a table from edge_stability().")
     shown = table if max_rows is None else table.head(int(max_rows))
-    labels = [str(i) for i in shown.index]
+    labels = [plain(i) for i in shown.index]
     z = shown[cols].to_numpy(dtype=float)
     xs = [c.split(" ", 1)[1] for c in cols]
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.02,
@@ -277,7 +279,7 @@ def subsample_posterior_figure(posteriors: np.ndarray, classes: Sequence[str],
     if P.ndim != 2 or P.shape[1] != len(classes):
         raise ValueError(f"posteriors must be (T, {len(classes)}) (got {P.shape}).")
     avg = P.mean(axis=0) if average is None else np.asarray(average, dtype=float)
-    cls = [str(c) for c in classes]
+    cls = [plain(c) for c in classes]
     fig = go.Figure()
     xs = np.repeat(np.asarray(cls, dtype=object), P.shape[0])
     ts = np.tile(np.arange(1, P.shape[0] + 1), len(cls))
@@ -293,7 +295,7 @@ def subsample_posterior_figure(posteriors: np.ndarray, classes: Sequence[str],
                              text=[f"{v:.3f}" for v in avg], textposition="middle right",
                              textfont=dict(size=13, color="#d62728"), cliponaxis=False,
                              hovertemplate="%{x}: average %{y:.3f}<extra></extra>"))
-    ticks = [f"<b>{c}</b><br>(recorded class)" if truth is not None and c == str(truth) else c
+    ticks = [f"<b>{c}</b><br>(recorded class)" if truth is not None and c == plain(truth) else c
              for c in cls]
     fig.update_layout(title=title, template="plotly_white", height=420,
                       yaxis=dict(title="P(class | this row)", range=[-0.03, 1.03]),

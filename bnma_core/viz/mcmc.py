@@ -8,6 +8,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ._text import plain
+
 __all__ = ["trace_figure", "rank_correlation_figure", "edge_posterior_heatmap",
            "orders_accuracy_figure"]
 
@@ -134,7 +136,7 @@ def orders_accuracy_figure(df: pd.DataFrame, x: str | None = None,
     for key, d in df.groupby(keys, sort=False):
         key = key if isinstance(key, tuple) else (key,)
         agg = d.groupby(x)["accuracy"].agg(["mean", "std"]).reset_index()
-        name = " / ".join(str(k) for k in key)
+        name = " / ".join(plain(k) for k in key)
         dash = dashes[cvs.index(key[0]) % 4] if cvs else "solid"
         fig.add_trace(go.Scatter(x=agg[x].astype(str), y=agg["mean"], name=name,
                                  mode="lines+markers", line={"dash": dash},

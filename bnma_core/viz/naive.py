@@ -10,6 +10,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ._text import plain, plain_all
+
 __all__ = [
     "arc_posterior_figure",
     "parameter_comparison_figure",
@@ -34,7 +36,7 @@ def arc_posterior_figure(names: Sequence[str], arc_posterior: Sequence[float],
         raise ValueError("one name per arc posterior is needed")
     order = np.argsort(-post, kind="stable")[: top or len(post)]
     fig = go.Figure(go.Bar(
-        x=post[order][::-1], y=[str(names[i]) for i in order][::-1], orientation="h",
+        x=post[order][::-1], y=[plain(names[i]) for i in order][::-1], orientation="h",
         marker_color=["#1f77b4" if p >= 0.5 else "#aec7e8" for p in post[order][::-1]],
         hovertemplate="%{y}: P(class → feature | data) = %{x:.3f}<extra></extra>"))
     fig.add_vline(x=0.5, line_dash="dot", line_color="grey")
@@ -65,8 +67,9 @@ def parameter_comparison_figure(theta_map: np.ndarray, theta_star: np.ndarray,
     if tm.shape != ts.shape:
         raise ValueError("theta_map and theta_star must have the same shape")
     n_classes, r = tm.shape
-    classes = list(class_names) if class_names is not None else [str(c) for c in range(n_classes)]
-    states = list(state_names) if state_names is not None else [str(k) for k in range(r)]
+    classes = (plain_all(class_names) if class_names is not None
+               else [str(c) for c in range(n_classes)])
+    states = plain_all(state_names) if state_names is not None else [str(k) for k in range(r)]
     fig = make_subplots(rows=1, cols=n_classes, shared_yaxes=True,
                         subplot_titles=[f"class = {c}" for c in classes])
     for c in range(n_classes):
@@ -79,9 +82,9 @@ def parameter_comparison_figure(theta_map: np.ndarray, theta_star: np.ndarray,
             fig.add_scatter(x=states, y=np.asarray(theta_empty, float), mode="lines+markers",
                             line=dict(dash="dot", color="grey"), name="ignoring the class",
                             legendgroup="empty", showlegend=show, row=1, col=c + 1)
-    title = f"P({feature_name} | class): MAP versus model average"
+    title = f"P({plain(feature_name)} | class): MAP versus model average"
     if arc_posterior is not None:
-        title += f" — P(class → {feature_name} | data) = {arc_posterior:.3f}"
+        title += f" — P(class → {plain(feature_name)} | data) = {arc_posterior:.3f}"
     fig.update_layout(title=title, barmode="group", yaxis_title="probability",
                       yaxis_range=[0, 1])
     return fig
@@ -111,7 +114,7 @@ def roc_curves_figure(y_true: Sequence, scores: Mapping[str, Sequence[float]],
         curves = roc_curve_points(y == 1, scores)
     from .evaluation import roc_figure  # the one ROC drawing (legend, colours, axes)
 
-    return roc_figure(curves, title=f"ROC curves ({positive_label})")
+    return roc_figure(curves, title=f"ROC curves ({plain(positive_label)})")
 
 
 def roc_gain_figure(summary: pd.DataFrame, x: str, title: str = "",

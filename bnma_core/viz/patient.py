@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from ._text import plain
 from .graphs import label_width
 
 __all__ = ["COIN_FLIP_MARGIN", "MISSING", "RARE", "case_report", "case_report_sections",
@@ -116,7 +117,7 @@ def probability_figure(prediction: Any, row: int = 0, height: int | None = None)
     """One horizontal bar per class: the averaged probability of ``row``, a thick dark whisker
     for the structure interval (over the averaged models) and a thin grey one for the structure
     + parameter interval when drawn. The dotted line at 0.5 is where two classes tie."""
-    classes = [str(c) for c in prediction.classes]
+    classes = [plain(c) for c in prediction.classes]  # user labels: never markup (issue 36)
     p = np.asarray(prediction.proba[row], dtype=float)
     si = np.asarray(prediction.structure_interval[row], dtype=float)
     pct = round(100 * prediction.level)
@@ -153,7 +154,7 @@ def probability_figure(prediction: Any, row: int = 0, height: int | None = None)
 
 
 def _finding_label(name: str, value: Any) -> str:
-    return f"{name} = {MISSING if value is None else value}"
+    return f"{plain(name)} = {MISSING if value is None else plain(value)}"
 
 
 def contributions_figure(shapley: Any, values: dict, classes: Sequence[Any],
@@ -175,7 +176,7 @@ def contributions_figure(shapley: Any, values: dict, classes: Sequence[Any],
     height, row_height : int, optional
         Figure height in pixels (default: ``row_height`` per bar plus room for the axis).
     """
-    target = str(classes[shapley.target])
+    target = plain(classes[shapley.target])
     order = np.argsort(-np.abs(shapley.values), kind="stable")
     labels = [_finding_label(shapley.names[k], values.get(shapley.names[k])) for k in order]
     steps = np.asarray(shapley.values, dtype=float)[order]
@@ -227,8 +228,8 @@ def scenarios_figure(prediction: Any, names: Sequence[str], cls: int | None = No
     c = int(prediction.predicted[0]) if cls is None else int(cls)
     p = np.asarray(prediction.proba[:, c], dtype=float)
     si = np.asarray(prediction.structure_interval[:, c], dtype=float)
-    target = str(prediction.classes[c])
-    names = [str(n) for n in names]
+    target = plain(prediction.classes[c])
+    names = [plain(n) for n in names]
     fig = go.Figure(go.Bar(
         x=names, y=p, marker_color=["#6baed6"] + ["#fdae6b"] * (len(p) - 1),
         text=[f"{v:.2f}" for v in p], textposition="inside", showlegend=False,

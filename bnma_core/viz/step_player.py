@@ -142,6 +142,7 @@ const nf0 = new Intl.NumberFormat("en-US", {maximumFractionDigits: 0});
 const minus = s => s.replace("-", "\u2212");
 const f1 = x => minus(nf1.format(x));
 const f4 = x => x.toFixed(4);
+const esc = s => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 const $ = id => document.getElementById(id);
 const SVGNS = "http://www.w3.org/2000/svg";
 function el(tag, attrs, text) {
@@ -294,7 +295,7 @@ function drawTable() {
     const what = M.kind[k] === "swap" ? `swap ${M.i[k] + 1} \u2194 ${M.j[k] + 1}` :
       `${M.i[k] + 1} \u2192 ${M.j[k] + 1}`;
     h += `<tr><td>${nf0.format(M.iteration[k])}</td><td class='t'>${what}</td>` +
-      `<td class='t'>${M.nodes[k].map(v => names[v]).join(", ")}</td>` +
+      `<td class='t'>${M.nodes[k].map(v => esc(names[v])).join(", ")}</td>` +
       `<td>${f1(M.log_score[k])}</td><td>${f1(M.proposed_log_score[k])}</td>` +
       `<td>${f4(M.acceptance_probability[k])}</td><td>${f4(M.uniform[k])}</td>` +
       `<td class='t'>${M.accepted[k] ? "yes" : "no"}</td></tr>`;

@@ -12,6 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ._text import plain, plain_all
 from .graphs import (
     DRAWING_PAD_BOTTOM,
     DRAWING_PAD_TOP,
@@ -71,7 +72,7 @@ def _union_drawing(graph: nx.DiGraph, class_node: str, other: nx.DiGraph | None 
 
 
 def _label(graph: nx.DiGraph, n: Any) -> str:
-    return str(n) + (" (?)" if graph.nodes[n].get("missing") else "")
+    return plain(n) + (" (?)" if graph.nodes[n].get("missing") else "")
 
 
 def _extent(drawing: Any, graph: nx.DiGraph) -> tuple[float, float, float, float]:
@@ -130,7 +131,7 @@ def _draw(fig: go.Figure, graph: nx.DiGraph, other: nx.DiGraph, pos: dict, class
         fig.add_trace(go.Scatter(
             x=[(x0 + x1) / 2], y=[(y0 + y1) / 2], mode="markers",
             marker=dict(size=8, color=color, opacity=0.01), showlegend=False,
-            hovertext=f"{a} → {b}: {d.get('weight', float('nan')):.4f} {unit}"
+            hovertext=f"{plain(a)} → {plain(b)}: {d.get('weight', float('nan')):.4f} {unit}"
                       + (" (only in this network)" if attr_edge and differs else ""),
             hoverinfo="text"), row=row, col=1)
     names = list(graph.nodes)
@@ -141,7 +142,7 @@ def _draw(fig: go.Figure, graph: nx.DiGraph, other: nx.DiGraph, pos: dict, class
         marker=dict(size=[size[n] for n in names], color=colors,
                     symbol=["diamond" if n == class_node else "circle" for n in names],
                     line=dict(color="#333", width=1)),
-        hovertext=[f"<b>{n}</b>: {'missing' if graph.nodes[n].get('missing') else 'known'}"
+        hovertext=[f"<b>{plain(n)}</b>: {'missing' if graph.nodes[n].get('missing') else 'known'}"
                    for n in names], hoverinfo="text", showlegend=False), row=row, col=1)
     for n in names:  # labels above the nodes, on a light box readable over the arrows
         fig.add_annotation(x=pos[n][0], y=pos[n][1], xref=xref, yref=yref, showarrow=False,
@@ -219,7 +220,7 @@ def posterior_bars_figure(explanation: Any, classes: list[str] | None = None) ->
     classes : list of str, optional
         Class labels (default ``explanation.classes``).
     """
-    classes = list(explanation.classes if classes is None else classes)
+    classes = plain_all(explanation.classes if classes is None else classes)
     fig = go.Figure()
     for label, post in (("General network", explanation.posterior_domain),
                         ("Network for this case", explanation.posterior_personalized),
