@@ -13,6 +13,14 @@ Sub-commands::
     bnma explain --data FILE|wbc --row N [--target COL] [--missing keep|drop] [--k 2]
             [--pairs 5] [--method bma10] [--interval] [--level 0.9] [--draws 400] [--seed 0]
             [--shapley] [--next-test] [--threshold 0.5] [--json]
+    bnma fit --data FILE|wbc --method stack --seed 1 --out model.bnma [--cv-folds 10]
+    bnma predict --model model.bnma --data new.csv [--interval] [--shapley]
+            [--out scored.csv|scored.parquet]
+    bnma export --model model.bnma --format bif|xmlbif --out DIR
+
+Every command that writes files checks all its output paths before it starts
+(:func:`check_outputs`): an existing file is kept unless ``--force`` is given, a symbolic
+link, an empty name, the same file named twice or a missing folder is refused.
 
 ``--data`` takes a CSV path or the name of a bundled dataset (``wbc``). ``--missing`` is the
 dataset-level policy for rows with a missing value, with the dashboard's default: ``keep``
@@ -30,6 +38,7 @@ import argparse
 import os
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
@@ -129,6 +138,69 @@ def _write_predictions(pred, path: str) -> None:
         raise CLIError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
+def check_outputs(outputs: Sequence[tuple[str, str | None]], force: bool = False,
+                  folders: Sequence[str] = ()) -> list[Path]:
+    """Check every output path of a command before it runs (nothing is computed first).
+
+    Parameters
+    ----------
+    outputs : sequence of (option, path or None)
+        E.g. ``[("--out", args.out), ("--predictions", args.predictions)]``; None = not asked.
+    force : bool
+        Overwrite existing files (``--force``).
+    folders : sequence of str
+        Options whose path is a folder to write files into (created if absent; an existing,
+        non-empty folder needs ``force``).
+
+    Returns
+    -------
+    list of Path
+        The paths asked for, in order.
+
+    Raises
+    ------
+    CLIError
+        One sentence: an empty name, a symbolic link (never followed), the same file named
+        twice, a missing parent folder, a folder where a file is expected, or an existing
+        file (or non-empty folder) without ``--force``.
+    """
+    seen: dict[Path, str] = {}
+    out = []
+    for option, text in outputs:
+        if text is None:
+            continue
+        if not str(text).strip():
+            raise CLIError(f"{option} is an empty file name; give a file name")
+        path = Path(text)
+        if path.is_symlink():
+            raise CLIError(f"{option} {text} is a symbolic link; name the file itself "
+                           "(links are not followed)")
+        key = path.resolve()
+        if key in seen:
+            raise CLIError(f"{seen[key]} and {option} name the same file {text}; give two "
+                           "different files")
+        seen[key] = option
+        parent = path.resolve().parent
+        if not parent.is_dir():
+            raise CLIError(f"cannot write {text}: the folder {path.parent} does not exist")
+        if option in folders:
+            if path.exists() and not path.is_dir():
+                raise CLIError(f"{option} {text} is a file; name a folder")
+            if path.is_dir() and any(path.iterdir()) and not force:
+                raise CLIError(f"the folder {text} is not empty; use --force to write into it")
+        elif path.is_dir():
+            raise CLIError(f"{option} {text} is a folder; name a file")
+        elif path.exists() and not force:
+            raise CLIError(f"{text} exists; use --force to overwrite it")
+        out.append(path)
+    return out
+
+
+def _add_force(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--force", action="store_true",
+                   help="overwrite existing output files")
+
+
 def data_spec(args: argparse.Namespace, **settings):
     """The dataset the data arguments name (``--data`` a CSV path or a bundled name such as
     ``wbc``, ``--target --missing --drop --sep --decimal``, and ``settings``): the same
@@ -192,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--out", required=True, help="output CSV file")
     sm.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_explain_parser(sub)
+    _add_model_parsers(sub)
     return parser
 
 
@@ -585,6 +658,168 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- model files: fit, predict, export (DESIGN §17) ---------------------------------------------
+
+def _add_model_parsers(sub) -> None:
+    """Register ``fit``, ``predict`` and ``export`` (model files, DESIGN §17)."""
+    from .classifiers.registry import DEFAULT_METHOD
+
+    ft = sub.add_parser("fit", help="fit one method on a CSV file and save it as a model file",
+                        description="Fit one method on all rows of a CSV file and save the "
+                        "fitted model, its data encoder and its provenance (method, seed, "
+                        "data fingerprint and size, library version) as a pickle-free model "
+                        "file (DESIGN §17).")
+    _add_data_arguments(ft, "CSV file or bundled dataset name (wbc)")
+    ft.add_argument("--method", default=DEFAULT_METHOD,
+                    help=f"method to fit (default: the recommended {DEFAULT_METHOD}; see "
+                         "`bnma methods`)")
+    ft.add_argument("--seed", type=_positive_int(0), default=1,
+                    help="seed of a randomized method (default 1)")
+    ft.add_argument("--discretization", choices=["median", "quantile"], default="median",
+                    help="how continuous columns are binned")
+    ft.add_argument("--n-bins", type=_positive_int(2), default=3,
+                    help="bins for --discretization quantile")
+    ft.add_argument("--set", action="append", default=[], metavar="PARAM=VALUE",
+                    help="a parameter of the method, repeatable (values are Python literals)")
+    ft.add_argument("--cv-folds", type=_positive_int(0), default=0, metavar="K",
+                    help="also cross-validate the method with K folds and save the "
+                         "out-of-fold summary (the development figures of `bnma report "
+                         "--model`); 0 = no (default)")
+    ft.add_argument("--out", required=True, help="the model file to write (.bnma)")
+    _add_force(ft)
+
+    pr = sub.add_parser("predict", help="score a CSV file of new cases with a saved model",
+                        description="One row per case: the probability of each class, the "
+                        "predicted class or 'uncertain' (the Patient page's rule), the "
+                        "structure interval and, with --interval, the interval with parameter "
+                        "uncertainty. Columns are matched by name.")
+    pr.add_argument("--model", required=True, help="a model file written by `bnma fit`")
+    pr.add_argument("--data", required=True, help="CSV file of the cases to score")
+    pr.add_argument("--sep", default=None, help="column separator, if the detected one is "
+                                                "wrong")
+    pr.add_argument("--decimal", default=None, choices=[".", ","],
+                    help="decimal mark, if the detected one is wrong")
+    pr.add_argument("--interval", action="store_true",
+                    help="add the interval with parameter uncertainty (Dirichlet draws)")
+    pr.add_argument("--level", type=_unit_interval, default=0.9,
+                    help="probability of the intervals (default 0.9)")
+    pr.add_argument("--draws", type=_positive_int(1), default=200,
+                    help="parameter draws of --interval (default 200)")
+    pr.add_argument("--seed", type=_positive_int(0), default=0,
+                    help="seed of the draws (default 0)")
+    pr.add_argument("--shapley", action="store_true",
+                    help="add each case's three largest contributions (Shapley values)")
+    pr.add_argument("--out", default=None,
+                    help="write the scores to this CSV (formula-safe) or Parquet file "
+                         "(default: CSV on standard output)")
+    pr.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_force(pr)
+
+
+def _read_model(path: str):
+    from .model_io import read_model
+
+    return read_model(path)
+
+
+def _fit_params(items: list[str], method: str) -> dict:
+    return _method_params([f"{method}.{item}" for item in items], [method])
+
+
+def _cmd_fit(args: argparse.Namespace) -> int:
+    """``bnma fit``."""
+    from dataclasses import asdict
+
+    from .classifiers.registry import fit_method, get_spec, resolve_name
+    from .data import check_discretization
+    from .model_io import save_model
+
+    (out,) = check_outputs([("--out", args.out)], args.force)
+    try:
+        method = resolve_name(args.method)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    params = _fit_params(args.set, method).get(method, {})
+    check_discretization(args.discretization, args.n_bins)
+    spec = data_spec(args, discretization=args.discretization, bins=args.n_bins)
+    ds = spec.build()
+    _print_notices(ds)
+    development = None
+    if args.cv_folds:
+        from .validation import development_summary
+
+        development = development_summary(ds, method, folds=args.cv_folds, seed=args.seed,
+                                          missing=args.missing, params=params)
+    t0 = time.process_time()
+    if get_spec(method).randomized:
+        params.setdefault("random_state", args.seed)
+    model = fit_method(method, ds, **params)
+    cpu = time.process_time() - t0
+    settings = {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(spec).items()}
+    save_model(model, out, dataset=ds, method=method, settings=settings,
+               development=development)
+    print(f"{method} fitted on {ds.n_rows} rows of {args.data} in {cpu:.1f} CPU s; model "
+          f"written to {out} ({out.stat().st_size / 1024:.0f} KB)")
+    return 0
+
+
+def _cmd_predict(args: argparse.Namespace) -> int:
+    """``bnma predict``."""
+    from .data import read_table
+    from .scoring import case_codes, score
+
+    outs = check_outputs([("--out", args.out)], args.force)
+    mf = _read_model(args.model)
+    sep = args.sep.encode().decode("unicode_escape") if args.sep else None
+    frame = read_table(args.data, sep=sep, decimal=args.decimal)
+    from .classifiers.base import UnseenValueWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UnseenValueWarning)
+        codes, extra = case_codes(mf, frame)
+    for w in caught:
+        print(f"bnma: note: {w.message}", file=sys.stderr)
+    if extra:
+        print(f"bnma: note: columns not used by the model (ignored): {', '.join(extra)}",
+              file=sys.stderr)
+    bar = None
+    if not args.no_progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(codes), file=sys.stderr, delay=1.0, unit="row", unit_scale=True,
+                   desc="scoring", leave=False)
+    notes: list[str] = []
+    try:
+        table = score(mf, codes, interval=args.interval, level=args.level, n_draws=args.draws,
+                      seed=args.seed, shapley=3 if args.shapley else 0, notes=notes,
+                      progress=None if bar is None else bar.update)
+    finally:
+        if bar is not None:
+            bar.close()
+    for note in notes:
+        print(f"bnma: note: {note}", file=sys.stderr)
+    from .export import table_csv
+
+    if not outs:
+        sys.stdout.write(table_csv(table, index=False).decode("utf-8"))
+        return 0
+    out = outs[0]
+    try:
+        if out.suffix.lower() == ".parquet":
+            table.to_parquet(out, index=False)
+        else:
+            out.write_bytes(table_csv(table, index=False))
+    except OSError as exc:
+        raise CLIError(f"cannot write {out}: {exc.strerror or exc}") from None
+    info = mf.info
+    print(f"{len(table)} cases scored with {info.get('method')} (fitted on "
+          f"{info.get('n_rows', '?')} rows, data {str(info.get('data_fingerprint', '?'))[:12]}, "
+          f"seed {info.get('seed')}) -> {out}")
+    return 0
+
+
+
+
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from .reproduce import cli as reproduce_cli
 
@@ -593,7 +828,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
 COMMANDS = {"cv": _cmd_cv, "report": _cmd_report, "methods": _cmd_methods,
             "sample": _cmd_sample,
-            "explain": _cmd_explain, "reproduce": _cmd_reproduce}
+            "explain": _cmd_explain, "reproduce": _cmd_reproduce,
+            "fit": _cmd_fit, "predict": _cmd_predict}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
