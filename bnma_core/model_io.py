@@ -110,17 +110,20 @@ def _class_key(cls: type) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
-def allowed_classes() -> dict[str, type]:
-    """The classes a model file may hold, by ``"module:Class"`` key: every registered
+def allowed_keys() -> frozenset[str]:
+    """The ``"module:Class"`` keys of the classes a model file may hold: every registered
     estimator class and the library's data classes (:data:`_DATA_CLASSES`)."""
     from .classifiers.registry import METHODS
 
-    keys = {spec.factory for spec in METHODS.values()} | set(_DATA_CLASSES)
-    out = {}
-    for key in sorted(keys):
-        module, _, name = key.partition(":")
-        out[key] = getattr(importlib.import_module(module), name)
-    return out
+    return frozenset({spec.factory for spec in METHODS.values()} | set(_DATA_CLASSES))
+
+
+def _allowed_class(key: str) -> type | None:
+    """The class of an allow-listed key (its module imported now), else None."""
+    if key not in allowed_keys():
+        return None
+    module, _, name = key.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 # --- encoding: Python objects -> tagged JSON + arrays ------------------------------------------
@@ -128,8 +131,11 @@ def allowed_classes() -> dict[str, type]:
 class _Writer:
     def __init__(self) -> None:
         self.arrays: list[bytes] = []
-        self.allowed = allowed_classes()
-        self._by_type = {cls: key for key, cls in self.allowed.items()}
+        self.allowed = allowed_keys()
+
+    def key(self, o: Any) -> str | None:
+        key = _class_key(type(o))
+        return key if key in self.allowed else None
 
     def array(self, a: np.ndarray) -> dict:
         if a.dtype.kind not in _ARRAY_KINDS:
@@ -167,7 +173,7 @@ class _Writer:
             return {"$np": [o.dtype.str, self.encode(o.item(), where, depth + 1)]}
         if isinstance(o, list):
             return [self.encode(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(o)]
-        key = self._by_type.get(type(o))
+        key = self.key(o)
         if isinstance(o, tuple) and key is None:
             if type(o) is not tuple:
                 raise TypeError(f"a {type(o).__name__}")
@@ -236,7 +242,6 @@ class _Writer:
 class _Reader:
     def __init__(self, arrays: list[np.ndarray]) -> None:
         self.arrays = arrays
-        self.allowed = allowed_classes()
 
     def array(self, node: Any) -> np.ndarray:
         if isinstance(node, dict) and "$npy" in node:
@@ -333,7 +338,7 @@ class _Reader:
             return s
         if tag in ("$obj", "$namedtuple"):
             key, state = body
-            cls = self.allowed.get(key) if isinstance(key, str) else None
+            cls = _allowed_class(key) if isinstance(key, str) else None
             if cls is None:
                 raise ModelFileError(f"The model file refers to the class {str(key)[:80]!r}, "
                                      "which a model file may not hold.")
@@ -465,6 +470,9 @@ class ModelFile:
     check_codes, check_proba : ndarray
         Feature codes and the class probabilities the model gave them when it was saved;
         :func:`read_model` recomputes them (a file that predicts differently is refused).
+    train : (X, y) or None
+        The training rows as feature codes and class labels, when they were kept
+        (``keep_rows``): the parameter draws of the intervals count from them (DESIGN §15).
     """
 
     estimator: Any
@@ -472,6 +480,7 @@ class ModelFile:
     info: dict = field(default_factory=dict)
     check_codes: np.ndarray | None = None
     check_proba: np.ndarray | None = None
+    train: tuple | None = None
 
 
 def _check_rows(model: Any, seed: int = 0, n: int = 16) -> np.ndarray:
@@ -485,7 +494,7 @@ def _check_rows(model: Any, seed: int = 0, n: int = 16) -> np.ndarray:
 
 def save_model(model: Any, path: str | Path, *, dataset: Any = None, method: str | None = None,
                settings: Mapping | None = None, development: Mapping | None = None,
-               encoder: Any = None) -> Path:
+               encoder: Any = None, keep_rows: bool = True) -> Path:
     """Write a fitted model to a model file (DESIGN §17).
 
     Parameters
@@ -502,6 +511,11 @@ def save_model(model: Any, path: str | Path, *, dataset: Any = None, method: str
         As for :func:`model_info`.
     encoder : DiscreteEncoder, optional
         How raw columns become codes (default ``dataset.encoder``).
+    keep_rows : bool
+        Keep the training rows of ``dataset`` as codes (their smallest integer type), so that
+        a loaded model gives the interval with parameter uncertainty (DESIGN §15). The file
+        then holds the training data, coded: share it as you would share the data. UKDB, and
+        so ``stack``, keep their training codes in the estimator whatever this says.
 
     Returns
     -------
@@ -514,7 +528,7 @@ def save_model(model: Any, path: str | Path, *, dataset: Any = None, method: str
         is not fitted.
     """
     data = model_bytes(model, dataset=dataset, method=method, settings=settings,
-                       development=development, encoder=encoder)
+                       development=development, encoder=encoder, keep_rows=keep_rows)
     path = Path(path)
     tmp = path.with_name(path.name + ".part")
     try:
@@ -528,10 +542,11 @@ def save_model(model: Any, path: str | Path, *, dataset: Any = None, method: str
 
 def model_bytes(model: Any, *, dataset: Any = None, method: str | None = None,
                 settings: Mapping | None = None, development: Mapping | None = None,
-                encoder: Any = None) -> bytes:
+                encoder: Any = None, keep_rows: bool = True) -> bytes:
     """The bytes of the model file :func:`save_model` writes (e.g. for a download)."""
+    train = None
     if isinstance(model, ModelFile):
-        info, enc, est = dict(model.info), model.encoder, model.estimator
+        info, enc, est, train = dict(model.info), model.encoder, model.estimator, model.train
     else:
         est = model
         if not hasattr(est, "classes_"):
@@ -543,7 +558,10 @@ def model_bytes(model: Any, *, dataset: Any = None, method: str | None = None,
             wanted = set(dataset.feature_names)
             enc = replace(enc, columns_=[c for c in enc.columns_ if c.name in wanted])
         info = model_info(est, dataset, method, settings, development)
-    if _class_key(type(est)) not in allowed_classes():
+        if dataset is not None and keep_rows:
+            train = (dataset.X, np.asarray(dataset.classes, dtype=object)[dataset.y])
+        info["training_rows_kept"] = train is not None
+    if _class_key(type(est)) not in allowed_keys():
         raise ModelFileError(f"{type(est).__name__} cannot be saved: model files hold the "
                              "registered methods only.")
     writer = _Writer()
@@ -556,6 +574,15 @@ def model_bytes(model: Any, *, dataset: Any = None, method: str | None = None,
         state = {"estimator": writer.encode(est, "model"),
                  "encoder": writer.encode(enc, "encoder"),
                  "check": {"codes": writer.array(check), "proba": writer.array(proba)}}
+        if train is not None:
+            X, labels = train
+            X = np.asarray(X)
+            small = np.int8 if X.max(initial=0) < 127 else np.int16 if X.max() < 32767 \
+                else np.int32
+            index = {str(c): k for k, c in enumerate(est.classes_)}
+            y = np.array([index.get(str(v), -1) for v in labels], dtype=np.int16)
+            state["training"] = {"X": writer.array(X[y >= 0].astype(small)),
+                                 "y": writer.array(y[y >= 0])}
     except TypeError as exc:
         label = info.get("method") or type(est).__name__
         raise ModelFileError(f"{label} cannot be saved: it holds {exc}, which the model file "
@@ -770,15 +797,23 @@ def read_model(source: Any, *, self_check: bool = True) -> ModelFile:
         enc = reader.decode(state["encoder"])
         codes = reader.array(state["check"]["codes"])
         proba = reader.array(state["check"]["proba"])
+        train = None
+        if "training" in state:
+            X = reader.array(state["training"]["X"]).astype(np.int64)
+            y = reader.array(state["training"]["y"])
+            if X.ndim != 2 or len(X) != len(y) or (y < 0).any() or \
+                    (y >= len(est.classes_)).any():
+                raise ModelFileError("The training rows of the model file are inconsistent.")
+            train = (X, np.asarray(est.classes_, dtype=object)[y])
     except ModelFileError as exc:
         raise _refuse(str(exc)[0].lower() + str(exc)[1:]) from None
     except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
         raise _refuse(f"state.json is malformed ({type(exc).__name__}: {str(exc)[:80]}).") \
             from None
-    if _class_key(type(est)) not in reader.allowed or not hasattr(est, "predict_proba"):
+    if _class_key(type(est)) not in allowed_keys() or not hasattr(est, "predict_proba"):
         raise _refuse("state.json does not hold a model.")
     est.model_info_ = info
-    out = ModelFile(est, enc, info, codes, proba)
+    out = ModelFile(est, enc, info, codes, proba, train)
     if self_check and len(codes):
         try:
             again = est.predict_proba(codes)

@@ -71,7 +71,7 @@ def score(model_file: Any, codes: np.ndarray, *, interval: bool = False, level: 
           progress: Callable[[int], None] | None = None,
           notes: list[str] | None = None) -> pd.DataFrame:
     """One row per case: ``row``, ``P(class)`` per class, ``prediction`` (the class, or
-    "uncertain" by the Patient page's rule :func:`bnma_core.viz.patient.is_uncertain`), the
+    "uncertain" by the Patient page's rule, :func:`bnma_core.viz.patient.is_uncertain`), the
     structure interval of each class and, with ``interval``, the structure + parameter
     interval (DESIGN §15); with ``shapley`` > 0 the ``top contributions`` (that many
     findings with their Shapley values for the log-odds of the predicted class).
@@ -96,7 +96,7 @@ def score(model_file: Any, codes: np.ndarray, *, interval: bool = False, level: 
         Collects plain sentences about what could not be computed.
     """
     from . import explain
-    from .viz.patient import is_uncertain
+    from .viz.patient import uncertain_rows
 
     est = model_file.estimator
     classes = [str(c) for c in est.classes_]
@@ -109,8 +109,8 @@ def score(model_file: Any, codes: np.ndarray, *, interval: bool = False, level: 
     for start in range(0, n, CHUNK_ROWS):
         X = np.asarray(codes[start:start + CHUNK_ROWS], dtype=np.int64)
         try:
-            pred = explain.predict_with_uncertainty(est, X, level, draws, None, seed,
-                                                    codes=True)
+            pred = explain.predict_with_uncertainty(est, X, level, draws, model_file.train,
+                                                    seed, codes=True)
         except ValueError as exc:
             if not draws:
                 raise
@@ -120,8 +120,8 @@ def score(model_file: Any, codes: np.ndarray, *, interval: bool = False, level: 
         out: dict[str, Any] = {"row": row_ids[start:start + len(X)]}
         for k, c in enumerate(classes):
             out[f"P({c})"] = pred.proba[:, k]
-        out["prediction"] = ["uncertain" if is_uncertain(pred, r) else
-                             classes[int(pred.predicted[r])] for r in range(len(X))]
+        out["prediction"] = np.where(uncertain_rows(pred), "uncertain",
+                                     np.asarray(classes, dtype=object)[pred.predicted])
         _interval_columns(out, classes, pred.structure_interval, "structure")
         if pred.parameter_interval is not None:
             _interval_columns(out, classes, pred.parameter_interval, "parameter")
