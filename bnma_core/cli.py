@@ -246,6 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "fold, method, true_class, one P(class) per class) to this CSV, or "
                          "Parquet when FILE ends in .parquet (with the seed and the cut "
                          "points per fold)")
+    _add_force(cv)
     cv.add_argument("--no-progress", action="store_true", help="no progress bar")
     cv.add_argument("--set", action="append", default=[], metavar="METHOD.PARAM=VALUE",
                     help="a parameter of one method, repeatable (e.g. --set brai.max_order=4 "
@@ -263,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--seed", type=_positive_int(0), default=0)
     sm.add_argument("--out", required=True, help="output CSV file")
     sm.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_force(sm)
     _add_explain_parser(sub)
     _add_model_parsers(sub)
     return parser
@@ -356,6 +358,7 @@ def _cmd_cv(args: argparse.Namespace) -> int:
     methods = _check_methods(args.methods)
     params = _method_params(args.set, methods)
     check_discretization(args.discretization, args.n_bins)
+    check_outputs([("--out", args.out), ("--predictions", args.predictions)], args.force)
     ds = data_spec(args, discretization=args.discretization, bins=args.n_bins).build()
     _print_notices(ds)
     bar, progress = _fold_progress(args, len(methods))
@@ -378,7 +381,7 @@ def _cmd_cv(args: argparse.Namespace) -> int:
         if n:
             print(f"{method} cannot learn from rows with missing values: "
                   f"{int(n) // args.folds} incomplete training rows per fold left out")
-    if args.out:
+    if args.out is not None:
         try:
             from .export import table_csv
 
@@ -386,7 +389,7 @@ def _cmd_cv(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise CLIError(f"cannot write {args.out}: {exc.strerror or exc}") from None
         print(f"per-fold results written to {args.out}")
-    if args.predictions:
+    if args.predictions is not None:
         _write_predictions(pred, args.predictions)
         print(f"out-of-fold probabilities written to {args.predictions}")
     return 0
@@ -419,6 +422,7 @@ def _add_report_parser(sub, default_method: str) -> None:
     rp.add_argument("--set", action="append", default=[], metavar="METHOD.PARAM=VALUE",
                     help="a parameter of one method, repeatable (as in bnma cv)")
     rp.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_force(rp)
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -428,9 +432,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     methods = _check_methods(args.methods)
     params = _method_params(args.set, methods)
     check_discretization(args.discretization, args.n_bins)
-    out = Path(args.out)
-    if not out.parent.exists():
-        raise CLIError(f"cannot write {args.out}: the folder {out.parent} does not exist")
+    (out,) = check_outputs([("--out", args.out)], args.force)
     ds = data_spec(args, discretization=args.discretization, bins=args.n_bins).build()
     _print_notices(ds)
     bar, progress = _fold_progress(args, len(methods))
@@ -477,6 +479,7 @@ def _cmd_sample(args: argparse.Namespace) -> int:
         raise CLIError("network support (bnma_core.network) is not installed") from None
     from .network.sampling import labels_frame, sample_chunks
 
+    check_outputs([("--out", args.out)], args.force)
     net = load_network(args.network)
     bar = None
     if not args.no_progress:
@@ -715,6 +718,16 @@ def _add_model_parsers(sub) -> None:
     pr.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_force(pr)
 
+    xp = sub.add_parser("export", help="write a saved model's member networks as BIF / XMLBIF",
+                        description="Write each member network of a saved model as a BIF or "
+                        "XMLBIF file (readable by pgmpy, pyAgrum, GeNIe, bnlearn) and "
+                        "weights.json: each file's weight and how the members combine (for a "
+                        "stack, per component).")
+    xp.add_argument("--model", required=True, help="a model file written by `bnma fit`")
+    xp.add_argument("--format", choices=["bif", "xmlbif"], default="bif")
+    xp.add_argument("--out", required=True, help="the folder to write into (created if absent)")
+    _add_force(xp)
+
 
 def _read_model(path: str):
     from .model_io import read_model
@@ -820,6 +833,24 @@ def _cmd_predict(args: argparse.Namespace) -> int:
 
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    """``bnma export``."""
+    from .interop import export_members
+
+    (out,) = check_outputs([("--out", args.out)], args.force, folders=("--out",))
+    mf = _read_model(args.model)
+    method = str(mf.info.get("method") or "model")
+    try:
+        weights = export_members(mf.estimator, out, args.format, method)
+    except ValueError as exc:
+        raise CLIError(f"{method} cannot be exported: {exc}") from None
+    n = len(weights.get("members", {})) + sum(len(c["members"]) for c in
+                                              weights.get("components", {}).values())
+    print(f"{n} member network(s) of {method} written to {out} as {args.format}, with "
+          "weights.json")
+    return 0
+
+
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from .reproduce import cli as reproduce_cli
 
@@ -829,7 +860,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 COMMANDS = {"cv": _cmd_cv, "report": _cmd_report, "methods": _cmd_methods,
             "sample": _cmd_sample,
             "explain": _cmd_explain, "reproduce": _cmd_reproduce,
-            "fit": _cmd_fit, "predict": _cmd_predict}
+            "fit": _cmd_fit, "predict": _cmd_predict, "export": _cmd_export}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
