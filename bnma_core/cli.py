@@ -422,12 +422,18 @@ def _add_report_parser(sub, default_method: str) -> None:
     rp.add_argument("--set", action="append", default=[], metavar="METHOD.PARAM=VALUE",
                     help="a parameter of one method, repeatable (as in bnma cv)")
     rp.add_argument("--no-progress", action="store_true", help="no progress bar")
+    rp.add_argument("--model", default=None, metavar="MODEL.bnma",
+                    help="external validation of this saved model on --data (its cases with "
+                         "their outcome) instead of cross-validating --methods")
     _add_force(rp)
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from .data import check_discretization
     from .report import model_report
+
+    if args.model is not None:
+        return _cmd_validation_report(args)
 
     methods = _check_methods(args.methods)
     params = _method_params(args.set, methods)
@@ -759,10 +765,10 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     _print_notices(ds)
     development = None
     if args.cv_folds:
-        from .validation import development_summary
+        from .validation import development_predictions
 
-        development = development_summary(ds, method, folds=args.cv_folds, seed=args.seed,
-                                          missing=args.missing, params=params)
+        development = development_predictions(ds, method, folds=args.cv_folds, seed=args.seed,
+                                              missing=args.missing, params=params)
     t0 = time.process_time()
     if get_spec(method).randomized:
         params.setdefault("random_state", args.seed)
@@ -848,6 +854,26 @@ def _cmd_export(args: argparse.Namespace) -> int:
                                               weights.get("components", {}).values())
     print(f"{n} member network(s) of {method} written to {out} as {args.format}, with "
           "weights.json")
+    return 0
+
+
+def _cmd_validation_report(args: argparse.Namespace) -> int:
+    """``bnma report --model``: external validation (:mod:`bnma_core.validation`)."""
+    from .data import read_table
+    from .validation import external_validation_report
+
+    (out,) = check_outputs([("--out", args.out)], args.force)
+    mf = _read_model(args.model)
+    sep = args.sep.encode().decode("unicode_escape") if args.sep else None
+    frame = read_table(resolve_data(args.data), sep=sep, decimal=args.decimal)
+    page = external_validation_report(mf, frame, positive=args.positive,
+                                      n_bootstrap=args.bootstrap, seed=args.seed,
+                                      source=str(args.data))
+    try:
+        out.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise CLIError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    print(f"external validation of {mf.info.get('method')} on {args.data} written to {out}")
     return 0
 
 

@@ -404,7 +404,7 @@ def _plain_params(model: Any) -> dict:
 
 
 def model_info(model: Any, dataset: Any = None, method: str | None = None,
-               settings: Mapping | None = None, development: Mapping | None = None) -> dict:
+               settings: Mapping | None = None, development: Any = None) -> dict:
     """The provenance saved in ``info.json``: method, parameters, seed, training data
     fingerprint and size, variables and states, missing-value handling, versions and date.
 
@@ -417,8 +417,10 @@ def model_info(model: Any, dataset: Any = None, method: str | None = None,
         The registry code (default: the code whose class and defaults match).
     settings : mapping, optional
         How the data were read (e.g. :class:`~bnma_core.data.spec.DatasetSpec` fields).
-    development : mapping, optional
-        The development data's out-of-fold summary (:func:`bnma_core.validation`).
+    development : CVPredictions, optional
+        The development data's out-of-fold predictions of this method
+        (:func:`bnma_core.validation.development_predictions`); ``info`` records their
+        folds, seed and rows, the state holds them.
     """
     from . import __version__
     from .classifiers.registry import capabilities, display_name, is_method
@@ -450,8 +452,10 @@ def model_info(model: Any, dataset: Any = None, method: str | None = None,
     if settings:
         info["settings"] = {k: v for k, v in dict(settings).items()
                             if v is None or isinstance(v, bool | int | float | str | list)}
-    if development:
-        info["development"] = dict(development)
+    if development is not None:
+        info["development"] = {"folds": int(len(np.unique(development.folds))),
+                               "seed": development.seed, "rows": int(len(development.y)),
+                               "methods": list(development.proba)}
     return info
 
 
@@ -473,6 +477,9 @@ class ModelFile:
     train : (X, y) or None
         The training rows as feature codes and class labels, when they were kept
         (``keep_rows``): the parameter draws of the intervals count from them (DESIGN §15).
+    development : CVPredictions or None
+        The development data's out-of-fold predictions, when ``bnma fit --cv-folds`` made
+        them (the development column of ``bnma report --model``).
     """
 
     estimator: Any
@@ -481,6 +488,7 @@ class ModelFile:
     check_codes: np.ndarray | None = None
     check_proba: np.ndarray | None = None
     train: tuple | None = None
+    development: Any = None
 
 
 def _check_rows(model: Any, seed: int = 0, n: int = 16) -> np.ndarray:
@@ -493,7 +501,7 @@ def _check_rows(model: Any, seed: int = 0, n: int = 16) -> np.ndarray:
 
 
 def save_model(model: Any, path: str | Path, *, dataset: Any = None, method: str | None = None,
-               settings: Mapping | None = None, development: Mapping | None = None,
+               settings: Mapping | None = None, development: Any = None,
                encoder: Any = None, keep_rows: bool = True) -> Path:
     """Write a fitted model to a model file (DESIGN §17).
 
@@ -541,12 +549,13 @@ def save_model(model: Any, path: str | Path, *, dataset: Any = None, method: str
 
 
 def model_bytes(model: Any, *, dataset: Any = None, method: str | None = None,
-                settings: Mapping | None = None, development: Mapping | None = None,
+                settings: Mapping | None = None, development: Any = None,
                 encoder: Any = None, keep_rows: bool = True) -> bytes:
     """The bytes of the model file :func:`save_model` writes (e.g. for a download)."""
     train = None
     if isinstance(model, ModelFile):
         info, enc, est, train = dict(model.info), model.encoder, model.estimator, model.train
+        development = model.development
     else:
         est = model
         if not hasattr(est, "classes_"):
@@ -574,6 +583,16 @@ def model_bytes(model: Any, *, dataset: Any = None, method: str | None = None,
         state = {"estimator": writer.encode(est, "model"),
                  "encoder": writer.encode(enc, "encoder"),
                  "check": {"codes": writer.array(check), "proba": writer.array(proba)}}
+        if development is not None:
+            d = development
+            state["development"] = {
+                "y": writer.array(np.asarray(d.y, dtype=np.int64)),
+                "classes": [str(c) for c in d.classes],
+                "proba": {str(k): writer.array(np.asarray(v, dtype=float))
+                          for k, v in d.proba.items()},
+                "folds": writer.array(np.asarray(d.folds, dtype=np.int64)),
+                "row_ids": writer.array(np.asarray(d.row_ids, dtype=np.int64)),
+                "seed": d.seed, "class_name": d.class_name}
         if train is not None:
             X, labels = train
             X = np.asarray(X)
@@ -805,6 +824,16 @@ def read_model(source: Any, *, self_check: bool = True) -> ModelFile:
                     (y >= len(est.classes_)).any():
                 raise ModelFileError("The training rows of the model file are inconsistent.")
             train = (X, np.asarray(est.classes_, dtype=object)[y])
+        development = None
+        if "development" in state:
+            from .evaluation import CVPredictions
+
+            d = state["development"]
+            development = CVPredictions(
+                reader.array(d["y"]), [str(c) for c in d["classes"]],
+                {str(k): reader.array(v) for k, v in d["proba"].items()},
+                reader.array(d["folds"]), reader.array(d["row_ids"]), d["seed"],
+                class_name=d["class_name"])
     except ModelFileError as exc:
         raise _refuse(str(exc)[0].lower() + str(exc)[1:]) from None
     except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
@@ -813,7 +842,7 @@ def read_model(source: Any, *, self_check: bool = True) -> ModelFile:
     if _class_key(type(est)) not in allowed_keys() or not hasattr(est, "predict_proba"):
         raise _refuse("state.json does not hold a model.")
     est.model_info_ = info
-    out = ModelFile(est, enc, info, codes, proba, train)
+    out = ModelFile(est, enc, info, codes, proba, train, development)
     if self_check and len(codes):
         try:
             again = est.predict_proba(codes)
