@@ -20,7 +20,7 @@ from bnma_core import explain, export, viz
 from bnma_core.classifiers.registry import DEFAULT_METHOD, display_name, fit_method
 from bnma_core.data import DataError
 from bnma_core.viz.patient import MISSING
-from bnma_ui import background, cache
+from bnma_ui import background, cache, model_files
 from bnma_ui.models import method_limits, strongest_arcs
 from bnma_ui.state import data_id, dataset_label, persistent, remember, require_dataset
 from bnma_ui.widgets import (
@@ -181,6 +181,12 @@ models = st.session_state.setdefault(MODELS_KEY, {})
 state = st.session_state.setdefault("_patient_run_state", {})
 train_rows = np.arange(ds.n_rows) if left_out is None else np.delete(np.arange(ds.n_rows),
                                                                      left_out)
+with status_box:  # save this model, or load a saved one and explain with it (DESIGN §17)
+    loaded = model_files.panel(ds, models.get(mkey), method, "pt", train_rows)
+if loaded is not None:
+    mkey = ("loaded", id(loaded))
+    models.pop(mkey, None)
+    models[mkey] = loaded.estimator  # the newest entry: never the one a finished fit evicts
 if mkey not in models:
     hit = cache.result_store().get(("patient",) + mkey)
     if hit is not None:
@@ -235,7 +241,7 @@ background.show_error(state)
 results = st.session_state.setdefault(RESULTS_KEY, {})
 if len(results) > 256:
     results.clear()
-train = ds.subset(train_rows)
+train = ds.subset(train_rows) if loaded is None else loaded.train
 
 
 def cached(what: str, compute):
@@ -274,6 +280,8 @@ if is_ukdb:
     else:  # UKDB's two networks: the sentence and the flag name both
         verdict = viz.ukdb_verdict(expl)
 prob_box.subheader("How likely, and how sure")
+if loaded is not None:
+    prob_box.caption(md_escape(model_files.provenance(loaded.info)))
 p1, p2 = prob_box.columns([2, 1], gap="large")
 chart(viz.probability_figure(pred), "patient_probability", p1)
 with p2:
