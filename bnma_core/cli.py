@@ -201,6 +201,11 @@ def _add_force(p: argparse.ArgumentParser) -> None:
                    help="overwrite existing output files")
 
 
+def _separator(args: argparse.Namespace) -> str | None:
+    """``--sep`` as the character it names (``'\\t'`` -> tab), None when not given."""
+    return args.sep.encode().decode("unicode_escape") if args.sep else None
+
+
 def data_spec(args: argparse.Namespace, **settings):
     """The dataset the data arguments name (``--data`` a CSV path or a bundled name such as
     ``wbc``, ``--target --missing --drop --sep --decimal``, and ``settings``): the same
@@ -209,7 +214,7 @@ def data_spec(args: argparse.Namespace, **settings):
     from .data.spec import DatasetSpec
 
     drop = [c.strip() for item in args.drop for c in item.split(",") if c.strip()]
-    sep = args.sep.encode().decode("unicode_escape") if args.sep else None  # '\t' -> tab
+    sep = _separator(args)
     return DatasetSpec.from_data_argument(args.data, target=args.target, missing=args.missing,
                                           drop=tuple(drop), sep=sep, decimal=args.decimal,
                                           **settings)
@@ -789,8 +794,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
 
     outs = check_outputs([("--out", args.out)], args.force)
     mf = _read_model(args.model)
-    sep = args.sep.encode().decode("unicode_escape") if args.sep else None
-    frame = read_table(args.data, sep=sep, decimal=args.decimal)
+    frame = read_table(args.data, sep=_separator(args), decimal=args.decimal)
     from .classifiers.base import UnseenValueWarning
 
     with warnings.catch_warnings(record=True) as caught:
@@ -864,8 +868,7 @@ def _cmd_validation_report(args: argparse.Namespace) -> int:
 
     (out,) = check_outputs([("--out", args.out)], args.force)
     mf = _read_model(args.model)
-    sep = args.sep.encode().decode("unicode_escape") if args.sep else None
-    frame = read_table(resolve_data(args.data), sep=sep, decimal=args.decimal)
+    frame = read_table(resolve_data(args.data), sep=_separator(args), decimal=args.decimal)
     page = external_validation_report(mf, frame, positive=args.positive,
                                       n_bootstrap=args.bootstrap, seed=args.seed,
                                       source=str(args.data))
