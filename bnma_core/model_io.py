@@ -807,6 +807,8 @@ def read_model(source: Any, *, self_check: bool = True) -> ModelFile:
     if len(arrays) != sum(n.startswith("arrays/") for n in raw):
         raise _refuse("the arrays are not numbered 000000, 000001, ...")
     info = _load_json(raw["info.json"], "info.json")
+    if not isinstance(info, dict):
+        raise _refuse("info.json does not hold the model's provenance.")
     state = _load_json(raw["state.json"], "state.json")
     if not isinstance(state, dict) or not {"estimator", "encoder", "check"} <= set(state):
         raise _refuse("state.json does not hold a model.")
