@@ -8,6 +8,12 @@ fitted on WBC (all 699 rows, seed 1) and saved; the cases are WBC rows drawn wit
 (seed 0), 2 % of the values blanked. Each mode runs in a fresh interpreter, so its peak resident
 memory (``*_peak_rss_mb``) is its own; rows/s are per CPU second (``time.process_time``), so a
 busy machine changes them little. Prints one JSON line per figure.
+
+Measured (2 cores shared, load average ~18; ``--rows 100000 --method stack``): model file
+451.5 KB, loaded in 1.74 CPU s in a fresh interpreter (0.11 s once the library is imported);
+``predict_proba`` alone 2,198 rows per CPU s (45.5 s), peak 589 MB; ``bnma predict``'s path
+(probabilities, verdict, structure intervals, in chunks of 5,000) 2,384 rows/s (41.9 s), peak
+456 MB; with ``--interval`` (50 parameter draws) 1,650 rows/s (60.6 s), peak 488 MB.
 """
 
 from __future__ import annotations
