@@ -9,6 +9,7 @@ code, glossary). Bundled data: :mod:`bnma_core.datasets`.
 """
 
 from .data import DataError, DiscreteDataset, load_dataset
+from .model_io import load_model, save_model
 
-__all__ = ["DataError", "DiscreteDataset", "load_dataset"]
+__all__ = ["DataError", "DiscreteDataset", "load_dataset", "load_model", "save_model"]
 __version__ = "0.1.0"

@@ -13,6 +13,14 @@ Sub-commands::
     bnma explain --data FILE|wbc --row N [--target COL] [--missing keep|drop] [--k 2]
             [--pairs 5] [--method bma10] [--interval] [--level 0.9] [--draws 400] [--seed 0]
             [--shapley] [--next-test] [--threshold 0.5] [--json]
+    bnma fit --data FILE|wbc --method stack --seed 1 --out model.bnma [--cv-folds 10]
+    bnma predict --model model.bnma --data new.csv [--interval] [--shapley]
+            [--out scored.csv|scored.parquet]
+    bnma export --model model.bnma --format bif|xmlbif --out DIR
+
+Every command that writes files checks all its output paths before it starts
+(:func:`check_outputs`): an existing file is kept unless ``--force`` is given, a symbolic
+link, an empty name, the same file named twice or a missing folder is refused.
 
 ``--data`` takes a CSV path or the name of a bundled dataset (``wbc``). ``--missing`` is the
 dataset-level policy for rows with a missing value, with the dashboard's default: ``keep``
@@ -30,6 +38,7 @@ import argparse
 import os
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
@@ -139,6 +148,74 @@ def _write_predictions(pred, path: str) -> None:
         raise CLIError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
+def check_outputs(outputs: Sequence[tuple[str, str | None]], force: bool = False,
+                  folders: Sequence[str] = ()) -> list[Path]:
+    """Check every output path of a command before it runs (nothing is computed first).
+
+    Parameters
+    ----------
+    outputs : sequence of (option, path or None)
+        E.g. ``[("--out", args.out), ("--predictions", args.predictions)]``; None = not asked.
+    force : bool
+        Overwrite existing files (``--force``).
+    folders : sequence of str
+        Options whose path is a folder to write files into (created if absent; an existing,
+        non-empty folder needs ``force``).
+
+    Returns
+    -------
+    list of Path
+        The paths asked for, in order.
+
+    Raises
+    ------
+    CLIError
+        One sentence: an empty name, a symbolic link (never followed), the same file named
+        twice, a missing parent folder, a folder where a file is expected, or an existing
+        file (or non-empty folder) without ``--force``.
+    """
+    seen: dict[Path, str] = {}
+    out = []
+    for option, text in outputs:
+        if text is None:
+            continue
+        if not str(text).strip():
+            raise CLIError(f"{option} is an empty file name; give a file name")
+        path = Path(text)
+        if path.is_symlink():
+            raise CLIError(f"{option} {text} is a symbolic link; name the file itself "
+                           "(links are not followed)")
+        key = path.resolve()
+        if key in seen:
+            raise CLIError(f"{seen[key]} and {option} name the same file {text}; give two "
+                           "different files")
+        seen[key] = option
+        parent = path.resolve().parent
+        if not parent.is_dir():
+            raise CLIError(f"cannot write {text}: the folder {path.parent} does not exist")
+        if option in folders:
+            if path.exists() and not path.is_dir():
+                raise CLIError(f"{option} {text} is a file; name a folder")
+            if path.is_dir() and any(path.iterdir()) and not force:
+                raise CLIError(f"the folder {text} is not empty; use --force to write into it")
+        elif path.is_dir():
+            raise CLIError(f"{option} {text} is a folder; name a file")
+        elif path.exists() and not force:
+            raise CLIError(f"{text} exists; use --force to overwrite it")
+        out.append(path)
+    return out
+
+
+def _add_force(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--force", action="store_true",
+                   help="overwrite existing output files")
+
+
+def _separator(args: argparse.Namespace) -> str | None:
+    """``--sep`` as the character it names (``'\\t'`` -> tab), None when not given."""
+    return args.sep.encode().decode("unicode_escape") if args.sep else None
+
+
 def data_spec(args: argparse.Namespace, **settings):
     """The dataset the data arguments name (``--data`` a CSV path or a bundled name such as
     ``wbc``, ``--target --missing --drop --sep --decimal``, and ``settings``): the same
@@ -147,7 +224,7 @@ def data_spec(args: argparse.Namespace, **settings):
     from .data.spec import DatasetSpec
 
     drop = [c.strip() for item in args.drop for c in item.split(",") if c.strip()]
-    sep = args.sep.encode().decode("unicode_escape") if args.sep else None  # '\t' -> tab
+    sep = _separator(args)
     return DatasetSpec.from_data_argument(args.data, target=args.target, missing=args.missing,
                                           drop=tuple(drop), sep=sep, decimal=args.decimal,
                                           **settings)
@@ -184,6 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "fold, method, true_class, one P(class) per class) to this CSV, or "
                          "Parquet when FILE ends in .parquet (with the seed and the cut "
                          "points per fold)")
+    _add_force(cv)
     cv.add_argument("--no-progress", action="store_true", help="no progress bar")
     cv.add_argument("--set", action="append", default=[], metavar="METHOD.PARAM=VALUE",
                     help="a parameter of one method, repeatable (e.g. --set brai.max_order=4 "
@@ -201,7 +279,9 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--seed", type=_positive_int(0), default=0)
     sm.add_argument("--out", required=True, help="output CSV file")
     sm.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_force(sm)
     _add_explain_parser(sub)
+    _add_model_parsers(sub)
     return parser
 
 
@@ -293,6 +373,7 @@ def _cmd_cv(args: argparse.Namespace) -> int:
     methods = _check_methods(args.methods)
     params = _method_params(args.set, methods)
     check_discretization(args.discretization, args.n_bins)
+    check_outputs([("--out", args.out), ("--predictions", args.predictions)], args.force)
     ds = data_spec(args, discretization=args.discretization, bins=args.n_bins).build()
     _print_notices(ds)
     bar, progress = _fold_progress(args, len(methods))
@@ -315,7 +396,7 @@ def _cmd_cv(args: argparse.Namespace) -> int:
         if n:
             print(f"{method} cannot learn from rows with missing values: "
                   f"{int(n) // args.folds} incomplete training rows per fold left out")
-    if args.out:
+    if args.out is not None:
         try:
             from .export import table_csv
 
@@ -323,7 +404,7 @@ def _cmd_cv(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise CLIError(f"cannot write {args.out}: {exc.strerror or exc}") from None
         print(f"per-fold results written to {args.out}")
-    if args.predictions:
+    if args.predictions is not None:
         _write_predictions(pred, args.predictions)
         print(f"out-of-fold probabilities written to {args.predictions}")
     return 0
@@ -356,18 +437,23 @@ def _add_report_parser(sub, default_method: str) -> None:
     rp.add_argument("--set", action="append", default=[], metavar="METHOD.PARAM=VALUE",
                     help="a parameter of one method, repeatable (as in bnma cv)")
     rp.add_argument("--no-progress", action="store_true", help="no progress bar")
+    rp.add_argument("--model", default=None, metavar="MODEL.bnma",
+                    help="external validation of this saved model on --data (its cases with "
+                         "their outcome) instead of cross-validating --methods")
+    _add_force(rp)
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from .data import check_discretization
     from .report import model_report
 
+    if args.model is not None:
+        return _cmd_validation_report(args)
+
     methods = _check_methods(args.methods)
     params = _method_params(args.set, methods)
     check_discretization(args.discretization, args.n_bins)
-    out = Path(args.out)
-    if not out.parent.exists():
-        raise CLIError(f"cannot write {args.out}: the folder {out.parent} does not exist")
+    (out,) = check_outputs([("--out", args.out)], args.force)
     ds = data_spec(args, discretization=args.discretization, bins=args.n_bins).build()
     _print_notices(ds)
     bar, progress = _fold_progress(args, len(methods))
@@ -414,6 +500,7 @@ def _cmd_sample(args: argparse.Namespace) -> int:
         raise CLIError("network support (bnma_core.network) is not installed") from None
     from .network.sampling import labels_frame, sample_chunks
 
+    check_outputs([("--out", args.out)], args.force)
     net = load_network(args.network)
     bar = None
     if not args.no_progress:
@@ -661,6 +748,214 @@ def _write_case_report(est, ds, pos: int, train, args: argparse.Namespace, path:
     print(f"case report of row {args.row} written to {path}")
 
 
+# --- model files: fit, predict, export (DESIGN §17) ---------------------------------------------
+
+def _add_model_parsers(sub) -> None:
+    """Register ``fit``, ``predict`` and ``export`` (model files, DESIGN §17)."""
+    from .classifiers.registry import DEFAULT_METHOD
+
+    ft = sub.add_parser("fit", help="fit one method on a CSV file and save it as a model file",
+                        description="Fit one method on all rows of a CSV file and save the "
+                        "fitted model, its data encoder and its provenance (method, seed, "
+                        "data fingerprint and size, library version) as a pickle-free model "
+                        "file (DESIGN §17).")
+    _add_data_arguments(ft, "CSV file or bundled dataset name (wbc)")
+    ft.add_argument("--method", default=DEFAULT_METHOD,
+                    help=f"method to fit (default: the recommended {DEFAULT_METHOD}; see "
+                         "`bnma methods`)")
+    ft.add_argument("--seed", type=_positive_int(0), default=1,
+                    help="seed of a randomized method (default 1)")
+    ft.add_argument("--discretization", choices=["median", "quantile"], default="median",
+                    help="how continuous columns are binned")
+    ft.add_argument("--n-bins", type=_positive_int(2), default=3,
+                    help="bins for --discretization quantile")
+    ft.add_argument("--set", action="append", default=[], metavar="PARAM=VALUE",
+                    help="a parameter of the method, repeatable (values are Python literals)")
+    ft.add_argument("--cv-folds", type=_positive_int(0), default=0, metavar="K",
+                    help="also cross-validate the method with K folds and save the "
+                         "out-of-fold summary (the development figures of `bnma report "
+                         "--model`); 0 = no (default)")
+    ft.add_argument("--out", required=True, help="the model file to write (.bnma)")
+    _add_force(ft)
+
+    pr = sub.add_parser("predict", help="score a CSV file of new cases with a saved model",
+                        description="One row per case: the probability of each class, the "
+                        "predicted class or 'uncertain' (the Patient page's rule), the "
+                        "structure interval and, with --interval, the interval with parameter "
+                        "uncertainty. Columns are matched by name.")
+    pr.add_argument("--model", required=True, help="a model file written by `bnma fit`")
+    pr.add_argument("--data", required=True, help="CSV file of the cases to score")
+    pr.add_argument("--sep", default=None, help="column separator, if the detected one is "
+                                                "wrong")
+    pr.add_argument("--decimal", default=None, choices=[".", ","],
+                    help="decimal mark, if the detected one is wrong")
+    pr.add_argument("--interval", action="store_true",
+                    help="add the interval with parameter uncertainty (Dirichlet draws)")
+    pr.add_argument("--level", type=_unit_interval, default=0.9,
+                    help="probability of the intervals (default 0.9)")
+    pr.add_argument("--draws", type=_positive_int(1), default=200,
+                    help="parameter draws of --interval (default 200)")
+    pr.add_argument("--seed", type=_positive_int(0), default=0,
+                    help="seed of the draws (default 0)")
+    pr.add_argument("--shapley", action="store_true",
+                    help="add each case's three largest contributions (Shapley values)")
+    pr.add_argument("--out", default=None,
+                    help="write the scores to this CSV (formula-safe) or Parquet file "
+                         "(default: CSV on standard output)")
+    pr.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_force(pr)
+
+    xp = sub.add_parser("export", help="write a saved model's member networks as BIF / XMLBIF",
+                        description="Write each member network of a saved model as a BIF or "
+                        "XMLBIF file (readable by pgmpy, pyAgrum, GeNIe, bnlearn) and "
+                        "weights.json: each file's weight and how the members combine (for a "
+                        "stack, per component).")
+    xp.add_argument("--model", required=True, help="a model file written by `bnma fit`")
+    xp.add_argument("--format", choices=["bif", "xmlbif"], default="bif")
+    xp.add_argument("--out", required=True, help="the folder to write into (created if absent)")
+    _add_force(xp)
+
+
+def _read_model(path: str):
+    from .model_io import read_model
+
+    return read_model(path)
+
+
+def _fit_params(items: list[str], method: str) -> dict:
+    return _method_params([f"{method}.{item}" for item in items], [method])
+
+
+def _cmd_fit(args: argparse.Namespace) -> int:
+    """``bnma fit``."""
+    from dataclasses import asdict
+
+    from .classifiers.registry import fit_method, get_spec, resolve_name
+    from .data import check_discretization
+    from .model_io import save_model
+
+    (out,) = check_outputs([("--out", args.out)], args.force)
+    try:
+        method = resolve_name(args.method)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    params = _fit_params(args.set, method).get(method, {})
+    check_discretization(args.discretization, args.n_bins)
+    spec = data_spec(args, discretization=args.discretization, bins=args.n_bins)
+    ds = spec.build()
+    _print_notices(ds)
+    development = None
+    if args.cv_folds:
+        from .validation import development_predictions
+
+        development = development_predictions(ds, method, folds=args.cv_folds, seed=args.seed,
+                                              missing=args.missing, params=params)
+    t0 = time.process_time()
+    if get_spec(method).randomized:
+        params.setdefault("random_state", args.seed)
+    model = fit_method(method, ds, **params)
+    cpu = time.process_time() - t0
+    settings = {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(spec).items()}
+    save_model(model, out, dataset=ds, method=method, settings=settings,
+               development=development)
+    print(f"{method} fitted on {ds.n_rows} rows of {args.data} in {cpu:.1f} CPU s; model "
+          f"written to {out} ({out.stat().st_size / 1024:.0f} KB)")
+    return 0
+
+
+def _cmd_predict(args: argparse.Namespace) -> int:
+    """``bnma predict``."""
+    from .data import read_table
+    from .scoring import case_codes, score
+
+    outs = check_outputs([("--out", args.out)], args.force)
+    mf = _read_model(args.model)
+    frame = read_table(args.data, sep=_separator(args), decimal=args.decimal)
+    from .classifiers.base import UnseenValueWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UnseenValueWarning)
+        codes, extra = case_codes(mf, frame)
+    for w in caught:
+        print(f"bnma: note: {w.message}", file=sys.stderr)
+    if extra:
+        print(f"bnma: note: columns not used by the model (ignored): {', '.join(extra)}",
+              file=sys.stderr)
+    bar = None
+    if not args.no_progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(codes), file=sys.stderr, delay=1.0, unit="row", unit_scale=True,
+                   desc="scoring", leave=False)
+    notes: list[str] = []
+    try:
+        table = score(mf, codes, interval=args.interval, level=args.level, n_draws=args.draws,
+                      seed=args.seed, shapley=3 if args.shapley else 0, notes=notes,
+                      progress=None if bar is None else bar.update)
+    finally:
+        if bar is not None:
+            bar.close()
+    for note in notes:
+        print(f"bnma: note: {note}", file=sys.stderr)
+    from .export import table_csv
+
+    if not outs:
+        sys.stdout.write(table_csv(table, index=False).decode("utf-8"))
+        return 0
+    out = outs[0]
+    try:
+        if out.suffix.lower() == ".parquet":
+            table.to_parquet(out, index=False)
+        else:
+            out.write_bytes(table_csv(table, index=False))
+    except OSError as exc:
+        raise CLIError(f"cannot write {out}: {exc.strerror or exc}") from None
+    info = mf.info
+    print(f"{len(table)} cases scored with {info.get('method')} (fitted on "
+          f"{info.get('n_rows', '?')} rows, data {str(info.get('data_fingerprint', '?'))[:12]}, "
+          f"seed {info.get('seed')}) -> {out}")
+    return 0
+
+
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    """``bnma export``."""
+    from .interop import export_members
+
+    (out,) = check_outputs([("--out", args.out)], args.force, folders=("--out",))
+    mf = _read_model(args.model)
+    method = str(mf.info.get("method") or "model")
+    try:
+        weights = export_members(mf.estimator, out, args.format, method)
+    except ValueError as exc:
+        raise CLIError(f"{method} cannot be exported: {exc}") from None
+    n = len(weights.get("members", {})) + sum(len(c["members"]) for c in
+                                              weights.get("components", {}).values())
+    print(f"{n} member network(s) of {method} written to {out} as {args.format}, with "
+          "weights.json")
+    return 0
+
+
+def _cmd_validation_report(args: argparse.Namespace) -> int:
+    """``bnma report --model``: external validation (:mod:`bnma_core.validation`)."""
+    from .data import read_table
+    from .validation import external_validation_report
+
+    (out,) = check_outputs([("--out", args.out)], args.force)
+    mf = _read_model(args.model)
+    frame = read_table(resolve_data(args.data), sep=_separator(args), decimal=args.decimal)
+    page = external_validation_report(mf, frame, positive=args.positive,
+                                      n_bootstrap=args.bootstrap, seed=args.seed,
+                                      source=str(args.data))
+    try:
+        out.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise CLIError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    print(f"external validation of {mf.info.get('method')} on {args.data} written to {out}")
+    return 0
+
+
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from .reproduce import cli as reproduce_cli
 
@@ -669,7 +964,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
 COMMANDS = {"cv": _cmd_cv, "report": _cmd_report, "methods": _cmd_methods,
             "sample": _cmd_sample,
-            "explain": _cmd_explain, "reproduce": _cmd_reproduce}
+            "explain": _cmd_explain, "reproduce": _cmd_reproduce,
+            "fit": _cmd_fit, "predict": _cmd_predict, "export": _cmd_export}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

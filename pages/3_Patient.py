@@ -23,7 +23,7 @@ from bnma_core.crossfit import CrossFit
 from bnma_core.data import DataError
 from bnma_core.limits import INPUT_RANGES
 from bnma_core.viz.patient import MISSING
-from bnma_ui import background, cache
+from bnma_ui import background, cache, model_files
 from bnma_ui.models import method_limits, strongest_arcs
 from bnma_ui.state import data_id, dataset_label, persistent, remember, require_dataset
 from bnma_ui.widgets import (
@@ -207,6 +207,18 @@ mkey = (fingerprint, method, int(seed), kind)
 models = st.session_state.setdefault(MODELS_KEY, {})
 state = st.session_state.setdefault("_patient_run_state", {})
 randomized = get_spec(method).randomized
+full_key = (fingerprint, method, int(seed), "full")  # the model of all rows is the one saved
+full_model = models.get(full_key) or cache.result_store().get(("patient",) + full_key)
+with status_box:  # save this model, or load a saved one and explain with it (DESIGN §17)
+    loaded = model_files.panel(ds, full_model, method, "pt")
+    if full_model is None and loaded is None:
+        st.caption("To save the model of all rows, untick 'Leave this case out of training' "
+                   "(the saved model learns from every row).")
+if loaded is not None:  # explained as a model of all rows: no parts, no fit
+    kind = "full"
+    mkey = ("loaded", id(loaded))
+    models.pop(mkey, None)
+    models[mkey] = loaded.estimator  # the newest entry: never the one a finished fit evicts
 if mkey not in models:
     hit = cache.result_store().get(("patient",) + mkey)
     if hit is not None:
@@ -303,7 +315,7 @@ background.show_error(state)
 results = st.session_state.setdefault(RESULTS_KEY, {})
 if len(results) > 256:
     results.clear()
-train = ds.subset(train_rows)
+train = ds.subset(train_rows) if loaded is None else loaded.train
 
 
 def cached(what: str, compute):
@@ -342,6 +354,8 @@ if is_ukdb:
     else:  # UKDB's two networks: the sentence and the flag name both
         verdict = viz.ukdb_verdict(expl)
 prob_box.subheader("How likely, and how sure")
+if loaded is not None:
+    prob_box.caption(md_escape(model_files.provenance(loaded.info)))
 p1, p2 = prob_box.columns([2, 1], gap="large")
 chart(viz.probability_figure(pred), "patient_probability", p1)
 with p2:

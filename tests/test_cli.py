@@ -120,7 +120,7 @@ def test_sample_alarm(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(sampling, "sample_chunks",
                         lambda bn, n, seed: chunks(bn, n, seed, chunk_rows=64))  # 4 blocks
     code, _, _ = run(["sample", "--network", "alarm", "--rows", "200", "--seed", "0",
-                      "--out", str(again), "--no-progress"], capsys)
+                      "--out", str(again), "--no-progress", "--force"], capsys)
     want = load_network("alarm").sample_frame(200, 0)
     for path in (out, again):
         got = pd.read_csv(path, dtype=str, keep_default_na=False)

@@ -16,7 +16,7 @@ from .graphs import label_width
 
 __all__ = ["COIN_FLIP_MARGIN", "MISSING", "RARE", "case_report", "case_report_sections",
            "contributions_figure", "is_uncertain", "label_margins", "probability_figure",
-           "next_test_table", "scenarios_figure", "unusual_sentence", "verdict"]
+           "next_test_table", "scenarios_figure", "uncertain_rows", "unusual_sentence", "verdict"]
 
 RARE = 0.99
 """A case whose findings are rarer than this share of the training cases gets a warning."""
@@ -64,9 +64,14 @@ def is_uncertain(prediction: Any, row: int = 0, margin: float = COIN_FLIP_MARGIN
     """The decision of ``row`` could go either way: the prediction's intervals reach another
     class (:meth:`~bnma_core.explain.Prediction.uncertain`), or the most probable class leads
     the runner-up by less than ``margin``."""
-    p = np.sort(np.asarray(prediction.proba[row], dtype=float))[::-1]
-    close = len(p) > 1 and p[0] - p[1] < margin
-    return bool(close or prediction.uncertain()[row])
+    return bool(uncertain_rows(prediction, margin)[row])
+
+
+def uncertain_rows(prediction: Any, margin: float = COIN_FLIP_MARGIN) -> np.ndarray:
+    """:func:`is_uncertain` of every row at once, (n,) bool (``bnma predict``)."""
+    p = -np.sort(-np.asarray(prediction.proba, dtype=float), axis=1)
+    close = p[:, 0] - p[:, 1] < margin if p.shape[1] > 1 else np.zeros(len(p), dtype=bool)
+    return close | np.asarray(prediction.uncertain(), dtype=bool)
 
 
 def verdict(prediction: Any, row: int = 0, margin: float = COIN_FLIP_MARGIN) -> dict:
