@@ -249,13 +249,14 @@ _PAGE_JS = r"""
     if (sc && sc.scrollWidth > sc.clientWidth + 2)
       problems.push(`a table hides columns at this width (${heads.join(' | ')})`);
   }
-  for (const el of main.querySelectorAll('p, span, a, div, label')) {
-    if (el.children.length) continue;
+  const cut = new Set();
+  for (const el of main.querySelectorAll('*')) {
     const s = getComputedStyle(el);
-    if (s.textOverflow === 'ellipsis' && el.scrollWidth > el.clientWidth + 1 &&
-        el.textContent.trim())
-      problems.push(`"${el.textContent.trim()}" is cut off (…)`);
+    if (s.textOverflow !== 'ellipsis' || s.overflow === 'visible') continue;
+    if (el.scrollWidth > el.clientWidth + 1 && el.textContent.trim() && !el.closest('input'))
+      cut.add(el.textContent.trim());
   }
+  for (const text of cut) problems.push(`"${text}" is cut off (…)`);
   return problems;
 }
 """

@@ -161,6 +161,8 @@ def test_exported_documents_print_whole_on_a4(server, page, tmp_path):
     page.get_by_text("Iteration 1:").first.wait_for()
     main.get_by_role("button", name="+100", exact=True).click()  # a trace to draw
     wait_idle(page)
+    nav(page, "Data")  # the step buttons rerun only their part of the page: a full run
+    nav(page, "Teach")  # builds the handout with the figures of the steps taken
     docs["handout, lesson 1"] = _download(page, "Handout (HTML)", out / "handout_lesson1.html")
     docs["model report"] = out / "model_report.html"
     docs["model report"].write_text(_model_report())
