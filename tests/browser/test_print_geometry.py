@@ -100,6 +100,11 @@ def _document_problems(page, path: Path) -> tuple[list[str], list[str], int, str
     page.emulate_media(media="screen")
     page.goto(path.resolve().as_uri())
     settle_figures(page)
+    # a browser prints without giving a "responsive" plotly chart the chance to redraw at the
+    # paper's width: its resize handler is taken away before the print layout
+    page.evaluate("() => document.querySelectorAll('.js-plotly-plot').forEach(d => "
+                  "d._responsiveChartHandler && "
+                  "window.removeEventListener('resize', d._responsiveChartHandler))")
     page.emulate_media(media="print")
     page.set_viewport_size({"width": A4_PRINTABLE_PX, "height": 1000})
     settle_figures(page)
