@@ -208,8 +208,18 @@ _GEOMETRY_JS = r"""
   const figs = [...document.querySelectorAll(figSel)];
   figs.forEach((fig, i) => {
     const svg = fig.matches('svg') ? fig : (fig.querySelector('svg.main-svg') || fig);
-    const frame = svg.getBoundingClientRect();
-    if (frame.width === 0) return;
+    const r = svg.getBoundingClientRect();
+    if (r.width === 0) return;
+    // what is seen of the figure: its SVG within every ancestor that clips (a container
+    // narrower than the drawing cuts it there) and within the page's width
+    const frame = {left: Math.max(r.left, 0), top: r.top,
+                   right: Math.min(r.right, document.documentElement.clientWidth),
+                   bottom: r.bottom};
+    for (let e = svg.parentElement; e && e !== document.body; e = e.parentElement) {
+      if (getComputedStyle(e).overflowX === 'visible') continue;
+      const c = e.getBoundingClientRect();
+      frame.left = Math.max(frame.left, c.left); frame.right = Math.min(frame.right, c.right);
+    }
     const title = (fig.querySelector('.gtitle, .g-gtitle text, .xtitle, .ytitle') || {})
                   .textContent || `figure ${i + 1}`;
     const texts = [...fig.querySelectorAll('text')]
@@ -249,13 +259,14 @@ _PAGE_JS = r"""
     if (sc && sc.scrollWidth > sc.clientWidth + 2)
       problems.push(`a table hides columns at this width (${heads.join(' | ')})`);
   }
-  for (const el of main.querySelectorAll('p, span, a, div, label')) {
-    if (el.children.length) continue;
+  const cut = new Set();
+  for (const el of main.querySelectorAll('*')) {
     const s = getComputedStyle(el);
-    if (s.textOverflow === 'ellipsis' && el.scrollWidth > el.clientWidth + 1 &&
-        el.textContent.trim())
-      problems.push(`"${el.textContent.trim()}" is cut off (…)`);
+    if (s.textOverflow !== 'ellipsis' || s.overflow === 'visible') continue;
+    if (el.scrollWidth > el.clientWidth + 1 && el.textContent.trim() && !el.closest('input'))
+      cut.add(el.textContent.trim());
   }
+  for (const text of cut) problems.push(`"${text}" is cut off (…)`);
   return problems;
 }
 """

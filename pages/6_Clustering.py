@@ -73,9 +73,10 @@ c1, c2, c3, c4 = st.columns([3, 3, 2, 2])  # the method names and the BIC box in
 method = c1.selectbox("Method", list(METHODS), format_func=METHODS.get,
                       key=persistent("clu_method", "ematan", list(METHODS)),
                       help="The paper's method and its three baselines.")
-choose_k = c2.checkbox("Choose the number of clusters by BIC",
+choose_k = c2.checkbox("Number of clusters by BIC",
                        key=persistent("clu_bic", False),
-                       help="Fit every number in the range and keep the lowest BIC.")
+                       help="Choose the number of clusters by BIC: fit every number in the range "
+                            "and keep the lowest BIC.")
 if choose_k:
     k_range = c2.slider("Range of clusters", 2, 10, key=persistent("clu_krange", (2, 4)))
     ks = list(range(int(k_range[0]), int(k_range[1]) + 1))

@@ -27,6 +27,7 @@ from bnma_ui.browser import (
     figure_text_problems,
     nav,
     page_layout_problems,
+    set_slider,
     settle_figures,
     wait_idle,
 )
@@ -43,6 +44,16 @@ DOCUMENT_FIGURES = ".figure > svg, .js-plotly-plot"
 SETTLED = {"Naive BMA": "Posterior probability that each feature depends on the class",
            "UKDB instances": "Where this case differs from the general pattern"}
 """Text a page shows once its computation has finished (the check measures the final page)."""
+
+_WIDER_JS = r"""
+([sel, w]) => [...document.querySelectorAll(sel)].flatMap((f, i) => {
+  const r = (f.matches('svg') ? f : (f.querySelector('svg.main-svg') || f))
+            .getBoundingClientRect();
+  const name = (f.querySelector('.gtitle, .xtitle') || {}).textContent || `figure ${i + 1}`;
+  return r.right > w + 1 ? [`${name}: the figure is wider than the page (${Math.round(r.right)}`
+                            + ` of ${w} px)`] : [];
+})
+"""
 
 _NAMES_JS = r"""
 (sel) => [...document.querySelectorAll(sel)].flatMap(f =>
@@ -83,11 +94,19 @@ def _slug(text: str) -> str:
 
 def _document_problems(page, path: Path) -> tuple[list[str], list[str], int, str]:
     """(problems, names in the figures, PDF pages, PDF text) of a document as printed."""
-    page.set_viewport_size({"width": A4_PRINTABLE_PX, "height": 1000})
-    page.emulate_media(media="screen")  # opened on screen, then printed, as a reader does
+    # opened in a laptop's window (figures drawn at that width), then printed: the print
+    # layout is the printable width of the paper
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.emulate_media(media="screen")
     page.goto(path.resolve().as_uri())
     settle_figures(page)
+    # a browser prints without giving a "responsive" plotly chart the chance to redraw at the
+    # paper's width: its resize handler is taken away before the print layout
+    page.evaluate("() => document.querySelectorAll('.js-plotly-plot').forEach(d => "
+                  "d._responsiveChartHandler && "
+                  "window.removeEventListener('resize', d._responsiveChartHandler))")
     page.emulate_media(media="print")
+    page.set_viewport_size({"width": A4_PRINTABLE_PX, "height": 1000})
     settle_figures(page)
     problems = figure_text_problems(page, DOCUMENT_FIGURES)
     problems += page.evaluate(
@@ -96,6 +115,7 @@ def _document_problems(page, path: Path) -> tuple[list[str], list[str], int, str
         " + Math.round(t.getBoundingClientRect().width) + ' px): ' + "
         "(t.querySelector('th, td') || {textContent: ''}).textContent.slice(0, 40))",
         A4_PRINTABLE_PX)
+    problems += page.evaluate(_WIDER_JS, [DOCUMENT_FIGURES, A4_PRINTABLE_PX])
     names = page.evaluate(_NAMES_JS, DOCUMENT_FIGURES)
     pdf = path.with_suffix(".pdf")
     pdf.write_bytes(page.pdf(format="A4", print_background=True))
@@ -141,9 +161,46 @@ def test_every_page_reads_whole_at_1280(server, page):
     assert {t: p for t, p in found.items() if p} == {}
 
 
-def test_exported_documents_print_whole_on_a4(server, page, tmp_path):
-    """The case report and a handout as their pages' buttons write them (built in the
-    server's process, with Streamlit's plotly template), the model report from the library."""
+@pytest.mark.xfail(reason="issue 33 items 6-7 (helper compare): the results, calibration "
+                          "and Holm tables hide columns at 1280 px; drop this mark when every "
+                          "header is in view", strict=False)
+def test_compare_results_read_whole_at_1280(server, page):
+    """The Compare page after a short cross-validation (3 folds): its tables and figures."""
+    page.goto(server)
+    wait_idle(page)
+    page.get_by_text("Wisconsin breast cancer (wbc.csv) — outcome:").wait_for()
+    nav(page, "Compare methods")
+    main = page.get_by_test_id("stMainBlockContainer")
+    set_slider(page, "Folds (k)", 3)
+    main.get_by_role("button", name="Run").click()
+    main.get_by_role("heading", name="Do the methods differ? (tests over folds)").wait_for(
+        timeout=300_000)
+    wait_idle(page)
+    page.mouse.move(5, 5)
+    settle_figures(page)
+    shot(page, "60_geometry_compare_results")
+    problems = figure_text_problems(page) + page_layout_problems(page)
+    print(problems)
+    assert problems == []
+
+
+def _check_documents(page, docs: dict) -> tuple[dict, dict, dict]:
+    """(problems, names missing from the PDF text, PDF pages) of each document."""
+    found, absent, pages = {}, {}, {}
+    for name, path in docs.items():
+        problems, names, n_pages, text = _document_problems(page, path)
+        found[name], pages[name] = problems, n_pages
+        if text:
+            absent[name] = _missing_names(names, text)
+        print(f"{name}: {n_pages} A4 pages, {len(names)} figure names, "
+              f"{len(problems)} problems")
+    return ({n: p for n, p in found.items() if p}, {n: a for n, a in absent.items() if a},
+            pages)
+
+
+def test_case_report_and_model_report_print_whole_on_a4(server, page):
+    """The case report as the Patient page's button writes it (built in the server's process,
+    with Streamlit's plotly template) and the model report as the served checkout writes it."""
     out = SHOTS / "61_documents"
     out.mkdir(parents=True, exist_ok=True)
     page.goto(server)
@@ -153,7 +210,24 @@ def test_exported_documents_print_whole_on_a4(server, page, tmp_path):
     _choose(page, "Method", "Naive Bayes")
     _patient_results(page)
     docs = {"case report": _download(page, "Case report (HTML, prints on one A4 page)",
-                                     out / "case_report.html")}
+                                     out / "case_report.html"),
+            "model report": out / "model_report.html"}
+    docs["model report"].write_text(_model_report())
+    problems, absent, pages = _check_documents(page, docs)
+    assert pages["case report"] == 1
+    assert problems == {}
+    assert absent == {}
+
+
+@pytest.mark.xfail(reason="issue 33 item 2 (helper teach): the handout's figures keep their "
+                          "screen width, wider than the printed page; drop this mark when the "
+                          "handout prints static figures sized for the page", strict=False)
+def test_teach_handout_prints_whole_on_a4(server, page):
+    """Lesson 1's handout as the Teach page's button writes it, after a few steps."""
+    out = SHOTS / "61_documents"
+    out.mkdir(parents=True, exist_ok=True)
+    page.goto(server)
+    wait_idle(page)
     nav(page, "Teach")
     main = page.get_by_test_id("stMainBlockContainer")
     main.get_by_role("button", name="+1", exact=True).click()
@@ -161,21 +235,14 @@ def test_exported_documents_print_whole_on_a4(server, page, tmp_path):
     page.get_by_text("Iteration 1:").first.wait_for()
     main.get_by_role("button", name="+100", exact=True).click()  # a trace to draw
     wait_idle(page)
-    docs["handout, lesson 1"] = _download(page, "Handout (HTML)", out / "handout_lesson1.html")
-    docs["model report"] = out / "model_report.html"
-    docs["model report"].write_text(_model_report())
-
-    found, absent, pages = {}, {}, {}
-    for name, path in docs.items():
-        problems, names, n_pages, text = _document_problems(page, path)
-        found[name], pages[name] = problems, n_pages
-        if text:
-            absent[name] = _missing_names(names, text)
-        print(f"{name}: {n_pages} A4 pages, {len(names)} figure names, "
-              f"{len(problems)} problems")
-    assert pages["case report"] == 1
-    assert {n: p for n, p in found.items() if p} == {}
-    assert {n: a for n, a in absent.items() if a} == {}
+    nav(page, "Data")  # the step buttons rerun only their part of the page: a full run
+    nav(page, "Teach")  # builds the handout with the figures of the steps taken
+    docs = {"handout, lesson 1": _download(page, "Handout (HTML)",
+                                           out / "handout_lesson1.html")}
+    problems, absent, _ = _check_documents(page, docs)
+    print(problems, absent)
+    assert problems == {}
+    assert absent == {}
 
 
 def _model_report() -> str:
