@@ -248,10 +248,24 @@ def cached(what: str, compute):
     return results[k]
 
 
+# each part sized against the server's explanation budget before it runs (DESIGN §15, Budget)
+plan = cached("plan", lambda: explain.plan_explanation(model, codes, n_draws=N_DRAWS,
+                                                       train=train, codes=True))
+if isinstance(plan, Exception):  # a server setting out of range
+    st.error(md_escape(plan))
+    st.stop()
+
+
+def planned(part: str, compute, key: str | None = None):
+    """``compute`` as the plan allows; a refused part's sentence stands for its result."""
+    return ValueError(plan.refused(part)) if plan.refused(part) else cached(key or part, compute)
+
+
 def predict():
     try:
-        return explain.predict_with_uncertainty(model, codes, n_draws=N_DRAWS, train=train,
-                                                seed=SEED, codes=True)
+        return explain.predict_with_uncertainty(
+            model, codes, n_draws=plan.options("draws")["n_draws"], train=train,
+            seed=SEED, codes=True)
     except ValueError:  # no parameter draws for this method: the structure interval only
         return explain.predict_with_uncertainty(model, codes, codes=True)
 
@@ -262,8 +276,10 @@ if isinstance(pred, Exception):
     st.error(md_escape(pred))
     st.stop()
 verdict = viz.verdict(pred)
-shap = cached("shapley", lambda: explain.shapley_values(model, codes, seed=SEED, codes=True))
-unusual = cached("unusual", lambda: explain.unusual_case(model, codes, train=train, codes=True))
+shap = planned("shapley", lambda: explain.shapley_values(model, codes, seed=SEED, codes=True,
+                                                          **plan.options("shapley")))
+unusual = planned("unusual", lambda: explain.unusual_case(model, codes, codes=True,
+                                                          **plan.options("unusual")))
 
 is_ukdb = method.startswith("ukdb") and hasattr(model, "explain")
 expl = None
@@ -299,6 +315,9 @@ with p2:
         else:
             st.caption(text)
 
+for part, step in plan.parts.items():  # what the budget changed (refusals: in their section)
+    if step.sentence and (part == "draws" or not step.refused):
+        prob_box.caption(md_escape(step.sentence))
 why_box.subheader("Why: what each finding contributes")
 values = {f: findings[f] for f in features}
 w1, w2 = why_box.columns(2, gap="large") if expl is not None else (why_box.container(), None)
@@ -340,9 +359,9 @@ elif wi is not None:
 
 # --- which test next ----------------------------------------------------------------------------
 target = int(pred.predicted[0])
-nt = cached(f"next_test_{threshold:.2f}",
-            lambda: explain.next_test(model, codes, threshold=float(threshold), target=target,
-                                      codes=True))
+nt = planned("next_test", lambda: explain.next_test(model, codes, threshold=float(threshold),
+                                                    target=target, codes=True),
+             f"next_test_{threshold:.2f}")
 table = None
 if isinstance(nt, Exception):
     next_box.caption(md_escape(nt))
