@@ -304,3 +304,28 @@ def test_cli_explain_keeps_to_the_page_limit_and_the_budget(capsys, monkeypatch)
     assert got["budget"]["parts"]["draws"]["mode"] in ("reduced", "refused")
     assert any("draws" in s for s in got["budget_notes"])
     assert got["prediction"].get("n_draws", 0) < 20000
+
+
+# ---------------------------------------------------------------------- issue 36.6
+def test_forty_features_order_bma_explains_without_negative_dimensions():
+    """A row with many unknown findings under order BMA with 40 ternary features: a node's
+    possible parents have 3^40 joint states, which overflowed int64 in the barren-aware
+    kernel ("negative dimensions not allowed" on the Patient page's Why and unusual case)."""
+    X, y, ar = _data(40)
+    est = FixedOrderBMA(max_parents=2).fit(X, y, arities=ar)
+    x = X[0].astype(np.int64)
+    un = E.unusual_case(est, x, codes=True)
+    assert np.isfinite(un.conflict)
+    sh = E.shapley_values(est, x, codes=True, exact_limit=0, n_permutations=2)
+    assert np.isfinite(sh.values).all()
+    assert sh.values.sum() == pytest.approx(sh.full - sh.empty, abs=1e-8)
+
+
+def test_exact_edge_posteriors_refuse_1025_variables_with_the_limit_sentence():
+    from bnma_core.structure.exact import MAX_EDGE_VARS, ResourceLimitError, edge_posteriors
+
+    for n in (MAX_EDGE_VARS + 20, 1025, 4000):
+        with pytest.raises(ResourceLimitError, match=f"at most {MAX_EDGE_VARS} variables"):
+            edge_posteriors(np.zeros((5, n), dtype=np.int32), [2] * n)
+    with pytest.raises(ResourceLimitError, match="more than 1,000 TB"):
+        edge_posteriors(np.zeros((5, 1025), dtype=np.int32), [2] * 1025)
