@@ -1286,7 +1286,7 @@ def orders_log_joint_barren(tab: TableArrays, orders: np.ndarray, train_t: np.nd
         # joint states of v and its possible parents, the class left out (per-class terms)
         nu, _, _ = _mask_parents(tab, v, g, arities, class_index, upa, ust)
         # stop counting once the states reach the rows: with many possible parents the
-        # product overflows int64 (40 ternary features: a negative size, issue 36)
+        # product overflows int64 (40 ternary features: a negative array size)
         n_states = 1 if v == class_index else arities[v]
         for kk in range(nu):
             if upa[kk] != class_index and n_states < n_act:

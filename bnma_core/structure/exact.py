@@ -436,7 +436,7 @@ def edge_posteriors_bytes(n_vars: int) -> float:
     scores and their subset sums, n 2^(n-1) doubles each; forward and backward sums, 2^n each;
     the set terms of the local scores, about 2^(n+1) doubles."""
     n = int(n_vars)
-    if n > 1000:  # 2.0 ** 1024 overflows a float (OverflowError, issue 36)
+    if n > 1000:  # 2.0 ** 1024 overflows a float (OverflowError)
         return math.inf
     return 8.0 * (2 * n * 2.0 ** max(n - 1, 0) + 2 * 2.0 ** n + 2 * 2.0 ** n)
 
