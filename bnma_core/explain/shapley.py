@@ -42,6 +42,10 @@ MAX_SPREAD_CELLS = 2 ** 22
 """Largest models x coalitions x classes block computed at once (the coalitions are processed
 in chunks; more models than this for one coalition: no spread is given)."""
 
+MAX_SPREAD_TOTAL = 2 ** 27
+"""Largest models x coalitions x classes for the per-model values of one case (e.g. MA-NB's
+65,536 feature sets inside a stack over 16 findings: no spread)."""
+
 MAX_ADDITIVE_MODEL_CELLS = 2 ** 28
 """Largest models x (findings + 1) x max(features, classes) of a naive-Bayes average's
 per-model values (MA-NB's 2^N or sampled feature sets; beyond, no spread is given)."""
@@ -309,7 +313,8 @@ def shapley_values(est: Any, x: Any, target: int | None = None, exact_limit: int
         return rows
 
     M = probe.n_models if probe is not None else 1
-    use_models = probe is not None and M > 1 and M * C <= MAX_SPREAD_CELLS
+    n_rows = N + 1 if additive else 2 ** N if exact else len(perms) * (N + 1)
+    use_models = probe is not None and M > 1 and M * n_rows * C <= MAX_SPREAD_TOTAL
     mm = msd = mv = mw = None
     if additive:  # the empty case and each finding alone: the game's per-finding terms
         keep = np.zeros((N + 1, N), dtype=bool)
