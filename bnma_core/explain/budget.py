@@ -52,6 +52,9 @@ SHARES = {"draws": 0.2, "shapley": 0.5, "next_test": 0.15, "unusual": 0.15}
 ORDER_CELL_S = 8e-8
 """Order BMA: one completed row x order x variable of eq. 9 (a Monte Carlo completion counts
 twice: one draw loop per row)."""
+ORDER_SETS = 299
+"""Order BMA: parent sets per node of the score table the costs above were measured with
+(12 features, at most 3 parents); the costs scale with the table's own number."""
 MISSING_ROW_S = 1e-3
 """Order BMA: the fixed cost of a row with unknown findings (its barren set and completions)."""
 COMPLETE_ROW_S = 1e-5
@@ -127,6 +130,8 @@ def row_costs(est: Any, rows: np.ndarray, models: bool = False
     if hasattr(est, "_orders_") and hasattr(est, "table_"):     # order BMA
         orders = np.asarray(est._orders_)
         T = len(orders)
+        # a node's term sums over its parent sets: the measured cost was for 299 per node
+        sets = float(est.table_.n_sets) / ORDER_SETS
         cells = np.full(n, float(T))                 # completed rows x orders
         peak = np.ones(n)
         if est._param("predict_missing") == "marginalize" and any_miss.any():
@@ -137,8 +142,8 @@ def row_costs(est: Any, rows: np.ndarray, models: bool = False
             comp = np.where(exact, np.exp(np.minimum(log_states, 60.0)), 2.0 * est.n_mc)
             cells[any_miss] = comp.sum(axis=0)
             peak[any_miss] = comp.max(axis=0)
-        secs = cells * (p + 1) * ORDER_CELL_S + \
-            np.where(any_miss, MISSING_ROW_S, T * COMPLETE_ROW_S)
+        secs = sets * (cells * (p + 1) * ORDER_CELL_S +
+                       np.where(any_miss, MISSING_ROW_S, T * COMPLETE_ROW_S))
         peak = peak * ((p + 1) * BYTES_PER_COMPLETION + 24 * T * C)
         return secs, peak + 8 * p
     if name == "MANaiveBayes" and models:
