@@ -449,8 +449,8 @@ def plan_explanation(est: Any, x: Any, *, n_draws: int = 400, n_permutations: in
                     f"The contributions of the {N} findings are not computed: even "
                     f"{MIN_PERMUTATIONS} random orders would take about "
                     f"{_s(MIN_PERMUTATIONS * per_order)} CPU seconds, over {limit}. Choose "
-                    "naive Bayes or MA-NB (their contributions are exact in closed form), or "
-                    "leave fewer findings known.")
+                    "naive Bayes or MA-NB (their contributions are exact in closed form) or a "
+                    "method averaging fewer networks.")
     if "next_test" in full:
         s, a = full["next_test"], allowed["next_test"]
         if s <= a:
