@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from .data import MISSING_POLICIES, DataError
+from .limits import INPUT_RANGES
 
 EXIT_USAGE = 2
 
@@ -536,6 +537,17 @@ def _unit_interval(text: str) -> float:
     return value
 
 
+def _in_range(name: str):
+    """An argument checked against ``bnma_core.limits.INPUT_RANGES[name]`` (the page's
+    limit), refused with its one sentence."""
+    def convert(text: str) -> int:
+        problem = INPUT_RANGES[name].problem(text)
+        if problem:
+            raise argparse.ArgumentTypeError(problem)
+        return int(text)
+    return convert
+
+
 def _add_explain_parser(sub) -> None:
     ex = sub.add_parser(
         "explain", help="explain one row: probability, how sure, why, which test next",
@@ -558,8 +570,10 @@ def _add_explain_parser(sub) -> None:
                     help="add the interval with parameter uncertainty (Dirichlet draws)")
     ex.add_argument("--level", type=_unit_interval, default=0.9,
                     help="probability of the intervals (default 0.9)")
-    ex.add_argument("--draws", type=_positive_int(1), default=400,
-                    help="parameter draws of --interval (default 400)")
+    ex.add_argument("--draws", type=_in_range("draws"), default=400,
+                    help="parameter draws of --interval (default 400; at most "
+                         f"{INPUT_RANGES['draws'].high:,}, and fewer when the explanation "
+                         "budget, BNMA_EXPLAIN_BUDGET_CPU_S, needs it)")
     ex.add_argument("--seed", type=_seed, default=0,
                     help="seed of every random step: the fit of a randomized method (its "
                          "random_state) and the parameter draws (default 0); the same command "
@@ -594,6 +608,12 @@ def explain_row(est, ds, pos: int, train_rows, level: float = 0.9, n_draws: int 
     x = ds.X[pos]
     train = ds.subset(train_rows)
     out: dict = {}
+    # sized against the explanation budget before anything runs (DESIGN §15, Budget)
+    plan = explain.plan_explanation(est, x, n_draws=n_draws, train=train, codes=True)
+    out["budget"] = plan.to_dict()
+    if plan.sentences:
+        out["budget_notes"] = plan.sentences
+    n_draws = plan.options("draws").get("n_draws", 0) if n_draws else 0
     try:
         pred = explain.predict_with_uncertainty(est, x, level, n_draws, train, seed, codes=True)
     except ValueError as exc:
@@ -605,12 +625,16 @@ def explain_row(est, ds, pos: int, train_rows, level: float = 0.9, n_draws: int 
                          for j, (f, c) in enumerate(zip(ds.feature_names, x))})
     target = int(pred.predicted[0])
     for key, compute in (
-            ("shapley", lambda: explain.shapley_values(est, x, seed=seed, codes=True)
+            ("shapley", lambda: explain.shapley_values(est, x, seed=seed, codes=True,
+                                                       **plan.options("shapley"))
              .to_dict(pred.classes)),
             ("next_test", lambda: explain.next_test(est, x, threshold=threshold, target=target,
                                                     codes=True).ranked()),
-            ("unusual", lambda: explain.unusual_case(est, x, train=train, codes=True)
-             .to_dict())):
+            ("unusual", lambda: explain.unusual_case(est, x, codes=True,
+                                                     **plan.options("unusual")).to_dict())):
+        if plan.refused(key):
+            out[key] = {"unavailable": plan.refused(key)}
+            continue
         try:
             out[key] = compute()
         except ValueError as exc:
@@ -672,6 +696,8 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     print(f"Row {args.row} of {args.data} ({ds.class_name} = {truth}); "
           f"{display_name(method)} trained on the other {len(train)} rows (seed {args.seed})")
     print(("UNCERTAIN: " if res["uncertain"] else "") + res["sentence"])
+    for note in res.get("budget_notes", []):
+        print(f"  ({note})")
     if "parameter_interval_unavailable" in res and args.interval:
         print(f"  (no parameter interval: {res['parameter_interval_unavailable']})")
     if args.shapley:
@@ -793,7 +819,7 @@ def _add_model_parsers(sub) -> None:
                     help="add the interval with parameter uncertainty (Dirichlet draws)")
     pr.add_argument("--level", type=_unit_interval, default=0.9,
                     help="probability of the intervals (default 0.9)")
-    pr.add_argument("--draws", type=_positive_int(1), default=200,
+    pr.add_argument("--draws", type=_in_range("draws"), default=200,
                     help="parameter draws of --interval (default 200)")
     pr.add_argument("--seed", type=_positive_int(0), default=0,
                     help="seed of the draws (default 0)")

@@ -9,6 +9,7 @@ so a value no widget could produce is never used.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 MAX_COLUMNS = 5_000
@@ -32,6 +33,55 @@ MAX_BINS = 20
 MAX_CLASS_VALUES = 50
 """Distinct class values (and so the largest number of class bins): more classes than this
 are not a classification problem the methods are meant for."""
+
+
+EXPLAIN_BUDGET_MB = 256
+"""Default memory (MB) one explanation of one case may use on top of the fitted model (the
+Patient page, ``bnma explain``): the coalitions of the Shapley values are predicted in chunks
+that fit in it (DESIGN §15, Budget). Server setting: the environment variable
+``BNMA_EXPLAIN_BUDGET_MB``."""
+
+EXPLAIN_BUDGET_CPU_S = 10.0
+"""Default CPU seconds one explanation of one case may take (all its parts together: the
+intervals' parameter draws, the Shapley values, the next test and the unusual-case check).
+An explanation estimated above it is made cheaper with a sentence saying how (sampled Shapley
+values with their standard errors, fewer draws) or refused with the remedy
+(:func:`bnma_core.explain.budget.plan_explanation`). Server setting: the environment variable
+``BNMA_EXPLAIN_BUDGET_CPU_S``."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What one request may spend: memory (MB) and CPU seconds."""
+
+    memory_mb: float
+    cpu_seconds: float
+
+    @property
+    def memory_bytes(self) -> float:
+        return self.memory_mb * 2.0 ** 20
+
+
+def _setting(name: str, default: float, low: float) -> float:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"The server setting {name} must be a number (got {text[:40]!r}).") \
+            from None
+    if not value >= low:
+        raise ValueError(f"The server setting {name} must be at least {low:g} (got {value:g}).")
+    return value
+
+
+def explain_budget() -> Budget:
+    """The per-request budget of an explanation: :data:`EXPLAIN_BUDGET_MB` and
+    :data:`EXPLAIN_BUDGET_CPU_S`, or the server's settings ``BNMA_EXPLAIN_BUDGET_MB`` and
+    ``BNMA_EXPLAIN_BUDGET_CPU_S`` (read at each call)."""
+    return Budget(_setting("BNMA_EXPLAIN_BUDGET_MB", EXPLAIN_BUDGET_MB, 16.0),
+                  _setting("BNMA_EXPLAIN_BUDGET_CPU_S", EXPLAIN_BUDGET_CPU_S, 0.1))
 
 
 @dataclass(frozen=True)
@@ -68,6 +118,7 @@ INPUT_RANGES: dict[str, Range] = {
     "seed": Range(0, 2**31 - 1, 0, "seed"),
     "bins": Range(2, 10, 3, "number of groups per numeric column"),
     "cbins": Range(2, 10, 3, "number of class groups", off=0),
+    "draws": Range(2, 20_000, 400, "number of parameter draws"),
 }
 """The ranges the dashboard offers, by query-parameter name (DESIGN §7): the widgets are built
 from them and a restored link is checked against them."""

@@ -328,10 +328,27 @@ def cached(what: str, compute):
     return results[k]
 
 
+# each part sized against the server's explanation budget before it runs (DESIGN §15, Budget)
+plan = cached("plan", lambda: explain.plan_explanation(model, codes, n_draws=N_DRAWS,
+                                                       train=train, codes=True))
+if isinstance(plan, Exception):  # a server setting out of range
+    st.error(md_escape(plan))
+    st.stop()
+
+
+def planned(part: str, compute, key: str | None = None):
+    """``compute`` as the plan allows; a refused part's sentence stands for its result."""
+    return ValueError(plan.refused(part)) if plan.refused(part) else cached(key or part, compute)
+
+
+case_draws = plan.options("draws")["n_draws"]  # the case's and its scenarios' draws
+
+
 def predict():
     try:
-        return explain.predict_with_uncertainty(model, codes, n_draws=N_DRAWS, train=train,
-                                                seed=int(seed), codes=True)
+        return explain.predict_with_uncertainty(
+            model, codes, n_draws=case_draws, train=train,
+            seed=int(seed), codes=True)
     except ValueError:  # no parameter draws for this method: the structure interval only
         return explain.predict_with_uncertainty(model, codes, codes=True)
 
@@ -342,8 +359,10 @@ if isinstance(pred, Exception):
     st.error(md_escape(pred))
     st.stop()
 verdict = viz.verdict(pred)
-shap = cached("shapley", lambda: explain.shapley_values(model, codes, seed=int(seed), codes=True))
-unusual = cached("unusual", lambda: explain.unusual_case(model, codes, train=train, codes=True))
+shap = planned("shapley", lambda: explain.shapley_values(model, codes, seed=int(seed), codes=True,
+                                                          **plan.options("shapley")))
+unusual = planned("unusual", lambda: explain.unusual_case(model, codes, codes=True,
+                                                          **plan.options("unusual")))
 
 is_ukdb = method.startswith("ukdb") and hasattr(model, "explain")
 expl = None
@@ -383,6 +402,9 @@ with p2:
         else:
             st.caption(text)
 
+for part, step in plan.parts.items():  # what the budget changed (refusals: in their section)
+    if step.sentence and (part == "draws" or not step.refused):
+        prob_box.caption(md_escape(step.sentence))
 why_box.subheader("Why: what each finding contributes")
 values = {f: findings[f] for f in features}
 w1, w2 = why_box.columns(2, gap="large") if expl is not None else (why_box.container(), None)
@@ -410,7 +432,7 @@ t_wi = time.perf_counter()
 res_wi = cached(  # judged as the case is: the same draws, seed and "uncertain" rule
     f"what_if {scenarios!r}",
     lambda: explain.what_if(model, codes, scenarios,
-                            n_draws=N_DRAWS if pred.parameter_interval is not None else 0,
+                            n_draws=case_draws if pred.parameter_interval is not None else 0,
                             train=train, seed=int(seed), codes=True))
 if isinstance(res_wi, Exception):
     st.error(md_escape(res_wi))
@@ -442,9 +464,9 @@ elif wi is not None:
 
 # --- which test next ----------------------------------------------------------------------------
 target = int(pred.predicted[0])
-nt = cached(f"next_test_{threshold:.2f}",
-            lambda: explain.next_test(model, codes, threshold=float(threshold), target=target,
-                                      codes=True))
+nt = planned("next_test", lambda: explain.next_test(model, codes, threshold=float(threshold),
+                                                    target=target, codes=True),
+             f"next_test_{threshold:.2f}")
 table = None
 if isinstance(nt, Exception):
     next_box.caption(md_escape(nt))
@@ -467,7 +489,7 @@ settings = {"data": dataset_label(), "method": display_name(method), "method cod
                if fold is not None else ""),
             "seed of the fit": int(seed) if randomized else "none (the method is not random)",
             "seed of the parameter draws": int(seed),
-            "parameter draws": N_DRAWS if pred.parameter_interval is not None else 0,
+            "parameter draws": case_draws if pred.parameter_interval is not None else 0,
             "BNMA Studio version": bnma_core.__version__}
 
 

@@ -28,6 +28,7 @@ rows with missing findings draw whole CPTs and eliminate exactly
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -331,7 +332,7 @@ def _draws_log_joint(net: _Net, ar: np.ndarray, codes: np.ndarray, k: int,
         rows = np.flatnonzero(inverse == g)
         anc = _ancestral(net.parents, np.flatnonzero(pat))
         hidden = np.flatnonzero(anc & ~pat)
-        n_fill = int(np.prod(ar[hidden])) if len(hidden) else 1
+        n_fill = math.prod(int(a) for a in ar[hidden])  # Python ints: 3^40 fits
         if n_fill > MAX_COMPLETIONS:  # many hidden states: exact elimination per draw
             sub = codes[rows].copy()
             sub[:, t] = -1

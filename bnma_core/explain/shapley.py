@@ -33,13 +33,22 @@ import numpy as np
 
 from .models import as_codes, is_stack, lse, model_set
 
-__all__ = ["EXACT_LIMIT", "ShapleyResult", "shapley_values"]
+__all__ = ["EXACT_LIMIT", "ShapleyResult", "is_additive", "shapley_values"]
 
 EXACT_LIMIT = 16
 """Most findings for the exact (all-coalitions) Shapley values."""
 
 MAX_SPREAD_CELLS = 2 ** 22
-"""Largest models x coalitions block for the per-model values (else no spread is given)."""
+"""Largest models x coalitions x classes block computed at once (the coalitions are processed
+in chunks; more models than this for one coalition: no spread is given)."""
+
+MAX_SPREAD_TOTAL = 2 ** 27
+"""Largest models x coalitions x classes for the per-model values of one case (e.g. MA-NB's
+65,536 feature sets inside a stack over 16 findings: no spread)."""
+
+MAX_ADDITIVE_MODEL_CELLS = 2 ** 28
+"""Largest models x (findings + 1) x max(features, classes) of a naive-Bayes average's
+per-model values (MA-NB's 2^N or sampled feature sets; beyond, no spread is given)."""
 
 
 @dataclass(frozen=True)
@@ -120,21 +129,112 @@ def _coalition_weights(N: int) -> np.ndarray:
                      for s in range(N)])
 
 
-def _exact(v: np.ndarray, N: int) -> np.ndarray:
-    """Shapley values of games v (..., 2^N) indexed by coalition bitmask: (..., N)."""
-    masks = np.arange(2 ** N)
-    size = np.array([bin(m).count("1") for m in masks])
-    wt = _coalition_weights(N)
-    out = np.empty(v.shape[:-1] + (N,))
-    for i in range(N):
-        without = masks[(masks >> i) & 1 == 0]
-        out[..., i] = (v[..., without | (1 << i)] - v[..., without]) @ wt[size[without]]
-    return out
+def _exact_coefficients(masks: np.ndarray, N: int, wt: np.ndarray) -> np.ndarray:
+    """c(S, i) with phi_i = sum_S c(S, i) v(S) over the coalitions ``masks`` (bitmasks):
+    w(|S| - 1) when i is in S, -w(|S|) when it is not (the Shapley sum regrouped by
+    coalition, so that the exact values accumulate chunk by chunk): (len(masks), N)."""
+    bits = ((masks[:, None] >> np.arange(N)[None, :]) & 1).astype(bool)
+    size = bits.sum(axis=1)
+    return np.where(bits, wt[np.maximum(size - 1, 0)][:, None],
+                    -wt[np.minimum(size, N - 1)][:, None])
+
+
+def _permutation_keep(perms: np.ndarray) -> np.ndarray:
+    """Coalitions of permutations (P, N): rows k (N + 1) + j hold the first j findings of
+    permutation k, (P (N + 1), N) bool."""
+    P, N = perms.shape
+    keep = np.zeros((P, N + 1, N), dtype=bool)
+    for k in range(1, N + 1):
+        keep[np.arange(P)[:, None], k, perms[:, :k]] = True
+    return keep.reshape(-1, N)
+
+
+def _permutation_contributions(v: np.ndarray, perms: np.ndarray) -> np.ndarray:
+    """Marginal contributions of each finding along each permutation from the games
+    v (..., P (N + 1)) of :func:`_permutation_keep`'s coalitions: (..., P, N)."""
+    P, N = perms.shape
+    delta = np.diff(v.reshape(v.shape[:-1] + (P, N + 1)), axis=-1)   # of perms[:, k]
+    contrib = np.empty_like(delta)
+    np.put_along_axis(contrib, np.broadcast_to(perms, delta.shape), delta, axis=-1)
+    return contrib
+
+
+class _Accumulator:
+    """Shapley values accumulated over chunks of coalitions: exact (the coefficients of
+    :func:`_exact_coefficients`) or sampled (sums and sums of squares of the contributions
+    along permutations, for the mean and its standard error)."""
+
+    def __init__(self, shape: tuple, N: int, exact: bool) -> None:
+        self.exact = exact
+        self.sum = np.zeros(shape + (N,))
+        self.sq = None if exact else np.zeros(shape + (N,))
+        self.n = 0
+
+    def add_exact(self, v: np.ndarray, coef: np.ndarray) -> None:
+        self.sum += v @ coef
+
+    def add_sampled(self, v: np.ndarray, perms: np.ndarray) -> None:
+        c = _permutation_contributions(v, perms)                        # (..., P, N)
+        self.sum += c.sum(axis=-2)
+        self.sq += (c ** 2).sum(axis=-2)
+        self.n += len(perms)
+
+    def result(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.exact:
+            return self.sum, np.zeros_like(self.sum)
+        P = self.n
+        mean = self.sum / P
+        var = np.maximum(self.sq - P * mean ** 2, 0.0) / (P - 1)
+        return mean, np.sqrt(var / P)
+
+
+def is_additive(est: Any) -> bool:
+    """``est`` predicts as one naive Bayes network: log P(c | x_S) = log P(c) + sum over the
+    findings in S of log theta_i(x_i | c), up to a constant (naive Bayes; MA-NB, whose average
+    over the 2^N feature sets is the naive network of theta*, Dash & Cooper 2002 eq. 10-12),
+    a left-out finding dropped exactly (it is barren)."""
+    return type(est).__name__ == "MANaiveBayes" or \
+        getattr(est, "_naive_log_theta", None) is not None
+
+
+def _additive_values(base: np.ndarray, ell: np.ndarray, target: int, exact: bool,
+                     perms: np.ndarray | None, cells: int) -> tuple[np.ndarray, np.ndarray]:
+    """Shapley values of additive games v(S) = g(base + sum_{i in S} ell_i),
+    g(a) = a_target - log sum_{c != target} exp a_c, for G games at once: base (G, C),
+    ell (G, N, C) -> values and standard errors (G, N).
+
+    Two classes: g is linear, so phi_i = g(base + ell_i) - g(base) = ell_i(target) -
+    ell_i(other), the weight of evidence (closed form, O(N)). More classes: the coalitions
+    (exact) or the permutations' prefixes (sampled; cumulative sums along each order), at
+    most ``cells`` games x coalitions x classes at a time."""
+    G, N, C = ell.shape
+    if C == 2:
+        o = 1 - target
+        return ell[:, :, target] - ell[:, :, o], np.zeros((G, N))
+    acc = _Accumulator((G,), N, exact)
+    if exact:
+        wt = _coalition_weights(N)
+        step = max(1, cells // (G * C))
+        for s in range(0, 2 ** N, step):
+            masks = np.arange(s, min(s + step, 2 ** N))
+            keep = ((masks[:, None] >> np.arange(N)[None, :]) & 1).astype(float)
+            a = base[:, None, :] + np.einsum("kn,gnc->gkc", keep, ell)
+            acc.add_exact(_log_odds(a, target), _exact_coefficients(masks, N, wt))
+    else:
+        step = max(1, cells // (G * (N + 1) * C))
+        for s in range(0, len(perms), step):
+            pc = perms[s:s + step]
+            steps = ell[:, pc, :]                                            # (G, P, N, C)
+            a = np.concatenate([np.zeros(steps.shape[:2] + (1, C)), np.cumsum(steps, axis=2)],
+                               axis=2) + base[:, None, None, :]
+            acc.add_sampled(_log_odds(a, target).reshape(G, -1), pc)
+    return acc.result()
 
 
 def shapley_values(est: Any, x: Any, target: int | None = None, exact_limit: int = EXACT_LIMIT,
                    n_permutations: int = 256, seed: Any = 0, spread: bool = True,
-                   codes: bool = False) -> ShapleyResult:
+                   codes: bool = False, chunk_rows: int | None = None,
+                   closed_form: bool = True) -> ShapleyResult:
     """Shapley values of the findings of one case for the log-odds of class ``target``
     (module docstring).
 
@@ -152,6 +252,15 @@ def shapley_values(est: Any, x: Any, target: int | None = None, exact_limit: int
         Also compute every averaged model's own values (mean and spread).
     codes : bool
         ``x`` is already feature codes.
+    chunk_rows : int, optional
+        Coalition rows predicted at once (default: as many as the explanation budget's
+        memory allows for this estimator, :func:`bnma_core.explain.budget.rows_per_chunk`);
+        the values accumulate chunk by chunk, so the peak memory does not grow with 2^N.
+    closed_form : bool
+        For an estimator that predicts as one naive Bayes network (:func:`is_additive`: NB,
+        MA-NB) play the game on its per-finding terms, read from N + 1 predictions (two
+        classes: the weight of evidence, exact whatever N; DESIGN §15). False: through the
+        coalitions as for any estimator (the tests' oracle).
     """
     row = np.asarray(x, dtype=np.int64) if codes else as_codes(est, x)
     row = row.reshape(-1)
@@ -159,6 +268,12 @@ def shapley_values(est: Any, x: Any, target: int | None = None, exact_limit: int
     F = np.flatnonzero(row >= 0)
     N = len(F)
     C = len(est.classes_)
+    if chunk_rows is None:
+        from .budget import rows_per_chunk
+
+        chunk_rows = rows_per_chunk(est, row)
+    chunk_rows = max(1, int(chunk_rows))
+    additive = closed_form and is_additive(est)
 
     def predict(rows: np.ndarray) -> np.ndarray:
         return est._predict_log_proba_codes(np.ascontiguousarray(rows, dtype=np.int32))
@@ -181,51 +296,89 @@ def shapley_values(est: Any, x: Any, target: int | None = None, exact_limit: int
     if N == 0:
         z = np.zeros(0)
         return ShapleyResult(F, [], z, z, full, full, target, True)
-    exact = N <= int(exact_limit)
+    exact = N <= int(exact_limit) or (additive and C == 2)
     rng = np.random.default_rng(seed)
-    if exact:  # coalition bitmask m over the findings: row m (0 = none, 2^N - 1 = all)
-        masks = np.arange(2 ** N)
-        keep = ((masks[:, None] >> np.arange(N)[None, :]) & 1).astype(bool)
-    else:  # permutation k: rows k (N + 1) + j hold its first j findings
+    perms = None
+    if not exact:
         P = int(n_permutations)
         if P < 2:
             raise ValueError("n_permutations must be at least 2.")
         perms = np.argsort(rng.random((P, N)), axis=1)
-        keep = np.zeros((P, N + 1, N), dtype=bool)
-        for k in range(1, N + 1):
-            keep[np.arange(P)[:, None], k, perms[:, :k]] = True
-        keep = keep.reshape(-1, N)
-    rows = np.repeat(row[None], len(keep), axis=0)
-    sub = rows[:, F]
-    sub[~keep] = -1
-    rows[:, F] = sub
 
-    def values_of(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        if exact:
-            return _exact(v, N), np.zeros(v.shape[:-1] + (N,))
-        vv = v.reshape(v.shape[:-1] + (P, N + 1))
-        delta = np.diff(vv, axis=-1)                     # contribution of perms[:, k]
-        contrib = np.empty_like(delta)
-        np.put_along_axis(contrib, np.broadcast_to(perms, delta.shape), delta, axis=-1)
-        mean = contrib.mean(axis=-2)
-        se = contrib.std(axis=-2, ddof=1) / math.sqrt(P)
-        return mean, se
+    def coalition_rows(keep: np.ndarray) -> np.ndarray:
+        rows = np.repeat(row[None], len(keep), axis=0)
+        sub = rows[:, F]
+        sub[~keep] = -1
+        rows[:, F] = sub
+        return rows
 
+    M = probe.n_models if probe is not None else 1
+    n_rows = N + 1 if additive else 2 ** N if exact else len(perms) * (N + 1)
+    use_models = probe is not None and M > 1 and M * n_rows * C <= MAX_SPREAD_TOTAL
     mm = msd = mv = mw = None
-    ms = None
-    if probe is not None and probe.n_models > 1 and \
-            probe.n_models * len(rows) * C <= MAX_SPREAD_CELLS:
-        ms = model_set(est, rows, codes=True)
-    if ms is not None and ms.exact:  # the models give the averaged prediction too (one pass)
-        with np.errstate(divide="ignore"):
-            v = _log_odds(np.log(ms.averaged()), target)
+    if additive:  # the empty case and each finding alone: the game's per-finding terms
+        keep = np.zeros((N + 1, N), dtype=bool)
+        keep[np.arange(1, N + 1), np.arange(N)] = True
+        use_models = use_models and M * (N + 1) * max(len(row), C) <= MAX_ADDITIVE_MODEL_CELLS
+        lps, mlps = [], []
+        step = max(1, min(chunk_rows, MAX_SPREAD_CELLS // (M * C) if use_models else
+                          chunk_rows))
+        for s in range(0, N + 1, step):
+            rows = coalition_rows(keep[s:s + step])
+            lps.append(predict(rows))
+            if use_models:
+                mlps.append(model_set(est, rows, codes=True).log_posteriors)
+        lp = np.concatenate(lps)
+        lp = lp - lse(lp, axis=-1, keepdims=True)
+        games = [lp]
+        if use_models:
+            games.append(np.concatenate(mlps, axis=1))
+        allv = []
+        for g in games:
+            g = g.reshape((-1,) + g.shape[-2:])                            # (G, N + 1, C)
+            with np.errstate(invalid="ignore"):
+                ell = g[:, 1:] - g[:, :1]
+            ell = np.where(np.isfinite(ell), ell, 0.0)
+            allv.append(_additive_values(g[:, 0], ell, target, exact, perms,
+                                         MAX_SPREAD_CELLS))
+        values, se = allv[0][0][0], allv[0][1][0]
+        empty = float(_log_odds(lp[0], target))
+        full = empty + float(values.sum()) if exact else full
+        if use_models:
+            mv = allv[1][0]
     else:
-        v = _log_odds(predict(rows), target)
-    values, se = values_of(v)
-    empty = float(v[0])
-    if ms is not None:
-        vm = _log_odds(ms.log_posteriors, target)           # (M, rows)
-        mv = values_of(vm)[0]
+        acc = _Accumulator((), N, exact)
+        macc = _Accumulator((M,), N, exact) if use_models else None
+        step = min(chunk_rows, max(1, MAX_SPREAD_CELLS // (M * C))) if use_models else \
+            chunk_rows
+        empty = None
+        if exact:
+            wt = _coalition_weights(N)
+            for s in range(0, 2 ** N, step):
+                masks = np.arange(s, min(s + step, 2 ** N))
+                keep = ((masks[:, None] >> np.arange(N)[None, :]) & 1).astype(bool)
+                v, vm = _game(est, coalition_rows(keep), target, use_models, predict)
+                coef = _exact_coefficients(masks, N, wt)
+                acc.add_exact(v, coef)
+                if macc is not None:
+                    macc.add_exact(vm, coef)
+                if empty is None:
+                    empty = float(v[0])
+        else:
+            per = max(1, step // (N + 1))
+            for s in range(0, len(perms), per):
+                pc = perms[s:s + per]
+                v, vm = _game(est, coalition_rows(_permutation_keep(pc)), target, use_models,
+                              predict)
+                acc.add_sampled(v, pc)
+                if macc is not None:
+                    macc.add_sampled(vm, pc)
+                if empty is None:
+                    empty = float(v[0])
+        values, se = acc.result()
+        if macc is not None:
+            mv = macc.result()[0]
+    if mv is not None:
         mw = probe.model_weights[:, 0]
         ok = np.isfinite(mv).all(axis=1) & (mw > 0)
         w = np.where(ok, mw, 0.0)
@@ -234,7 +387,23 @@ def shapley_values(est: Any, x: Any, target: int | None = None, exact_limit: int
         mm = w @ mvz
         msd = np.sqrt(np.maximum(w @ (mvz - mm[None]) ** 2, 0.0))
     return ShapleyResult(F, [names[j] for j in F], values, se, full, empty, target, exact,
-                         0 if exact else P, mm, msd, mv, mw)
+                         0 if exact else len(perms), mm, msd, mv, mw)
+
+
+def _game(est: Any, rows: np.ndarray, target: int, models: bool, predict: Any
+          ) -> tuple[np.ndarray, np.ndarray | None]:
+    """v of coalition rows (the averaged model's log-odds) and, with ``models``, every
+    averaged model's own v, (M, rows): one pass over the models when they give the averaged
+    prediction exactly."""
+    if not models:
+        return _log_odds(predict(rows), target), None
+    ms = model_set(est, rows, codes=True)
+    if ms.exact:
+        with np.errstate(divide="ignore"):
+            v = _log_odds(np.log(ms.averaged()), target)
+    else:
+        v = _log_odds(predict(rows), target)
+    return v, _log_odds(ms.log_posteriors, target)
 
 
 def _feature_names(est: Any, p: int) -> list[str]:

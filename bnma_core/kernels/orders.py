@@ -1341,9 +1341,11 @@ def orders_log_joint_barren(tab: TableArrays, orders: np.ndarray, train_t: np.nd
                 g |= tab.masks[v, k]
         # joint states of v and its possible parents, the class left out (per-class terms)
         nu, _, _ = _mask_parents(tab, v, g, arities, class_index, upa, ust)
+        # stop counting once the states reach the rows: with many possible parents the
+        # product overflows int64 (40 ternary features: a negative array size)
         n_states = 1 if v == class_index else arities[v]
         for kk in range(nu):
-            if upa[kk] != class_index:
+            if upa[kk] != class_index and n_states < n_act:
                 n_states *= arities[upa[kk]]
         if n_states < n_act:
             syn = np.zeros((n, n_states), dtype=test_t.dtype)

@@ -118,6 +118,10 @@ def check_limits(n_vars: int, k: int, n_rows: int = 1000, augmented: bool = Fals
 
 
 def _fmt_bytes(b: float) -> str:
+    if not b < 1e15:  # also inf: sizes beyond a float (1,025+ variables)
+        return "more than 1,000 TB"
+    if b >= 1e12:
+        return f"{b / 1e12:,.0f} TB"
     return f"{b / 1e9:.1f} GB" if b >= 1e8 else f"{b / 1e6:.0f} MB"
 
 
@@ -432,6 +436,8 @@ def edge_posteriors_bytes(n_vars: int) -> float:
     scores and their subset sums, n 2^(n-1) doubles each; forward and backward sums, 2^n each;
     the set terms of the local scores, about 2^(n+1) doubles."""
     n = int(n_vars)
+    if n > 1000:  # 2.0 ** 1024 overflows a float (OverflowError)
+        return math.inf
     return 8.0 * (2 * n * 2.0 ** max(n - 1, 0) + 2 * 2.0 ** n + 2 * 2.0 ** n)
 
 
