@@ -470,17 +470,19 @@ def _start_and_leave(url: str, where: str, timeout: float):
     return start
 
 
-def _heavy_starts(url: str, files: dict, timeout: float) -> list[tuple[str, Any, bool]]:
+def _heavy_starts(url: str, files: dict, timeout: float, sizes: dict
+                  ) -> list[tuple[str, Any, bool]]:
     """(label, start, close at once) of the heavy actions."""
     pname, ppath = files["patient"]
     wname, wpath = files["wide_nb"]
     sname, spath = files["scores"]
+    z = {**HEAVY_SIZES, **sizes}
     return [
-        ("heavy: 200 x 16 upload on Patient, default method",
-         _start_patient_upload(url, pname, ppath, timeout), False),
-        ("heavy: wide upload on Patient, naive Bayes",
+        (f"heavy: {z['patient_rows']} x {z['patient_features']} upload on Patient, default "
+         "method", _start_patient_upload(url, pname, ppath, timeout), False),
+        (f"heavy: {z['wide_rows']} x {z['wide_features']} upload on Patient, naive Bayes",
          _start_patient_upload(url, wname, wpath, timeout, method="Naive Bayes"), False),
-        ("heavy: 2 methods x many data sets of scores on Compare",
+        (f"heavy: 2 methods x {z['score_datasets']:,} data sets of scores on Compare",
          _start_scores(url, sname, spath, timeout), False),
         ("heavy: tab closed during the Patient fit",
          _start_and_leave(url, "Patient", timeout), True),
@@ -585,7 +587,7 @@ def hostile_session(url: str, stop, out: Path, timeout: float = 120.0, begun=Non
                 starts.append(("Reports: store folder /tmp/bnma_hostile",
                                _start_reports(url, timeout), False))
             if heavy_files:
-                starts += _heavy_starts(url, heavy_files, timeout)
+                starts += _heavy_starts(url, heavy_files, timeout, heavy or {})
             tabs = []
             for label, start, leave in starts:
                 tab = _launch(browser, label, start, timeout)

@@ -65,7 +65,8 @@ def test_patient_page_draws_the_case(server, page):
     _choose(page, "Method", "UKDB (general + per-row network), 2 feature parents")
     _results(page)
     assert metric(page, "Most probable class") == "uncertain"
-    assert page.get_by_text("Uncertain: benign 0.50 vs malignant 0.50").first.is_visible()
+    # left out with its part of the data (cross-fitting, seed 0): 0.52 vs 0.48
+    assert page.get_by_text("Uncertain: benign 0.52 vs malignant 0.48").first.is_visible()
     assert page.get_by_text("General network: learned from all training cases").count() >= 1
     shot(page, "42_patient_ukdb_uncertain")
 
