@@ -209,12 +209,20 @@ def build_full_table_grouped(data_t: np.ndarray, weights: np.ndarray, arities: n
                 leaf_size = size * arities[j]
                 stride[t + 2] = leaf_size
                 done = 0
+                n_leaf = 0
                 for c in range(leaf_size):
-                    done += tabs[j, c]
-                _score_set(members, stride, tabs[j], touched, 0, done, n_rows, leaf_size,
-                           False, arities, log_prior[t + 1], score_kind, ess, lfact, nj,
+                    x = tabs[j, c]
+                    if x != 0:
+                        touched[n_leaf] = c
+                        n_leaf += 1
+                        done += x
+                # fewer non-zero cells than half the table: score them only (as _extend's sets)
+                sparse = 2 * n_leaf < leaf_size
+                _score_set(members, stride, tabs[j], touched, n_leaf, done, n_rows, leaf_size,
+                           sparse, arities, log_prior[t + 1], score_kind, ess, lfact, nj,
                            masks, scores, fill)
-                tabs[j, :leaf_size] = 0
+                for c in range(n_leaf):
+                    tabs[j, touched[c]] = 0
             comb[t] += 1
         elif descend:
             t += 1
