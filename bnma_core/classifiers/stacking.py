@@ -200,13 +200,16 @@ class PredictiveStacking(DiscreteBNClassifier):
         lp = np.zeros((len(y), len(names)))
         hits = np.zeros(len(names))
         full = {}  # candidates predicting their inner folds by refit_fixed_orders: fitted once
+        shared = self._shared_counting(names, seed)
         if self.inner_fit == "downdate":
             from .registry import training_rows
 
-            for name in names:
-                if (callable(getattr(type(self._make(name, seed)), "refit_fixed_orders", None))
-                        and len(training_rows(name, X)) == len(X)):
-                    full[name] = self._fit_candidate(name, seed, X, y)
+            with shared:
+                for name in names:
+                    if (callable(getattr(type(self._make(name, seed)), "refit_fixed_orders",
+                                         None))
+                            and len(training_rows(name, X)) == len(X)):
+                        full[name] = self._fit_candidate(name, seed, X, y)
         for tr, te in splits:
             for j, name in enumerate(names):
                 if name in full:
@@ -234,10 +237,24 @@ class PredictiveStacking(DiscreteBNClassifier):
         self.inner_accuracy_ = dict(zip(names, (hits / len(y)).tolist(), strict=True))
         self.weights_ = dict(zip(names, w.tolist(), strict=True))
         self.models_ = {}
-        for name, wk in self.weights_.items():
-            if wk > 0:
-                self.models_[name] = (full[name] if name in full
-                                      else self._fit_candidate(name, seed, X, y))
+        with self._shared_counting(names, seed):
+            for name, wk in self.weights_.items():
+                if wk > 0:
+                    self.models_[name] = (full[name] if name in full
+                                          else self._fit_candidate(name, seed, X, y))
+
+    def _shared_counting(self, names: list[str], seed: int):
+        """Context in which the candidates' score tables on the same rows under their different
+        Dirichlet priors (``bma10``, ``bma10_bdeu``, ``bma10_smooth``) are counted once
+        (:func:`bnma_core.structure.score_table.shared_counting`; the same tables)."""
+        from ..structure.score_table import shared_counting
+
+        priors = []
+        for name in names:
+            params = self._make(name, seed).get_params(deep=False)
+            if "scoring" in params and "ess" in params and isinstance(params["scoring"], str):
+                priors.append((params["scoring"], float(params["ess"])))
+        return shared_counting(priors)
 
     def _predict_log_proba_codes(self, X: np.ndarray) -> np.ndarray:
         parts = [math.log(self.weights_[n]) + self._class_log_proba(m, X)

@@ -137,7 +137,6 @@ def _leaf_tables(rep: np.ndarray, cell: np.ndarray, w: np.ndarray, n_in: int,
                 tabs[j, p + x * st] += we
 
 
-@njit(cache=True)
 def build_full_table_grouped(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarray,
                              max_parents: int, log_prior: np.ndarray, score_kind: int,
                              ess: float, n_sets: int, max_cells: int
@@ -147,16 +146,33 @@ def build_full_table_grouped(data_t: np.ndarray, weights: np.ndarray, arities: n
     :func:`bnma_core.kernels.orders.build_full_table`: ``data_t`` (n, U) the distinct rows
     (sorted by :func:`bnma_core.structure.score_table.suffix_sort`), ``weights`` (U,) int64
     their multiplicities; returns unsorted ``masks`` (n, n_sets) uint64 and ``scores``
-    (n, n_sets) float64, the sets of each node in the same depth-first order."""
+    (n, n_sets) float64, the sets of each node in the same depth-first order. One prior of
+    :func:`build_full_tables_grouped`."""
+    masks, scores = build_full_tables_grouped(
+        data_t, weights, arities, max_parents, log_prior, np.array([score_kind], np.int64),
+        np.array([ess], np.float64), n_sets, max_cells)
+    return masks, scores[0]
+
+
+@njit(cache=True)
+def build_full_tables_grouped(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarray,
+                              max_parents: int, log_prior: np.ndarray,
+                              score_kinds: np.ndarray, esses: np.ndarray, n_sets: int,
+                              max_cells: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`build_full_table_grouped` for P Dirichlet priors (``score_kinds[q]``,
+    ``esses[q]``) from one counting pass: each joint table is counted once and its families
+    scored under every prior (the three priors of ``stack``, DESIGN §9). Returns ``masks``
+    (n, n_sets), the same for every prior, and ``scores`` (P, n, n_sets)."""
     n, u = data_t.shape
     n_rows = 0
     for r_ in range(u):
         n_rows += weights[r_]
     L = max_parents + 1
     gid = suffix_groups(data_t)
+    n_p = score_kinds.shape[0]
     masks = np.zeros((n, n_sets), dtype=np.uint64)
-    scores = np.full((n, n_sets), -np.inf)
-    fill = np.zeros(n, dtype=np.int64)
+    scores = np.full((n_p, n, n_sets), -np.inf)
+    fill = np.zeros((n_p, n), dtype=np.int64)
     lfact = log_factorials(n_rows + 2 + int(arities.max()))
     comb = np.zeros(L, dtype=np.int64)
     stride = np.ones(L + 1, dtype=np.int64)
@@ -194,9 +210,10 @@ def build_full_table_grouped(data_t: np.ndarray, weights: np.ndarray, arities: n
         size = stride[t] * arities[v]
         stride[t + 1] = size
         sparse = 2 * n_touched < size
-        _score_set(comb[: t + 1], stride, table, touched, n_touched, n_complete, n_rows, size,
-                   sparse, arities, log_prior[t], score_kind, ess, lfact, nj, masks, scores,
-                   fill)
+        for q in range(n_p):
+            _score_set(comb[: t + 1], stride, table, touched, n_touched, n_complete, n_rows,
+                       size, sparse, arities, log_prior[t], score_kinds[q], esses[q], lfact, nj,
+                       masks, scores[q], fill[q])
         for c in range(n_touched):
             table[touched[c]] = 0
         if descend and t + 2 == L:
@@ -209,12 +226,21 @@ def build_full_table_grouped(data_t: np.ndarray, weights: np.ndarray, arities: n
                 leaf_size = size * arities[j]
                 stride[t + 2] = leaf_size
                 done = 0
+                n_leaf = 0
                 for c in range(leaf_size):
-                    done += tabs[j, c]
-                _score_set(members, stride, tabs[j], touched, 0, done, n_rows, leaf_size,
-                           False, arities, log_prior[t + 1], score_kind, ess, lfact, nj,
-                           masks, scores, fill)
-                tabs[j, :leaf_size] = 0
+                    x = tabs[j, c]
+                    if x != 0:
+                        touched[n_leaf] = c
+                        n_leaf += 1
+                        done += x
+                # fewer non-zero cells than half the table: score them only (as _extend's sets)
+                sparse = 2 * n_leaf < leaf_size
+                for q in range(n_p):
+                    _score_set(members, stride, tabs[j], touched, n_leaf, done, n_rows,
+                               leaf_size, sparse, arities, log_prior[t + 1], score_kinds[q],
+                               esses[q], lfact, nj, masks, scores[q], fill[q])
+                for c in range(n_leaf):
+                    tabs[j, touched[c]] = 0
             comb[t] += 1
         elif descend:
             t += 1

@@ -53,13 +53,15 @@ The example that showed the problem and the alternatives not kept: docs/decision
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..data import CODE_DTYPE, DataError
-from ..kernels.grouped_counts import build_full_table_grouped
+from ..kernels.grouped_counts import build_full_tables_grouped
 from ..kernels.orders import (
     TableArrays,
     build_candidate_table,
@@ -410,12 +412,13 @@ def compress_rows(codes: np.ndarray, return_inverse: bool = False):
     return uniq, counts, inverse
 
 
-def _grouped_full_table(data_t, weights, arities, l_eff, log_prior, kind, ess, m, max_cells):
+def _grouped_full_table(data_t, weights, arities, l_eff, log_prior, kinds, esses, m, max_cells):
     """Paper-regime masks and scores by :func:`build_full_table_grouped`, with the columns
     relabelled by decreasing entropy (the last columns, whose values define the suffix groups,
     then vary least and the groups merge most: 0.11 instead of 0.19 of the one-pass work on
     ALARM, 1,000,000 rows) and stored as int8 when the arities allow (cache-resident). The
-    result is mapped back to the original variable indices."""
+    result is mapped back to the original variable indices. ``kinds`` / ``esses``: the
+    Dirichlet priors scored from the one counting pass; scores (P, n, m)."""
     n = data_t.shape[0]
     ent = np.empty(n)
     total = float(weights.sum())
@@ -426,15 +429,16 @@ def _grouped_full_table(data_t, weights, arities, l_eff, log_prior, kind, ess, m
     perm = np.lexsort((np.arange(n), -ent))  # new column k = variable perm[k]
     small = data_t[perm].astype(np.int8 if arities.max() <= 127 else CODE_DTYPE)
     small, w = suffix_sort(small, weights)
-    pm, ps = build_full_table_grouped(small, w, np.ascontiguousarray(arities[perm]), l_eff,
-                                      log_prior, kind, ess, m, max_cells)
+    pm, ps = build_full_tables_grouped(small, w, np.ascontiguousarray(arities[perm]), l_eff,
+                                       log_prior, np.asarray(kinds, dtype=np.int64),
+                                       np.asarray(esses, dtype=np.float64), m, max_cells)
     masks = np.zeros_like(pm)
     for k in range(n):
         masks |= ((pm >> np.uint64(k)) & np.uint64(1)) << np.uint64(perm[k])
     out_m = np.empty_like(pm)
     out_s = np.empty_like(ps)
     out_m[perm] = masks
-    out_s[perm] = ps
+    out_s[:, perm] = ps
     return out_m, out_s
 
 
@@ -526,8 +530,27 @@ def build_score_table(codes: np.ndarray, arities: np.ndarray, max_parents: int =
     kind = SCORE_KINDS[score]
     if k is None:
         m = n_parent_sets(n - 1, l_eff)
-        masks, scores = _grouped_full_table(data_t, weights, arities, l_eff, log_prior, kind,
-                                            float(ess), m, max_cells)
+        key = (data_t.tobytes(), data_t.shape, weights.tobytes(), arities.tobytes(), l_eff,
+               prior, float(prune_eps))
+        shared = _SHARED_PRIORS.get()
+        if shared is not None and key in shared[1] and (score, float(ess)) in shared[1][key]:
+            return shared[1][key].pop((score, float(ess)))
+        priors = [(score, float(ess))]
+        if shared is not None and (score, float(ess)) in shared[0]:
+            priors += [q for q in shared[0] if q != priors[0]]
+        masks, all_scores = _grouped_full_table(
+            data_t, weights, arities, l_eff, log_prior, [SCORE_KINDS[q[0]] for q in priors],
+            [q[1] for q in priors], m, max_cells)
+        if len(priors) > 1:
+            log_eps_rel = math.log(prune_eps / m) if prune_eps > 0 else -math.inf
+            shared[1][key] = {}
+            for j, q in enumerate(priors[1:], 1):
+                srt = sort_table(masks.copy(), all_scores[j], log_eps_rel)
+                shared[1][key][q] = ScoreTable(
+                    *srt[:3], arities, l_eff, q[0], prior, q[1], float(prune_eps), log_eps_rel,
+                    "full", np.zeros((n, 0), dtype=np.int64), np.zeros((n, 0)), *srt[3:],
+                    np.zeros((n, 0), dtype=np.int32), data_t, weights)
+        scores = all_scores[0]
         cand = np.zeros((n, 0), dtype=np.int64)
         logsum = np.zeros((n, 0))
         cbit = np.zeros((n, 0), dtype=np.int32)
@@ -545,6 +568,25 @@ def build_score_table(codes: np.ndarray, arities: np.ndarray, max_parents: int =
     return ScoreTable(masks, scores, limits, arities, l_eff, score, prior, float(ess),
                       float(prune_eps), log_eps_rel, "full" if k is None else "candidates",
                       cand, logsum, exps, bid, band_first, band_anchor, cbit, data_t, weights)
+
+
+_SHARED_PRIORS: contextvars.ContextVar = contextvars.ContextVar("shared_priors", default=None)
+
+
+@contextlib.contextmanager
+def shared_counting(priors):
+    """Inside the block, a paper-regime :func:`build_score_table` under one of ``priors``
+    ((score, ess) pairs, e.g. ``[("k2", 1.0), ("bdeu", 1.0), ("bdeu", 20.0)]``) counts its data
+    once and scores every listed prior from the same counts
+    (:func:`bnma_core.kernels.grouped_counts.build_full_tables_grouped`); a later build of the
+    same data, settings and one of the other priors returns that table instead of counting
+    again. The tables are the ones separate builds give (tested to 1e-12); they are dropped at
+    the end of the block. Used by ``stack``'s three order averages (DESIGN §9)."""
+    token = _SHARED_PRIORS.set(([(str(s), float(e)) for s, e in priors], {}))
+    try:
+        yield
+    finally:
+        _SHARED_PRIORS.reset(token)
 
 
 def _choose_regime(candidates: int | np.ndarray | str | None, n: int, n_rows: int,

@@ -639,3 +639,51 @@ def test_k_chosen_on_training_rows_by_inner_cv():
         UKDB(k="2").fit(X, y)
     with pytest.raises(ValueError, match="inner_folds"):
         UKDB(k_grid=(1, 2), inner_folds=1).fit(X, y)
+
+
+@pytest.mark.parametrize("k, min_dependence, pseudo_in_parameters, pseudo_weights", [
+    (0, None, False, "domain"), (1, None, True, "domain"), (2, None, False, "domain"),
+    (2, 0.0, True, "uniform"), (3, None, False, "none"), (7, None, False, "domain")])
+def test_batched_personalized_path_equals_the_per_row_path(monkeypatch, k, min_dependence,
+                                                           pseudo_in_parameters,
+                                                           pseudo_weights):
+    """Issue 34 oracle: UKDB_P predicted for all rows at once (local measures, structures and
+    CPT rows gathered over the batch, in batches of a few rows) equals the per-row path
+    (:meth:`UKDB.personalized_structure`, :meth:`UKDB._personalized_log_scores`) to 1e-12,
+    with missing values (some rows with fewer observed attributes than k), and gives the same
+    structures."""
+    import bnma_core.classifiers.ukdb as ukdb
+
+    X, y = _random_problem(41 + k, n=160, arities=(2, 3, 4, 3, 2, 3, 2), m=3, missing=0.25)
+    X[0] = -1
+    X[1, 1:] = -1
+    model = UKDB(k=k, alpha=0.8, min_dependence=min_dependence, pseudo_weights=pseudo_weights,
+                 pseudo_in_parameters=pseudo_in_parameters).fit(X[:100], y[:100])
+    T = X[100:]
+    T[:2] = X[:2]
+    pd_, _ = model._posteriors(T[:0])
+    ld = model._domain_log_scores(T)
+    dom = np.exp(ld - np.logaddexp.reduce(ld, axis=1, keepdims=True))
+    W = np.stack([model._pseudo(r) for r in dom])
+    ref = np.empty((len(T), 3))
+    order, n_obs, parents = model._personalized_structures_batch(
+        T, model._local_information_batch(T, W)[1])
+    for r, x in enumerate(T):
+        st, lmi, clmi = model.personalized_structure(x, W[r])
+        ref[r] = model._personalized_log_scores(x, st, W[r])
+        got_l, got_c = model._local_information_batch(T[r:r + 1], W[r:r + 1])
+        np.testing.assert_array_equal(got_l[0], lmi)
+        np.testing.assert_array_equal(got_c[0], clmi)
+        assert order[r, :n_obs[r]].tolist() == st.order
+        for i, pa in st.parents.items():
+            assert parents[r, i][parents[r, i] >= 0].tolist() == pa
+    np.testing.assert_allclose(model._personalized_log_scores_batch(T, W), ref, rtol=1e-12,
+                               atol=1e-12)
+    monkeypatch.setattr(ukdb, "BATCH_CELLS", 1)  # one row per batch
+    one = model._posteriors(T)[1]
+    monkeypatch.undo()
+    np.testing.assert_allclose(model._posteriors(T)[1], one, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(one, np.exp(ref - np.logaddexp.reduce(ref, axis=1,
+                                                                      keepdims=True)),
+                               rtol=1e-12, atol=1e-12)
+    assert pd_.shape == (0, 3)

@@ -79,3 +79,50 @@ def test_suffix_groups_definition(n, n_rows, seed):
             assert (gid[c, r] == gid[c, r - 1]) == same
         # contiguous: each group id appears in one run
         assert (np.diff(gid[c]) >= 0).all()
+
+
+@pytest.mark.parametrize("score", ["k2", "bdeu"])
+@pytest.mark.parametrize("missing", [0.0, 0.1])
+def test_sparse_leaf_tables_score_as_one_pass(score, missing):
+    """Issue 34: the largest sets (the leaves) are scored over their non-zero cells only when
+    fewer than half of the cells are non-zero (many-valued attributes, few rows, as WBC);
+    the scores stay those of the one-pass oracle."""
+    rng = np.random.default_rng(7)
+    ar = np.array([10, 9, 10, 8, 10, 2], dtype=np.int64)
+    codes = (rng.random((80, len(ar))) * ar).astype(np.int32)
+    codes[:, 1] = (codes[:, 0] + rng.integers(0, 2, 80)) % ar[1]
+    codes[rng.random(codes.shape) < missing] = -1
+    m1, s1 = _one_pass(codes, ar, 3, score, 1.0)
+    t = build_score_table(codes, ar, 3, score=score, ess=1.0, prune_eps=0.0)
+    for d1, d2 in zip(_as_dicts(m1, s1), _as_dicts(t.masks, t.scores), strict=True):
+        assert d1.keys() == d2.keys()
+        for k, v in d1.items():
+            assert d2[k] == pytest.approx(v, abs=1e-9)
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.1])
+def test_shared_counting_gives_the_separate_tables(missing):
+    """Issue 34: inside ``shared_counting`` the three Dirichlet priors of ``stack`` are scored
+    from one counting pass; each table equals its separate build (1e-12), whatever prior
+    is asked first, and a prior not listed is built on its own."""
+    from bnma_core.structure.score_table import shared_counting
+
+    rng = np.random.default_rng(3)
+    ar = np.array([4, 3, 5, 2, 3, 2], dtype=np.int64)
+    codes = (rng.random((150, len(ar))) * ar).astype(np.int32)
+    codes[:, 1] = (codes[:, 0] + rng.integers(0, 2, 150)) % ar[1]
+    codes[rng.random(codes.shape) < missing] = -1
+    priors = [("k2", 1.0), ("bdeu", 1.0), ("bdeu", 20.0)]
+    sep = {q: build_score_table(codes, ar, 2, score=q[0], ess=q[1]) for q in priors}
+    for first in priors:
+        with shared_counting(priors):
+            got = {q: build_score_table(codes, ar, 2, score=q[0], ess=q[1])
+                   for q in [first] + [q for q in priors if q != first]}
+            other = build_score_table(codes, ar, 2, score="bdeu", ess=5.0)
+        for q in priors:
+            assert (got[q].score, got[q].ess) == q
+            np.testing.assert_array_equal(got[q].masks, sep[q].masks)
+            np.testing.assert_array_equal(got[q].limits, sep[q].limits)
+            np.testing.assert_allclose(got[q].scores, sep[q].scores, rtol=0, atol=1e-12)
+        ref = build_score_table(codes, ar, 2, score="bdeu", ess=5.0)
+        np.testing.assert_allclose(other.scores, ref.scores, rtol=0, atol=1e-12)
