@@ -161,9 +161,6 @@ def test_every_page_reads_whole_at_1280(server, page):
     assert {t: p for t, p in found.items() if p} == {}
 
 
-@pytest.mark.xfail(reason="issue 33 items 6-7 (helper compare): the results, calibration "
-                          "and Holm tables hide columns at 1280 px; drop this mark when every "
-                          "header is in view", strict=False)
 def test_compare_results_read_whole_at_1280(server, page):
     """The Compare page after a short cross-validation (3 folds): its tables and figures."""
     page.goto(server)
@@ -219,9 +216,6 @@ def test_case_report_and_model_report_print_whole_on_a4(server, page):
     assert absent == {}
 
 
-@pytest.mark.xfail(reason="issue 33 item 2 (helper teach): the handout's figures keep their "
-                          "screen width, wider than the printed page; drop this mark when the "
-                          "handout prints static figures sized for the page", strict=False)
 def test_teach_handout_prints_whole_on_a4(server, page):
     """Lesson 1's handout as the Teach page's button writes it, after a few steps."""
     out = SHOTS / "61_documents"
