@@ -106,15 +106,18 @@ def validation_inputs(model_file: Any, ds: Any) -> tuple[Any, Any]:
     return replace(model_file, encoder=None), ds.to_frame()
 
 
-def external_metrics(model_file: Any, ds: Any, *, n_bootstrap: int | None = None,
-                     seed: int = 0) -> Any:
-    """The external validation's table of discrimination and accuracy on ``ds`` (pooled, 95 %
-    intervals; development out-of-fold beside it when the file holds it): the first table of
-    :func:`bnma_core.validation.external_validation_report`, from the same library calls."""
+def external_validation(model_file: Any, ds: Any, *, n_bootstrap: int | None = None,
+                        seed: int = 0) -> tuple[Any, Any]:
+    """The external validation of ``model_file`` on ``ds`` as the page shows it: the table of
+    discrimination and accuracy (pooled, 95 % intervals; the development out-of-fold column
+    beside it when the file holds it) and the CORP reliability figure of both, from the
+    library calls :func:`bnma_core.validation.external_validation_report` makes (its first
+    table and its reliability section)."""
     from bnma_core.evaluation import CVPredictions
     from bnma_core.metrics import N_BOOTSTRAP
     from bnma_core.scoring import case_codes
     from bnma_core.validation import _side_by_side
+    from bnma_core.viz.calibration import reliability_figure
 
     mf, frame = validation_inputs(model_file, ds)
     codes, _ = case_codes(mf, frame)
@@ -124,8 +127,18 @@ def external_metrics(model_file: Any, ds: Any, *, n_bootstrap: int | None = None
                         folds=np.zeros(len(ds.y), dtype=np.int64), class_name=ds.class_name)
     boot = dict(n_bootstrap=int(n_bootstrap or N_BOOTSTRAP), seed=int(seed))
     dev = mf.development
-    return _side_by_side(None if dev is None else dev.metric_intervals(**boot),
-                         val.metric_intervals(**boot), "metric")
+    table = _side_by_side(None if dev is None else dev.metric_intervals(**boot),
+                          val.metric_intervals(**boot), "metric")
+    classes = val.classes
+    pos = classes[1] if len(classes) == 2 else None
+    curves, decomp, _ = val.reliability(positive=pos)
+    if dev is not None:
+        dcurves, ddecomp, _ = dev.reliability(positive=pos)
+        curves = {"development (out-of-fold)": next(iter(dcurves.values())),
+                  "validation": curves["validation"]}
+        decomp = {"development (out-of-fold)": next(iter(ddecomp.values())),
+                  "validation": decomp["validation"]}
+    return table, reliability_figure(curves, decomp)
 
 
 def panel(ds: Any, model: Any, method: str, key: str, train_rows: Any = None) -> Any:

@@ -735,9 +735,11 @@ else:
             vkey = (st.session_state["_model_file_cmp"][0], fingerprint)
             held = st.session_state.get("_model_file_cmp_metrics")
             if held is None or held[0] != vkey:  # once per model file and data, this session
-                held = (vkey, model_files.external_metrics(loaded, ds, seed=0))
+                held = (vkey, *model_files.external_validation(loaded, ds, seed=0))
                 st.session_state["_model_file_cmp_metrics"] = held
             vbox.dataframe(held[1], width="stretch")
+            chart(held[2], "external_validation_reliability", vbox,
+                  key="cmp_validation_reliability")
             vmf, vframe = model_files.validation_inputs(loaded, ds)
             vsource = dataset_label()  # read now: the deferred download runs outside the session
             vbox.download_button(

@@ -6,6 +6,7 @@ tampered or pickle upload is one sentence; a loaded model stays in its session."
 from __future__ import annotations
 
 import io
+import json
 import zipfile
 
 import numpy as np
@@ -88,9 +89,12 @@ def test_an_uploaded_model_shows_provenance_and_the_librarys_validation(saved, c
     mf = read_model(io.BytesIO(saved))
     assert model_files.provenance(mf.info) in [_plain(c.value) for c in at.caption]
     shown = next(d.value for d in at.dataframe if "validation" in d.value.columns)
-    expected = model_files.external_metrics(mf, _wbc(), seed=0)
+    expected = model_files.external_validation(mf, _wbc(), seed=0)[0]
     assert shown.equals(expected)
     assert "development (out-of-fold)" in shown.columns
+    traces = [t.get("name") for c in at.get("plotly_chart")
+              for t in json.loads(c.proto.spec)["data"]]
+    assert "validation" in traces and "development (out-of-fold)" in traces  # reliability
     assert "External validation report (HTML)" in [b.proto.label for b in
                                                    at.get("download_button")]
     html = _deferred_bytes(at, "External validation report (HTML)").decode()
@@ -111,7 +115,7 @@ def test_the_validation_table_is_the_librarys(saved):
                         folds=np.zeros(ds.n_rows, dtype=np.int64))
     expected = _side_by_side(mf.development.metric_intervals(seed=0),
                              val.metric_intervals(seed=0), "metric")
-    assert model_files.external_metrics(mf, ds, seed=0).equals(expected)
+    assert model_files.external_validation(mf, ds, seed=0)[0].equals(expected)
 
 
 def _tampered(raw: bytes) -> bytes:
