@@ -94,7 +94,8 @@ def test_an_uploaded_model_shows_provenance_and_the_librarys_validation(saved, c
     assert "development (out-of-fold)" in shown.columns
     traces = [t.get("name") for c in at.get("plotly_chart")
               for t in json.loads(c.proto.spec)["data"]]
-    assert "validation" in traces and "development (out-of-fold)" in traces  # reliability
+    for curve in ("development (out-of-fold)", "validation"):  # the reliability of both
+        assert f"{curve}: consistency band" in traces
     assert "External validation report (HTML)" in [b.proto.label for b in
                                                    at.get("download_button")]
     html = _deferred_bytes(at, "External validation report (HTML)").decode()
