@@ -738,6 +738,10 @@ else:
                 held = (vkey, *model_files.external_validation(loaded, ds, seed=0))
                 st.session_state["_model_file_cmp_metrics"] = held
             vbox.dataframe(held[1], width="stretch")
+            if loaded.info.get("data_fingerprint") == ds.fingerprint():
+                vbox.info("The model was fitted on these very data, so the validation column "
+                          "is its apparent (in-sample) performance; load other data with the "
+                          "same columns on the Data page to validate it externally.")
             chart(held[2], "external_validation_reliability", vbox,
                   key="cmp_validation_reliability")
             vmf, vframe = model_files.validation_inputs(loaded, ds)

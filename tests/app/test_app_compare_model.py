@@ -92,6 +92,7 @@ def test_an_uploaded_model_shows_provenance_and_the_librarys_validation(saved, c
     expected = model_files.external_validation(mf, _wbc(), seed=0)[0]
     assert shown.equals(expected)
     assert "development (out-of-fold)" in shown.columns
+    assert any("apparent (in-sample) performance" in i.value for i in at.info)  # its own data
     traces = [t.get("name") for c in at.get("plotly_chart")
               for t in json.loads(c.proto.spec)["data"]]
     for curve in ("development (out-of-fold)", "validation"):  # the reliability of both
