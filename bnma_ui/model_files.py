@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+import numpy as np
 import streamlit as st
 
 from bnma_core.model_io import MAX_FILE_BYTES, ModelFileError, model_bytes, read_model
@@ -66,6 +67,80 @@ def read_upload(data: bytes) -> Any:
     return read_model(data)
 
 
+def held_upload(up: Any, slot: str) -> tuple[Any, str]:
+    """(model file, '') or (None, one sentence) for the uploaded file ``up``, read once per
+    file content and kept under ``slot`` in this session's state only."""
+    raw = up.getvalue()
+    digest = hashlib.sha256(raw).hexdigest()
+    held = st.session_state.get(slot)
+    if held is None or held[0] != digest:
+        try:
+            held = (digest, read_upload(raw), "")
+        except ModelFileError as exc:
+            held = (digest, None, str(exc))
+        st.session_state[slot] = held
+    return held[1], held[2]
+
+
+def comparison_model_bytes(ds: Any, method: str, seed: int, preds: Any) -> bytes:
+    """The model file of one method of a finished comparison: ``method`` fitted on every row
+    of ``ds`` with the comparison's seed (as ``bnma fit --seed``), holding the comparison's
+    out-of-fold predictions of that method as its development predictions (as
+    ``bnma fit --cv-folds``; the development column of the external validation, DESIGN §17)."""
+    from dataclasses import replace
+
+    from bnma_core.classifiers.registry import fit_method, get_spec
+
+    params = {"random_state": int(seed)} if get_spec(method).randomized else {}
+    model = fit_method(method, ds, **params)
+    development = replace(preds, proba={method: preds.proba[method]})
+    return model_bytes(model, dataset=ds, method=method, development=development)
+
+
+def validation_inputs(model_file: Any, ds: Any) -> tuple[Any, Any]:
+    """The model file and frame that :mod:`bnma_core.validation` validates on the active data
+    ``ds`` (compatible: :func:`compatibility` is ''): ``ds``'s state labels, read through the
+    states the model file names (the same codes as ``ds``, also for cut continuous columns)."""
+    from dataclasses import replace
+
+    return replace(model_file, encoder=None), ds.to_frame()
+
+
+def external_validation(model_file: Any, ds: Any, *, n_bootstrap: int | None = None,
+                        seed: int = 0) -> tuple[Any, Any]:
+    """The external validation of ``model_file`` on ``ds`` as the page shows it: the table of
+    discrimination and accuracy (pooled, 95 % intervals; the development out-of-fold column
+    beside it when the file holds it) and the CORP reliability figure of both, from the
+    library calls :func:`bnma_core.validation.external_validation_report` makes (its first
+    table and its reliability section)."""
+    from bnma_core.evaluation import CVPredictions
+    from bnma_core.metrics import N_BOOTSTRAP
+    from bnma_core.scoring import case_codes
+    from bnma_core.validation import _side_by_side
+    from bnma_core.viz.calibration import reliability_figure
+
+    mf, frame = validation_inputs(model_file, ds)
+    codes, _ = case_codes(mf, frame)
+    est = mf.estimator
+    val = CVPredictions(np.asarray(ds.y), [str(c) for c in est.classes_],
+                        {"validation": est.predict_proba(codes)},
+                        folds=np.zeros(len(ds.y), dtype=np.int64), class_name=ds.class_name)
+    boot = dict(n_bootstrap=int(n_bootstrap or N_BOOTSTRAP), seed=int(seed))
+    dev = mf.development
+    table = _side_by_side(None if dev is None else dev.metric_intervals(**boot),
+                          val.metric_intervals(**boot), "metric")
+    classes = val.classes
+    pos = classes[1] if len(classes) == 2 else None
+    curves, decomp, _ = val.reliability(positive=pos)
+    if dev is not None:
+        dcurves, ddecomp, _ = dev.reliability(positive=pos)
+        curves = {"development (out-of-fold)": next(iter(dcurves.values())),
+                  "validation": curves["validation"]}
+        decomp = {"development (out-of-fold)": next(iter(ddecomp.values())),
+                  "validation": decomp["validation"]}
+    return table, reliability_figure(curves, decomp)
+
+
 def panel(ds: Any, model: Any, method: str, key: str, train_rows: Any = None) -> Any:
     """Download the page's model, or upload one and use it instead.
 
@@ -90,16 +165,7 @@ def panel(ds: Any, model: Any, method: str, key: str, train_rows: Any = None) ->
         if up is None:
             st.session_state.pop(slot, None)
             return None
-        raw = up.getvalue()
-        digest = hashlib.sha256(raw).hexdigest()
-        held = st.session_state.get(slot)
-        if held is None or held[0] != digest:
-            try:
-                held = (digest, read_upload(raw), "")
-            except ModelFileError as exc:
-                held = (digest, None, str(exc))
-            st.session_state[slot] = held
-        _, mf, problem = held
+        mf, problem = held_upload(up, slot)
         if mf is None:
             st.error(md_escape(problem))
             return None

@@ -33,8 +33,9 @@ from bnma_core.cv_summary import (
 )
 from bnma_core.evaluation import HIGHER_IS_BETTER, cross_validate, roc_curves, summarize
 from bnma_core.scores import informative_features
+from bnma_core.validation import external_validation_report
 from bnma_core.viz.calibration import MAX_CD_METHODS
-from bnma_ui import background
+from bnma_ui import background, model_files
 from bnma_ui.cache import content_hash, resource_limit, result_store
 from bnma_ui.models import default_positive_class, method_limits
 from bnma_ui.state import data_id, dataset_label, persistent, remember, require_dataset
@@ -694,3 +695,62 @@ if st.toggle("Compare methods over several data sets", key=persistent("cmp_sets"
                                     lambda: export.table_csv(bayes, index=False),
                                     "bnma_compare_bayesian_signed_rank.csv", "text/csv",
                                     on_click="ignore")
+
+# ----- model files: save a compared method's model, validate a loaded one (DESIGN §17) -----
+st.subheader("Model file")
+mc1, mc2 = st.columns(2)
+if entry is not None and len(entry["results"]) and not entry["stopped"]:
+    saved_preds, saved_seed = entry["preds"], int(entry["key"][4])
+    save_method = mc1.selectbox("Method to save", list(saved_preds.proba), format_func=method_label,
+                               key="cmp_save_method")
+    mc1.download_button(
+        "Save this method's model (.bnma)",
+        lambda m=save_method: model_files.comparison_model_bytes(ds, m, saved_seed, saved_preds),
+        file_name=f"{save_method}.bnma", mime="application/zip", on_click="ignore",
+        key="cmp_save_model",
+        help=f"{method_label(save_method)} fitted on all {ds.n_rows:,} rows with seed "
+             f"{saved_seed}, with this comparison's out-of-fold predictions (the development "
+             "column of an external validation); bnma predict, bnma report --model and the "
+             "Patient page read it.")
+else:
+    mc1.caption("Run a comparison to completion to save one of its methods' models.")
+upload = mc2.file_uploader("Load a saved model to validate it on the active data", type=["bnma"],
+                          key="cmp_model_upload")
+if upload is None:
+    st.session_state.pop("_model_file_cmp", None)
+    st.session_state.pop("_model_file_cmp_metrics", None)
+else:
+    loaded, problem = model_files.held_upload(upload, "_model_file_cmp")
+    if loaded is None:
+        st.error(md_escape(problem))
+    else:
+        why = model_files.compatibility(loaded, ds)
+        vbox = st.container(border=True)  # its provenance beside its predictions only
+        vbox.caption(md_escape(model_files.provenance(loaded.info)))
+        if why:
+            vbox.warning(md_escape(why))
+        else:
+            vbox.markdown(f"**External validation on {md_escape(dataset_label())}** "
+                         f"({ds.n_rows:,} rows; pooled, 95 % intervals)")
+            vkey = (st.session_state["_model_file_cmp"][0], fingerprint)
+            held = st.session_state.get("_model_file_cmp_metrics")
+            if held is None or held[0] != vkey:  # once per model file and data, this session
+                held = (vkey, *model_files.external_validation(loaded, ds, seed=0))
+                st.session_state["_model_file_cmp_metrics"] = held
+            vbox.dataframe(held[1], width="stretch")
+            if loaded.info.get("data_fingerprint") == ds.fingerprint():
+                vbox.info("The model was fitted on these very data, so the validation column "
+                          "is its apparent (in-sample) performance; load other data with the "
+                          "same columns on the Data page to validate it externally.")
+            chart(held[2], "external_validation_reliability", vbox,
+                  key="cmp_validation_reliability")
+            vmf, vframe = model_files.validation_inputs(loaded, ds)
+            vsource = dataset_label()  # read now: the deferred download runs outside the session
+            vbox.download_button(
+                "External validation report (HTML)",
+                lambda: external_validation_report(vmf, vframe, source=vsource),
+                f"bnma_external_validation_{loaded.info.get('method') or 'model'}.html",
+                "text/html", on_click="ignore", key="cmp_validation_report",
+                help="The page bnma report --model writes: provenance, discrimination, "
+                     "calibration and reliability beside the development out-of-fold "
+                     "figures, decision curve, case mix.")
