@@ -110,8 +110,9 @@ def _order_networks(est: Any, label: str) -> Members:
         raise ValueError(
             f"within each order it averages every consistent network, which makes one network "
             f"per order whose node has as parents every parent of its averaged sets: here "
-            f"{total:,} CPT cells in all (the largest, {names[v]} with "
-            f"{len(unions[t][v])} parents, {cells[t][v]:,}; limit {EXPORT_MAX_CELLS:,}). Refit "
+            f"{total:,} CPT cells in all (the largest, {names[v]}'s with "
+            f"{len(unions[t][v])} parents: {cells[t][v]:,}; limit {EXPORT_MAX_CELLS:,} in "
+            "all). Refit "
             "with max_parents=1 (or 2 on few-valued data), or export kbest or manb.")
     score_kind = tab.score_kind
     nets = []

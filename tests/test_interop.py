@@ -125,19 +125,22 @@ def asia_sample(small_networks):
 @pytest.mark.parametrize("data, params, fmt", [
     ("wbc", {"max_parents": 1}, "xmlbif"),
     ("asia", {"max_parents": 3}, "xmlbif"),
+    ("asia", {"max_parents": 3, "combine": "posterior"}, "xmlbif"),
 ])
 def test_order_bma_as_one_network_per_order(data, params, fmt, wbc, asia_sample, tmp_path):
     """bma10: under each kept order eq. 9 is one network (node v's parents: the union of its
     averaged parent sets, CPT rows the weighted mixture); the networks' joints, weighted as
-    weights.json says ("joint"), give our class probabilities for complete cases and cases
-    with findings left out (marginalized exactly, never by Monte Carlo here)."""
+    weights.json says ("joint"; "posterior" with ``combine="posterior"``), give our class
+    probabilities for complete cases and cases with findings left out (marginalized exactly,
+    never by Monte Carlo here). XMLBIF: pyAgrum 3.3.1's BIF reader keeps about 8 significant
+    digits of a probability (0.9870466804988676 read as 0.98704665899), 2e-9 to 6e-9 off here."""
     ds = wbc if data == "wbc" else asia_sample
     est = fit_method("bma10", ds, n_iter=1000, burn_in=200, random_state=0, **params)
     model = save_model(est, tmp_path / "m.bnma", dataset=ds, method="bma10")
     out = tmp_path / "nets"
     assert cli.main(["export", "--model", str(model), "--format", fmt, "--out", str(out)]) == 0
     weights = json.loads((out / "weights.json").read_text())
-    assert weights["averaging"] == "joint" and len(weights["members"]) >= 2
+    assert weights["averaging"] == params.get("combine", "joint") and len(weights["members"]) > 1
     assert sum(weights["members"].values()) == pytest.approx(1.0, abs=1e-12)
     rows = np.arange(0, len(ds.X), len(ds.X) // 15)[:15]
     X = _hide(ds.X[rows])
@@ -153,5 +156,5 @@ def test_order_bma_too_large_says_so_with_numbers(wbc, tmp_path, capsys):
     rc = cli.main(["export", "--model", str(model), "--out", str(tmp_path / "nets")])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and err.startswith("bnma: error: bma10 cannot be exported: within each order")
-    assert "CPT cells in all" in err and "max_parents=1" in err
+    assert "CPT cells in all" in err and "parents: " in err and "max_parents=1" in err
     assert err.count("\n") == 0
