@@ -238,7 +238,13 @@ class ResultStore:
 
 def approx_nbytes(obj: Any, _depth: int = 0, _seen: set | None = None) -> int:
     """Bytes of the numpy arrays and DataFrames reachable from ``obj`` (through dicts, lists,
-    tuples and object attributes, a few levels deep): the memory a stored result pins."""
+    tuples and object attributes, a few levels deep): the memory a stored result pins.
+
+    Every container is read as a snapshot (``list(d.values())``, one step under the GIL):
+    the object may be shared with another thread that changes it meanwhile (a model from
+    :func:`result_store` explained by another session, a partial result its worker still
+    fills), and iterating a dict live raised ``RuntimeError: dictionary changed size during
+    iteration`` (issue 36 item 6)."""
     seen = set() if _seen is None else _seen
     if id(obj) in seen or _depth > 4:
         return 0
@@ -249,11 +255,11 @@ def approx_nbytes(obj: Any, _depth: int = 0, _seen: set | None = None) -> int:
         return int(obj.memory_usage(deep=False).sum() if isinstance(obj, pd.DataFrame)
                    else obj.memory_usage(deep=False))
     if isinstance(obj, dict):
-        items = obj.values()
+        items = list(obj.values())
     elif isinstance(obj, (list, tuple)):
-        items = obj
+        items = list(obj)
     elif hasattr(obj, "__dict__"):
-        items = vars(obj).values()
+        items = list(vars(obj).values())
     else:
         return 0
     return sum(approx_nbytes(v, _depth + 1, seen) for v in items)
