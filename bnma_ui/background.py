@@ -232,10 +232,14 @@ class Run:
 
     def take(self) -> Run | None:
         """This run once it is done and not yet taken (then marked taken), else None: the page
-        turns a finished run into its result exactly once."""
-        if self.done and not self.taken:
-            self.taken = True
-            return self
+        turns a finished run into its result exactly once, also when two script runs of one
+        session take it at once (Streamlit's fast reruns start the new run while the old one
+        still runs up to its next Streamlit call): the check and the mark are one step under
+        the run's lock (issue 36 item 6)."""
+        with self._lock:
+            if self.done and not self.taken:
+                self.taken = True
+                return self
         return None
 
     def queue_position(self) -> int | None:

@@ -154,3 +154,36 @@ def test_late_polls_alone_do_not_stop_a_connected_run():
     assert run.orphan_reason(now=t0 + bg.UNWATCHED_SECONDS + 1) == "unwatched"
     unknown = bg.Run(name="u")  # no runtime to ask (AppTest): the poll rule alone
     assert unknown.orphan_reason(now=unknown.heartbeat + bg.ORPHAN_SECONDS + 1) == "closed"
+
+
+def test_a_finished_run_is_taken_once_by_two_script_runs_at_once():
+    """Streamlit's fast reruns run a session's new script run while the old one goes on up to
+    its next Streamlit call: both may take the finished run at the same moment. Exactly one
+    of them gets it (issue 36 item 6: rapid row changes on the Patient page). The run below
+    holds each reader of ``taken`` until the other has read it too (at most 0.5 s: with the
+    lock the other cannot come), so both read "not taken" whenever the check and the mark
+    are two steps."""
+    gate = threading.Barrier(2, timeout=0.5)
+
+    class Raced(bg.Run):
+        @property
+        def taken(self) -> bool:
+            value = self._taken
+            try:
+                gate.wait()
+            except threading.BrokenBarrierError:
+                pass
+            return value
+
+        @taken.setter
+        def taken(self, value: bool) -> None:
+            self._taken = value
+
+    run = Raced(name="t", ended=time.time())
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(run.take())) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(r is not None for r in got) == 1
