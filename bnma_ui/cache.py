@@ -236,6 +236,18 @@ class ResultStore:
             self._items.clear()
 
 
+def evict_oldest(store: dict, limit: int, keep: Any = _ABSENT) -> None:
+    """Forget the oldest entries of a session's insertion-ordered ``store`` until it holds at
+    most ``limit`` (``keep``, the key in use, is never forgotten).
+
+    The keys are read once as a snapshot (``list(store)``, one step under the GIL) and popped
+    with a default: Streamlit's fast reruns let a session's old script run go on while its
+    new one runs the same page, and a live ``next(k for k in store ...)`` then raised
+    ``RuntimeError: dictionary changed size during iteration`` (issue 36 item 6)."""
+    for key in [k for k in list(store) if k != keep][:max(0, len(store) - int(limit))]:
+        store.pop(key, None)
+
+
 def approx_nbytes(obj: Any, _depth: int = 0, _seen: set | None = None) -> int:
     """Bytes of the numpy arrays and DataFrames reachable from ``obj`` (through dicts, lists,
     tuples and object attributes, a few levels deep): the memory a stored result pins.

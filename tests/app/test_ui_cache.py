@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from bnma_ui.cache import ResultStore, approx_nbytes
+from bnma_ui.cache import ResultStore, approx_nbytes, evict_oldest
 
 
 def test_approx_nbytes_counts_arrays_through_objects():
@@ -92,3 +92,12 @@ def test_approx_nbytes_of_an_object_another_thread_changes():
             table[1000 + i % 50] = np.zeros(1)
 
     _while_changed(change, lambda: approx_nbytes(model))
+
+
+def test_evict_oldest_keeps_the_newest_and_the_key_in_use():
+    store = {k: k for k in "abcdef"}
+    evict_oldest(store, 3, keep="a")
+    assert list(store) == ["a", "e", "f"]
+    evict_oldest(store, 5)
+    assert list(store) == ["a", "e", "f"]
+
