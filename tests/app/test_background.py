@@ -187,3 +187,46 @@ def test_a_finished_run_is_taken_once_by_two_script_runs_at_once():
     for t in threads:
         t.join()
     assert sum(r is not None for r in got) == 1
+
+
+def test_two_script_runs_of_one_session_share_the_session_state_lock():
+    """Streamlit's fast reruns: the old script run reads the session state (a widget's
+    ``filtered_state``) while the new run starts (``on_script_will_rerun`` moves values
+    into ``_old_state``). Each run wraps the state in its own ``SafeSessionState``; with a
+    lock each, the read raised 'dictionary changed size during iteration' (issue 36 item 6,
+    seen in a browser on 7be0454). The wrappers of one state now share one lock."""
+    import sys
+
+    from streamlit.proto.WidgetStates_pb2 import WidgetStates
+    from streamlit.runtime.state.safe_session_state import SafeSessionState
+    from streamlit.runtime.state.session_state import SessionState
+
+    assert bg.share_session_state_lock()
+    state = SessionState()
+    for k in range(300):
+        state[f"v{k}"] = k
+    old_run = SafeSessionState(state, yield_callback=lambda: None)
+    new_run = SafeSessionState(state, yield_callback=lambda: None)
+    assert old_run._lock is new_run._lock
+    done, ready = threading.Event(), threading.Barrier(2)
+
+    def reruns() -> None:
+        ready.wait()
+        i = 0
+        while not done.is_set():
+            new_run[f"n{i % 50}"] = i
+            new_run.on_script_will_rerun(WidgetStates())
+            i += 1
+
+    thread = threading.Thread(target=reruns, daemon=True)
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        thread.start()
+        ready.wait()
+        for _ in range(300):
+            assert len(old_run.filtered_state) >= 300
+    finally:
+        done.set()
+        sys.setswitchinterval(switch)
+        thread.join()
