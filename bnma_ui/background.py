@@ -85,6 +85,46 @@ _QUEUE: list[Run] = []  # runs waiting for a slot, first come first
 _RUNNING: set[Run] = set()  # runs holding a slot
 
 
+_STATE_LOCKS: dict[int, threading.RLock] = {}
+_STATE_LOCKS_GUARD = threading.Lock()
+
+
+def share_session_state_lock() -> bool:
+    """Make every Streamlit ``SafeSessionState`` of one session hold the same lock.
+
+    With ``runner.fastReruns`` (Streamlit's default) a rerun request stops the session's
+    script run and starts a new one at once, in a new thread; the old run goes on until its
+    next Streamlit call. Streamlit wraps the session's one ``SessionState`` in a
+    ``SafeSessionState`` per script run, each with a lock of its own, so the old run's widget
+    (reading ``filtered_state``) and the new run's start (``on_script_will_rerun``, which
+    moves widget values into ``_old_state``) ran at once: rapid row changes on the Patient
+    page raised ``RuntimeError: dictionary changed size during iteration`` inside Streamlit
+    (issue 36 item 6; reproduced in a browser on 7be0454). One ``RLock`` per session state
+    (kept by ``id``: a ``SessionState`` has slots, no weak references) serializes them.
+    Installed once when this module is imported; returns False when Streamlit's internals
+    moved (then nothing is changed)."""
+    try:
+        from streamlit.runtime.state.safe_session_state import SafeSessionState
+    except ImportError:  # pragma: no cover - a Streamlit internal moved
+        return False
+    if getattr(SafeSessionState, "_bnma_shared_lock", False):
+        return True
+    original = SafeSessionState.__init__
+
+    def __init__(self, state: Any, yield_callback: Callable[[], None]) -> None:
+        original(self, state, yield_callback)
+        with _STATE_LOCKS_GUARD:
+            lock = _STATE_LOCKS.setdefault(id(state), self._lock)
+        object.__setattr__(self, "_lock", lock)
+
+    SafeSessionState.__init__ = __init__
+    SafeSessionState._bnma_shared_lock = True
+    return True
+
+
+share_session_state_lock()
+
+
 class RunStopped(BaseException):
     """Raised in a worker thread that did not return after its run was stopped (a
     ``BaseException``, like ``KeyboardInterrupt``, so that ``except Exception`` in library code
@@ -232,10 +272,14 @@ class Run:
 
     def take(self) -> Run | None:
         """This run once it is done and not yet taken (then marked taken), else None: the page
-        turns a finished run into its result exactly once."""
-        if self.done and not self.taken:
-            self.taken = True
-            return self
+        turns a finished run into its result exactly once, also when two script runs of one
+        session take it at once (Streamlit's fast reruns start the new run while the old one
+        still runs up to its next Streamlit call): the check and the mark are one step under
+        the run's lock (issue 36 item 6)."""
+        with self._lock:
+            if self.done and not self.taken:
+                self.taken = True
+                return self
         return None
 
     def queue_position(self) -> int | None:

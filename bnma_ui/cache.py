@@ -236,9 +236,27 @@ class ResultStore:
             self._items.clear()
 
 
+def evict_oldest(store: dict, limit: int, keep: Any = _ABSENT) -> None:
+    """Forget the oldest entries of a session's insertion-ordered ``store`` until it holds at
+    most ``limit`` (``keep``, the key in use, is never forgotten).
+
+    The keys are read once as a snapshot (``list(store)``, one step under the GIL) and popped
+    with a default: Streamlit's fast reruns let a session's old script run go on while its
+    new one runs the same page, and a live ``next(k for k in store ...)`` then raised
+    ``RuntimeError: dictionary changed size during iteration`` (issue 36 item 6)."""
+    for key in [k for k in list(store) if k != keep][:max(0, len(store) - int(limit))]:
+        store.pop(key, None)
+
+
 def approx_nbytes(obj: Any, _depth: int = 0, _seen: set | None = None) -> int:
     """Bytes of the numpy arrays and DataFrames reachable from ``obj`` (through dicts, lists,
-    tuples and object attributes, a few levels deep): the memory a stored result pins."""
+    tuples and object attributes, a few levels deep): the memory a stored result pins.
+
+    Every container is read as a snapshot (``list(d.values())``, one step under the GIL):
+    the object may be shared with another thread that changes it meanwhile (a model from
+    :func:`result_store` explained by another session, a partial result its worker still
+    fills), and iterating a dict live raised ``RuntimeError: dictionary changed size during
+    iteration`` (issue 36 item 6)."""
     seen = set() if _seen is None else _seen
     if id(obj) in seen or _depth > 4:
         return 0
@@ -249,11 +267,11 @@ def approx_nbytes(obj: Any, _depth: int = 0, _seen: set | None = None) -> int:
         return int(obj.memory_usage(deep=False).sum() if isinstance(obj, pd.DataFrame)
                    else obj.memory_usage(deep=False))
     if isinstance(obj, dict):
-        items = obj.values()
+        items = list(obj.values())
     elif isinstance(obj, (list, tuple)):
-        items = obj
+        items = list(obj)
     elif hasattr(obj, "__dict__"):
-        items = vars(obj).values()
+        items = list(vars(obj).values())
     else:
         return 0
     return sum(approx_nbytes(v, _depth + 1, seen) for v in items)

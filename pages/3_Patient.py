@@ -225,8 +225,7 @@ if mkey not in models:
         models[mkey] = hit
     elif kind == "crossfit":  # planned now, filled by the run (fold by fold)
         models[mkey] = CrossFit.plan(ds, method, n_folds=N_FOLDS, seed=int(seed))
-    while len(models) > KEEP_MODELS:
-        models.pop(next(k for k in models if k != mkey))
+    cache.evict_oldest(models, KEEP_MODELS, keep=mkey)
 fitted = models.get(mkey)
 
 

@@ -154,3 +154,79 @@ def test_late_polls_alone_do_not_stop_a_connected_run():
     assert run.orphan_reason(now=t0 + bg.UNWATCHED_SECONDS + 1) == "unwatched"
     unknown = bg.Run(name="u")  # no runtime to ask (AppTest): the poll rule alone
     assert unknown.orphan_reason(now=unknown.heartbeat + bg.ORPHAN_SECONDS + 1) == "closed"
+
+
+def test_a_finished_run_is_taken_once_by_two_script_runs_at_once():
+    """Streamlit's fast reruns run a session's new script run while the old one goes on up to
+    its next Streamlit call: both may take the finished run at the same moment. Exactly one
+    of them gets it (issue 36 item 6: rapid row changes on the Patient page). The run below
+    holds each reader of ``taken`` until the other has read it too (at most 0.5 s: with the
+    lock the other cannot come), so both read "not taken" whenever the check and the mark
+    are two steps."""
+    gate = threading.Barrier(2, timeout=0.5)
+
+    class Raced(bg.Run):
+        @property
+        def taken(self) -> bool:
+            value = self._taken
+            try:
+                gate.wait()
+            except threading.BrokenBarrierError:
+                pass
+            return value
+
+        @taken.setter
+        def taken(self, value: bool) -> None:
+            self._taken = value
+
+    run = Raced(name="t", ended=time.time())
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(run.take())) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(r is not None for r in got) == 1
+
+
+def test_two_script_runs_of_one_session_share_the_session_state_lock():
+    """Streamlit's fast reruns: the old script run reads the session state (a widget's
+    ``filtered_state``) while the new run starts (``on_script_will_rerun`` moves values
+    into ``_old_state``). Each run wraps the state in its own ``SafeSessionState``; with a
+    lock each, the read raised 'dictionary changed size during iteration' (issue 36 item 6,
+    seen in a browser on 7be0454). The wrappers of one state now share one lock."""
+    import sys
+
+    from streamlit.proto.WidgetStates_pb2 import WidgetStates
+    from streamlit.runtime.state.safe_session_state import SafeSessionState
+    from streamlit.runtime.state.session_state import SessionState
+
+    assert bg.share_session_state_lock()
+    state = SessionState()
+    for k in range(300):
+        state[f"v{k}"] = k
+    old_run = SafeSessionState(state, yield_callback=lambda: None)
+    new_run = SafeSessionState(state, yield_callback=lambda: None)
+    assert old_run._lock is new_run._lock
+    done, ready = threading.Event(), threading.Barrier(2)
+
+    def reruns() -> None:
+        ready.wait()
+        i = 0
+        while not done.is_set():
+            new_run[f"n{i % 50}"] = i
+            new_run.on_script_will_rerun(WidgetStates())
+            i += 1
+
+    thread = threading.Thread(target=reruns, daemon=True)
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        thread.start()
+        ready.wait()
+        for _ in range(300):
+            assert len(old_run.filtered_state) >= 300
+    finally:
+        done.set()
+        sys.setswitchinterval(switch)
+        thread.join()
