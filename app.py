@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+import bnma_ui.background  # noqa: F401  (one session-state lock for all script runs of a session)
 from bnma_ui.data import LOST_UPLOAD_KEY, restore_from_url
 from bnma_ui.state import DATA_PAGE_KEY, dataset_spec, get_dataset, write_url
 from bnma_ui.widgets import DATA_PAGE, analysis_pages, page_icon, page_style, page_title
