@@ -20,7 +20,7 @@ from typing import Any
 import networkx as nx
 import pandas as pd
 
-from bnma_core.viz._text import without_links
+from bnma_core.markup import without_links
 
 __all__ = ["graph_graphml", "table_csv", "csv_safe", "figure_image", "figure_images",
            "html_report", "Html",
@@ -99,7 +99,7 @@ MODEBAR_CSS = (
     "@media print{.modebar-container{display:none!important}}")
 """The chart toolbar (plotly's mode bar) shown only while the pointer is over its chart or
 the chart has the keyboard focus: Streamlit draws it always, over the figure's title and
-legend (issue 33 item 5); never printed."""
+legend; never printed."""
 
 
 def figure_config(filename: str) -> dict:
@@ -233,9 +233,9 @@ def with_margins(fig: Any) -> Any:
     ``automargin``) whatever template it was built with: Streamlit's plotly template, the
     default in the dashboard's process, leaves it off, so a figure exported from the server
     had its axis title drawn over its tick labels and long category names cut at the edge
-    (issue 33 items 1 and 4). Every export (SVG, PNG, HTML) passes here, so here too any
-    ``<a href>`` left in the figure's text is made literal (:func:`bnma_core.viz._text.
-    without_links`, issue 36 item 5): no live link in a downloaded figure or report."""
+    (DESIGN §7). Every export (SVG, PNG, HTML) passes here, so here too any
+    ``<a href>`` left in the figure's text is made literal (:func:`bnma_core.markup.
+    without_links`, DESIGN §7): no live link in a downloaded figure or report."""
     out = type(fig)(without_links(fig))
     if hasattr(out, "update_xaxes"):
         out.update_xaxes(automargin=True)
@@ -290,7 +290,7 @@ def figure_images(figs: list, fmt: str = "svg", scale: float = 1.0) -> list[byte
     Each drawing is kept by its content (figure JSON, format, scale, size; the most recent
     :data:`IMAGE_CACHE_BYTES`), so a case report asked for again, or by several tabs at once,
     is drawn once; and one engine runs at a time in the process (a lock: requests queue), so
-    four tabs clicking the case-report button start one Chromium, not four (issue 36 item 7).
+    four tabs clicking the case-report button start one Chromium, not four.
     """
     if fmt not in ("png", "svg"):
         raise ValueError("fmt must be 'png' or 'svg'")

@@ -10,7 +10,7 @@ from typing import Any
 import streamlit as st
 
 from bnma_core import export
-from bnma_core.viz._text import without_links
+from bnma_core.markup import without_links
 
 from .state import dataset_label, get_dataset
 
@@ -248,7 +248,7 @@ def figure_downloads(fig: Any, name: str, where: Any = None) -> None:
 def chart(fig: Any, name: str, where: Any = None, **kwargs: Any) -> None:
     """Draw a plotly figure across its container, with the toolbar's SVG download named
     ``name`` and PNG / SVG download buttons below it (:func:`figure_downloads`). No ``<a href>``
-    in its text is drawn as a link (:func:`bnma_core.viz._text.without_links`, issue 36 item 5)."""
+    in its text is drawn as a link (:func:`bnma_core.markup.without_links`, issue 36 item 5)."""
     fig = without_links(fig)
     where = st if where is None else where
     box = where.container()

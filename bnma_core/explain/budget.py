@@ -34,8 +34,7 @@ from typing import Any
 import numpy as np
 
 from ..limits import INPUT_RANGES, Budget, explain_budget
-from .models import as_codes, is_stack
-from .shapley import EXACT_LIMIT, is_additive
+from .models import EXACT_LIMIT, as_codes, is_additive, is_stack
 
 __all__ = ["ExplanationPlan", "PartPlan", "plan_explanation", "row_costs", "rows_per_chunk"]
 

@@ -39,8 +39,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["KINDS", "ModelSet", "Part", "as_codes", "averaged_proba", "defines_joint",
-           "is_stack", "lse", "model_set", "models_and_proba", "weighted_quantile"]
+__all__ = ["EXACT_LIMIT", "KINDS", "ModelSet", "Part", "as_codes", "averaged_proba",
+           "defines_joint", "is_additive", "is_stack", "lse", "model_set", "models_and_proba",
+           "weighted_quantile"]
 
 KINDS = {
     "OrderMCMCBMA": "orders",
@@ -390,3 +391,16 @@ def models_and_proba(est: Any, codes: np.ndarray, **options: Any) -> tuple[Model
     if ms.decomposed and ms.exact:
         return ms, ms.averaged()
     return ms, averaged_proba(est, codes)
+
+
+EXACT_LIMIT = 16
+"""Most findings for the exact (all-coalitions) Shapley values."""
+
+
+def is_additive(est: Any) -> bool:
+    """``est`` predicts as one naive Bayes network: log P(c | x_S) = log P(c) + sum over the
+    findings in S of log theta_i(x_i | c), up to a constant (naive Bayes; MA-NB, whose average
+    over the 2^N feature sets is the naive network of theta*, Dash & Cooper 2002 eq. 10-12),
+    a left-out finding dropped exactly (it is barren)."""
+    return type(est).__name__ == "MANaiveBayes" or \
+        getattr(est, "_naive_log_theta", None) is not None

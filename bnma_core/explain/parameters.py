@@ -436,7 +436,7 @@ def draw_counts(shares: Any, n_draws: int) -> np.ndarray:
     """How many of ``n_draws`` parameter draws each component of a stack gets: proportional
     to its weight (largest remainders), at least 2 each, and ``n_draws`` in all whenever
     ``n_draws`` allows 2 per component (the minimum is taken from the largest counts), so
-    the draws reported are the draws asked for (issue 32 item 7: 400 asked, 401 drawn)."""
+    the draws reported are the draws asked for."""
     share = np.asarray(shares, dtype=float)
     if not len(share):
         return np.zeros(0, dtype=int)

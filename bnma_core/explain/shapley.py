@@ -31,12 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from .models import as_codes, is_stack, lse, model_set
+from .models import EXACT_LIMIT, as_codes, is_additive, is_stack, lse, model_set
 
 __all__ = ["EXACT_LIMIT", "ShapleyResult", "is_additive", "shapley_values"]
-
-EXACT_LIMIT = 16
-"""Most findings for the exact (all-coalitions) Shapley values."""
 
 MAX_SPREAD_CELLS = 2 ** 22
 """Largest models x coalitions x classes block computed at once (the coalitions are processed
@@ -186,15 +183,6 @@ class _Accumulator:
         mean = self.sum / P
         var = np.maximum(self.sq - P * mean ** 2, 0.0) / (P - 1)
         return mean, np.sqrt(var / P)
-
-
-def is_additive(est: Any) -> bool:
-    """``est`` predicts as one naive Bayes network: log P(c | x_S) = log P(c) + sum over the
-    findings in S of log theta_i(x_i | c), up to a constant (naive Bayes; MA-NB, whose average
-    over the 2^N feature sets is the naive network of theta*, Dash & Cooper 2002 eq. 10-12),
-    a left-out finding dropped exactly (it is barren)."""
-    return type(est).__name__ == "MANaiveBayes" or \
-        getattr(est, "_naive_log_theta", None) is not None
 
 
 def _additive_values(base: np.ndarray, ell: np.ndarray, target: int, exact: bool,

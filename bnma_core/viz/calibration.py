@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ._text import plain, plain_all
+from ..markup import plain, plain_all
 from .evaluation import _wrap, line_style
 
 __all__ = ["reliability_figure", "decision_curve_figure", "critical_difference_figure",

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from ._text import plain_all
+from ..markup import plain_all
 from .graphs import heatmap_figure
 
 __all__ = ["cluster_profiles_figure", "cluster_sizes_figure", "loglik_traces_figure",

@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ._text import plain
+from ..markup import plain
 
 __all__ = ["arrows", "order_move_figure", "rank_plot_figure", "autocorrelation_figure",
            "edge_traces_figure", "concordance_figure", "exact_vs_estimate_figure",

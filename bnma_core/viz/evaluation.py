@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ._text import plain, plain_all
+from ..markup import plain, plain_all
 
 __all__ = ["accuracy_bar_figure", "interval_bar_figure", "roc_figure", "roc_small_multiples",
            "line_style", "METRIC_LABELS", "PARTIAL_COLOUR"]
@@ -125,7 +125,7 @@ def _wrap(text: str, width: int) -> str:
     so long method names neither crowd the plot nor overlap their neighbours."""
     import textwrap
 
-    text = plain(text)  # a name typed by a user: never markup (issue 36 item 5)
+    text = plain(text)  # a name typed by a user: never markup
     return "<br>".join(textwrap.wrap(text, width=width, break_long_words=False)) or text
 
 

@@ -26,7 +26,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
-from ._text import plain
+from ..markup import plain
 
 __all__ = [
     "dag_layout",
@@ -778,7 +778,7 @@ def heatmap_figure(matrix: np.ndarray, row_names: Sequence[str], col_names: Sequ
             f"{len(col_names)} column names")
     if annotate is None:
         annotate = z.size <= 400
-    rows = [plain(r) for r in row_names]  # user names: never markup (issue 36 item 5)
+    rows = [plain(r) for r in row_names]  # user names: never markup
     cols = [plain(c) for c in col_names]
     heat = go.Heatmap(
         z=z, x=cols, y=rows, zmin=zmin, zmax=zmax, colorscale=colorscale,

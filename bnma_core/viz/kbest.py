@@ -32,7 +32,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ._text import plain
+from ..markup import plain
 
 __all__ = ["all_subsample_classes", "class_weights_figure", "edge_stability",
            "edge_stability_figure", "prediction_spread", "subsample_classes",

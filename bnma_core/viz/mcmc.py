@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ._text import plain
+from ..markup import plain
 
 __all__ = ["trace_figure", "rank_correlation_figure", "edge_posterior_heatmap",
            "orders_accuracy_figure"]

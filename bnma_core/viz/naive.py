@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ._text import plain, plain_all
+from ..markup import plain, plain_all
 
 __all__ = [
     "arc_posterior_figure",

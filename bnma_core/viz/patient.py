@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from ._text import plain
+from ..markup import plain
 from .graphs import label_width
 
 __all__ = ["COIN_FLIP_MARGIN", "MISSING", "RARE", "case_report", "case_report_sections",
@@ -100,7 +100,7 @@ def unusual_sentence(unusual: Any) -> str | None:
     :func:`bnma_core.explain.unusual_case`; None without training cases): "This combination of
     findings is rarer than 99 % of training cases." when it is (≥ :data:`RARE`), else the
     share of training cases with a more probable combination, and the conflict when > 0; with
-    no finding known, that there is neither (issue 32)."""
+    no finding known, that there is neither."""
     if unusual is not None and getattr(unusual, "no_findings", False):
         return ("No finding is known yet, so there is nothing to compare with the training "
                 "cases and no conflict between findings.")
@@ -122,7 +122,7 @@ def probability_figure(prediction: Any, row: int = 0, height: int | None = None)
     """One horizontal bar per class: the averaged probability of ``row``, a thick dark whisker
     for the structure interval (over the averaged models) and a thin grey one for the structure
     + parameter interval when drawn. The dotted line at 0.5 is where two classes tie."""
-    classes = [plain(c) for c in prediction.classes]  # user labels: never markup (issue 36)
+    classes = [plain(c) for c in prediction.classes]  # user labels: never markup
     p = np.asarray(prediction.proba[row], dtype=float)
     si = np.asarray(prediction.structure_interval[row], dtype=float)
     pct = round(100 * prediction.level)

@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ._text import plain, plain_all
+from ..markup import plain, plain_all
 from .graphs import (
     DRAWING_PAD_BOTTOM,
     DRAWING_PAD_TOP,

@@ -212,15 +212,16 @@ def test_compare_three_folds():
     _finish_background(at, "compare")
     _no_failure(at)
     assert not at.error and not at.warning
-    table = next(d.value for d in at.dataframe if "folds" in d.value.columns)
+    table = next(d.value for d in at.dataframe if "Accuracy" in d.value.columns)
     assert list(table["Method"]) == ["Naive Bayes (nb)", "Tree-augmented naive Bayes (tan)"]
-    assert list(table["folds"]) == [3, 3]
-    acc = float(table["accuracy (95 % CI)"][0].split(" (")[0])
+    per_fold = next(d.value for d in at.dataframe if "n_train" in d.value.columns)
+    assert per_fold.groupby("method")["fold"].nunique().tolist() == [3, 3]
+    acc = float(table["Accuracy"][0].split(" (")[0])
     assert 0.9 < acc <= 1.0  # naive Bayes on WBC is ~0.97
     assert len(at.get("plotly_chart")) == 4  # bars, ROC, reliability, decision curve
     pairs = next(d.value for d in at.dataframe if "Method A" in d.value.columns)
     assert list(pairs["Method B"]) == ["Tree-augmented naive Bayes (tan)"]
-    assert pairs["Folds paired"][0] == 3
+    assert sum(int(k) for k in pairs["W / T / L"][0].split(" / ")) == 3  # folds paired
     assert at.get("download_button")
     # a rerun with the same settings reuses the stored result (no new run)
     entry = at.session_state["cmp_run"]["entry"]
@@ -232,7 +233,7 @@ def test_compare_three_folds():
     at.run()
     _no_failure(at)
     assert any("another dataset" in i.value for i in at.info)
-    assert not any("folds" in d.value.columns for d in at.dataframe)
+    assert not any("Accuracy" in d.value.columns for d in at.dataframe)
 
 
 def _chart_titles(at: AppTest) -> list[str]:
@@ -310,10 +311,11 @@ def test_compare_table_spread_rows_and_log_loss_wilcoxon():
     _no_failure(at)
     _finish_background(at, "compare")
     _no_failure(at)
-    table = next(d.value for d in at.dataframe if "folds" in d.value.columns)
-    for col in ("accuracy (95 % CI)", "AUC pooled (95 % CI)", "log-loss (95 % CI)"):
-        assert all(" to " in v for v in table[col])
-    assert list(table["training rows per fold"]) == [466.0, 466.0]  # 699 * 2/3, both methods
+    table = next(d.value for d in at.dataframe if "Accuracy" in d.value.columns)
+    for col in ("Accuracy", "AUC", "Log-loss"):
+        assert all("–" in v.split(" (")[1] for v in table[col])  # "estimate (low–high)"
+    per_fold = next(d.value for d in at.dataframe if "n_train" in d.value.columns)
+    assert set(per_fold["n_train"]) == {466}  # 699 * 2/3, both methods
     at.radio(key="cmp_metric").set_value("log_loss").run()
     _no_failure(at)
     bars = at.get("plotly_chart")[0].proto.spec
@@ -321,7 +323,7 @@ def test_compare_table_spread_rows_and_log_loss_wilcoxon():
     results = at.session_state["cmp_run"]["entry"]["results"]
     ll = results.pivot(index="fold", columns="method", values="log_loss")
     wil = next(d.value for d in at.dataframe if "Method A" in d.value.columns)
-    assert wil["A wins"][0] == int((ll["nb"] < ll["manb"]).sum())
+    assert int(wil["W / T / L"][0].split(" / ")[0]) == int((ll["nb"] < ll["manb"]).sum())
     assert any("lower log-loss is better" in c.value for c in at.caption)
 
 
@@ -387,7 +389,7 @@ def test_compare_offers_the_k_most_informative_features_for_wide_data():
     at.button[0].click().run()
     _finish_background(at, "compare")
     _no_failure(at)
-    table = next(d.value for d in at.dataframe if "folds" in d.value.columns)
+    table = next(d.value for d in at.dataframe if "Accuracy" in d.value.columns)
     assert list(table["Method"]) == ["Naive Bayes (nb)", "Exact best network (ebn)"]
 
 

@@ -184,18 +184,31 @@ def test_contributions_figure_sorts_and_colours():
     assert not any("None" in str(y) for y in wf.y)
 
 
-def test_learning_runs_in_the_background_and_stops():
+def test_learning_runs_in_the_background_and_stops(monkeypatch):
     """The model is learned in a background run with Stop; after Stop the page says so and
     learns again only when asked."""
+    import threading
+
+    from bnma_core.classifiers import registry
+
+    started, release = threading.Event(), threading.Event()
+    real = registry.fit_method
+
+    def slow_fit(*args, **kwargs):  # a fit still running when Stop is pressed, however fast
+        started.set()
+        release.wait(TIMEOUT)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(registry, "fit_method", slow_fit)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.switch_page(PAGE)
     at.session_state["bnma_dataset"] = _wbc()
     at.session_state["bnma_dataset_label"] = "wbc.csv"
-    # stack: its first fold model takes seconds, so it is still running when stopped (a
-    # fold of kbest_subbagging, 0.6 CPU s, may already be in and explain the row)
-    at.session_state["pt_method"] = "stack"
+    at.session_state["pt_method"] = "nb"
+    at.session_state["pt_seed"] = 98  # a seed of its own: not in the server's result store
     at.run()
     _no_failure(at)
+    assert started.wait(TIMEOUT)
     run = at.session_state["patient_fit__bnma_bg"]
     assert not run.done
     stop = next(b for b in at.button if b.label == "Stop")
@@ -204,7 +217,8 @@ def test_learning_runs_in_the_background_and_stops():
     assert any("Stopped" in i.value for i in at.info)
     assert any(b.label == "Learn" for b in at.button)
     assert run.stopped
-    assert run.wait(TIMEOUT) and run.reason == "user"  # ended (by force if need be)
+    release.set()
+    assert run.wait(TIMEOUT) and run.reason == "user"
 
 
 def test_a_patient_entered_by_hand_starts_with_nothing_known():

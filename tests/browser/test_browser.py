@@ -138,12 +138,12 @@ def test_compare_figures_at_laptop_width(server, page):
         timeout=300_000)
     wait_idle(page)
     no_exception(page)
-    for title in ("pooled over folds, 95 % interval", "ROC: malignant",
+    for title in ("pooled over folds; dot: estimate", "ROC: malignant",
                   "Reliability diagram (CORP)", "Decision curve"):
         assert page.locator(".js-plotly-plot", has_text=title).count() == 1, title
     assert page.get_by_text("Identical predictions").count() >= 1
     shot(page, "12_compare_probability_quality")
-    for i, title in enumerate(("pooled over folds, 95 % interval", "ROC: malignant",
+    for i, title in enumerate(("pooled over folds; dot: estimate", "ROC: malignant",
                                "Reliability diagram (CORP)", "Decision curve")):
         fig = page.locator(".js-plotly-plot", has_text=title)
         fig.scroll_into_view_if_needed()

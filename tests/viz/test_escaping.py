@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bnma_core import viz
-from bnma_core.viz._text import has_link, plain, without_links
+from bnma_core.markup import has_link, plain, without_links
 
 EVIL = '<a href="https://evil.example/c">c</a>'
 EVIL2 = '<A HREF="https://evil.example/d">d</A>'  # plotly reads tag names in any case

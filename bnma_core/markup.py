@@ -1,4 +1,4 @@
-"""User text inside plotly figures, shown as typed and never as a link (issue 36 item 5, DESIGN §7).
+"""User text inside plotly figures, shown as typed and never as a link (DESIGN §7).
 
 plotly.js reads a small HTML subset in every text it draws (titles, tick labels, legend names,
 hover text, annotations): ``<br>``, ``<b>``, ``<i>``, ``<sup>``, ``<sub>``, ``<span>`` and
