@@ -6,14 +6,12 @@ Screenshots go to ``screenshots/`` (git-ignored); look at them after a run."""
 from __future__ import annotations
 
 import pytest
-from conftest import SHOTS, no_exception, shot
+from conftest import no_exception, serve_app, shot
 
 from bnma_ui.browser import metric as _metric
 from bnma_ui.browser import (
-    missing_requirement,
     nav,
     set_number,
-    streamlit_server,
     wait_idle,
 )
 
@@ -21,22 +19,17 @@ pytestmark = pytest.mark.browser
 LONG = 240_000  # ms: a loaded machine
 
 
-@pytest.fixture(scope="module")
-def server():
-    reason = missing_requirement()
-    if reason:
-        pytest.skip(f"{reason}; browser test skipped")
+def _warm_asia():
     from bnma_core.network import load_network
     from bnma_core.warmup import _warm_dashboard_paths
 
     bn = load_network("asia")
     _warm_dashboard_paths(bn.sample_codes(50, seed=0), bn.arities)  # numba's disk cache
-    SHOTS.mkdir(exist_ok=True)
-    try:
-        with streamlit_server(SHOTS / "streamlit_teach.log") as (url, _proc):
-            yield url
-    except RuntimeError as exc:
-        pytest.fail(str(exc))
+
+
+@pytest.fixture(scope="module")
+def server():
+    yield from serve_app("streamlit_teach.log", _warm_asia)
 
 
 def _main(page):
