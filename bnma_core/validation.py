@@ -115,6 +115,104 @@ def _calibration_long(cal: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def _validation_cases(model_file: Any, frame: pd.DataFrame, classes: list[str],
+                      cname: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The model's codes and class indices of the cases of ``frame`` with a known class,
+    and the notes for the report (unseen values, ignored columns, cases left out).
+
+    Raises
+    ------
+    DataError
+        No class column ``cname``, fewer than two classes with a known outcome, or a
+        missing feature column.
+    """
+    from .classifiers.base import UnseenValueWarning
+    from .data.labels import _label
+    from .scoring import case_codes
+
+    if cname not in frame.columns:
+        raise DataError(f"The validation data have no class column {cname!r}; external "
+                        "validation needs each case's outcome.")
+    notes = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UnseenValueWarning)
+        codes, extra = case_codes(model_file, frame)
+    notes += [str(w.message) for w in caught]
+    extra = [c for c in extra if c != cname]
+    if extra:
+        notes.append("Columns not used by the model (ignored): " + ", ".join(extra) + ".")
+    index = {c: k for k, c in enumerate(classes)}
+    y = np.array([index.get(_label(v), -1) if pd.notna(v) else -1 for v in frame[cname]])
+    if (y < 0).any():
+        notes.append(f"{int((y < 0).sum())} case(s) without a known class "
+                     f"({', '.join(classes)}) were left out.")
+    keep = y >= 0
+    if keep.sum() < 2 or len(np.unique(y[keep])) < 2:
+        raise DataError("The validation data need cases of at least two classes with a known "
+                        "outcome.")
+    return codes[keep], y[keep], notes
+
+
+def _calibration_parts(val: Any, dev: Any, pos: Any,
+                       label: str) -> tuple[pd.DataFrame, dict, dict, str]:
+    """The calibration table (development beside validation) and the CORP reliability
+    curves and decompositions of the validation predictions ``val`` (under ``label``) and,
+    when ``dev`` is not None, the development out-of-fold predictions; and the event name.
+    """
+    val_c = _calibration_long(val.calibration_summary(positive=pos))
+    dev_c = None if dev is None else _calibration_long(dev.calibration_summary(positive=pos))
+    cal_table = _side_by_side(dev_c, val_c, "measure")
+    curves, decomp, event = val.reliability(positive=pos)
+    if dev is not None:
+        dcurves, ddecomp, _ = dev.reliability(positive=pos)
+        curves = {"development (out-of-fold)": next(iter(dcurves.values())),
+                  "validation": curves[label]}
+        decomp = {"development (out-of-fold)": next(iter(ddecomp.values())),
+                  "validation": decomp[label]}
+    return cal_table, curves, decomp, event
+
+
+def _provenance_table(info: Mapping[str, Any], method: str) -> pd.DataFrame:
+    """The model file's provenance (method, rows fitted on, data fingerprint, seed, library
+    version, save time) as a one-column table."""
+    return pd.DataFrame({"model": [f"{method} ({info.get('method_name', '')})",
+                                   f"{info.get('n_rows', '?')} rows",
+                                   str(info.get("data_fingerprint", "?")),
+                                   str(info.get("seed")), str(info.get("library_version")),
+                                   str(info.get("created"))]},
+                        index=pd.Index(["method", "fitted on", "data fingerprint", "seed",
+                                        "library version", "saved"], name=""))
+
+
+def _validation_data_text(info: Mapping[str, Any], classes: list[str], y: np.ndarray,
+                          has_dev: bool, source: str, notes: list[str]) -> str:
+    """The "Validation data" section: cases per outcome, where the development figures come
+    from, and the notes of :func:`_validation_cases`."""
+    outcome = pd.Series(np.asarray(classes)[y]).value_counts().reindex(classes, fill_value=0)
+    dev_note = ("Development: out-of-fold predictions of a "
+                f"{info['development']['folds']}-fold cross-validation (seed "
+                f"{info['development']['seed']}) on the training data."
+                if has_dev else "The model file holds no development out-of-fold "
+                "predictions (fit it with bnma fit --cv-folds K to compare).")
+    return (f"{source}: {len(y)} cases with a known outcome; "
+            + "; ".join(f"{c}: {n}" for c, n in outcome.items()) + ".\n\n"
+            + dev_note + ("\n\n" + "\n\n".join(notes) if notes else ""))
+
+
+def _case_mix_sections(model_file: Any, codes: np.ndarray) -> list[tuple[str, Any]]:
+    """The case-mix sections: TV distance per feature (table and figure) between the model
+    file's training rows and the validation ``codes``, or a note when it holds no rows."""
+    if model_file.train is None:
+        return [("Case mix", "The model file holds no training rows (saved with "
+                 "keep_rows=False), so the case mix cannot be compared.")]
+    info = model_file.info
+    table, shares = _shift_tables(list(info["features"]), info["feature_states"],
+                                  np.asarray(model_file.train[0]), codes)
+    return [("Case mix: development vs validation (most shifted first)",
+             table.set_index("feature")),
+            ("Case mix figure", _shift_figure(table, shares))]
+
+
 def external_validation_report(model_file: Any, frame: pd.DataFrame, *, positive: Any = None,
                                n_bootstrap: int | None = None, seed: int = 0,
                                source: str = "external data",
@@ -134,11 +232,9 @@ def external_validation_report(model_file: Any, frame: pd.DataFrame, *, positive
     DataError
         No class column, no case with a known class, or a missing feature column.
     """
-    from .classifiers.base import UnseenValueWarning
     from .evaluation import CVPredictions
     from .export import html_report
     from .metrics import N_BOOTSTRAP
-    from .scoring import case_codes
     from .viz.calibration import decision_curve_figure, reliability_figure
 
     info = model_file.info
@@ -146,29 +242,7 @@ def external_validation_report(model_file: Any, frame: pd.DataFrame, *, positive
     method = str(info.get("method") or "model")
     classes = [str(c) for c in est.classes_]
     cname = info.get("class_name") or "class"
-    if cname not in frame.columns:
-        raise DataError(f"The validation data have no class column {cname!r}; external "
-                        "validation needs each case's outcome.")
-    notes = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", UnseenValueWarning)
-        codes, extra = case_codes(model_file, frame)
-    notes += [str(w.message) for w in caught]
-    extra = [c for c in extra if c != cname]
-    if extra:
-        notes.append("Columns not used by the model (ignored): " + ", ".join(extra) + ".")
-    from .data.labels import _label
-
-    index = {c: k for k, c in enumerate(classes)}
-    y = np.array([index.get(_label(v), -1) if pd.notna(v) else -1 for v in frame[cname]])
-    if (y < 0).any():
-        notes.append(f"{int((y < 0).sum())} case(s) without a known class "
-                     f"({', '.join(classes)}) were left out.")
-    keep = y >= 0
-    if keep.sum() < 2 or len(np.unique(y[keep])) < 2:
-        raise DataError("The validation data need cases of at least two classes with a known "
-                        "outcome.")
-    codes, y = codes[keep], y[keep]
+    codes, y, notes = _validation_cases(model_file, frame, classes, cname)
     P = est.predict_proba(codes)
     label = "validation"
     val = CVPredictions(y, classes, {label: P}, folds=np.zeros(len(y), dtype=np.int64),
@@ -181,50 +255,19 @@ def external_validation_report(model_file: Any, frame: pd.DataFrame, *, positive
     pos = positive if positive is not None else (classes[1] if len(classes) == 2 else None)
     if pos is not None and str(pos) not in classes:
         raise DataError(f"--positive {pos!r} is not a class of this model ({', '.join(classes)}).")
-    val_c = _calibration_long(val.calibration_summary(positive=pos))
-    dev_c = None if dev is None else _calibration_long(dev.calibration_summary(positive=pos))
-    cal_table = _side_by_side(dev_c, val_c, "measure")
-    curves, decomp, event = val.reliability(positive=pos)
-    if dev is not None:
-        dcurves, ddecomp, _ = dev.reliability(positive=pos)
-        curves = {"development (out-of-fold)": next(iter(dcurves.values())),
-                  "validation": curves[label]}
-        decomp = {"development (out-of-fold)": next(iter(ddecomp.values())),
-                  "validation": decomp[label]}
-    sections: list[tuple[str, Any]] = []
-    prov = pd.DataFrame({"model": [f"{method} ({info.get('method_name', '')})",
-                                   f"{info.get('n_rows', '?')} rows",
-                                   str(info.get("data_fingerprint", "?")),
-                                   str(info.get("seed")), str(info.get("library_version")),
-                                   str(info.get("created"))]},
-                        index=pd.Index(["method", "fitted on", "data fingerprint", "seed",
-                                        "library version", "saved"], name=""))
-    sections.append(("Model (provenance)", prov))
-    outcome = pd.Series(np.asarray(classes)[y]).value_counts().reindex(classes, fill_value=0)
-    dev_note = ("Development: out-of-fold predictions of a "
-                f"{info['development']['folds']}-fold cross-validation (seed "
-                f"{info['development']['seed']}) on the training data."
-                if dev is not None else "The model file holds no development out-of-fold "
-                "predictions (fit it with bnma fit --cv-folds K to compare).")
-    sections.append(("Validation data", f"{source}: {len(y)} cases with a known outcome; "
-                     + "; ".join(f"{c}: {n}" for c, n in outcome.items()) + ".\n\n"
-                     + dev_note + ("\n\n" + "\n\n".join(notes) if notes else "")))
-    sections.append(("Discrimination and accuracy (95 % intervals)", metrics_table))
-    sections.append(("Calibration of " + event, cal_table))
-    sections.append(("Reliability (CORP)", reliability_figure(curves, decomp)))
+    cal_table, curves, decomp, event = _calibration_parts(val, dev, pos, label)
+    sections: list[tuple[str, Any]] = [
+        ("Model (provenance)", _provenance_table(info, method)),
+        ("Validation data", _validation_data_text(info, classes, y, dev is not None, source,
+                                                  notes)),
+        ("Discrimination and accuracy (95 % intervals)", metrics_table),
+        ("Calibration of " + event, cal_table),
+        ("Reliability (CORP)", reliability_figure(curves, decomp))]
     if len(classes) == 2:
         dc = val.decision_curve(positive=pos)
         sections.append(("Decision curve (validation data)",
                          decision_curve_figure(dc, positive=str(pos))))
-    if model_file.train is not None:
-        table, shares = _shift_tables(list(info["features"]), info["feature_states"],
-                                      np.asarray(model_file.train[0]), codes)
-        sections.append(("Case mix: development vs validation (most shifted first)",
-                         table.set_index("feature")))
-        sections.append(("Case mix figure", _shift_figure(table, shares)))
-    else:
-        sections.append(("Case mix", "The model file holds no training rows (saved with "
-                         "keep_rows=False), so the case mix cannot be compared."))
+    sections += _case_mix_sections(model_file, codes)
     settings = {"model": method, "validation data": source, "positive class": str(pos),
                 "bootstrap replicates": boot["n_bootstrap"], "seed": seed}
     return html_report(f"External validation of {method}", sections, settings=settings,
