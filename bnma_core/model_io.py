@@ -750,55 +750,50 @@ def _load_npy(data: bytes, name: str) -> np.ndarray:
     return np.load(buf, allow_pickle=False)
 
 
-def read_model(source: Any, *, self_check: bool = True) -> ModelFile:
-    """Read a model file (a path, bytes or a binary file object), checking it first.
+def _check_manifest(zf: zipfile.ZipFile) -> list[dict]:
+    """The member listing of the archive's manifest, after checking the format name and
+    version, the listing's shape, that it names exactly the archive's members and the
+    content checksum; each refusal one sentence (:class:`ModelFileError`)."""
+    manifest = _load_json(_read_member(zf, "manifest.json"), "manifest.json")
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise _refuse("manifest.json does not name the BNMA model format.")
+    version = manifest.get("format_version")
+    if not isinstance(version, int) or version < 1:
+        raise _refuse("manifest.json has no valid format version.")
+    if version > FORMAT_VERSION:
+        raise _refuse(f"the file has format version {version}, newer than this "
+                      f"library reads ({FORMAT_VERSION}); update bnma-studio (it was "
+                      f"written by version {manifest.get('library_version')}).")
+    listing = manifest.get("members")
+    if not isinstance(listing, list) or not all(
+            isinstance(m, dict) and {"name", "size", "sha256"} <= set(m) for m in listing):
+        raise _refuse("manifest.json does not list the members.")
+    listed = [m["name"] for m in listing]
+    present = sorted(n for n in zf.namelist() if n != "manifest.json")
+    if sorted(listed) != present:
+        raise _refuse("the archive's members differ from those its manifest lists.")
+    if _content_hash(listing) != manifest.get("content_sha256"):
+        raise _refuse("the content checksum does not match: the file was changed "
+                      "after it was saved.")
+    return listing
 
-    Checks, in this order, each refusal one sentence (:class:`ModelFileError`): the file's
-    size; that it is a ZIP archive and not a pickle; every member's name (no folders, no
-    ``..``, no absolute path), declared size and compression ratio; the format name and
-    version; each member's SHA-256 and the content's; each array's type and declared size
-    (from its header, before it is read). Then the state is rebuilt from the allow-listed
-    classes only and, with ``self_check``, the model must give the saved probabilities to
-    the self-check rows.
 
-    Returns
-    -------
-    ModelFile
-    """
-    fh, size = _open_source(source)
-    try:
-        zf = _check_archive(fh, size)
-        with zf:
-            manifest = _load_json(_read_member(zf, "manifest.json"), "manifest.json")
-            if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-                raise _refuse("manifest.json does not name the BNMA model format.")
-            version = manifest.get("format_version")
-            if not isinstance(version, int) or version < 1:
-                raise _refuse("manifest.json has no valid format version.")
-            if version > FORMAT_VERSION:
-                raise _refuse(f"the file has format version {version}, newer than this "
-                              f"library reads ({FORMAT_VERSION}); update bnma-studio (it was "
-                              f"written by version {manifest.get('library_version')}).")
-            listing = manifest.get("members")
-            if not isinstance(listing, list) or not all(
-                    isinstance(m, dict) and {"name", "size", "sha256"} <= set(m) for m in listing):
-                raise _refuse("manifest.json does not list the members.")
-            listed = [m["name"] for m in listing]
-            present = sorted(n for n in zf.namelist() if n != "manifest.json")
-            if sorted(listed) != present:
-                raise _refuse("the archive's members differ from those its manifest lists.")
-            if _content_hash(listing) != manifest.get("content_sha256"):
-                raise _refuse("the content checksum does not match: the file was changed "
-                              "after it was saved.")
-            raw = {}
-            for m in listing:
-                data = _read_member(zf, m["name"])
-                if len(data) != m["size"] or hashlib.sha256(data).hexdigest() != m["sha256"]:
-                    raise _refuse(f"the checksum of {m['name']} does not match: the file was "
-                                  "changed after it was saved.")
-                raw[m["name"]] = data
-    finally:
-        fh.close()
+def _read_members(zf: zipfile.ZipFile) -> dict[str, bytes]:
+    """Every member the manifest lists (:func:`_check_manifest`), by name, each checked
+    against its declared size and SHA-256."""
+    raw = {}
+    for m in _check_manifest(zf):
+        data = _read_member(zf, m["name"])
+        if len(data) != m["size"] or hashlib.sha256(data).hexdigest() != m["sha256"]:
+            raise _refuse(f"the checksum of {m['name']} does not match: the file was "
+                          "changed after it was saved.")
+        raw[m["name"]] = data
+    return raw
+
+
+def _parse_members(raw: dict[str, bytes]) -> tuple[list[np.ndarray], dict, dict]:
+    """The numbered arrays, ``info.json`` and ``state.json`` of the checked members, each
+    checked for its shape; each refusal one sentence (:class:`ModelFileError`)."""
     if "info.json" not in raw or "state.json" not in raw:
         raise _refuse("the archive lacks info.json or state.json.")
     arrays = [_load_npy(raw[f"arrays/{i:06d}.npy"], f"arrays/{i:06d}.npy")
@@ -812,6 +807,13 @@ def read_model(source: Any, *, self_check: bool = True) -> ModelFile:
     state = _load_json(raw["state.json"], "state.json")
     if not isinstance(state, dict) or not {"estimator", "encoder", "check"} <= set(state):
         raise _refuse("state.json does not hold a model.")
+    return arrays, info, state
+
+
+def _decode_state(state: dict, arrays: list[np.ndarray]) -> tuple[Any, ...]:
+    """The estimator, encoder, self-check codes and probabilities, training rows (or None)
+    and development out-of-fold predictions (or None) rebuilt from ``state`` by the
+    allow-listed :class:`_Reader`; a malformed state is refused in one sentence."""
     reader = _Reader(arrays)
     try:
         est = reader.decode(state["estimator"])
@@ -843,17 +845,50 @@ def read_model(source: Any, *, self_check: bool = True) -> ModelFile:
             from None
     if _class_key(type(est)) not in allowed_keys() or not hasattr(est, "predict_proba"):
         raise _refuse("state.json does not hold a model.")
+    return est, enc, codes, proba, train, development
+
+
+def _self_check(est: Any, codes: np.ndarray, proba: np.ndarray) -> None:
+    """Refuse (:class:`ModelFileError`) unless ``est`` gives the saved probabilities
+    ``proba`` to the self-check rows ``codes`` (to 1e-9)."""
+    try:
+        again = est.predict_proba(codes)
+        ok = again.shape == proba.shape and np.allclose(again, proba, rtol=0, atol=1e-9)
+    except Exception:  # noqa: BLE001 - any failure means the state is inconsistent
+        ok = False
+    if not ok:
+        raise _refuse("the model does not reproduce the predictions saved with it "
+                      "(an inconsistent or incompatible file).")
+
+
+def read_model(source: Any, *, self_check: bool = True) -> ModelFile:
+    """Read a model file (a path, bytes or a binary file object), checking it first.
+
+    Checks, in this order, each refusal one sentence (:class:`ModelFileError`): the file's
+    size; that it is a ZIP archive and not a pickle; every member's name (no folders, no
+    ``..``, no absolute path), declared size and compression ratio; the format name and
+    version; each member's SHA-256 and the content's; each array's type and declared size
+    (from its header, before it is read). Then the state is rebuilt from the allow-listed
+    classes only and, with ``self_check``, the model must give the saved probabilities to
+    the self-check rows.
+
+    Returns
+    -------
+    ModelFile
+    """
+    fh, size = _open_source(source)
+    try:
+        zf = _check_archive(fh, size)
+        with zf:
+            raw = _read_members(zf)
+    finally:
+        fh.close()
+    arrays, info, state = _parse_members(raw)
+    est, enc, codes, proba, train, development = _decode_state(state, arrays)
     est.model_info_ = info
     out = ModelFile(est, enc, info, codes, proba, train, development)
     if self_check and len(codes):
-        try:
-            again = est.predict_proba(codes)
-            ok = again.shape == proba.shape and np.allclose(again, proba, rtol=0, atol=1e-9)
-        except Exception:  # noqa: BLE001 - any failure means the state is inconsistent
-            ok = False
-        if not ok:
-            raise _refuse("the model does not reproduce the predictions saved with it "
-                          "(an inconsistent or incompatible file).")
+        _self_check(est, codes, proba)
     return out
 
 
