@@ -41,7 +41,7 @@ import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from .data import MISSING_POLICIES, DataError
 from .limits import INPUT_RANGES
@@ -642,10 +642,16 @@ def explain_row(est, ds, pos: int, train_rows, level: float = 0.9, n_draws: int 
     return out
 
 
-def _cmd_explain(args: argparse.Namespace) -> int:
-    import numpy as np
+def _explain_case(args: argparse.Namespace) -> tuple[Any, int, Any, str]:
+    """The data set of ``bnma explain``, the position of ``--row`` in it, the positions of
+    the other rows (the training rows) and the row's true class (or "missing").
 
-    from .classifiers.registry import DEFAULT_METHOD, display_name, fit_method, get_spec
+    Raises
+    ------
+    CLIError
+        ``--row`` past the end of the data or not a row id of it.
+    """
+    import numpy as np
 
     ds = data_spec(args).build()
     _print_notices(ds)
@@ -659,6 +665,56 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         raise CLIError(str(exc)) from None
     train = np.delete(np.arange(ds.n_rows), pos)
     truth = ds.classes[ds.y[pos]] if ds.y[pos] >= 0 else "missing"
+    return ds, pos, train, truth
+
+
+def _print_shapley(res: dict) -> None:
+    """Print the per-finding contributions to the log-odds of :func:`explain_row`'s result
+    (or why they are unavailable)."""
+    sh = res["shapley"]
+    if "unavailable" in sh:
+        print(f"Contributions unavailable: {sh['unavailable']}")
+        return
+    print(f"Contributions to the log-odds of {sh['target']} (from "
+          f"{sh['log_odds_no_findings']:+.2f} with no finding known to "
+          f"{sh['log_odds']:+.2f}):")
+    for name, d in sh["contributions"].items():
+        spread = f"  (spread across models ± {d['model_sd']:.2f})" if "model_sd" in d \
+            else ""
+        print(f"  {name} = {res['findings'][name]}: {d['value']:+.3f}{spread}")
+
+
+def _print_next_test(nt: Any) -> None:
+    """Print the next-test ranking of :func:`explain_row`'s result (or why there is none)."""
+    if isinstance(nt, dict):
+        print(f"Next test unavailable: {nt['unavailable']}")
+    elif not nt:
+        print("Next test: every finding is known.")
+    else:
+        print("Next test (value of information in nats; chance it changes the decision):")
+        for d in nt:
+            print(f"  {d['finding']}: {d['voi']:.4f}; {100 * d['flip_probability']:.0f} %")
+
+
+def _print_explanation(args: argparse.Namespace, res: dict, header: str) -> None:
+    """Print ``bnma explain``'s text output: ``header``, the sentence, the notes, and the
+    contributions and next test when asked for."""
+    print(header)
+    print(("UNCERTAIN: " if res["uncertain"] else "") + res["sentence"])
+    for note in res.get("budget_notes", []):
+        print(f"  ({note})")
+    if "parameter_interval_unavailable" in res and args.interval:
+        print(f"  (no parameter interval: {res['parameter_interval_unavailable']})")
+    if args.shapley:
+        _print_shapley(res)
+    if args.next_test:
+        _print_next_test(res["next_test"])
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from .classifiers.registry import DEFAULT_METHOD, display_name, fit_method, get_spec
+
+    ds, pos, train, truth = _explain_case(args)
     modern = args.method is not None or args.interval or args.shapley or args.next_test or \
         args.json or args.report
     report_path = _report_path(args.report) if args.report else None
@@ -693,35 +749,9 @@ def _cmd_explain(args: argparse.Namespace) -> int:
                           "seeds": {"fit": args.seed if randomized else None,
                                     "draws": args.seed}, **res}, indent=1))
         return 0
-    print(f"Row {args.row} of {args.data} ({ds.class_name} = {truth}); "
-          f"{display_name(method)} trained on the other {len(train)} rows (seed {args.seed})")
-    print(("UNCERTAIN: " if res["uncertain"] else "") + res["sentence"])
-    for note in res.get("budget_notes", []):
-        print(f"  ({note})")
-    if "parameter_interval_unavailable" in res and args.interval:
-        print(f"  (no parameter interval: {res['parameter_interval_unavailable']})")
-    if args.shapley:
-        sh = res["shapley"]
-        if "unavailable" in sh:
-            print(f"Contributions unavailable: {sh['unavailable']}")
-        else:
-            print(f"Contributions to the log-odds of {sh['target']} (from "
-                  f"{sh['log_odds_no_findings']:+.2f} with no finding known to "
-                  f"{sh['log_odds']:+.2f}):")
-            for name, d in sh["contributions"].items():
-                spread = f"  (spread across models ± {d['model_sd']:.2f})" if "model_sd" in d \
-                    else ""
-                print(f"  {name} = {res['findings'][name]}: {d['value']:+.3f}{spread}")
-    if args.next_test:
-        nt = res["next_test"]
-        if isinstance(nt, dict):
-            print(f"Next test unavailable: {nt['unavailable']}")
-        elif not nt:
-            print("Next test: every finding is known.")
-        else:
-            print("Next test (value of information in nats; chance it changes the decision):")
-            for d in nt:
-                print(f"  {d['finding']}: {d['voi']:.4f}; {100 * d['flip_probability']:.0f} %")
+    _print_explanation(args, res, f"Row {args.row} of {args.data} ({ds.class_name} = {truth}); "
+                       f"{display_name(method)} trained on the other {len(train)} rows "
+                       f"(seed {args.seed})")
     return 0
 
 
