@@ -375,104 +375,121 @@ def plan_explanation(est: Any, x: Any, *, n_draws: int = 400, n_permutations: in
     if "draws" in parts and n_draws:
         full["draws"] = _draws_cost(est, row, int(n_draws))
     if "shapley" in parts:
-        mode, secs, per_order = _shapley_costs(est, row, int(n_permutations), exact_limit)
-        full["shapley"] = secs
+        mode, full["shapley"], per_order = _shapley_costs(est, row, int(n_permutations),
+                                                          exact_limit)
         info["shapley"] = (mode, per_order)
     if "next_test" in parts:
-        miss = np.flatnonzero(row < 0)
-        r = np.asarray(est.arities_, dtype=np.int64)[miss]
-        rows = np.repeat(row[None], 1 + int(r.sum()), axis=0)
-        at = 1
-        for j, rj in zip(miss, r):
-            rows[at:at + rj, j] = np.arange(rj)
-            at += rj
-        full["next_test"] = _rows_cost(est, rows)
+        full["next_test"] = _rows_cost(est, _next_test_rows(est, row))
     if "unusual" in parts:
-        F = np.flatnonzero(row >= 0)
-        singles = np.full((len(F), len(row)), -1, dtype=np.int64)
-        singles[np.arange(len(F)), F] = row[F]
-        own = _rows_cost(est, np.vstack([row[None], singles]))
-        n_train = 0
-        if train is not None:
-            n_train = len(train.X) if hasattr(train, "X") else len(train[0])
-        # the training rows take the case's unknown findings: cost like the case itself
-        per_train = _rows_cost(est, row[None])
-        info["unusual"] = (own, n_train * per_train)
-        full["unusual"] = own + n_train * per_train
+        info["unusual"] = _unusual_costs(est, row, train)
+        full["unusual"] = sum(info["unusual"])
     B = budget.cpu_seconds
-    total = sum(full.values())
-    allowed = dict.fromkeys(full, math.inf)
-    if total > B:
-        fits = {k for k, s in full.items() if s <= B * SHARES[k]}
-        rest = B - sum(full[k] for k in fits)
-        over = [k for k in full if k not in fits]
-        share = sum(SHARES[k] for k in over)
-        allowed = {k: (full[k] if k in fits else rest * SHARES[k] / share) for k in full}
-    out: dict[str, PartPlan] = {}
+    allowed = _allowed(full, B)
     limit = f"this server's limit of {B:g} CPU seconds per explanation"
+    out: dict[str, PartPlan] = {}
     if "draws" in full:
-        s, a = full["draws"], allowed["draws"]
-        if s <= a:
-            out["draws"] = PartPlan("full", s, s, {"n_draws": int(n_draws)})
-        else:
-            k = int(n_draws * a / s)
-            if k >= MIN_DRAWS:
-                out["draws"] = PartPlan(
-                    "reduced", s * k / n_draws, s, {"n_draws": k},
-                    f"The parameter interval uses {k:,} draws instead of {int(n_draws):,} to "
-                    f"stay within {limit}.")
-            else:
-                out["draws"] = PartPlan(
-                    "refused", 0.0, s, {"n_draws": 0},
-                    f"No parameter interval: {int(n_draws):,} draws would take about "
-                    f"{_s(s)} CPU seconds, over {limit}; the structure interval is shown.")
+        out["draws"] = _plan_draws(full["draws"], allowed["draws"], int(n_draws), limit)
     if "shapley" in full:
-        mode, per_order = info["shapley"]
-        s, a = full["shapley"], allowed["shapley"]
-        base = {"exact_limit": exact_limit, "n_permutations": int(n_permutations)}
-        if s <= a:
-            out["shapley"] = PartPlan(mode, s, s, base)
-        else:
-            P = int(min(n_permutations, a / per_order)) if per_order > 0 else 0
-            what = (f"the exact values over all {2 ** N:,} combinations of the {N} findings"
-                    if mode == "exact" else f"{int(n_permutations):,} random orders")
-            if P >= MIN_PERMUTATIONS:
-                out["shapley"] = PartPlan(
-                    "sampled", P * per_order, s, {"exact_limit": -1, "n_permutations": P},
-                    f"The contributions are estimated from {P:,} random orders of the "
-                    f"findings (± one standard error shown): {what} would take about "
-                    f"{_s(s)} CPU seconds, over {limit}.")
-            else:
-                out["shapley"] = PartPlan(
-                    "refused", 0.0, s, base,
-                    f"The contributions of the {N} findings are not computed: even "
-                    f"{MIN_PERMUTATIONS} random orders would take about "
-                    f"{_s(MIN_PERMUTATIONS * per_order)} CPU seconds, over {limit}. Choose "
-                    "naive Bayes or MA-NB (their contributions are exact in closed form) or a "
-                    "method averaging fewer networks.")
+        out["shapley"] = _plan_shapley(full["shapley"], allowed["shapley"], *info["shapley"],
+                                       N, int(n_permutations), exact_limit, limit)
     if "next_test" in full:
         s, a = full["next_test"], allowed["next_test"]
-        if s <= a:
-            out["next_test"] = PartPlan("full", s, s)
-        else:
-            out["next_test"] = PartPlan(
-                "refused", 0.0, s, {},
-                f"The next-test ranking of the {len(row) - N} unknown findings would take "
-                f"about {_s(s)} CPU seconds, over {limit}; enter more findings or choose a "
-                "faster method (e.g. naive Bayes or MA-NB).")
+        out["next_test"] = PartPlan("full", s, s) if s <= a else PartPlan(
+            "refused", 0.0, s, {},
+            f"The next-test ranking of the {len(row) - N} unknown findings would take "
+            f"about {_s(s)} CPU seconds, over {limit}; enter more findings or choose a "
+            "faster method (e.g. naive Bayes or MA-NB).")
     if "unusual" in full:
-        own, train_s = info["unusual"]
-        s, a = full["unusual"], allowed["unusual"]
-        if s <= a:
-            out["unusual"] = PartPlan("full", s, s, {"train": train})
-        elif own <= a:
-            out["unusual"] = PartPlan(
-                "reduced", own, s, {"train": None},
-                f"How unusual the case is among the training cases is not computed (about "
-                f"{_s(train_s)} CPU seconds, over {limit}); the conflict measure is.")
-        else:
-            out["unusual"] = PartPlan(
-                "refused", 0.0, s, {"train": None},
-                f"The unusual-case check would take about {_s(s)} CPU seconds, over "
-                f"{limit}; choose a faster method (e.g. naive Bayes or MA-NB).")
+        out["unusual"] = _plan_unusual(full["unusual"], allowed["unusual"], *info["unusual"],
+                                       train, limit)
     return ExplanationPlan(out, budget)
+
+
+def _next_test_rows(est: Any, row: np.ndarray) -> np.ndarray:
+    """The case and, for each unknown finding, the case with each of its values."""
+    miss = np.flatnonzero(row < 0)
+    r = np.asarray(est.arities_, dtype=np.int64)[miss]
+    rows = np.repeat(row[None], 1 + int(r.sum()), axis=0)
+    at = 1
+    for j, rj in zip(miss, r):
+        rows[at:at + rj, j] = np.arange(rj)
+        at += rj
+    return rows
+
+
+def _unusual_costs(est: Any, row: np.ndarray, train: Any) -> tuple[float, float]:
+    """Seconds of the unusual-case check: the case's own part (the case and each finding
+    alone) and the training-case percentile's."""
+    F = np.flatnonzero(row >= 0)
+    singles = np.full((len(F), len(row)), -1, dtype=np.int64)
+    singles[np.arange(len(F)), F] = row[F]
+    own = _rows_cost(est, np.vstack([row[None], singles]))
+    n_train = 0
+    if train is not None:
+        n_train = len(train.X) if hasattr(train, "X") else len(train[0])
+    # the training rows take the case's unknown findings: cost like the case itself
+    return own, n_train * _rows_cost(est, row[None])
+
+
+def _allowed(full: dict, B: float) -> dict:
+    """Each part's allowed seconds: unlimited when all fit ``B``; else a part that fits its
+    share (:data:`SHARES`) keeps its cost and the others share the rest by their shares."""
+    if sum(full.values()) <= B:
+        return dict.fromkeys(full, math.inf)
+    fits = {k for k, s in full.items() if s <= B * SHARES[k]}
+    rest = B - sum(full[k] for k in fits)
+    share = sum(SHARES[k] for k in full if k not in fits)
+    return {k: (full[k] if k in fits else rest * SHARES[k] / share) for k in full}
+
+
+def _plan_draws(s: float, a: float, n_draws: int, limit: str) -> PartPlan:
+    """The parameter draws: all, fewer (at least :data:`MIN_DRAWS`) or refused."""
+    if s <= a:
+        return PartPlan("full", s, s, {"n_draws": n_draws})
+    k = int(n_draws * a / s)
+    if k >= MIN_DRAWS:
+        return PartPlan("reduced", s * k / n_draws, s, {"n_draws": k},
+                        f"The parameter interval uses {k:,} draws instead of {n_draws:,} to "
+                        f"stay within {limit}.")
+    return PartPlan("refused", 0.0, s, {"n_draws": 0},
+                    f"No parameter interval: {n_draws:,} draws would take about {_s(s)} CPU "
+                    f"seconds, over {limit}; the structure interval is shown.")
+
+
+def _plan_shapley(s: float, a: float, mode: str, per_order: float, N: int,
+                  n_permutations: int, exact_limit: int, limit: str) -> PartPlan:
+    """The Shapley values: as asked, sampled over as many orders as fit (at least
+    :data:`MIN_PERMUTATIONS`) or refused."""
+    base = {"exact_limit": exact_limit, "n_permutations": n_permutations}
+    if s <= a:
+        return PartPlan(mode, s, s, base)
+    P = int(min(n_permutations, a / per_order)) if per_order > 0 else 0
+    what = (f"the exact values over all {2 ** N:,} combinations of the {N} findings"
+            if mode == "exact" else f"{n_permutations:,} random orders")
+    if P >= MIN_PERMUTATIONS:
+        return PartPlan(
+            "sampled", P * per_order, s, {"exact_limit": -1, "n_permutations": P},
+            f"The contributions are estimated from {P:,} random orders of the findings "
+            f"(± one standard error shown): {what} would take about {_s(s)} CPU seconds, "
+            f"over {limit}.")
+    return PartPlan(
+        "refused", 0.0, s, base,
+        f"The contributions of the {N} findings are not computed: even {MIN_PERMUTATIONS} "
+        f"random orders would take about {_s(MIN_PERMUTATIONS * per_order)} CPU seconds, over "
+        f"{limit}. Choose naive Bayes or MA-NB (their contributions are exact in closed form) "
+        "or a method averaging fewer networks.")
+
+
+def _plan_unusual(s: float, a: float, own: float, train_s: float, train: Any, limit: str
+                  ) -> PartPlan:
+    """The unusual-case check: in full, without the training-case percentile, or refused."""
+    if s <= a:
+        return PartPlan("full", s, s, {"train": train})
+    if own <= a:
+        return PartPlan("reduced", own, s, {"train": None},
+                        f"How unusual the case is among the training cases is not computed "
+                        f"(about {_s(train_s)} CPU seconds, over {limit}); the conflict "
+                        "measure is.")
+    return PartPlan("refused", 0.0, s, {"train": None},
+                    f"The unusual-case check would take about {_s(s)} CPU seconds, over "
+                    f"{limit}; choose a faster method (e.g. naive Bayes or MA-NB).")

@@ -130,7 +130,7 @@ def _exact_coefficients(masks: np.ndarray, N: int, wt: np.ndarray) -> np.ndarray
     """c(S, i) with phi_i = sum_S c(S, i) v(S) over the coalitions ``masks`` (bitmasks):
     w(|S| - 1) when i is in S, -w(|S|) when it is not (the Shapley sum regrouped by
     coalition, so that the exact values accumulate chunk by chunk): (len(masks), N)."""
-    bits = ((masks[:, None] >> np.arange(N)[None, :]) & 1).astype(bool)
+    bits = _mask_bits(masks, N)
     size = bits.sum(axis=1)
     return np.where(bits, wt[np.maximum(size - 1, 0)][:, None],
                     -wt[np.minimum(size, N - 1)][:, None])
@@ -205,7 +205,7 @@ def _additive_values(base: np.ndarray, ell: np.ndarray, target: int, exact: bool
         step = max(1, cells // (G * C))
         for s in range(0, 2 ** N, step):
             masks = np.arange(s, min(s + step, 2 ** N))
-            keep = ((masks[:, None] >> np.arange(N)[None, :]) & 1).astype(float)
+            keep = _mask_bits(masks, N).astype(float)
             a = base[:, None, :] + np.einsum("kn,gnc->gkc", keep, ell)
             acc.add_exact(_log_odds(a, target), _exact_coefficients(masks, N, wt))
     else:
@@ -262,11 +262,36 @@ def shapley_values(est: Any, x: Any, target: int | None = None, exact_limit: int
         chunk_rows = rows_per_chunk(est, row)
     chunk_rows = max(1, int(chunk_rows))
     additive = closed_form and is_additive(est)
+    probe, target, full = _full_case(est, row, target, spread)
+    if N == 0:
+        z = np.zeros(0)
+        return ShapleyResult(F, [], z, z, full, full, target, True)
+    exact = N <= int(exact_limit) or (additive and C == 2)
+    perms = None if exact else _random_orders(N, n_permutations, seed)
+    M = probe.n_models if probe is not None else 1
+    n_rows = N + 1 if additive else 2 ** N if exact else len(perms) * (N + 1)
+    use_models = probe is not None and M > 1 and M * n_rows * C <= MAX_SPREAD_TOTAL
+    if additive:
+        values, se, empty, full, mv = _additive_game(est, row, F, target, exact, perms, full,
+                                                     use_models, M, chunk_rows)
+    else:
+        values, se, empty, mv = _coalition_game(est, row, F, target, exact, perms, use_models,
+                                                M, chunk_rows)
+    mm, msd, mw = _model_spread(mv, probe)
+    return ShapleyResult(F, [names[j] for j in F], values, se, full, empty, target, exact,
+                         0 if exact else len(perms), mm, msd, mv, mw)
 
-    def predict(rows: np.ndarray) -> np.ndarray:
-        return est._predict_log_proba_codes(np.ascontiguousarray(rows, dtype=np.int32))
 
-    # the full case first: its models (for the spread) and the predicted class
+def _predict(est: Any, rows: np.ndarray) -> np.ndarray:
+    """The averaged model's log class posteriors of code rows (n, C)."""
+    return est._predict_log_proba_codes(np.ascontiguousarray(rows, dtype=np.int32))
+
+
+def _full_case(est: Any, row: np.ndarray, target: int | None, spread: bool
+               ) -> tuple[Any, int, float]:
+    """The full case first: its model set (for the spread; None without one), the class
+    (default: the predicted one, checked against ``classes_``) and v(F)."""
+    C = len(est.classes_)
     probe = None
     if spread and (hasattr(est, "model_log_joints") or is_stack(est)):
         probe = model_set(est, row[None], codes=True)
@@ -274,123 +299,133 @@ def shapley_values(est: Any, x: Any, target: int | None = None, exact_limit: int
         with np.errstate(divide="ignore"):
             full_lp = np.log(probe.averaged()[0])
     else:
-        full_lp = predict(row[None])[0]
+        full_lp = _predict(est, row[None])[0]
     if target is None:
         target = int(np.argmax(full_lp))
     if not 0 <= int(target) < C:
         raise ValueError(f"target must be a class index 0..{C - 1} (got {target!r}).")
     target = int(target)
-    full = float(_log_odds(full_lp, target))
-    if N == 0:
-        z = np.zeros(0)
-        return ShapleyResult(F, [], z, z, full, full, target, True)
-    exact = N <= int(exact_limit) or (additive and C == 2)
-    rng = np.random.default_rng(seed)
-    perms = None
-    if not exact:
-        P = int(n_permutations)
-        if P < 2:
-            raise ValueError("n_permutations must be at least 2.")
-        perms = np.argsort(rng.random((P, N)), axis=1)
+    return probe, target, float(_log_odds(full_lp, target))
 
-    def coalition_rows(keep: np.ndarray) -> np.ndarray:
-        rows = np.repeat(row[None], len(keep), axis=0)
-        sub = rows[:, F]
-        sub[~keep] = -1
-        rows[:, F] = sub
-        return rows
 
-    M = probe.n_models if probe is not None else 1
-    n_rows = N + 1 if additive else 2 ** N if exact else len(perms) * (N + 1)
-    use_models = probe is not None and M > 1 and M * n_rows * C <= MAX_SPREAD_TOTAL
-    mm = msd = mv = mw = None
-    if additive:  # the empty case and each finding alone: the game's per-finding terms
-        keep = np.zeros((N + 1, N), dtype=bool)
-        keep[np.arange(1, N + 1), np.arange(N)] = True
-        use_models = use_models and M * (N + 1) * max(len(row), C) <= MAX_ADDITIVE_MODEL_CELLS
-        lps, mlps = [], []
-        step = max(1, min(chunk_rows, MAX_SPREAD_CELLS // (M * C) if use_models else
-                          chunk_rows))
-        for s in range(0, N + 1, step):
-            rows = coalition_rows(keep[s:s + step])
-            lps.append(predict(rows))
-            if use_models:
-                mlps.append(model_set(est, rows, codes=True).log_posteriors)
-        lp = np.concatenate(lps)
-        lp = lp - lse(lp, axis=-1, keepdims=True)
-        games = [lp]
+def _random_orders(N: int, n_permutations: int, seed: Any) -> np.ndarray:
+    """``n_permutations`` seeded random orders of N findings, (P, N)."""
+    P = int(n_permutations)
+    if P < 2:
+        raise ValueError("n_permutations must be at least 2.")
+    return np.argsort(np.random.default_rng(seed).random((P, N)), axis=1)
+
+
+def _coalition_rows(row: np.ndarray, F: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """The case's rows with the findings F not kept (``keep`` (n, N) bool) unknown (-1)."""
+    rows = np.repeat(row[None], len(keep), axis=0)
+    sub = rows[:, F]
+    sub[~keep] = -1
+    rows[:, F] = sub
+    return rows
+
+
+def _mask_bits(masks: np.ndarray, N: int) -> np.ndarray:
+    """The findings in each coalition bitmask: (len(masks), N) bool."""
+    return ((masks[:, None] >> np.arange(N)[None, :]) & 1).astype(bool)
+
+
+def _additive_game(est: Any, row: np.ndarray, F: np.ndarray, target: int, exact: bool,
+                   perms: np.ndarray | None, full: float, use_models: bool, M: int,
+                   chunk_rows: int) -> tuple:
+    """The game of an additive estimator on its per-finding terms, read from the empty case
+    and each finding alone (N + 1 predictions; :func:`_additive_values`): values, standard
+    errors, v(∅), v(F) (exact: v(∅) + sum phi) and the per-model values (or None)."""
+    N = len(F)
+    C = len(est.classes_)
+    keep = np.zeros((N + 1, N), dtype=bool)
+    keep[np.arange(1, N + 1), np.arange(N)] = True
+    use_models = use_models and M * (N + 1) * max(len(row), C) <= MAX_ADDITIVE_MODEL_CELLS
+    lps, mlps = [], []
+    step = max(1, min(chunk_rows, MAX_SPREAD_CELLS // (M * C) if use_models else chunk_rows))
+    for s in range(0, N + 1, step):
+        rows = _coalition_rows(row, F, keep[s:s + step])
+        lps.append(_predict(est, rows))
         if use_models:
-            games.append(np.concatenate(mlps, axis=1))
-        allv = []
-        for g in games:
-            g = g.reshape((-1,) + g.shape[-2:])                            # (G, N + 1, C)
-            with np.errstate(invalid="ignore"):
-                ell = g[:, 1:] - g[:, :1]
-            ell = np.where(np.isfinite(ell), ell, 0.0)
-            allv.append(_additive_values(g[:, 0], ell, target, exact, perms,
-                                         MAX_SPREAD_CELLS))
-        values, se = allv[0][0][0], allv[0][1][0]
-        empty = float(_log_odds(lp[0], target))
-        full = empty + float(values.sum()) if exact else full
-        if use_models:
-            mv = allv[1][0]
+            mlps.append(model_set(est, rows, codes=True).log_posteriors)
+    lp = np.concatenate(lps)
+    lp = lp - lse(lp, axis=-1, keepdims=True)
+    games = [lp]
+    if use_models:
+        games.append(np.concatenate(mlps, axis=1))
+    allv = []
+    for g in games:
+        g = g.reshape((-1,) + g.shape[-2:])                                # (G, N + 1, C)
+        with np.errstate(invalid="ignore"):
+            ell = g[:, 1:] - g[:, :1]
+        ell = np.where(np.isfinite(ell), ell, 0.0)
+        allv.append(_additive_values(g[:, 0], ell, target, exact, perms, MAX_SPREAD_CELLS))
+    values, se = allv[0][0][0], allv[0][1][0]
+    empty = float(_log_odds(lp[0], target))
+    full = empty + float(values.sum()) if exact else full
+    return values, se, empty, full, allv[1][0] if use_models else None
+
+
+def _coalition_game(est: Any, row: np.ndarray, F: np.ndarray, target: int, exact: bool,
+                    perms: np.ndarray | None, use_models: bool, M: int, chunk_rows: int
+                    ) -> tuple:
+    """The game through the coalitions' predictions, chunk by chunk: all 2^N (exact) or the
+    prefixes of the orders ``perms`` (sampled): values, standard errors, v(∅) and the
+    per-model values (or None)."""
+    N = len(F)
+    C = len(est.classes_)
+    acc = _Accumulator((), N, exact)
+    macc = _Accumulator((M,), N, exact) if use_models else None
+    step = min(chunk_rows, max(1, MAX_SPREAD_CELLS // (M * C))) if use_models else chunk_rows
+    if exact:
+        wt = _coalition_weights(N)
+        chunks = ((_mask_bits(m, N), _exact_coefficients(m, N, wt))
+                  for m in (np.arange(s, min(s + step, 2 ** N)) for s in range(0, 2 ** N, step)))
     else:
-        acc = _Accumulator((), N, exact)
-        macc = _Accumulator((M,), N, exact) if use_models else None
-        step = min(chunk_rows, max(1, MAX_SPREAD_CELLS // (M * C))) if use_models else \
-            chunk_rows
-        empty = None
-        if exact:
-            wt = _coalition_weights(N)
-            for s in range(0, 2 ** N, step):
-                masks = np.arange(s, min(s + step, 2 ** N))
-                keep = ((masks[:, None] >> np.arange(N)[None, :]) & 1).astype(bool)
-                v, vm = _game(est, coalition_rows(keep), target, use_models, predict)
-                coef = _exact_coefficients(masks, N, wt)
-                acc.add_exact(v, coef)
-                if macc is not None:
-                    macc.add_exact(vm, coef)
-                if empty is None:
-                    empty = float(v[0])
-        else:
-            per = max(1, step // (N + 1))
-            for s in range(0, len(perms), per):
-                pc = perms[s:s + per]
-                v, vm = _game(est, coalition_rows(_permutation_keep(pc)), target, use_models,
-                              predict)
-                acc.add_sampled(v, pc)
-                if macc is not None:
-                    macc.add_sampled(vm, pc)
-                if empty is None:
-                    empty = float(v[0])
-        values, se = acc.result()
-        if macc is not None:
-            mv = macc.result()[0]
-    if mv is not None:
-        mw = probe.model_weights[:, 0]
-        ok = np.isfinite(mv).all(axis=1) & (mw > 0)
-        w = np.where(ok, mw, 0.0)
-        w = w / w.sum() if w.sum() > 0 else w
-        mvz = np.where(ok[:, None], mv, 0.0)
-        mm = w @ mvz
-        msd = np.sqrt(np.maximum(w @ (mvz - mm[None]) ** 2, 0.0))
-    return ShapleyResult(F, [names[j] for j in F], values, se, full, empty, target, exact,
-                         0 if exact else len(perms), mm, msd, mv, mw)
+        per = max(1, step // (N + 1))
+        chunks = ((_permutation_keep(pc), pc)
+                  for pc in (perms[s:s + per] for s in range(0, len(perms), per)))
+    empty = None
+    for keep, how in chunks:
+        v, vm = _game(est, _coalition_rows(row, F, keep), target, use_models)
+        for a, g in ((acc, v), (macc, vm)):
+            if a is not None:
+                (a.add_exact if exact else a.add_sampled)(g, how)
+        if empty is None:
+            empty = float(v[0])
+    values, se = acc.result()
+    return values, se, empty, macc.result()[0] if macc is not None else None
 
 
-def _game(est: Any, rows: np.ndarray, target: int, models: bool, predict: Any
+def _model_spread(mv: np.ndarray | None, probe: Any) -> tuple:
+    """Weighted mean and standard deviation over the models of their own values ``mv``
+    (M, N), weights the models' for the full case (a model with non-finite values or no
+    weight left out): mean, sd, weights (all None without ``mv``)."""
+    if mv is None:
+        return None, None, None
+    mw = probe.model_weights[:, 0]
+    ok = np.isfinite(mv).all(axis=1) & (mw > 0)
+    w = np.where(ok, mw, 0.0)
+    w = w / w.sum() if w.sum() > 0 else w
+    mvz = np.where(ok[:, None], mv, 0.0)
+    mm = w @ mvz
+    msd = np.sqrt(np.maximum(w @ (mvz - mm[None]) ** 2, 0.0))
+    return mm, msd, mw
+
+
+def _game(est: Any, rows: np.ndarray, target: int, models: bool
           ) -> tuple[np.ndarray, np.ndarray | None]:
     """v of coalition rows (the averaged model's log-odds) and, with ``models``, every
     averaged model's own v, (M, rows): one pass over the models when they give the averaged
     prediction exactly."""
     if not models:
-        return _log_odds(predict(rows), target), None
+        return _log_odds(_predict(est, rows), target), None
     ms = model_set(est, rows, codes=True)
     if ms.exact:
         with np.errstate(divide="ignore"):
             v = _log_odds(np.log(ms.averaged()), target)
     else:
-        v = _log_odds(predict(rows), target)
+        v = _log_odds(_predict(est, rows), target)
     return v, _log_odds(ms.log_posteriors, target)
 
 
