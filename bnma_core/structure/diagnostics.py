@@ -222,6 +222,41 @@ def convergence_diagnostics(log_score: np.ndarray, edges: np.ndarray | None = No
     _check_traces(ls, ed)
     n_chains = ls.shape[0]
     score = _quantity("log score", ls, max_lag, n_bins)
+    problems = _score_problems(score, rhat_max, ess_min)
+    if ed is None:
+        table = pd.DataFrame(columns=["parent", "child", "posterior", "mcse", "rhat",
+                                      "ess_bulk", "ess_tail", "range", "settled"])
+        least, conc, n_edge_draws, n_judged = [], edge_concordance(np.zeros((0, 0)),
+                                                                   np.zeros((0, 0))), 0, 0
+    else:
+        n_edge_draws = ed.shape[1]
+        table, least, conc, edge_problems = _edge_diagnostics(
+            az, ed, names, rhat_max=rhat_max, ess_min=ess_min, settled=settled,
+            n_least=n_least, max_lag=max_lag, n_bins=n_bins)
+        n_judged = int((~table["settled"]).sum())
+        problems += edge_problems
+    converged = not problems
+    verdict = _verdict(problems, n_judged if ed is not None else None, n_chains,
+                       rhat_max, ess_min)
+    return ConvergenceReport(n_chains, ls.shape[1], n_edge_draws, score, table, least, conc,
+                             converged, verdict, problems, rhat_max, ess_min)
+
+
+def _score_problems(score: QuantityDiagnostics, rhat_max: float, ess_min: float) -> list:
+    """The verdict's complaints about the log score's R-hat and bulk / tail ESS (Vehtari et
+    al. 2021), as sentences; empty when it passes.
+
+    Parameters
+    ----------
+    score : QuantityDiagnostics
+        The log score's diagnostics.
+    rhat_max, ess_min : float
+        Thresholds of :func:`convergence_diagnostics`.
+
+    Returns
+    -------
+    list of str
+    """
     problems = []
     if not np.isfinite(score.rhat):
         problems.append("the R-hat of the log score cannot be computed (no variation within "
@@ -232,69 +267,134 @@ def convergence_diagnostics(log_score: np.ndarray, edges: np.ndarray | None = No
     if not low >= ess_min:
         problems.append(f"the log score's effective sample size is {low:.0f} (below "
                         f"{ess_min:.0f})")
+    return problems
 
-    if ed is None:
-        table = pd.DataFrame(columns=["parent", "child", "posterior", "mcse", "rhat",
-                                      "ess_bulk", "ess_tail", "range", "settled"])
-        least, conc, n_edge_draws, n_judged = [], edge_concordance(np.zeros((0, 0)),
-                                                                   np.zeros((0, 0))), 0, 0
-    else:
-        n = ed.shape[2]
-        labels = _labels(names, n)
-        n_edge_draws = ed.shape[1]
-        y, x = np.nonzero(~np.eye(n, dtype=bool))
-        flat = np.moveaxis(ed[:, :, y, x], -1, 0)  # (n_pairs, n_chains, n_draws)
-        rng_ = flat.max(axis=(1, 2)) - flat.min(axis=(1, 2))
-        moving = rng_ >= settled
-        nan = np.full(len(y), np.nan)
-        rhat, ess_b, ess_t = nan.copy(), nan.copy(), nan.copy()
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mcse = np.asarray(az.mcse(flat, method="mean"), dtype=float)
-            if moving.any():
-                sub = flat[moving]
-                rhat[moving] = az.rhat(sub, method="rank")
-                ess_b[moving] = az.ess(sub, method="bulk")
-                ess_t[moving] = az.ess(sub, method="tail", prob=TAIL_PROB)
-        table = pd.DataFrame({
-            "parent": [labels[i] for i in y], "child": [labels[i] for i in x],
-            "posterior": flat.mean(axis=(1, 2)), "mcse": mcse, "rhat": rhat,
-            "ess_bulk": ess_b, "ess_tail": ess_t, "range": rng_, "settled": ~moving})
-        n_judged = int(moving.sum())
-        # how unconverged each edge looks: R-hat, an undefined one among the worst, settled
-        # edges last
-        key = np.where(moving, np.where(np.isnan(rhat), np.inf, rhat), -np.inf)
-        bad_rhat = moving & ~(rhat <= rhat_max)
-        if bad_rhat.any():
-            worst = int(np.argmax(key))
-            value = "undefined" if np.isnan(rhat[worst]) else f"{rhat[worst]:.3f}"
-            problems.append(f"{int(bad_rhat.sum())} of {n_judged} varying edges have R-hat "
-                            f"above {rhat_max} (worst {labels[y[worst]]} -> "
-                            f"{labels[x[worst]]}: {value})")
-        low_e = np.fmin(ess_b, ess_t)
-        bad_ess = moving & ~(low_e >= ess_min)
-        if bad_ess.any():
-            problems.append(f"{int(bad_ess.sum())} of {n_judged} varying edges have an "
-                            f"effective sample size below {ess_min:.0f} (smallest "
-                            f"{np.nanmin(np.where(moving, low_e, np.inf)):.0f})")
-        order = np.argsort(-key, kind="stable")[: min(n_least, n_judged)]
-        least = [_quantity(f"{labels[y[k]]} -> {labels[x[k]]}", flat[k], max_lag, n_bins)
-                 for k in order]
-        half = n_chains // 2
-        conc = edge_concordance(ed[:half].mean(axis=(0, 1)), ed[half:].mean(axis=(0, 1)),
-                                names)
 
-    converged = not problems
-    if converged:
-        what = "the log score" + (f" and all {n_judged} varying edges" if ed is not None
-                                  else "")
-        verdict = (f"Converged: R-hat ≤ {rhat_max} and bulk and tail ESS ≥ {ess_min:.0f} "
-                   f"for {what} ({n_chains} chains).")
-    else:
+def _edge_table(az, ed: np.ndarray, labels: list, settled: float):
+    """Per-edge posterior, MCSE, rank-normalised R-hat and bulk / tail ESS of the edge traces;
+    settled edges (range below ``settled``) get no R-hat / ESS (module docstring).
+
+    Parameters
+    ----------
+    az : module
+        ArviZ (stats).
+    ed : (n_chains, n_edge_draws, n, n) array
+        Edge traces, as in :func:`convergence_diagnostics`.
+    labels : list of str
+        Variable names.
+    settled : float
+        Range below which an edge is settled.
+
+    Returns
+    -------
+    table : DataFrame
+        One row per ordered pair y != x.
+    flat : (n_pairs, n_chains, n_edge_draws) array
+        The traces of those pairs, in the table's row order.
+    y, x : arrays of int
+        Parent and child index of each row.
+    """
+    n = ed.shape[2]
+    y, x = np.nonzero(~np.eye(n, dtype=bool))
+    flat = np.moveaxis(ed[:, :, y, x], -1, 0)  # (n_pairs, n_chains, n_draws)
+    rng_ = flat.max(axis=(1, 2)) - flat.min(axis=(1, 2))
+    moving = rng_ >= settled
+    nan = np.full(len(y), np.nan)
+    rhat, ess_b, ess_t = nan.copy(), nan.copy(), nan.copy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mcse = np.asarray(az.mcse(flat, method="mean"), dtype=float)
+        if moving.any():
+            sub = flat[moving]
+            rhat[moving] = az.rhat(sub, method="rank")
+            ess_b[moving] = az.ess(sub, method="bulk")
+            ess_t[moving] = az.ess(sub, method="tail", prob=TAIL_PROB)
+    table = pd.DataFrame({
+        "parent": [labels[i] for i in y], "child": [labels[i] for i in x],
+        "posterior": flat.mean(axis=(1, 2)), "mcse": mcse, "rhat": rhat,
+        "ess_bulk": ess_b, "ess_tail": ess_t, "range": rng_, "settled": ~moving})
+    return table, flat, y, x
+
+
+def _edge_diagnostics(az, ed: np.ndarray, names: Sequence[str] | None, *, rhat_max: float,
+                      ess_min: float, settled: float, n_least: int, max_lag: int,
+                      n_bins: int):
+    """The edge part of :func:`convergence_diagnostics`: the edge table, the least-converged
+    edges with full traces, the split-half concordance and the verdict's complaints.
+
+    Parameters
+    ----------
+    az : module
+        ArviZ (stats).
+    ed : (n_chains, n_edge_draws, n, n) array
+        Edge traces.
+    names : sequence of str, optional
+        Variable names.
+    rhat_max, ess_min, settled : float
+    n_least, max_lag, n_bins : int
+        As in :func:`convergence_diagnostics`.
+
+    Returns
+    -------
+    table : DataFrame
+    least : list of QuantityDiagnostics
+    conc : DataFrame
+        :func:`edge_concordance` of the two halves of the chains.
+    problems : list of str
+    """
+    labels = _labels(names, ed.shape[2])
+    table, flat, y, x = _edge_table(az, ed, labels, settled)
+    moving = ~table["settled"].to_numpy()
+    rhat = table["rhat"].to_numpy()
+    n_judged = int(moving.sum())
+    problems = []
+    # how unconverged each edge looks: R-hat, an undefined one among the worst, settled
+    # edges last
+    key = np.where(moving, np.where(np.isnan(rhat), np.inf, rhat), -np.inf)
+    bad_rhat = moving & ~(rhat <= rhat_max)
+    if bad_rhat.any():
+        worst = int(np.argmax(key))
+        value = "undefined" if np.isnan(rhat[worst]) else f"{rhat[worst]:.3f}"
+        problems.append(f"{int(bad_rhat.sum())} of {n_judged} varying edges have R-hat "
+                        f"above {rhat_max} (worst {labels[y[worst]]} -> "
+                        f"{labels[x[worst]]}: {value})")
+    low_e = np.fmin(table["ess_bulk"].to_numpy(), table["ess_tail"].to_numpy())
+    bad_ess = moving & ~(low_e >= ess_min)
+    if bad_ess.any():
+        problems.append(f"{int(bad_ess.sum())} of {n_judged} varying edges have an "
+                        f"effective sample size below {ess_min:.0f} (smallest "
+                        f"{np.nanmin(np.where(moving, low_e, np.inf)):.0f})")
+    order = np.argsort(-key, kind="stable")[: min(n_least, n_judged)]
+    least = [_quantity(f"{labels[y[k]]} -> {labels[x[k]]}", flat[k], max_lag, n_bins)
+             for k in order]
+    half = ed.shape[0] // 2
+    conc = edge_concordance(ed[:half].mean(axis=(0, 1)), ed[half:].mean(axis=(0, 1)), names)
+    return table, least, conc, problems
+
+
+def _verdict(problems: list, n_judged: int | None, n_chains: int, rhat_max: float,
+             ess_min: float) -> str:
+    """The one-paragraph verdict of :func:`convergence_diagnostics`.
+
+    Parameters
+    ----------
+    problems : list of str
+        The complaints; none means converged.
+    n_judged : int or None
+        Varying edges judged; None when no edge traces were given.
+    n_chains : int
+    rhat_max, ess_min : float
+
+    Returns
+    -------
+    str
+    """
+    if problems:
         text = "; ".join(problems)
-        verdict = f"Not yet converged: run longer / more chains. {text[0].upper()}{text[1:]}."
-
-    return ConvergenceReport(n_chains, ls.shape[1], n_edge_draws, score, table, least, conc,
-                             converged, verdict, problems, rhat_max, ess_min)
+        return f"Not yet converged: run longer / more chains. {text[0].upper()}{text[1:]}."
+    what = "the log score" + (f" and all {n_judged} varying edges" if n_judged is not None
+                              else "")
+    return (f"Converged: R-hat ≤ {rhat_max} and bulk and tail ESS ≥ {ess_min:.0f} "
+            f"for {what} ({n_chains} chains).")
 
 
 def kept_orders_diagnostics(model, **kwargs) -> ConvergenceReport:
