@@ -266,20 +266,10 @@ def learning_curve(network: str | DiscreteBN = "asia", class_variable: str = "sm
     stop = should_stop or (lambda: False)
     bn = load_network(network)
     ci, sizes = _check_args(bn, class_variable, sizes, repetitions, n_test)
-    method = resolve_name(method)
-    from .classifiers.registry import get_spec
-
-    if "n_orders" not in get_spec(method).defaults:
-        raise ValueError(f"method must be an order-MCMC method (bma1, bma10, bma30); "
-                         f"got {method!r}.")
+    method = _order_method(method)
     params = dict(method_params or {})
-    names, states = list(bn.names), [list(s) for s in bn.states]
     test_codes = bn.sample_codes(int(n_test), np.random.default_rng([int(seed), 0]))
-    y_test = test_codes[:, ci]
-    true_p = bn.class_posterior(ci, test_codes)
-    true_rows = row_scores(y_test, true_p)
-    feats = [i for i in range(bn.n_vars) if i != ci]
-    model_order = feats + [ci]           # the order methods' variables: features, then class
+    true_rows = row_scores(test_codes[:, ci], bn.class_posterior(ci, test_codes))
     pools = [_training_pool(bn, ci, sizes, np.random.default_rng([int(seed), 1, r]))
              for r in range(int(repetitions))]
     for n in sizes:
@@ -287,39 +277,106 @@ def learning_curve(network: str | DiscreteBN = "asia", class_variable: str = "sm
         for r, pool in enumerate(pools):
             if stop():
                 return
-            ds = dataset_from_codes(pool[:n], names, bn.arities.copy(), ci, states)
             fit_seed = int(np.random.SeedSequence([int(seed), 2, n, r]).generate_state(1)[0])
-            t0 = time.perf_counter()
-            model = _fit_bma(method, ds, np.arange(n), {**params, "random_state": fit_seed},
-                             stop)
-            if model is None:
+            scored = _score_fit(bn, ci, pool[:n], test_codes, method,
+                                {**params, "random_state": fit_seed}, stop)
+            if scored is None:
                 return
-            Xt = np.ascontiguousarray(test_codes[:, feats])
-            P_bma = _chunked(model.predict_proba, Xt, stop)
-            if P_bma is None:
-                return
-            index = {str(c): k for k, c in enumerate(ds.classes)}
-            aligned = np.zeros((len(Xt), len(ds.classes)))
-            aligned[:, [index[str(c)] for c in model.classes_]] = P_bma  # all: see pools
-            t_bma = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            single = single_best_network(model, pool[:n][:, model_order],
-                                         [states[i] for i in model_order])
-            test_single = test_codes[:, model_order].copy()
-            test_single[:, -1] = -1
-            P_single = _chunked(partial(single.class_posterior, len(model_order) - 1),
-                                test_single, stop)
-            if P_single is None:
-                return
-            t_single = time.perf_counter() - t0
-            for key, P, secs in (("single", P_single, t_single), ("bma", aligned, t_bma)):
-                sc = row_scores(y_test, P)
-                rows.append((n, r, key, float(sc["log_loss"].mean()),
-                             float(sc["accuracy"].mean()), secs))
+            rows += [(n, r, key, ll, acc, secs) for key, ll, acc, secs in scored]
             rows.append((n, r, "true", float(true_rows["log_loss"].mean()),
                          float(true_rows["accuracy"].mean()), 0.0))
         yield pd.DataFrame(rows, columns=["size", "repetition", "model", "log_loss",
                                           "accuracy", "seconds"])
+
+
+def _order_method(method: str) -> str:
+    """The registered name of ``method``, which must be an order-MCMC method (it has
+    ``n_orders``: its sampled orders also give the single best network).
+
+    Parameters
+    ----------
+    method : str
+        A method name or alias.
+
+    Returns
+    -------
+    str
+        The resolved name.
+
+    Raises
+    ------
+    ValueError
+        Not an order-MCMC method.
+    """
+    method = resolve_name(method)
+    from .classifiers.registry import get_spec
+
+    if "n_orders" not in get_spec(method).defaults:
+        raise ValueError(f"method must be an order-MCMC method (bma1, bma10, bma30); "
+                         f"got {method!r}.")
+    return method
+
+
+def _score_fit(bn: DiscreteBN, ci: int, train: np.ndarray, test_codes: np.ndarray,
+               method: str, params: Mapping[str, Any], stop: Callable[[], bool]
+               ) -> list[tuple[str, float, float, float]] | None:
+    """Fit the BMA method on ``train`` and score it and the single best network of its
+    sampled orders on the held-out rows (one repetition of one size of
+    :func:`learning_curve`).
+
+    Parameters
+    ----------
+    bn : DiscreteBN
+        The generating network.
+    ci : int
+        Index of the class variable.
+    train, test_codes : (rows, n_vars) int arrays
+        Training and held-out rows, network column order.
+    method : str
+        The registered order-MCMC method.
+    params : mapping
+        Its parameters, ``random_state`` included.
+    stop : callable
+        ``should_stop`` of :func:`learning_curve`.
+
+    Returns
+    -------
+    list of (model, log_loss, accuracy, seconds), or None
+        ``"single"`` then ``"bma"``; None when stopped.
+    """
+    names, states = list(bn.names), [list(s) for s in bn.states]
+    n = len(train)
+    y_test = test_codes[:, ci]
+    feats = [i for i in range(bn.n_vars) if i != ci]
+    model_order = feats + [ci]           # the order methods' variables: features, then class
+    ds = dataset_from_codes(train, names, bn.arities.copy(), ci, states)
+    t0 = time.perf_counter()
+    model = _fit_bma(method, ds, np.arange(n), params, stop)
+    if model is None:
+        return None
+    Xt = np.ascontiguousarray(test_codes[:, feats])
+    P_bma = _chunked(model.predict_proba, Xt, stop)
+    if P_bma is None:
+        return None
+    index = {str(c): k for k, c in enumerate(ds.classes)}
+    aligned = np.zeros((len(Xt), len(ds.classes)))
+    aligned[:, [index[str(c)] for c in model.classes_]] = P_bma  # all: see pools
+    t_bma = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    single = single_best_network(model, train[:, model_order],
+                                 [states[i] for i in model_order])
+    test_single = test_codes[:, model_order].copy()
+    test_single[:, -1] = -1
+    P_single = _chunked(partial(single.class_posterior, len(model_order) - 1),
+                        test_single, stop)
+    if P_single is None:
+        return None
+    t_single = time.perf_counter() - t0
+    out = []
+    for key, P, secs in (("single", P_single, t_single), ("bma", aligned, t_bma)):
+        sc = row_scores(y_test, P)
+        out.append((key, float(sc["log_loss"].mean()), float(sc["accuracy"].mean()), secs))
+    return out
 
 
 def run_learning_curve(*args: Any, **kwargs: Any) -> pd.DataFrame:
