@@ -61,44 +61,100 @@ def learning_curve_figure(results: pd.DataFrame, metric: str = "log_loss",
         a line trace named by :data:`bnma_core.learning_curve.MODEL_LABELS`, and one legend
         entry that says what the bands are; x axis logarithmic (training rows).
     """
-    from ..learning_curve import MODEL_LABELS, MODELS, summarize_learning_curve
+    from ..learning_curve import MODELS, summarize_learning_curve
 
     if excess and len(results):
-        truth = results[results["model"] == "true"].set_index(["size", "repetition"])[metric]
-        results = results.copy()
-        key = pd.MultiIndex.from_frame(results[["size", "repetition"]])
-        results[metric] = results[metric].to_numpy() - truth.reindex(key).to_numpy()
+        results = _minus_truth(results, metric)
     summary = summarize_learning_curve(results, metric, level) if len(results) else \
         pd.DataFrame(columns=["size", "model", "mean", "low", "high", "n"])
     fig = go.Figure()
     for model in MODELS:
         part = summary[summary["model"] == model].sort_values("size")
-        if part.empty:
-            continue
-        color, dash, symbol = CURVE_STYLE[model]
-        x = part["size"].tolist()
-        band = part.dropna(subset=["low", "high"])
-        if model != "true" and not band.empty:
-            bx = band["size"].tolist()
-            fig.add_trace(go.Scatter(
-                x=bx + bx[::-1], y=band["high"].tolist() + band["low"].tolist()[::-1],
-                mode="lines", fill="toself", fillcolor=_rgba(color, 0.15), line=dict(width=0),
-                name=f"{model} interval", showlegend=False, hoverinfo="skip"))
-        fig.add_trace(go.Scatter(
-            x=x, y=part["mean"].tolist(), mode="lines+markers" if symbol else "lines",
-            name=MODEL_LABELS[model], line=dict(color=color, dash=dash, width=2.5),
-            marker=dict(symbol=symbol or "circle", size=8),
-            customdata=part[["low", "high", "n"]].to_numpy(),
-            hovertemplate=(f"{MODEL_LABELS[model]}<br>%{{x}} training rows<br>"
-                           f"mean %{{y:.4f}}<br>{int(level * 100)}% interval "
-                           "%{customdata[0]:.4f} – %{customdata[1]:.4f}"
-                           "<br>%{customdata[2]} repetitions<extra></extra>")))
+        if not part.empty:
+            _add_curve(fig, model, part, level)
     if any(t.name.endswith(" interval") for t in fig.data):  # what the shading means
         fig.add_trace(go.Scatter(
             x=[None], y=[None], mode="lines", fill="toself", line=dict(width=0),
             fillcolor="rgba(120,120,120,0.25)", hoverinfo="skip",
             name=f"shaded: {int(round(level * 100))} % interval of the mean"))
     all_sizes = sorted(set(sizes or []) | set(summary["size"].astype(int).tolist()))
+    _layout(fig, all_sizes, metric, title, excess)
+    return fig
+
+
+def _minus_truth(results: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """``results`` with each row's ``metric`` minus the true network's on the same size and
+    repetition (the ``excess`` view of :func:`learning_curve_figure`).
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Rows of :func:`bnma_core.learning_curve.learning_curve`.
+    metric : str
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy; the true network's rows become 0.
+    """
+    truth = results[results["model"] == "true"].set_index(["size", "repetition"])[metric]
+    results = results.copy()
+    key = pd.MultiIndex.from_frame(results[["size", "repetition"]])
+    results[metric] = results[metric].to_numpy() - truth.reindex(key).to_numpy()
+    return results
+
+
+def _add_curve(fig: go.Figure, model: str, part: pd.DataFrame, level: float) -> None:
+    """Add one predictor's interval band (not for the true network, nor with one repetition)
+    and its mean line to ``fig``.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+    model : str
+        One of :data:`bnma_core.learning_curve.MODELS`.
+    part : pandas.DataFrame
+        Its rows of :func:`bnma_core.learning_curve.summarize_learning_curve`, by size.
+    level : float
+        Coverage of the band.
+    """
+    from ..learning_curve import MODEL_LABELS
+
+    color, dash, symbol = CURVE_STYLE[model]
+    band = part.dropna(subset=["low", "high"])
+    if model != "true" and not band.empty:
+        bx = band["size"].tolist()
+        fig.add_trace(go.Scatter(
+            x=bx + bx[::-1], y=band["high"].tolist() + band["low"].tolist()[::-1],
+            mode="lines", fill="toself", fillcolor=_rgba(color, 0.15), line=dict(width=0),
+            name=f"{model} interval", showlegend=False, hoverinfo="skip"))
+    fig.add_trace(go.Scatter(
+        x=part["size"].tolist(), y=part["mean"].tolist(),
+        mode="lines+markers" if symbol else "lines",
+        name=MODEL_LABELS[model], line=dict(color=color, dash=dash, width=2.5),
+        marker=dict(symbol=symbol or "circle", size=8),
+        customdata=part[["low", "high", "n"]].to_numpy(),
+        hovertemplate=(f"{MODEL_LABELS[model]}<br>%{{x}} training rows<br>"
+                       f"mean %{{y:.4f}}<br>{int(level * 100)}% interval "
+                       "%{customdata[0]:.4f} – %{customdata[1]:.4f}"
+                       "<br>%{customdata[2]} repetitions<extra></extra>")))
+
+
+def _layout(fig: go.Figure, all_sizes: list[int], metric: str, title: str | None,
+            excess: bool) -> None:
+    """Axes, legend and frame of :func:`learning_curve_figure`: a logarithmic x axis that
+    spans ``all_sizes`` from the start, so the curves grow into a fixed frame.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+    all_sizes : list of int
+        Sorted training sizes (run and done).
+    metric : str
+    title : str or None
+    excess : bool
+        Whether the y axis shows the excess over the true network (zero line drawn).
+    """
     xaxis = dict(title="training rows", type="log", tickvals=all_sizes or None,
                  tickformat=",d")
     if all_sizes:
@@ -112,4 +168,3 @@ def learning_curve_figure(results: pd.DataFrame, metric: str = "log_loss",
     fig.update_xaxes(showgrid=True, gridcolor="#eeeeee")
     fig.update_yaxes(showgrid=True, gridcolor="#eeeeee", zeroline=excess,
                      zerolinecolor="#bbbbbb")
-    return fig
