@@ -56,6 +56,40 @@ def _note_discretized(enc: DiscreteEncoder, notices: list[str]) -> None:
         notices.append(f"Continuous column(s) discretized into {how}: " + ", ".join(cont) + ".")
 
 
+def _apply_missing_policy(missing: str, codes: np.ndarray, raw: pd.DataFrame,
+                          row_ids: np.ndarray, complete: np.ndarray, n_complete: int,
+                          notices: list[str]) -> tuple[np.ndarray, pd.DataFrame, np.ndarray]:
+    """Under ``missing="drop"`` keep only the ``complete`` rows of ``codes``, ``raw`` and
+    ``row_ids`` (with a notice); otherwise return them unchanged."""
+    if missing == "drop" and n_complete < len(codes):
+        notices.append(f"{len(codes) - n_complete} row(s) with missing values were set aside "
+                       f"for training ({n_complete} complete rows remain).")
+        codes, raw = codes[complete], raw.loc[complete].reset_index(drop=True)
+        row_ids = row_ids[complete]
+    return codes, raw, row_ids
+
+
+def _assemble_dataset(codes: np.ndarray, enc: DiscreteEncoder, classes: list[str], cls: Any,
+                      notices: list[str], raw: pd.DataFrame,
+                      row_ids: np.ndarray) -> DiscreteDataset:
+    """Wrap the row-major ``codes`` (class last) as a :class:`DiscreteDataset`;
+    :class:`DataError` when fewer than two classes are left."""
+    y = codes[:, -1]
+    if y.size == 0 or y.min() == y.max():
+        raise DataError("After removing incomplete rows only one class is left.")
+    return DiscreteDataset(
+        codes=codes,
+        arities=np.append(enc.arities, len(classes)),
+        names=enc.names + [str(cls)],
+        states=enc.states + [classes],
+        class_index=len(enc.names),
+        notices=notices,
+        encoder=enc,
+        raw=raw,
+        row_ids=row_ids,
+    )
+
+
 def load_dataset(source: Any, target: str | None = None, *, discretization: str = "median",
                  n_bins: int = 3, cut_points: dict | None = None, missing: str = "keep",
                  drop_id_columns: bool = True, sep: str | None = None,
@@ -125,26 +159,10 @@ def load_dataset(source: Any, target: str | None = None, *, discretization: str 
     codes = np.empty(codes_t.shape[::-1], dtype=CODE_DTYPE)
     codes[...] = codes_t.T
     del codes_t
-    if missing == "drop" and n_complete < len(codes):
-        notices.append(f"{len(codes) - n_complete} row(s) with missing values were set aside "
-                       f"for training ({n_complete} complete rows remain).")
-        codes, raw = codes[complete], raw.loc[complete].reset_index(drop=True)
-        row_ids = row_ids[complete]
+    codes, raw, row_ids = _apply_missing_policy(missing, codes, raw, row_ids, complete,
+                                                n_complete, notices)
     _note_discretized(enc, notices)
-    y = codes[:, -1]
-    if y.size == 0 or y.min() == y.max():
-        raise DataError("After removing incomplete rows only one class is left.")
-    return DiscreteDataset(
-        codes=codes,
-        arities=np.append(enc.arities, len(classes)),
-        names=enc.names + [str(cls)],
-        states=enc.states + [classes],
-        class_index=len(enc.names),
-        notices=notices,
-        encoder=enc,
-        raw=raw,
-        row_ids=row_ids,
-    )
+    return _assemble_dataset(codes, enc, classes, cls, notices, raw, row_ids)
 
 
 def dataset_from_codes(codes: np.ndarray, names: list[str] | None = None,

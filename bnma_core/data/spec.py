@@ -64,6 +64,67 @@ MAX_NAME_CHARS = 1000
 _DASHBOARD_DISCRETIZATIONS = ("median", "quantile", "none")
 
 
+class _QueryValues:
+    """Reads single values of a page URL's query parameters for
+    :meth:`DatasetSpec.from_query_params`: each reader returns the checked value, or None
+    (the default applies) when the key is absent or the value fails, appending one plain
+    sentence per failure to :attr:`problems`."""
+
+    def __init__(self, params: Mapping[str, Any]) -> None:
+        self.params = params
+        self.problems: list[str] = []
+
+    def text(self, key: str) -> str | None:
+        """The value as text, unless longer than :data:`MAX_NAME_CHARS`."""
+        if key not in self.params:
+            return None
+        v = str(self.params[key])
+        if len(v) > MAX_NAME_CHARS:
+            self.problems.append(f"The link's {key} is {len(v):,} characters long; at most "
+                                 f"{MAX_NAME_CHARS:,} are possible: the default applies.")
+            return None
+        return v
+
+    def number(self, key: str) -> int | None:
+        """The value as an integer within :data:`bnma_core.limits.INPUT_RANGES` ``[key]``."""
+        if key not in self.params:
+            return None
+        r = INPUT_RANGES[key]
+        why = r.problem(self.params[key])
+        if why:
+            self.problems.append(f"{why} The link's value was not used: the default "
+                                 f"({r.default:,}) applies.")
+            return None
+        return int(str(self.params[key]).strip())
+
+    def choice(self, key: str, options: Mapping[str, Any]) -> Any:
+        """``options[value]``, when the value is one of ``options``' words."""
+        v = self.text(key)
+        if v is None:
+            return None
+        if v not in options:
+            self.problems.append(f"The link asks for {key}={v[:40]!r}, which is not one of "
+                                 f"{', '.join(options)}: the default applies.")
+            return None
+        return options[v]
+
+    def names(self, key: str) -> tuple[str, ...] | None:
+        """The comma-separated names, at most :data:`bnma_core.limits.MAX_COLUMNS` of at most
+        :data:`MAX_NAME_CHARS` characters each."""
+        if key not in self.params:
+            return None
+        items = [t for t in str(self.params[key]).split(",") if t]
+        if len(items) > MAX_COLUMNS:
+            self.problems.append(f"The link names {len(items):,} columns in {key}; at most "
+                                 f"{MAX_COLUMNS:,} are possible: the default applies.")
+            return None
+        if any(len(t) > MAX_NAME_CHARS for t in items):
+            self.problems.append(f"A name in the link's {key} is longer than "
+                                 f"{MAX_NAME_CHARS:,} characters: the default applies.")
+            return None
+        return tuple(items)
+
+
 @dataclass(frozen=True)
 class DatasetSpec:
     """Which data, read how: everything that rebuilds one dataset.
@@ -287,75 +348,30 @@ class DatasetSpec:
         src = params.get("src") if hasattr(params, "get") else None
         if src not in ("bundled", "network", "upload"):
             return None, []
-        problems: list[str] = []
+        q = _QueryValues(params)
         values: dict[str, Any] = {"source": src}
 
-        def text(key: str) -> str | None:
-            if key not in params:
-                return None
-            v = str(params[key])
-            if len(v) > MAX_NAME_CHARS:
-                problems.append(f"The link's {key} is {len(v):,} characters long; at most "
-                                f"{MAX_NAME_CHARS:,} are possible: the default applies.")
-                return None
-            return v
-
-        def number(key: str) -> int | None:
-            if key not in params:
-                return None
-            r = INPUT_RANGES[key]
-            why = r.problem(params[key])
-            if why:
-                problems.append(f"{why} The link's value was not used: the default "
-                                f"({r.default:,}) applies.")
-                return None
-            return int(str(params[key]).strip())
-
-        def choice(key: str, options: Mapping[str, Any]) -> Any:
-            v = text(key)
-            if v is None:
-                return None
-            if v not in options:
-                problems.append(f"The link asks for {key}={v[:40]!r}, which is not one of "
-                                f"{', '.join(options)}: the default applies.")
-                return None
-            return options[v]
-
-        def names(key: str) -> tuple[str, ...] | None:
-            if key not in params:
-                return None
-            items = [t for t in str(params[key]).split(",") if t]
-            if len(items) > MAX_COLUMNS:
-                problems.append(f"The link names {len(items):,} columns in {key}; at most "
-                                f"{MAX_COLUMNS:,} are possible: the default applies.")
-                return None
-            if any(len(t) > MAX_NAME_CHARS for t in items):
-                problems.append(f"A name in the link's {key} is longer than "
-                                f"{MAX_NAME_CHARS:,} characters: the default applies.")
-                return None
-            return tuple(items)
-
         if src == "network":
-            values["net"] = choice("net", {n: n for n in NETWORKS})
-            values["rows"] = number("rows")
-            values["seed"] = number("seed")
-            values["target"] = text("cls")
+            values["net"] = q.choice("net", {n: n for n in NETWORKS})
+            values["rows"] = q.number("rows")
+            values["seed"] = q.number("seed")
+            values["target"] = q.text("cls")
         else:
-            values["file"] = text("file")
-            values["target"] = text("target")
-            values["discretization"] = choice("disc", {d: d for d in _DASHBOARD_DISCRETIZATIONS})
-            values["bins"] = number("bins")
-            values["missing"] = choice("missing", {m: m for m in MISSING_POLICIES})
+            values["file"] = q.text("file")
+            values["target"] = q.text("target")
+            values["discretization"] = q.choice("disc", {d: d for d in _DASHBOARD_DISCRETIZATIONS})
+            values["bins"] = q.number("bins")
+            values["missing"] = q.choice("missing", {m: m for m in MISSING_POLICIES})
             sep_words = {"auto": None, **{w: c for c, w in SEP_WORDS.items()}}
             dec_words = {"auto": None, **{w: c for c, w in DECIMAL_WORDS.items()}}
             if "sep" in params:
-                values["sep"] = choice("sep", sep_words)
+                values["sep"] = q.choice("sep", sep_words)
             if "dec" in params:
-                values["decimal"] = choice("dec", dec_words)
-            values["drop"] = names("drop")
-            values["class_bins"] = number("cbins")
-        values["keep"] = names("keep")
-        return cls(**{k: v for k, v in values.items() if v is not None}), problems
+                values["decimal"] = q.choice("dec", dec_words)
+            values["drop"] = q.names("drop")
+            values["class_bins"] = q.number("cbins")
+        values["keep"] = q.names("keep")
+        return cls(**{k: v for k, v in values.items() if v is not None}), q.problems
 
     def replace(self, **changes: Any) -> DatasetSpec:
         """A copy with ``changes`` (e.g. ``keep=``)."""

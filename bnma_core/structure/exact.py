@@ -284,6 +284,19 @@ def k_best(X: np.ndarray, arities: Sequence[int], k: int, *, classes: bool = Tru
     """
     K, Xc, ar, perm, m, lim = _check_search(X, arities, k, classes, score, ess, max_parents,
                                             class_index, augmented, limits)
+    return _search_structures(Xc, ar, perm, m, lim, K, classes, score, ess, augmented,
+                              class_index, sample_weight, max_family_cells, progress)
+
+
+def _search_structures(Xc: np.ndarray, ar: np.ndarray, perm: list[int], m: int,
+                       lim: int | None, K: int, classes: bool, score: str, ess: float,
+                       augmented: bool, class_index: int | None,
+                       sample_weight: np.ndarray | None, max_family_cells: int | None,
+                       progress: Callable[[str, float], bool] | None) -> list[ScoredStructure]:
+    """The stages of :func:`k_best` on checked input (see :func:`_check_search`): local
+    scores, K best parent sets, K best networks (Tian, He & Ram 2010; Chen & Tian 2014 when
+    ``classes``), decoded over the original columns; each big table is freed once the next
+    stage has been built from it."""
     n = Xc.shape[1]
     tick = _stage_ticker(progress)
     tick(STAGES[0], 0.0)

@@ -542,32 +542,54 @@ def build_score_table(codes: np.ndarray, arities: np.ndarray, max_parents: int =
             data_t, weights, arities, l_eff, log_prior, [SCORE_KINDS[q[0]] for q in priors],
             [q[1] for q in priors], m, max_cells)
         if len(priors) > 1:
-            log_eps_rel = math.log(prune_eps / m) if prune_eps > 0 else -math.inf
             shared[1][key] = {}
             for j, q in enumerate(priors[1:], 1):
-                srt = sort_table(masks.copy(), all_scores[j], log_eps_rel)
-                shared[1][key][q] = ScoreTable(
-                    *srt[:3], arities, l_eff, q[0], prior, q[1], float(prune_eps), log_eps_rel,
-                    "full", np.zeros((n, 0), dtype=np.int64), np.zeros((n, 0)), *srt[3:],
-                    np.zeros((n, 0), dtype=np.int32), data_t, weights)
+                shared[1][key][q] = _sorted_table(
+                    masks.copy(), all_scores[j], m, "full", q[0], q[1], *_no_candidates(n),
+                    arities, l_eff, prior, prune_eps, data_t, weights)
         scores = all_scores[0]
-        cand = np.zeros((n, 0), dtype=np.int64)
-        logsum = np.zeros((n, 0))
-        cbit = np.zeros((n, 0), dtype=np.int32)
+        cand, logsum, cbit = _no_candidates(n)
     else:
-        if cand is None:
-            cand = _pair_candidates(data_t, weights, arities, k, score, prior, ess)
-        m = n_parent_sets(cand.shape[1], l_eff)
-        masks, scores, logsum = build_candidate_table(data_t, weights.astype(np.float64),
-                                                      arities, cand, l_eff, log_prior, kind,
-                                                      float(ess), m)
-        cbit = candidate_bits(cand, n)
+        masks, scores, logsum, cbit, cand, m = _candidate_table(
+            data_t, weights, arities, k, cand, score, prior, ess, l_eff, log_prior, kind)
+    return _sorted_table(masks, scores, m, "full" if k is None else "candidates", score,
+                         float(ess), cand, logsum, cbit, arities, l_eff, prior, prune_eps,
+                         data_t, weights)
+
+
+def _no_candidates(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The empty candidate arrays (candidates, log-sums, candidate bits) of a "full" table."""
+    return np.zeros((n, 0), dtype=np.int64), np.zeros((n, 0)), np.zeros((n, 0), dtype=np.int32)
+
+
+def _candidate_table(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarray, k: int,
+                     cand: np.ndarray | None, score: str, prior: str, ess: float, l_eff: int,
+                     log_prior: np.ndarray, kind: int) -> tuple:
+    """The unsorted table of the candidate-restricted regime (``k`` candidates per node,
+    chosen by :func:`select_candidates` unless ``cand`` gives them); returns (masks, scores,
+    log-sums, candidate bits, candidates, parent sets per node)."""
+    if cand is None:
+        cand = _pair_candidates(data_t, weights, arities, k, score, prior, ess)
+    m = n_parent_sets(cand.shape[1], l_eff)
+    masks, scores, logsum = build_candidate_table(data_t, weights.astype(np.float64),
+                                                  arities, cand, l_eff, log_prior, kind,
+                                                  float(ess), m)
+    return masks, scores, logsum, candidate_bits(cand, n=data_t.shape[0]), cand, m
+
+
+def _sorted_table(masks: np.ndarray, scores: np.ndarray, m: int, regime: str, score: str,
+                  ess: float, cand: np.ndarray, logsum: np.ndarray, cbit: np.ndarray,
+                  arities: np.ndarray, l_eff: int, prior: str, prune_eps: float,
+                  data_t: np.ndarray, weights: np.ndarray) -> ScoreTable:
+    """Sort a node-score table into bands (:func:`sort_table`; each node term may drop
+    relative mass ``prune_eps`` over its ``m`` parent sets, see the module docstring) and
+    wrap it as a :class:`ScoreTable`."""
     log_eps_rel = math.log(prune_eps / m) if prune_eps > 0 else -math.inf
     masks, scores, limits, exps, bid, band_first, band_anchor = sort_table(masks, scores,
                                                                             log_eps_rel)
-    return ScoreTable(masks, scores, limits, arities, l_eff, score, prior, float(ess),
-                      float(prune_eps), log_eps_rel, "full" if k is None else "candidates",
-                      cand, logsum, exps, bid, band_first, band_anchor, cbit, data_t, weights)
+    return ScoreTable(masks, scores, limits, arities, l_eff, score, prior, ess,
+                      float(prune_eps), log_eps_rel, regime, cand, logsum, exps, bid,
+                      band_first, band_anchor, cbit, data_t, weights)
 
 
 _SHARED_PRIORS: contextvars.ContextVar = contextvars.ContextVar("shared_priors", default=None)
