@@ -375,10 +375,10 @@ def cross_validate(data: Any, methods: Sequence[str] | Mapping[str, Any], folds:
     ----------
     data : DiscreteDataset, path, bytes or DataFrame
         A dataset with ``raw`` values and an ``encoder`` has its discretization refitted on each
-        training fold with the encoder's own settings (``discretization`` / ``n_bins`` are then
-        ignored); a dataset without raw values is used as coded. Anything else is read with
-        :func:`~bnma_core.data.prepare_frame` (``target`` chooses the class column) and
-        discretized per fold with ``discretization`` / ``n_bins``.
+        training fold with the encoder's settings (``discretization`` / ``n_bins`` ignored), one
+        without raw values is used as coded; anything else is read by
+        :func:`~bnma_core.data.prepare_frame` (``target``: the class column) and discretized per
+        fold with ``discretization`` / ``n_bins``.
     methods : list of registry names, comma-separated string, or dict name -> estimator
     folds : int
         Number of stratified folds (``StratifiedKFold(shuffle=True, random_state=seed)``).
@@ -389,25 +389,20 @@ def cross_validate(data: Any, methods: Sequence[str] | Mapping[str, Any], folds:
     progress : callable, optional
         ``progress(done, total, method, fold)`` after each finished fit.
     should_stop : callable, optional
-        Checked before each fit is started and every 0.1 s while a fit runs in this process
-        (at least every half second on Dask, where the fits not finished are then
-        cancelled); when it returns True the results of the finished fits are returned at
-        once (a fit in progress in this process is abandoned: it ends in its own thread and
-        its result is dropped).
+        Checked before each fit and every 0.1 s while one runs here (at least every 0.5 s on Dask,
+        which then cancels the unfinished fits); once True, the finished fits' results are returned
+        at once (a fit running here is abandoned: it ends in its own thread, its result dropped).
     method_params : dict, optional
         ``{name: {param: value}}`` overrides for registry methods.
     return_proba : bool
-        Also return the out-of-fold probabilities (:class:`CVPredictions`: the table every
-        metric, calibration and decision curve is computed from, e.g. :func:`roc_curves`):
-        the result is then ``(results, predictions)``.
+        Also return the out-of-fold probabilities (:class:`CVPredictions`, whence every metric,
+        calibration and decision curve, e.g. :func:`roc_curves`): ``(results, predictions)``.
     missing : {"keep", "drop"}
-        Rows with a missing feature value: ``"keep"`` (default, as the CLI and the dashboard)
-        or ``"drop"`` them before the folds are made (every method then trains and is tested
-        on complete rows only).
+        Rows with a missing feature value: ``"keep"`` (default, as the CLI and the dashboard) or
+        ``"drop"`` them before the folds are made (all methods then use complete rows only).
     workers : int
-        1 (default) runs the fits one after another in this process; more runs them on a
-        local Dask cluster of that many worker processes (the grid engine of the
-        reproductions, :func:`bnma_core.reproduce.runner.run_tasks`). Same results either way.
+        1 (default): fits run one after another in this process; more: on a local Dask cluster of
+        that many processes (:func:`bnma_core.reproduce.runner.run_tasks`). Same results.
     scheduler : str, optional
         Address of an existing Dask scheduler (``tcp://host:port``) to run the fits on
         (``workers`` is then ignored); its workers need this package installed.
@@ -415,22 +410,18 @@ def cross_validate(data: Any, methods: Sequence[str] | Mapping[str, Any], folds:
     Returns
     -------
     DataFrame
-        One row per (method, fold), in method then fold order: method, fold, accuracy,
-        log_loss (natural log, probabilities clipped at 1e-15), auc (binary ROC AUC; macro
-        one-vs-rest over the classes present in the test fold for more than two classes; NaN
-        if the fold has one class), fit_time_s,
-        predict_time_s, n_train (training rows the method learned from), n_test,
+        One row per (method, fold), in method then fold order: method, fold, accuracy, log_loss
+        (natural log, probabilities clipped at 1e-15), auc (binary ROC AUC; macro one-vs-rest
+        over the classes in the test fold for more than two classes; NaN if it has one class),
+        fit_time_s, predict_time_s, n_train (training rows the method learned from), n_test,
         n_train_dropped (training rows with a missing value the method could not use).
 
     Notes
     -----
-    Every method gets the same folds and the same training rows, incomplete ones included:
-    each model is built by :func:`bnma_core.classifiers.registry.fit_method`, which reads the
-    method's declared capabilities. Methods that learn from incomplete rows (available-case
-    counts or EM; every registered method) use them all; a method declaring
-    ``fit_missing="drop"`` (e.g. an estimator from elsewhere) learns from the complete rows
-    only, and ``n_train`` / ``n_train_dropped`` say so. Test folds keep every row (the models
-    marginalize missing values).
+    Every method gets the same folds and training rows, incomplete ones included, and is fit by
+    :func:`bnma_core.classifiers.registry.fit_method` as it declares: every registered method learns
+    from all rows (available-case counts or EM), one declaring ``fit_missing="drop"`` from complete
+    rows only. Test folds keep every row (the models marginalize missing values).
 
     Raises
     ------
@@ -440,25 +431,45 @@ def cross_validate(data: Any, methods: Sequence[str] | Mapping[str, Any], folds:
         Unknown method, bad ``folds``, or a method whose declared limits (number of variables,
         two classes only) the data exceed (raised before any fit).
     """
+    engine_workers, src, ests, splits = _cv_setup(data, methods, folds, seed, target,
+                                                  discretization, n_bins, method_params,
+                                                  missing, workers, scheduler, n_jobs)
+    rows, proba = _cv_run(src, ests, splits, engine_workers, scheduler, progress, should_stop)
+    results = pd.DataFrame(rows, columns=RESULT_COLUMNS)
+    if return_proba:
+        return results, _cv_predictions(src, splits, proba, seed)
+    return results
+
+
+def _cv_setup(data: Any, methods: Any, folds: Any, seed: int, target: str | None,
+              discretization: str, n_bins: int,
+              method_params: Mapping[str, Mapping[str, Any]] | None, missing: str,
+              workers: Any, scheduler: str | None, n_jobs: Any
+              ) -> tuple[int, _Source, dict[str, Any], list]:
+    """The engine workers, data, estimators and folds of :func:`cross_validate`, every check
+    made before any fit: (workers, source, name -> estimator, :func:`_cv_splits`)."""
     engine_workers = _engine_workers(workers, scheduler, n_jobs)
     src = _source(data, target, discretization, n_bins, missing)
     ests = _estimators(methods, seed, method_params)
     _check_methods_fit(ests, src.ds)
-    folds = _check_folds(folds, src)
-    splits = _cv_splits(src, folds, seed)
-    rows, proba = _cv_run(src, ests, splits, engine_workers, scheduler, progress, should_stop)
-    results = pd.DataFrame(rows, columns=RESULT_COLUMNS)
-    if return_proba:
-        fold_of = np.empty(src.n_rows, dtype=np.int64)
-        for f, _, _, te in splits:
-            fold_of[te] = f
-        ds = src.ds
-        return results, CVPredictions(
-            src.y.copy(), list(src.classes), proba, folds=fold_of,
-            row_ids=np.asarray(ds.row_ids, dtype=np.int64).copy(), seed=int(seed),
-            cut_points={f: _fold_cut_points(train) for f, train, _, _ in splits},
-            class_name=ds.class_name)
-    return results
+    splits = _cv_splits(src, _check_folds(folds, src), seed)
+    return engine_workers, src, ests, splits
+
+
+def _cv_predictions(src: _Source, splits: list, proba: dict[str, np.ndarray],
+                    seed: int) -> CVPredictions:
+    """The out-of-fold predictions of :func:`cross_validate` (``return_proba=True``): each
+    row's fold, row id and true class, each method's probabilities and each fold's cut
+    points."""
+    fold_of = np.empty(src.n_rows, dtype=np.int64)
+    for f, _, _, te in splits:
+        fold_of[te] = f
+    ds = src.ds
+    return CVPredictions(
+        src.y.copy(), list(src.classes), proba, folds=fold_of,
+        row_ids=np.asarray(ds.row_ids, dtype=np.int64).copy(), seed=int(seed),
+        cut_points={f: _fold_cut_points(train) for f, train, _, _ in splits},
+        class_name=ds.class_name)
 
 
 PREDICTION_KEY_COLUMNS = ["row", "fold", "method", "true_class"]

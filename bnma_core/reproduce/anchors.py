@@ -464,14 +464,12 @@ def target_claims(summary: pd.DataFrame, method: str | None = None,
     against the configuration that decides it.
     """
     from bnma_core.classifiers.registry import DEFAULT_METHOD
-    from bnma_core.comparison import bayesian_signed_rank
 
-    from .report import NOT_CHECKABLE, NOT_REPRODUCED, REPRODUCED, claim
+    from .report import NOT_CHECKABLE, claim
 
     method = method or DEFAULT_METHOD
     s = summary[summary["method"] == method].set_index("dataset")
     have = [d for d in DATASETS if d in s.index and np.isfinite(s.loc[d, "logloss_mean"])]
-    out = []
     texts = (f"the recommended method ({method}) has a lower mean log-loss over the 7 datasets "
              "than every anchor configuration",
              f"the recommended method ({method}) is within {LOGLOSS_WITHIN} log-loss of the best "
@@ -481,69 +479,110 @@ def target_claims(summary: pd.DataFrame, method: str | None = None,
     if len(have) < len(DATASETS):
         why = (f"{method} has log-loss on {len(have)} of the {len(DATASETS)} datasets (quick "
                "grid, or cells stored before log-loss was recorded: rerun with --fresh)")
-        out += [claim(t, "target", "—", NOT_CHECKABLE, why) for t in texts]
+        out = [claim(t, "target", "—", NOT_CHECKABLE, why) for t in texts]
     else:
         tab = comparison_table(summary, method, anchors).set_index("method")
-        me, others = tab.loc[method], tab.drop(index=method)
-        with_ll = others.dropna(subset=["logloss_mean"])
-        best = with_ll["logloss_mean"].idxmin()
-        ok = bool(me["logloss_mean"] < with_ll["logloss_mean"].min())
-        out.append(claim(
-            texts[0], f"target < {with_ll['logloss_mean'].min():.4f} ({best}, the lowest of "
-            f"{len(with_ll)} configurations)",
-            f"{me['logloss_mean']:.4f}",
-            REPRODUCED if ok else NOT_REPRODUCED,
-            _verdict({"p_a_better": with_ll.loc[best, "ll_p_ours"],
-                      "p_equivalent": with_ll.loc[best, "ll_p_equivalent"],
-                      "p_b_better": with_ll.loc[best, "ll_p_theirs"]}, method, best,
-                     ROPE["log_loss"], "log-loss")))
-        conf = anchor_configurations(anchors)
-        ll = _complete(conf, "logloss_mean")
-        per_best = conf.pivot_table(index="method", columns="dataset",
-                                    values="logloss_mean").min()[list(DATASETS)]
-        mine = s.loc[list(DATASETS), "logloss_mean"]
-        gap = mine - per_best
-        n_within = int((gap <= LOGLOSS_WITHIN + 1e-12).sum())
-        p = bayesian_signed_rank(mine.to_numpy(), per_best.to_numpy(), rope=LOGLOSS_WITHIN,
-                                 higher_is_better=False)
-        out.append(claim(
-            texts[1], f"target >= {TARGET['within']} of 7",
-            f"{n_within} of 7; behind by more on "
-            + (", ".join(f"{d} ({gap[d]:+.3f})" for d in DATASETS
-                         if gap[d] > LOGLOSS_WITHIN + 1e-12) or "none"),
-            REPRODUCED if n_within >= TARGET["within"] else NOT_REPRODUCED,
-            _verdict(p, method, "the per-dataset best", LOGLOSS_WITHIN, "log-loss")
-            + f" ({len(ll)} configurations have log-loss on all seven)"))
-        ranked = tab.sort_values("acc_rank")
-        rival = others.sort_values("acc_rank").index[0]
-        ok = bool(me["acc_rank"] < others["acc_rank"].min())
-        out.append(claim(
-            texts[2], f"target: rank below every configuration's (best of them {rival}, "
-            f"{others.loc[rival, 'acc_rank']:.2f})",
-            f"{me['acc_rank']:.2f} (place {list(ranked.index).index(method) + 1} of "
-            f"{len(ranked)}; mean accuracy {me['acc_mean']:.4f})",
-            REPRODUCED if ok else NOT_REPRODUCED,
-            _verdict({"p_a_better": others.loc[rival, "acc_p_ours"],
-                      "p_equivalent": others.loc[rival, "acc_p_equivalent"],
-                      "p_b_better": others.loc[rival, "acc_p_theirs"]}, method, rival,
-                     ROPE["accuracy"], "accuracy")))
+        out = [_logloss_claim(tab, method, texts[0]),
+               _within_claim(s, method, anchors, texts[1]),
+               _rank_claim(tab, method, texts[2])]
+    return out + _ukdb_claims(summary)
+
+
+def _table_verdict(row: pd.Series, key: str, method: str, rival: str, rope: float,
+                   what: str) -> str:
+    """:func:`_verdict` from the signed-rank columns ``{key}_p_ours`` / ``_p_equivalent`` /
+    ``_p_theirs`` of a :func:`comparison_table` row (``key`` "ll" or "acc")."""
+    return _verdict({"p_a_better": row[f"{key}_p_ours"],
+                     "p_equivalent": row[f"{key}_p_equivalent"],
+                     "p_b_better": row[f"{key}_p_theirs"]}, method, rival, rope, what)
+
+
+def _logloss_claim(tab: pd.DataFrame, method: str, text: str) -> dict:
+    """Claim 1 of :func:`target_claims`: ``method``'s mean log-loss below every anchor
+    configuration's with log-loss on all seven (``tab``: :func:`comparison_table` indexed by
+    method)."""
+    from .report import NOT_REPRODUCED, REPRODUCED, claim
+
+    me, others = tab.loc[method], tab.drop(index=method)
+    with_ll = others.dropna(subset=["logloss_mean"])
+    best = with_ll["logloss_mean"].idxmin()
+    ok = bool(me["logloss_mean"] < with_ll["logloss_mean"].min())
+    return claim(
+        text, f"target < {with_ll['logloss_mean'].min():.4f} ({best}, the lowest of "
+        f"{len(with_ll)} configurations)",
+        f"{me['logloss_mean']:.4f}",
+        REPRODUCED if ok else NOT_REPRODUCED,
+        _table_verdict(with_ll.loc[best], "ll", method, best, ROPE["log_loss"], "log-loss"))
+
+
+def _within_claim(s: pd.DataFrame, method: str, anchors: str | Path | None,
+                  text: str) -> dict:
+    """Claim 2 of :func:`target_claims`: ``method`` within :data:`LOGLOSS_WITHIN` of the
+    per-dataset best anchor configuration on at least ``TARGET["within"]`` datasets (``s``:
+    the method's summary rows indexed by dataset)."""
+    from bnma_core.comparison import bayesian_signed_rank
+
+    from .report import NOT_REPRODUCED, REPRODUCED, claim
+
+    conf = anchor_configurations(anchors)
+    ll = _complete(conf, "logloss_mean")
+    per_best = conf.pivot_table(index="method", columns="dataset",
+                                values="logloss_mean").min()[list(DATASETS)]
+    mine = s.loc[list(DATASETS), "logloss_mean"]
+    gap = mine - per_best
+    n_within = int((gap <= LOGLOSS_WITHIN + 1e-12).sum())
+    p = bayesian_signed_rank(mine.to_numpy(), per_best.to_numpy(), rope=LOGLOSS_WITHIN,
+                             higher_is_better=False)
+    return claim(
+        text, f"target >= {TARGET['within']} of 7",
+        f"{n_within} of 7; behind by more on "
+        + (", ".join(f"{d} ({gap[d]:+.3f})" for d in DATASETS
+                     if gap[d] > LOGLOSS_WITHIN + 1e-12) or "none"),
+        REPRODUCED if n_within >= TARGET["within"] else NOT_REPRODUCED,
+        _verdict(p, method, "the per-dataset best", LOGLOSS_WITHIN, "log-loss")
+        + f" ({len(ll)} configurations have log-loss on all seven)")
+
+
+def _rank_claim(tab: pd.DataFrame, method: str, text: str) -> dict:
+    """Claim 3 of :func:`target_claims`: ``method``'s mean accuracy rank below every anchor
+    configuration's (``tab``: :func:`comparison_table` indexed by method)."""
+    from .report import NOT_REPRODUCED, REPRODUCED, claim
+
+    me, others = tab.loc[method], tab.drop(index=method)
+    ranked = tab.sort_values("acc_rank")
+    rival = others.sort_values("acc_rank").index[0]
+    ok = bool(me["acc_rank"] < others["acc_rank"].min())
+    return claim(
+        text, f"target: rank below every configuration's (best of them {rival}, "
+        f"{others.loc[rival, 'acc_rank']:.2f})",
+        f"{me['acc_rank']:.2f} (place {list(ranked.index).index(method) + 1} of "
+        f"{len(ranked)}; mean accuracy {me['acc_mean']:.4f})",
+        REPRODUCED if ok else NOT_REPRODUCED,
+        _table_verdict(others.loc[rival], "acc", method, rival, ROPE["accuracy"], "accuracy"))
+
+
+def _ukdb_claims(summary: pd.DataFrame) -> list[dict]:
+    """The UKDB ≥ KDB claim of :func:`target_claims` (accuracy on WBC and win/draw/loss over
+    the anchors), or none when the summary lacks either method."""
     from bnma_core.classifiers.registry import ALIASES
+
+    from .report import NOT_REPRODUCED, REPRODUCED, claim
 
     # stored results may name kdb2 / ukdb2 by their aliases kdb / ukdb
     piv = summary.assign(method=summary["method"].replace(ALIASES)).pivot_table(
         index="dataset", columns="method", values="acc_mean")
-    if {"ukdb2", "kdb2"} <= set(piv.columns):
-        d = (piv["ukdb2"] - piv["kdb2"]).dropna()
-        w, t_, l_ = int((d > TIE).sum()), int((d.abs() <= TIE).sum()), int((d < -TIE).sum())
-        wbc = (f"WBC {piv.loc['wbc', 'ukdb2']:.4f} vs {piv.loc['wbc', 'kdb2']:.4f}; "
-               if "wbc" in piv.index else "")
-        ok = ("wbc" in piv.index and piv.loc["wbc", "ukdb2"] >= piv.loc["wbc", "kdb2"]
-              and w >= l_)
-        out.append(claim("UKDB (registry default) is at least as accurate as KDB on WBC and "
-                         "in win/draw/loss over the anchors", "target UKDB >= KDB",
-                         f"{wbc}W/D/L {w}/{t_}/{l_}", REPRODUCED if ok else NOT_REPRODUCED,
-                         "" if ok else "see docs/accuracy.md §1-2 (the shared data sets too)"))
-    return out
+    if not {"ukdb2", "kdb2"} <= set(piv.columns):
+        return []
+    d = (piv["ukdb2"] - piv["kdb2"]).dropna()
+    w, t_, l_ = int((d > TIE).sum()), int((d.abs() <= TIE).sum()), int((d < -TIE).sum())
+    wbc = (f"WBC {piv.loc['wbc', 'ukdb2']:.4f} vs {piv.loc['wbc', 'kdb2']:.4f}; "
+           if "wbc" in piv.index else "")
+    ok = ("wbc" in piv.index and piv.loc["wbc", "ukdb2"] >= piv.loc["wbc", "kdb2"]
+          and w >= l_)
+    return [claim("UKDB (registry default) is at least as accurate as KDB on WBC and "
+                  "in win/draw/loss over the anchors", "target UKDB >= KDB",
+                  f"{wbc}W/D/L {w}/{t_}/{l_}", REPRODUCED if ok else NOT_REPRODUCED,
+                  "" if ok else "see docs/accuracy.md §1-2 (the shared data sets too)")]
 
 
 # --- the reproduction: grid, cell, report -------------------------------------------------

@@ -196,6 +196,49 @@ def _layered_drawing(graph: nx.DiGraph, edge_weight: str | None = "weight",
     edges = [(u, v) for u, v in graph.edges if u != v]
     # the proper layered graph: a dummy vertex wherever an edge crosses a column, so that every
     # edge igraph sees joins adjacent columns (its own edge routing is not used)
+    layers, links, chain_ids = _proper_layered_graph(nodes, edges, depth, index)
+    g = ig.Graph(n=len(layers), edges=links, directed=True)
+    lay = g.layout_sugiyama(layers=layers, hgap=1, vgap=1)
+    coords = np.asarray(lay.coords, dtype=float)[:len(layers)]
+    rows = _straightened_rows(layers, links, coords[:, 0])
+    n_cols = max(depth.values()) + 1
+    row_node = {n: rows[index[n]] for n in nodes}
+    chains = [[(layers[i], rows[i]) for i in ids] for ids in chain_ids]
+    top = max(max(row_node.values()), max((r for ch in chains for _, r in ch), default=0.0))
+    x_of_col = _column_offsets(nodes, depth, chains, n_cols, font_size)
+    pos = {n: (float(x_of_col[depth[n]]), float((top - row_node[n]) * ROW_GAP)) for n in nodes}
+    routes = {(u, v): [(float(x_of_col[c]), float((top - r) * ROW_GAP)) for c, r in ch[1:-1]]
+              for (u, v), ch in zip(edges, chains)}
+    return LayeredDrawing(positions=pos, routes=routes, columns=dict(depth),
+                          width=float(x_of_col[-1]), height=float(top * ROW_GAP))
+
+
+def _proper_layered_graph(nodes: list, edges: list, depth: Mapping[Hashable, int],
+                          index: Mapping[Hashable, int]
+                          ) -> tuple[list[int], list[tuple[int, int]], list[list[int]]]:
+    """The proper layered graph of step (3) of :func:`_layered_drawing`.
+
+    Parameters
+    ----------
+    nodes : list
+        The graph's nodes; vertex ``index[n]`` is node ``n``.
+    edges : list of (u, v)
+        Edges without self-loops.
+    depth : mapping
+        node -> column (:func:`_columns`).
+    index : mapping
+        node -> vertex id.
+
+    Returns
+    -------
+    layers : list of int
+        Column of every vertex: the nodes first, then one dummy vertex wherever an edge
+        crosses a column.
+    links : list of (int, int)
+        Vertex pairs in adjacent columns, the segments of all edges.
+    chain_ids : list of list of int
+        Per edge, its vertex ids from ``u`` to ``v`` (dummies in between).
+    """
     layers = [depth[n] for n in nodes]
     links, chain_ids = [], []
     for u, v in edges:
@@ -207,14 +250,32 @@ def _layered_drawing(graph: nx.DiGraph, edge_weight: str | None = "weight",
         ids.append(index[v])
         links += list(zip(ids, ids[1:]))
         chain_ids.append(ids)
-    g = ig.Graph(n=len(layers), edges=links, directed=True)
-    lay = g.layout_sugiyama(layers=layers, hgap=1, vgap=1)
-    coords = np.asarray(lay.coords, dtype=float)[:len(layers)]
-    rows = _straightened_rows(layers, links, coords[:, 0])
-    n_cols = max(depth.values()) + 1
-    row_node = {n: rows[index[n]] for n in nodes}
-    chains = [[(layers[i], rows[i]) for i in ids] for ids in chain_ids]
-    top = max(max(row_node.values()), max((r for ch in chains for _, r in ch), default=0.0))
+    return layers, links, chain_ids
+
+
+def _column_offsets(nodes: list, depth: Mapping[Hashable, int], chains: list,
+                    n_cols: int, font_size: int) -> list[float]:
+    """x of each column in pixels: step (4) of :func:`_layered_drawing`.
+
+    Adjacent columns are as far apart as the wider of (a) their widest labels side by side
+    with 18 px between them, (b) :data:`COLUMN_GAP` and (c) what keeps the steepest segment
+    between them 12 px or more from the other vertices of both columns.
+
+    Parameters
+    ----------
+    nodes : list
+    depth : mapping
+        node -> column.
+    chains : list of list of (column, row)
+        Per edge, its vertices from ``u`` to ``v``.
+    n_cols : int
+    font_size : int
+
+    Returns
+    -------
+    list of float
+        ``n_cols`` offsets, the first 0.
+    """
     widths = [0.0] * n_cols
     for n in nodes:
         widths[depth[n]] = max(widths[depth[n]], label_width(n, font_size))
@@ -232,11 +293,7 @@ def _layered_drawing(graph: nx.DiGraph, edge_weight: str | None = "weight",
         need_steep = clear * dy / np.sqrt(ROW_GAP ** 2 - clear ** 2)
         gap = max(COLUMN_GAP, (widths[c] + widths[c + 1]) / 2 + 18.0, need_steep)
         x_of_col.append(x_of_col[-1] + gap)
-    pos = {n: (float(x_of_col[depth[n]]), float((top - row_node[n]) * ROW_GAP)) for n in nodes}
-    routes = {(u, v): [(float(x_of_col[c]), float((top - r) * ROW_GAP)) for c, r in ch[1:-1]]
-              for (u, v), ch in zip(edges, chains)}
-    return LayeredDrawing(positions=pos, routes=routes, columns=dict(depth),
-                          width=float(x_of_col[-1]), height=float(top * ROW_GAP))
+    return x_of_col
 
 
 def _columns(dag: nx.DiGraph) -> dict[Hashable, int]:
@@ -471,19 +528,26 @@ def dag_figure(graph: nx.DiGraph, class_node: Hashable | None = None,
         if nodes:
             fig.add_trace(_node_trace(graph, pos, nodes, name, color, symbol, node_size))
             annotations += _node_labels(pos, nodes, node_size)
+    _base_layout(fig, title, annotations, shapes, height, bool(marked) or has_class)
+    if drawing is not None:
+        _pixel_axes(fig, drawing, graph, weighted)
+    return fig
+
+
+def _base_layout(fig: go.Figure, title: str | None, annotations: list, shapes: list,
+                 height: int, showlegend: bool) -> None:
+    """Layout of :func:`dag_figure`: arrows and labels, a horizontal legend top right, hidden
+    axes over the unit square (:func:`_pixel_axes` replaces them for a layered drawing)."""
     fig.update_layout(
         title=title, annotations=annotations, shapes=shapes, hovermode="closest",
         height=height,
         margin=dict(l=20, r=20, t=60 if title else 30, b=20),
-        showlegend=bool(marked) or has_class,
+        showlegend=showlegend,
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
         plot_bgcolor="white",
         xaxis=dict(visible=False, range=[-0.1, 1.1]),
         yaxis=dict(visible=False, range=[-0.06, 1.1]),
     )
-    if drawing is not None:
-        _pixel_axes(fig, drawing, graph, weighted)
-    return fig
 
 
 DRAWING_PAD_TOP = 34
