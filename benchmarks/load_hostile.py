@@ -2,7 +2,8 @@
 ``load_test.py``), once alone and once while a hostile visitor opens crafted links, uploads odd
 files and — the heavy actions of issue 36 items 1-4 — explains a 200 x 16 upload on the
 Patient page with the default method, a 1,000-feature upload with naive Bayes, uploads 2
-methods x 4,000 data sets of scores on Compare, and closes tabs while their computations run
+methods x 4,000 data sets of scores on Compare, names a column and a method with HTML links
+(item 5: never drawn as live links), and closes tabs while their computations run
 (``bnma_ui.loadtest.hostile_session``, :data:`~bnma_ui.loadtest.HEAVY_SIZES`).
 
 Targets: the normal sessions' completion and page-switch figures within 20 % of the run
@@ -41,6 +42,7 @@ def _row(label: str, r: dict) -> str:
     hostile = r["hostile_actions"]
     exc = sum(a["shown"].startswith("EXCEPTION") for a in hostile)
     hung = sum(a["shown"].startswith("no answer") for a in hostile)
+    links = sum(a["shown"].startswith("LINK RENDERED") for a in hostile)
     closed = r["closed_run_end_s"]
     return (f"| {label} | {'yes' if r['hostile'] else 'no'} | {r['completed']}/{r['n_sessions']} "
             f"| {max(secs):.1f} | {r['stop_latency_s']:.1f} | {r['switch_p50_s']:.2f} / "
@@ -48,7 +50,7 @@ def _row(label: str, r: dict) -> str:
             f"{r['rss_peak_mb']:.0f}{' (guard hit)' if r['rss_limit_hit'] else ''} | "
             f"{len(closed)}, max {max(closed) if closed else math.nan:.1f} | "
             f"{r['cpu_share_after_close']:.2f} | {r['load_before']} | "
-            f"{len(hostile)} actions, {exc} tracebacks, {hung} hung |")
+            f"{len(hostile)} actions, {exc} tracebacks, {hung} hung, {links} live links |")
 
 
 def main(argv: list[str]) -> int:

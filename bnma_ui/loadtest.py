@@ -361,6 +361,9 @@ HOSTILE_LINKS = {
 """Crafted links of a hostile visitor (query strings of the Data page)."""
 
 MARKDOWN_NAME = "**bold** [click](javascript:alert(1)) ![x](http:evil.example).csv"
+LINK_NAME = '<a href="https://evil.example/c">c</a>'
+"""A name that Plotly would draw as a live link (issue 36 item 5): given to a column of an
+upload explained on the Patient page and to a method of a table of scores on Compare."""
 
 
 def hostile_uploads() -> dict[str, tuple[str, bytes]]:
@@ -389,27 +392,42 @@ SMOKE_SIZES = {"patient_rows": 60, "patient_features": 8, "wide_rows": 40,
 """The same actions at a size a test can afford (``tests/load``)."""
 
 
-def _coded_table(n_rows: int, n_features: int, seed: int) -> bytes:
-    """``n_rows`` rows of ``n_features`` columns of values 0-2 and a two-valued ``class``."""
+def _csv_cell(text: str) -> str:
+    """``text`` as one CSV cell (quoted, inner quotes doubled)."""
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _coded_table(n_rows: int, n_features: int, seed: int,
+                 names: list[str] | None = None) -> bytes:
+    """``n_rows`` rows of ``n_features`` columns (named ``names``, else f0, f1, ...) of values
+    0-2 and a two-valued ``class``."""
     rng = np.random.default_rng(seed)
     x = rng.integers(0, 3, size=(n_rows, n_features))
     y = (x[:, : max(1, n_features // 4)].sum(axis=1) + rng.integers(0, 2, n_rows)) % 2
-    head = ",".join(f"f{j}" for j in range(n_features)) + ",class\n"
+    names = names or [f"f{j}" for j in range(n_features)]
+    head = ",".join(_csv_cell(n) for n in names) + ",class\n"
     return (head + "".join(",".join(map(str, r)) + f",{c}\n" for r, c in zip(x, y))).encode()
+
+
+def _scores_table(n_datasets: int, methods: tuple[str, ...], seed: int) -> bytes:
+    """A table of scores (data set, method, accuracy) of ``methods`` on ``n_datasets``."""
+    rng = np.random.default_rng(seed)
+    acc = rng.uniform(0.6, 0.95, size=(n_datasets, len(methods)))
+    return ("dataset,method,accuracy\n" + "".join(
+        f"d{i},{_csv_cell(m)},{acc[i, k]:.4f}\n" for i in range(n_datasets)
+        for k, m in enumerate(methods))).encode()
 
 
 def heavy_uploads(sizes: dict | None = None) -> dict[str, tuple[str, bytes]]:
     """The heavy visitor's files (:data:`HEAVY_SIZES`): label -> (file name, bytes)."""
     z = {**HEAVY_SIZES, **(sizes or {})}
-    rng = np.random.default_rng(3)
-    acc = rng.uniform(0.6, 0.95, size=(z["score_datasets"], 2))
-    scores = "dataset,method,accuracy\n" + "".join(
-        f"d{i},{m},{acc[i, k]:.4f}\n" for i in range(z["score_datasets"])
-        for k, m in enumerate(("nb", "tan")))
     return {
         "patient": ("patient_16.csv", _coded_table(z["patient_rows"], z["patient_features"], 1)),
         "wide_nb": ("wide_nb.csv", _coded_table(z["wide_rows"], z["wide_features"], 2)),
-        "scores": ("scores.csv", scores.encode())}
+        "scores": ("scores.csv", _scores_table(z["score_datasets"], ("nb", "tan"), 3)),
+        "link_columns": ("link_names.csv", _coded_table(
+            60, 4, 4, names=[LINK_NAME, "f1", "f2", "f3"])),
+        "link_methods": ("link_scores.csv", _scores_table(30, (LINK_NAME, "nb", "tan"), 5))}
 
 
 def _choose(page, label: str, option: str) -> None:
@@ -472,7 +490,8 @@ def _start_and_leave(url: str, where: str, timeout: float):
 
 def _heavy_starts(url: str, files: dict, timeout: float, sizes: dict
                   ) -> list[tuple[str, Any, bool]]:
-    """(label, start, close at once) of the heavy actions."""
+    """(label, start, close at once) of the heavy actions, and of the uploads whose column or
+    method names are links (:data:`LINK_NAME`)."""
     pname, ppath = files["patient"]
     wname, wpath = files["wide_nb"]
     sname, spath = files["scores"]
@@ -484,6 +503,11 @@ def _heavy_starts(url: str, files: dict, timeout: float, sizes: dict
          _start_patient_upload(url, wname, wpath, timeout, method="Naive Bayes"), False),
         (f"heavy: 2 methods x {z['score_datasets']:,} data sets of scores on Compare",
          _start_scores(url, sname, spath, timeout), False),
+        ("names: a link for a column name, explained on Patient with naive Bayes",
+         _start_patient_upload(url, *files["link_columns"], timeout, method="Naive Bayes"),
+         False),
+        ("names: a link for a method name in a table of scores on Compare",
+         _start_scores(url, *files["link_methods"], timeout), False),
         ("heavy: tab closed during the Patient fit",
          _start_and_leave(url, "Patient", timeout), True),
         ("heavy: tab closed during a cross-validation",
@@ -497,10 +521,10 @@ def _outcome(page) -> str:
     if exc is not None:
         return "EXCEPTION: " + exc.splitlines()[0][:160]
     planted = page.locator('a[href^="javascript:"], a[href*="evil.example"], '
-                           'img[src*="evil.example"]')
+                           'a[*|href*="evil.example"], img[src*="evil.example"]')
     if planted.count():
         tag = planted.first.evaluate("e => e.outerHTML")
-        return f"MARKDOWN RENDERED: the visitor's text became {tag[:120]}"
+        return f"LINK RENDERED: the visitor's text became {tag[:120]}"
     chip = page.locator('[data-testid="stFileChipIconError"]')
     if chip.count():
         return "upload refused by the uploader"

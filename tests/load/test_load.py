@@ -54,7 +54,8 @@ def test_a_small_class_steps_chains(tmp_path):
 def test_heavy_hostile_visitor_smoke(tmp_path):
     """Issue 36's heavy visitor at test size (``SMOKE_SIZES``) beside two normal sessions: an
     upload explained on the Patient page with the default method, a wide upload with naive
-    Bayes, a table of scores on Compare, and tabs closed while a Patient fit and a
+    Bayes, a table of scores on Compare, column and method names that are HTML links (never
+    drawn as a live link), and tabs closed while a Patient fit and a
     cross-validation run. The normal runs finish; every run of a closed tab ends within 5 s of
     the close (server log) and nothing computes 5-10 s after every session closed (the full
     version is ``benchmarks/load_hostile.py``)."""
@@ -70,6 +71,9 @@ def test_heavy_hostile_visitor_smoke(tmp_path):
     actions = {a["action"]: a["shown"] for a in res.hostile_actions}
     assert any(a.startswith("heavy: tab closed") for a in actions), actions
     assert not [a for a, shown in actions.items() if shown.startswith("EXCEPTION")], actions
+    named = [a for a in actions if a.startswith("names:")]  # names that are links, item 5
+    assert len(named) == 2, actions
+    assert not [a for a in named if actions[a].startswith(("LINK RENDERED", "could not"))], actions
     assert res.closed_run_end_s and max(res.closed_run_end_s) <= 5.0, res.as_dict()
     assert res.cpu_share_after_close < 0.25, res.as_dict()
     assert res.rss_peak_mb < 1500, res.as_dict()
