@@ -469,8 +469,8 @@ def _start_scores(url: str, name: str, path: Path, timeout: float):
         if own.count():
             own.first.click()
             wait_idle(page, timeout=timeout)
-        page.locator('[data-testid="stFileUploaderDropzoneInput"]').last.set_input_files(
-            _named(path, name))
+        page.locator('[data-testid="stFileUploader"]', has_text="Table of scores").locator(
+            '[data-testid="stFileUploaderDropzoneInput"]').set_input_files(_named(path, name))
     return start
 
 

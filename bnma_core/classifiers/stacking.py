@@ -46,7 +46,7 @@ from .base import RANDOM_STATE, Check, DiscreteBNClassifier, Interval, Options
 __all__ = ["PredictiveStacking", "stacking_weights", "WEIGHTINGS"]
 
 WEIGHTINGS = ("stacking", "pseudo-bma", "select", "select-accuracy")
-INNER_FITS = ("downdate", "refit")
+INNER_FITS = ("loo", "downdate", "refit")
 """Values of ``inner_fit``: how a candidate predicts its held-out inner fold."""
 INNER_PRUNE_EPS = 1e-4
 """Pruning tolerance of the closed-form inner folds (``refit_fixed_orders``): each node term
@@ -105,14 +105,18 @@ class PredictiveStacking(DiscreteBNClassifier):
     inner_folds : int
         Inner stratified folds (fewer when the smallest class has fewer training rows; at
         least 2).
-    inner_fit : {"downdate", "refit"}
-        How a candidate predicts a held-out inner fold. ``"refit"``: fitted again without the
-        fold (structure search included). ``"downdate"`` (default): a candidate that offers
-        ``refit_fixed_orders`` (the order-MCMC averages) is fitted once on all training rows
-        and the fold is predicted with its sampled orders kept, its structure weights and
-        CPTs counted without the fold — the leave-out predictive of fixed orders in closed
-        form; only the orders' own dependence on the fold is ignored (docs/accuracy.md §13
-        measures what that changes). Other candidates are refitted.
+    inner_fit : {"loo", "downdate", "refit"}
+        How a candidate's out-of-sample log scores l_ik are obtained. ``"loo"`` (default): a
+        candidate that offers ``loo_log_proba`` (the order-MCMC averages, UKDB) is fitted once
+        on all training rows and gives every training row's leave-one-out class posterior in
+        closed form (Dirichlet-multinomial counts without the row; the structure search's own
+        dependence on the row ignored; rows with a missing value held out together) — Yao et
+        al.'s leave-one-out weights; a candidate without it uses the inner folds below.
+        ``"downdate"``: inner folds; a candidate that offers ``refit_fixed_orders`` is fitted
+        once on all training rows and each fold is predicted with its sampled orders kept,
+        its structure weights and CPTs counted without the fold. ``"refit"``: every candidate
+        fitted again without each fold (structure search included). docs/accuracy.md §13
+        measures what each changes.
     random_state : int or None
         Seed of the inner split and of the randomized candidates (resolved in ``fit``).
 
@@ -136,7 +140,7 @@ class PredictiveStacking(DiscreteBNClassifier):
 
     def __init__(self, *, candidates: tuple[str, ...] = ("nb", "tan", "aode", "kdb1", "bma10"),
                  weighting: str = "stacking", inner_folds: int = 5,
-                 inner_fit: str = "downdate", random_state: Any = 1) -> None:
+                 inner_fit: str = "loo", random_state: Any = 1) -> None:
         self.candidates = candidates
         self.weighting = weighting
         self.inner_folds = inner_folds
@@ -181,9 +185,7 @@ class PredictiveStacking(DiscreteBNClassifier):
 
     def _class_log_proba(self, est, X: np.ndarray) -> np.ndarray:
         """(n, n_classes) log P(c | x) of a fitted candidate on this model's class codes."""
-        out = np.full((len(X), len(self.classes_)), -np.inf)
-        out[:, np.asarray(est.classes_, dtype=np.int64)] = est.predict_log_proba(X)
-        return out
+        return self._on_classes(est, est.predict_log_proba(X))
 
     def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
         from sklearn.model_selection import StratifiedKFold
@@ -199,19 +201,18 @@ class PredictiveStacking(DiscreteBNClassifier):
             splits = list(skf.split(np.zeros(len(y)), y))
         lp = np.zeros((len(y), len(names)))
         hits = np.zeros(len(names))
-        full = {}  # candidates predicting their inner folds by refit_fixed_orders: fitted once
-        shared = self._shared_counting(names, seed)
-        if self.inner_fit == "downdate":
-            from .registry import training_rows
-
-            with shared:
-                for name in names:
-                    if (callable(getattr(type(self._make(name, seed)), "refit_fixed_orders",
-                                         None))
-                            and len(training_rows(name, X)) == len(X)):
-                        full[name] = self._fit_candidate(name, seed, X, y)
-        for tr, te in splits:
+        # candidates fitted once on all training rows: by leave-one-out (loo) or predicting
+        # the inner folds by refit_fixed_orders (downdate)
+        full, loo = self._fitted_once(names, seed, X, y)
+        for j, name in enumerate(names):
+            if name in loo:
+                lpc = self._loo_log_proba(name, full[name], X, y)
+                lp[:, j] = np.maximum(lpc[np.arange(len(y)), y], LOG_FLOOR)
+                hits[j] = np.sum(lpc.argmax(axis=1) == y)
+        for tr, te in splits if len(loo) < len(names) else ():
             for j, name in enumerate(names):
+                if name in loo:
+                    continue
                 if name in full:
                     est = full[name]
                     est = est.refit_fixed_orders(X[tr], np.searchsorted(
@@ -233,6 +234,8 @@ class PredictiveStacking(DiscreteBNClassifier):
         w[w < 1e-6] = 0.0
         w = w / w.sum()
         self.inner_folds_ = k
+        self.inner_fit_ = {n: "loo" if n in loo else ("downdate" if n in full else "refit")
+                           for n in names}
         self.elpd_ = dict(zip(names, elpd.tolist(), strict=True))
         self.inner_accuracy_ = dict(zip(names, (hits / len(y)).tolist(), strict=True))
         self.weights_ = dict(zip(names, w.tolist(), strict=True))
@@ -242,6 +245,50 @@ class PredictiveStacking(DiscreteBNClassifier):
                 if wk > 0:
                     self.models_[name] = (full[name] if name in full
                                           else self._fit_candidate(name, seed, X, y))
+
+    def _fitted_once(self, names: list[str], seed: int, X: np.ndarray, y: np.ndarray
+                     ) -> tuple[dict, set]:
+        """The candidates fitted once on all training rows, and those of them that give their
+        out-of-sample log scores by ``loo_log_proba`` (``inner_fit="loo"``); the others of
+        them predict the inner folds by ``refit_fixed_orders``."""
+        from .registry import training_rows
+
+        full: dict[str, Any] = {}
+        loo: set[str] = set()
+        if self.inner_fit == "refit":
+            return full, loo
+        with self._shared_counting(names, seed):
+            for name in names:
+                kind = type(self._make(name, seed))
+                if self.inner_fit == "loo" and callable(
+                        getattr(kind, "loo_log_proba", None)):
+                    loo.add(name)
+                elif not (callable(getattr(kind, "refit_fixed_orders", None))
+                          and len(training_rows(name, X)) == len(X)):
+                    continue
+                full[name] = self._fit_candidate(name, seed, X, y)
+        return full, loo
+
+    def _loo_log_proba(self, name: str, est, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """(n, n_classes) out-of-sample log P(c | x) of every training row from a candidate
+        fitted once: leave-one-out on the rows it learned from, its prediction on the rows it
+        did not (a candidate that learns from complete rows only)."""
+        from .registry import training_rows
+
+        rows = training_rows(name, X)
+        codes = np.asarray(est.classes_, dtype=np.int64)
+        out = self._class_log_proba(est, X) if len(rows) < len(X) else np.empty(
+            (len(X), len(self.classes_)))
+        out[rows] = self._on_classes(est, est.loo_log_proba(
+            X[rows], np.searchsorted(codes, y[rows])))
+        return out
+
+    def _on_classes(self, est, lpc: np.ndarray) -> np.ndarray:
+        """(n, n_classes) log probabilities of a candidate (its own classes) on this model's
+        class codes (a class the candidate never saw: -inf)."""
+        out = np.full((len(lpc), len(self.classes_)), -np.inf)
+        out[:, np.asarray(est.classes_, dtype=np.int64)] = lpc
+        return out
 
     def _shared_counting(self, names: list[str], seed: int):
         """Context in which the candidates' score tables on the same rows under their different

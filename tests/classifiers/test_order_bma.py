@@ -418,6 +418,64 @@ def test_refit_fixed_orders_equals_explicit_refit(seed, missing, scoring):
     np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12)
 
 
+@settings(max_examples=8, deadline=None)
+@given(st.integers(0, 10**6), st.sampled_from(["k2", "bdeu"]), st.sampled_from(
+    ["posterior", "joint"]))
+def test_loo_log_proba_equals_refitting_without_each_row(seed, scoring, combine):
+    """Leave-one-out class posteriors in closed form (every family's marginal likelihood
+    divided by the row's own predictive) equal refitting every kept order on the rows without
+    row i (explicit fixed-order refits over every parent set, prune_eps=0) and predicting row
+    i, for every row, to 1e-9; and they are not the in-sample posteriors."""
+    X, y, ar = _toy(n_rows=30, seed=seed % 5)
+    clf = OrderMCMCBMA(n_iter=200, burn_in=50, n_orders=3, max_parents=2, prune_eps=0.0,
+                       scoring=scoring, ess=3.0, combine=combine,
+                       random_state=seed).fit(X, y, arities=ar[:-1])
+    got = np.exp(clf.loo_log_proba(X, y))
+    for i in range(len(y)):
+        keep = np.arange(len(y)) != i
+        orders = clf.sampled_orders_
+        lj = np.array([FixedOrderBMA(order=list(o), max_parents=2, prune_eps=0.0,
+                                     scoring=scoring, ess=3.0)
+                       .fit(X[keep], y[keep], arities=ar[:-1]).order_log_joints(X[i:i + 1])[0]
+                       for o in orders])
+        if combine == "joint":
+            ref = np.logaddexp.reduce(lj, axis=0)
+        else:
+            ref = np.logaddexp.reduce(lj - np.logaddexp.reduce(lj, axis=2, keepdims=True),
+                                      axis=0)
+        ref = np.exp(ref - np.logaddexp.reduce(ref, axis=1, keepdims=True))[0]
+        np.testing.assert_allclose(got[i], ref, rtol=0, atol=1e-9)
+    assert np.abs(got - clf.predict_proba(X)).max() > 1e-3
+
+
+def test_loo_log_proba_with_missing_values_and_bad_input():
+    """Rows with a missing value are held out together (the model refitted on the complete
+    rows predicts them, marginalising as ``predict``); the complete rows stay close to their
+    exact leave-one-out refit (the node-average credit of families some row lacks is kept
+    from all rows). Wrong rows are refused in one sentence."""
+    X, y, ar = _toy(n_rows=60, seed=3)
+    rng = np.random.default_rng(3)
+    X = X.copy()
+    X[rng.random(X.shape) < 0.05] = -1
+    clf = OrderMCMCBMA(n_iter=300, burn_in=50, n_orders=4, max_parents=2, prune_eps=0.0,
+                       random_state=2).fit(X, y, arities=ar[:-1])
+    got = clf.loo_log_proba(X, y)
+    held = (X < 0).any(axis=1)
+    assert held.sum() > 3
+    np.testing.assert_allclose(
+        got[held], clf.refit_fixed_orders(X[~held], y[~held]).predict_log_proba(X[held]),
+        atol=1e-12)
+    for i in np.flatnonzero(~held)[:10]:
+        keep = np.arange(len(y)) != i
+        ref = clf.refit_fixed_orders(X[keep], y[keep]).predict_log_proba(X[i:i + 1])[0]
+        np.testing.assert_allclose(got[i], ref, atol=0.05)
+    np.testing.assert_allclose(np.exp(got).sum(axis=1), 1.0, atol=1e-12)
+    with pytest.raises(ValueError, match="training rows of this model"):
+        clf.loo_log_proba(X[1:], y[1:])
+    with pytest.raises(ValueError, match="Class indices"):
+        clf.loo_log_proba(X, y + 5)
+
+
 def test_refit_fixed_orders_on_the_training_rows_is_the_model():
     """Rescoring the orders' windows on the table's own data reproduces the model (pruned
     windows, WBC with its missing values)."""

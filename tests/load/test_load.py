@@ -71,6 +71,7 @@ def test_heavy_hostile_visitor_smoke(tmp_path):
     actions = {a["action"]: a["shown"] for a in res.hostile_actions}
     assert any(a.startswith("heavy: tab closed") for a in actions), actions
     assert not [a for a, shown in actions.items() if shown.startswith("EXCEPTION")], actions
+    assert not [a for a, shown in actions.items() if shown.startswith("upload refused")], actions
     named = [a for a in actions if a.startswith("names:")]  # names that are links, item 5
     assert len(named) == 2, actions
     assert not [a for a in named if actions[a].startswith(("LINK RENDERED", "could not"))], actions

@@ -1,0 +1,159 @@
+"""Leave-one-out class posteriors of fixed-order BMA in closed form (numba).
+
+For a fixed order, Hwang & Zhang's eq. 9 averages every node over its parent sets Z with
+weights exp S(X_i; Z) (the Dirichlet-multinomial marginal likelihood of the family, times its
+structure prior) and posterior-predictive CPTs. The marginal likelihood of a family is
+exchangeable in the rows, so removing one row r divides it by that row's own predictive:
+
+    exp S_{-r}(X_i; Z) = exp S(X_i; Z) / θ̂_{-r}(x_i^r | z^r),
+    θ̂_{-r}(k | j) = (N_jk - [j, k is row r's cell] + a_jk) / (N_j - [j is row r's] + a_j),
+
+with N the counts of all training rows (Heckerman et al. 1995 eq. 8, read sequentially). The
+leave-one-out term of node i for row r and class c is then
+
+    log sum_Z w_Z θ̂_{-r}(x_i | z, c) / θ̂_{-r}(x_i^r | z^r) - log sum_Z w_Z / θ̂_{-r}(x_i^r | z^r)
+
+(w_Z the full-data window weights of :func:`bnma_core.kernels.orders._node_windows`): the
+exact eq. 9 of the order refitted without row r, over the parent sets the full-data window
+keeps. Only the orders themselves (sampled on all rows) and the window's pruning see row r.
+Every training row is classified from one count of each family, so the n leave-one-out
+posteriors cost about one prediction of n rows (stacking weights by LOO: Yao et al. 2018).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .orders import TableArrays, _mask_parents, _node_windows
+
+
+@njit(cache=True)
+def _family_counts(train_t: np.ndarray, weights: np.ndarray, v: int, pa: np.ndarray,
+                   st: np.ndarray, q: int, r: int, cnt: np.ndarray, nj: np.ndarray) -> None:
+    """Counts N_jk (flat j * r + k, into ``cnt``) and N_j (into ``nj``) of child v given
+    parents ``pa`` (strides ``st``), row counted ``weights`` times, rows missing the child or
+    a parent skipped: the counts of :func:`bnma_core.kernels.orders.family_cpt` before
+    smoothing."""
+    cnt[: q * r] = 0.0
+    nj[:q] = 0.0
+    npa = pa.shape[0]
+    for row in range(train_t.shape[1]):
+        x = train_t[v, row]
+        if x < 0:
+            continue
+        j = 0
+        for kk in range(npa):
+            y = train_t[pa[kk], row]
+            if y < 0:
+                j = -1
+                break
+            j += y * st[kk]
+        if j >= 0:
+            cnt[j * r + x] += weights[row]
+            nj[j] += weights[row]
+
+
+@njit(cache=True, nogil=True)
+def orders_loo_log_joint(tab: TableArrays, orders: np.ndarray, train_t: np.ndarray,
+                         weights: np.ndarray, rows_t: np.ndarray, arities: np.ndarray,
+                         score_kind: int, ess: float, class_index: int, out: np.ndarray
+                         ) -> None:
+    """Leave-one-out log P_{-r}(c, x^r | ≺_t) of training rows r (the columns of
+    ``rows_t``: complete, class row included, each one of the training rows), order t and
+    class c: eq. 9 of the order refitted without one copy of row r (module docstring). The
+    training rows are the columns of ``train_t`` (-1 = missing: skipped by the families
+    lacking it) counted ``weights`` times. ``out`` (T, n_rows, n_classes) is overwritten.
+
+    A family counted on fewer rows than the training rows (a value missing) is scored by the
+    node-average marginal likelihood (:func:`bnma_core.kernels.orders.node_average_log_ml`),
+    whose credit for the missing rows also moves a little without row r; that move is
+    ignored (exact on complete training rows)."""
+    T, n = orders.shape
+    n_rows = rows_t.shape[1]
+    n_classes = arities[class_index]
+    m = tab.masks.shape[1]
+    idx = np.empty(m, dtype=np.int64)
+    wv = np.empty(m)
+    W = np.zeros((T, m))
+    used = np.zeros(m, dtype=np.bool_)
+    sum_w = np.zeros(T)
+    dep = np.zeros(T, dtype=np.bool_)
+    pos = np.empty((T, n), dtype=np.int64)
+    for t in range(T):
+        for p in range(n):
+            pos[t, orders[t, p]] = p
+    pa = np.empty(max(n, 1), dtype=np.int64)
+    st = np.empty(max(n, 1), dtype=np.int64)
+    max_cells = 1
+    th_own = np.empty(n_rows)
+    th = np.empty((n_classes, n_rows))
+    mix = np.zeros((T, n_classes, n_rows))
+    common = np.zeros((T, n_rows))
+    norm = np.zeros((T, n_rows))
+    cnt = np.zeros(max_cells)
+    nj = np.zeros(max_cells)
+    yc = rows_t[class_index]
+    out[:, :, :] = 0.0
+    for v in range(n):
+        r = arities[v]
+        _node_windows(tab, orders, pos, v, class_index, W, used, sum_w, dep, idx, wv)
+        mix[:, :, :] = 0.0
+        common[:, :] = 0.0
+        norm[:, :] = 0.0
+        for k in range(m):
+            if not used[k]:
+                continue
+            npa, q, has_c = _mask_parents(tab, v, tab.masks[v, k], arities, class_index, pa,
+                                          st)
+            if q * r > cnt.shape[0]:
+                cnt = np.zeros(q * r)
+                nj = np.zeros(q * r)
+            _family_counts(train_t, weights, v, pa[:npa], st[:npa], q, r, cnt, nj)
+            a = 1.0 if score_kind == 0 else ess / (r * q)
+            ar = a * r
+            sc = st[has_c] if has_c >= 0 else 0
+            for i in range(n_rows):
+                j = 0
+                for kk in range(npa):
+                    j += rows_t[pa[kk], i] * st[kk]
+                x = rows_t[v, i]
+                own = (cnt[j * r + x] - 1.0 + a) / (nj[j] - 1.0 + ar)
+                th_own[i] = own
+                if v == class_index:  # the class's own CPT: row r's parents, every class
+                    for c in range(n_classes):
+                        th[c, i] = (cnt[j * r + c] - (1.0 if c == x else 0.0) + a) / (
+                            nj[j] - 1.0 + ar)
+                elif has_c >= 0:  # the class among the parents: another configuration
+                    j0 = j - yc[i] * sc
+                    for c in range(n_classes):
+                        jc = j0 + c * sc
+                        if c == yc[i]:
+                            th[c, i] = own
+                        else:
+                            th[c, i] = (cnt[jc * r + x] + a) / (nj[jc] + ar)
+            per_class = v == class_index or has_c >= 0
+            for t in range(T):
+                we = W[t, k]
+                if we == 0.0:
+                    continue
+                for i in range(n_rows):
+                    w_i = we / th_own[i]  # the family's weight without row i
+                    norm[t, i] += w_i
+                    if per_class:
+                        for c in range(n_classes):
+                            mix[t, c, i] += w_i * th[c, i]
+                    else:
+                        common[t, i] += w_i * th_own[i]
+        for t in range(T):
+            for i in range(n_rows):
+                lw = math.log(norm[t, i])
+                if dep[t]:
+                    for c in range(n_classes):
+                        out[t, i, c] += math.log(mix[t, c, i] + common[t, i]) - lw
+                else:
+                    val = math.log(common[t, i]) - lw
+                    for c in range(n_classes):
+                        out[t, i, c] += val
