@@ -540,6 +540,13 @@ def _settle(page, label: str, t0: float, deadline: float) -> dict:
     took from its start (an upper bound: the tabs are waited for one after another)."""
     try:
         wait_idle(page, timeout=max(deadline - time.time(), 1.0))
+        if label.startswith("names:"):  # the names must reach a drawn chart to be checked
+            try:
+                page.locator(".js-plotly-plot .main-svg").first.wait_for(
+                    timeout=max(deadline - time.time(), 1.0) * 1000)
+            except Exception:  # noqa: BLE001 - recorded below
+                return {"action": label, "seconds": round(time.perf_counter() - t0, 2),
+                        "shown": "no chart drawn"}
         outcome = _outcome(page)
     except Exception as e:  # noqa: BLE001 - a hostile action that hangs is itself a finding
         outcome = f"no answer by the end of the round ({type(e).__name__})"

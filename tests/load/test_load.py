@@ -74,7 +74,8 @@ def test_heavy_hostile_visitor_smoke(tmp_path):
     assert not [a for a, shown in actions.items() if shown.startswith("upload refused")], actions
     named = [a for a in actions if a.startswith("names:")]  # names that are links, item 5
     assert len(named) == 2, actions
-    assert not [a for a in named if actions[a].startswith(("LINK RENDERED", "could not"))], actions
+    bad = ("LINK RENDERED", "could not", "no chart")
+    assert not [a for a in named if actions[a].startswith(bad)], actions
     assert res.closed_run_end_s and max(res.closed_run_end_s) <= 5.0, res.as_dict()
     assert res.cpu_share_after_close < 0.25, res.as_dict()
     assert res.rss_peak_mb < 1500, res.as_dict()
