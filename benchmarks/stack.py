@@ -1,5 +1,5 @@
-"""Cost of the recommended method ``stack`` against one ``bma10`` fit, and what its closed-form
-inner folds change (issue 34 item 1; docs/accuracy.md §13, DESIGN §9).
+"""Cost of the recommended method ``stack`` against one ``bma10`` fit, and what the way it
+finds its weights changes (issue 34 item 1; docs/accuracy.md §13, DESIGN §9).
 
 Run: ``PYTHONPATH=. .venv/bin/python benchmarks/stack.py [--quick] [--anchors]``. Prints one
 JSON line per figure (``{"name", "value", "unit"}``). Times are CPU seconds of this process
@@ -7,14 +7,15 @@ JSON line per figure (``{"name", "value", "unit"}``). Times are CPU seconds of t
 alternately in this one run, so every ratio is measured in one run:
 
 * per data set (WBC; ALARM 500 rows, class BP, 36 features; HEPAR II 500 rows, class
-  Cirrhosis, 69 features): ``bma10`` fit, ``stack`` fit with ``inner_fit="downdate"`` (the
-  default) and, unless ``--quick``, ``"refit"`` (the former procedure, one fit); the ratios
-  to ``bma10`` (target <= 3); the stacking weights of both and their largest difference;
-  the CPU time of ``stack``'s parts (candidate fits on all rows, inner-fold predictions);
+  Cirrhosis, 69 features): ``bma10`` fit, ``stack`` fit with ``inner_fit="loo"`` (the
+  default: leave-one-out in closed form) and, unless ``--quick``, ``"downdate"`` (closed-form
+  inner folds) and ``"refit"`` (refitted inner folds), one fit each; the ratios to ``bma10``
+  (target <= 3); the stacking weights and their largest difference to the default's; the CPU
+  time of ``stack``'s parts (candidate fits, predictions, the rest);
 * ``--anchors``: ``stack``'s mean log-loss on Weka's ten folds of the seven anchor data sets
   (``bnma_core.reproduce.anchors.run_fold``; needs ``BNMA_ANCHORS`` or the shared folder)
-  with ``inner_fit="downdate"`` (and ``"refit"`` unless ``--quick``); target <= 0.460
-  (0.456 with the former procedure and weights).
+  with ``inner_fit="loo"`` (and ``"downdate"``, ``"refit"`` unless ``--quick``); target
+  <= 0.460.
 
 The last line is the 1-minute load average at the end.
 """
@@ -94,19 +95,20 @@ def cost(name: str, ds) -> None:
     emit(f"stack.{name}.bma10_cpu_s", b, "s")
     emit(f"stack.{name}.stack_cpu_s", s, "s")
     emit(f"stack.{name}.ratio", s / b, "x")
-    for part, v in _parts(ds, "downdate").items():
+    for part, v in _parts(ds, "loo").items():
         emit(f"stack.{name}.part.{part}_cpu_s", v, "s")
     for n, w in est.weights_.items():
         emit(f"stack.{name}.weight.{n}", w, "")
     if QUICK:
         return
-    t, ref = _cpu(lambda: fit_method("stack", ds, random_state=0, inner_fit="refit"))
-    emit(f"stack.{name}.refit_stack_cpu_s", t, "s")
-    emit(f"stack.{name}.refit_ratio", t / b, "x")
-    for n, w in ref.weights_.items():
-        emit(f"stack.{name}.refit_weight.{n}", w, "")
-    emit(f"stack.{name}.weights_max_abs_diff",
-         max(abs(est.weights_[n] - ref.weights_[n]) for n in est.weights_), "")
+    for inner_fit in ("downdate", "refit"):
+        t, ref = _cpu(lambda f=inner_fit: fit_method("stack", ds, random_state=0, inner_fit=f))
+        emit(f"stack.{name}.{inner_fit}_stack_cpu_s", t, "s")
+        emit(f"stack.{name}.{inner_fit}_ratio", t / b, "x")
+        for n, w in ref.weights_.items():
+            emit(f"stack.{name}.{inner_fit}_weight.{n}", w, "")
+        emit(f"stack.{name}.{inner_fit}_weights_max_abs_diff",
+             max(abs(est.weights_[n] - ref.weights_[n]) for n in est.weights_), "")
 
 
 def anchors(inner_fit: str) -> None:
@@ -128,7 +130,7 @@ def anchors(inner_fit: str) -> None:
 
 def main() -> None:
     if "--anchors" in sys.argv:
-        for inner_fit in ("downdate",) if QUICK else ("downdate", "refit"):
+        for inner_fit in ("loo",) if QUICK else ("loo", "downdate", "refit"):
             anchors(inner_fit)
     else:
         cost("wbc", load_dataset(bundled_path("wbc.csv")))
