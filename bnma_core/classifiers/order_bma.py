@@ -379,7 +379,8 @@ class _OrderBMABase(DiscreteBNClassifier):
                                          np.column_stack([X, y]).astype(CODE_DTYPE), prune_eps)
         return new
 
-    def loo_log_proba(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    def loo_log_proba(self, X: np.ndarray, y: np.ndarray, prune_eps: float | None = None
+                      ) -> np.ndarray:
         """Leave-one-out class log posteriors of the training rows with the kept orders fixed.
 
         Row i's entry is log P(c | x_i) of every class under this model's orders refitted
@@ -403,6 +404,10 @@ class _OrderBMABase(DiscreteBNClassifier):
             Feature codes of the rows this model was fitted on (-1 = missing).
         y : (n,) int array
             Their class indices into ``classes_``.
+        prune_eps : float, optional
+            A wider pruning tolerance than the model's (``prune_eps``): the parent sets each
+            order's window sums, fewer to count, every node term low by at most
+            log(1 + prune_eps).
 
         Returns
         -------
@@ -424,9 +429,12 @@ class _OrderBMABase(DiscreteBNClassifier):
         uniq, weights, inverse = compress_rows(codes, return_inverse=True)
         complete = (uniq >= 0).all(axis=1)
         tab = self.table_
+        arrays = tab.arrays()
+        if prune_eps is not None and prune_eps > self.prune_eps:
+            arrays = arrays._replace(log_eps_rel=math.log(prune_eps / tab.n_sets))
         orders = np.ascontiguousarray(self._orders_, dtype=np.int64)
         out = np.empty((len(orders), int(complete.sum()), len(self.classes_)))
-        orders_loo_log_joint(tab.arrays(), orders, np.ascontiguousarray(uniq.T), weights,
+        orders_loo_log_joint(arrays, orders, np.ascontiguousarray(uniq.T), weights,
                              np.ascontiguousarray(uniq[complete].T), tab.arities,
                              tab.score_kind, float(tab.ess), self.class_index_, out)
         lp = np.empty((len(uniq), len(self.classes_)))
@@ -438,7 +446,7 @@ class _OrderBMABase(DiscreteBNClassifier):
             if held.all():
                 raise ValueError("Every training row has a missing value: no complete row to "
                                  "predict them from.")
-            rest = self.refit_fixed_orders(X[~held], y[~held], self.prune_eps)
+            rest = self.refit_fixed_orders(X[~held], y[~held], prune_eps)
             res[held] = rest.predict_log_proba(X[held])
         return res
 
