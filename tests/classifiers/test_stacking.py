@@ -178,15 +178,16 @@ def test_incomplete_rows_reach_the_candidates_that_learn_from_them():
 
 def test_leave_one_out_densities_of_order_bma_are_the_default():
     """``inner_fit="loo"`` (the default): an order-MCMC candidate's log scores are its
-    full-data model's leave-one-out posteriors (``loo_log_proba``, tested equal to refits
-    without each row); a candidate without them (naive Bayes) keeps the inner folds."""
+    full-data model's leave-one-out posteriors (``loo_log_proba`` at ``INNER_PRUNE_EPS``,
+    tested equal to refits without each row); a candidate without them (naive Bayes) keeps
+    the inner folds."""
     X, y = _data(2, n=90)
     ar = [2, 3, 3]
     est = PredictiveStacking(candidates=("bma10", "nb"), inner_folds=3,
                              random_state=4).fit(X, y, arities=ar)
     assert est.inner_fit == "loo" and est.inner_fit_ == {"bma10": "loo", "nb": "refit"}
     full = make_classifier("bma10", random_state=4).fit(X, y, arities=ar)
-    loo = full.loo_log_proba(X, y)[np.arange(len(y)), y]
+    loo = full.loo_log_proba(X, y, INNER_PRUNE_EPS)[np.arange(len(y)), y]
     assert est.elpd_["bma10"] == pytest.approx(np.maximum(loo, np.log(1e-9)).sum(), rel=1e-12)
     folds = PredictiveStacking(candidates=("bma10", "nb"), inner_folds=3, inner_fit="downdate",
                                random_state=4).fit(X, y, arities=ar)
