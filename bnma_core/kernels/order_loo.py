@@ -88,10 +88,10 @@ def orders_loo_log_joint(tab: TableArrays, orders: np.ndarray, train_t: np.ndarr
     pa = np.empty(max(n, 1), dtype=np.int64)
     st = np.empty(max(n, 1), dtype=np.int64)
     max_cells = 1
-    th_own = np.empty(n_rows)
-    th = np.empty((n_classes, n_rows))
+    inv_own = np.empty(n_rows)
+    g = np.empty((n_classes, n_rows))
     mix = np.zeros((T, n_classes, n_rows))
-    common = np.zeros((T, n_rows))
+    common = np.zeros(T)
     norm = np.zeros((T, n_rows))
     cnt = np.zeros(max_cells)
     nj = np.zeros(max_cells)
@@ -101,7 +101,7 @@ def orders_loo_log_joint(tab: TableArrays, orders: np.ndarray, train_t: np.ndarr
         r = arities[v]
         _node_windows(tab, orders, pos, v, class_index, W, used, sum_w, dep, idx, wv)
         mix[:, :, :] = 0.0
-        common[:, :] = 0.0
+        common[:] = 0.0
         norm[:, :] = 0.0
         for k in range(m):
             if not used[k]:
@@ -115,45 +115,46 @@ def orders_loo_log_joint(tab: TableArrays, orders: np.ndarray, train_t: np.ndarr
             a = 1.0 if score_kind == 0 else ess / (r * q)
             ar = a * r
             sc = st[has_c] if has_c >= 0 else 0
+            per_class = v == class_index or has_c >= 0
             for i in range(n_rows):
                 j = 0
                 for kk in range(npa):
                     j += rows_t[pa[kk], i] * st[kk]
                 x = rows_t[v, i]
-                own = (cnt[j * r + x] - 1.0 + a) / (nj[j] - 1.0 + ar)
-                th_own[i] = own
+                inv = (nj[j] - 1.0 + ar) / (cnt[j * r + x] - 1.0 + a)  # 1 / own predictive
+                inv_own[i] = inv
                 if v == class_index:  # the class's own CPT: row r's parents, every class
                     for c in range(n_classes):
-                        th[c, i] = (cnt[j * r + c] - (1.0 if c == x else 0.0) + a) / (
-                            nj[j] - 1.0 + ar)
+                        g[c, i] = (cnt[j * r + c] - (1.0 if c == x else 0.0) + a) / (
+                            nj[j] - 1.0 + ar) * inv
                 elif has_c >= 0:  # the class among the parents: another configuration
                     j0 = j - yc[i] * sc
                     for c in range(n_classes):
-                        jc = j0 + c * sc
                         if c == yc[i]:
-                            th[c, i] = own
+                            g[c, i] = 1.0
                         else:
-                            th[c, i] = (cnt[jc * r + x] + a) / (nj[jc] + ar)
-            per_class = v == class_index or has_c >= 0
+                            jc = j0 + c * sc
+                            g[c, i] = (cnt[jc * r + x] + a) / (nj[jc] + ar) * inv
+            # g = θ̂_{-r}(c) / θ̂_{-r}(own); a family's weight without row r is W / θ̂_{-r}(own)
             for t in range(T):
                 we = W[t, k]
                 if we == 0.0:
                     continue
                 for i in range(n_rows):
-                    w_i = we / th_own[i]  # the family's weight without row i
-                    norm[t, i] += w_i
-                    if per_class:
-                        for c in range(n_classes):
-                            mix[t, c, i] += w_i * th[c, i]
-                    else:
-                        common[t, i] += w_i * th_own[i]
+                    norm[t, i] += we * inv_own[i]
+                if per_class:
+                    for c in range(n_classes):
+                        for i in range(n_rows):
+                            mix[t, c, i] += we * g[c, i]
+                else:  # its term at the row's own value: W / θ̂ * θ̂ = W, for every row
+                    common[t] += we
         for t in range(T):
             for i in range(n_rows):
                 lw = math.log(norm[t, i])
                 if dep[t]:
                     for c in range(n_classes):
-                        out[t, i, c] += math.log(mix[t, c, i] + common[t, i]) - lw
+                        out[t, i, c] += math.log(mix[t, c, i] + common[t]) - lw
                 else:
-                    val = math.log(common[t, i]) - lw
+                    val = math.log(common[t]) - lw
                     for c in range(n_classes):
                         out[t, i, c] += val
