@@ -47,13 +47,12 @@ from sklearn.base import clone
 
 from ..data import CODE_DTYPE
 from ..factors import CHUNK_CELLS, MIN_PATTERN_ROWS, FactorModel, class_log_posterior
-from ..kernels.counting import parent_strides
+from ..kernels.ukdb_counts import pair_class_counts, subset_class_counts
 from ..scores import (
-    class_mutual_informations,
     conditional_local_mutual_information_counts,
     family_counts,
-    joint_counts,
     local_mutual_information_counts,
+    mutual_information,
     pairwise_conditional_mutual_information,
     posterior_cpt,
 )
@@ -447,8 +446,7 @@ class UKDB(DiscreteBNClassifier):
         self._ar = np.append(np.asarray(self.arities_, dtype=np.int64), m)
         c = p
         self._fit_local_tables(p, m)
-        self.mi_ = class_mutual_informations(X, y, self.arities_, m, None, self.mi_smoothing,
-                                             self.base)
+        self.mi_ = self._class_mutual_informations()
         self.cmi_ = pairwise_conditional_mutual_information(X, y, self.arities_, m, None,
                                                             self.mi_smoothing, self.base)
         st = build_k_dependence_structure(self.cmi_, self.k_,
@@ -486,51 +484,56 @@ class UKDB(DiscreteBNClassifier):
         bound = sum(math.comb(p, s) * rmax ** s for s in range(size + 1)) * m
         if bound > self.max_table_cells:
             return
-        for s_ in range(size + 1):
-            for subset in itertools.combinations(range(p), s_):
-                self._subset_table(subset)
+        self._add_subset_tables([subset for s_ in range(size + 1)
+                                 for subset in itertools.combinations(range(p), s_)])
+
+    def _add_subset_tables(self, subsets: list[tuple[int, ...]]) -> None:
+        """Count the tables n(x_S, c) of the sorted attribute subsets ``subsets`` not built yet,
+        all in one pass (:func:`bnma_core.kernels.ukdb_counts.subset_class_counts`), and keep
+        them (:meth:`_subset_table`)."""
+        new = [s for s in dict.fromkeys(subsets) if s not in self._subset_tables]
+        if not new:
+            return
+        width = max(1, max(len(s) for s in new))
+        members = np.zeros((len(new), width), dtype=np.int64)
+        sizes = np.asarray([len(s) for s in new], dtype=np.int64)
+        for t, s in enumerate(new):
+            members[t, :len(s)] = s
+        flat, offs, strides = subset_class_counts(self._data, members, sizes, self._ar)
+        m = self.n_classes_
+        for t, s in enumerate(new):
+            table = flat[offs[t]:offs[t + 1]].reshape(-1, m)
+            self._subset_tables[s] = (table, strides[t, :len(s)])
 
     def _subset_table(self, subset: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
         """(q_S, m) training counts n(x_S, c) of a sorted attribute subset S (rows missing a
         member skipped; configuration index with the first member fastest) and its strides."""
         hit = self._subset_tables.get(subset)
         if hit is None:
-            vs = np.asarray(subset, dtype=np.int64)
-            hit = (family_counts(self._data, self._data.shape[1] - 1, vs, self._ar),
-                   parent_strides(vs, self._ar))
-            self._subset_tables[subset] = hit
+            self._add_subset_tables([subset])
+            hit = self._subset_tables[subset]
         return hit
-
-    def _counts(self, variables: list[int]) -> np.ndarray:
-        """Count table over ``variables`` (rows missing one of them skipped)."""
-        return joint_counts(self._data, variables, self._ar)
 
     def _fit_local_tables(self, p: int, m: int) -> None:
         """Training counts behind LMI / CLMI, laid out so that the local measures of every
         attribute pair at one instance's values are a few vectorized lookups:
         ``_pair_flat`` holds each (x_i, x_j, c) table of a pair i < j at ``_pair_off[i, j]``;
-        row / column / class sums per pair and the (x_i, c) tables are padded arrays."""
-        c = p
-        rmax = int(max(self.arities_.max(), 1))
-        self._pair_off = np.zeros((p, p), dtype=np.int64)
-        self._pair_rows = np.zeros((p, p, rmax, m))   # n(x_i = a, c) among the pair's rows
-        self._pair_cols = np.zeros((p, p, rmax, m))   # n(x_j = b, c)
-        self._pair_class = np.zeros((p, p, m))        # n(c)
-        flat, off = [], 0
-        for i in range(p):
-            for j in range(i + 1, p):
-                t = self._counts([i, j, c])
-                self._pair_off[i, j] = off
-                flat.append(t.ravel())
-                off += t.size
-                self._pair_rows[i, j, :t.shape[0]] = t.sum(axis=1)
-                self._pair_cols[i, j, :t.shape[1]] = t.sum(axis=0)
-                self._pair_class[i, j] = t.sum(axis=(0, 1))
-        self._pair_flat = np.concatenate(flat) if flat else np.zeros(0)
-        self._single = np.zeros((p, rmax, m))
-        for i in range(p):
-            t = self._counts([i, c])
-            self._single[i, :t.shape[0]] = t
+        row / column / class sums per pair and the (x_i, c) tables are padded arrays, all
+        counted in one pass (:func:`bnma_core.kernels.ukdb_counts.pair_class_counts`)."""
+        (self._single, self._pair_flat, self._pair_off, self._pair_rows, self._pair_cols,
+         self._pair_class) = pair_class_counts(self._data, np.asarray(self.arities_,
+                                                                      dtype=np.int64), m)
+
+    def _class_mutual_informations(self) -> np.ndarray:
+        """I(X_i; C) of every attribute from the tables n(x_i, c) of :meth:`_fit_local_tables`
+        (:func:`bnma_core.scores.mutual_information` on the smoothed joint, as
+        :func:`bnma_core.scores.class_mutual_informations`; the same numbers, tested)."""
+        sm = float(self.mi_smoothing)
+        out = np.empty(len(self.arities_))
+        for i, r in enumerate(self.arities_):
+            t = self._single[i, :int(r)] + sm
+            out[i] = mutual_information(t / t.sum(), self.base)
+        return out
 
     # --- UKDB_L prediction -----------------------------------------------------------------
     def _factor_model(self) -> FactorModel:
@@ -716,11 +719,12 @@ class UKDB(DiscreteBNClassifier):
         rmax = int(max(self.arities_.max(), 1))
         return max(p * (p - 1) // 2, p * rmax) * self.n_classes_
 
-    def _local_information_batch(self, X: np.ndarray, W: np.ndarray
-                                 ) -> tuple[np.ndarray, np.ndarray]:
+    def _local_information_batch(self, X: np.ndarray, W: np.ndarray, with_lmi: bool = True
+                                 ) -> tuple[np.ndarray | None, np.ndarray]:
         """:meth:`local_information` of every row of ``X`` (codes, -1 = missing) with pseudo
-        weights ``W`` (n, m) at once: lmi (n, p), clmi (n, p, p), the same elementwise
-        operations in the same order (equal to the per-row values; tested)."""
+        weights ``W`` (n, m) at once: lmi (n, p) (None unless ``with_lmi``: UKDB_P's structure
+        needs only the CLMI), clmi (n, p, p), the same elementwise operations in the same
+        order (equal to the per-row values; tested)."""
         X = np.asarray(X, dtype=np.int64)
         n, p = X.shape
         m = self.n_classes_
@@ -728,14 +732,16 @@ class UKDB(DiscreteBNClassifier):
         ar = np.asarray(self.arities_, dtype=np.int64)
         obs = X >= 0
         xs = np.where(obs, X, 0)
-        rows = np.arange(n)[:, None]
-        feats = np.arange(p)[None, :]
-        t = self._single + sm                                   # (p, rmax, m)
-        valid = np.arange(t.shape[1])[None, :] < ar[:, None]
-        t = np.broadcast_to(np.where(valid[:, :, None], t, 0.0), (n, *t.shape)).copy()
-        t[rows, feats, xs] += W[:, None, :]
-        lmi = local_mutual_information_counts(t[rows, feats, xs], t.sum(axis=2), self.base)
-        lmi[~obs] = np.nan
+        lmi = None
+        if with_lmi:
+            rows = np.arange(n)[:, None]
+            feats = np.arange(p)[None, :]
+            t = self._single + sm                                   # (p, rmax, m)
+            valid = np.arange(t.shape[1])[None, :] < ar[:, None]
+            t = np.broadcast_to(np.where(valid[:, :, None], t, 0.0), (n, *t.shape)).copy()
+            t[rows, feats, xs] += W[:, None, :]
+            lmi = local_mutual_information_counts(t[rows, feats, xs], t.sum(axis=2), self.base)
+            lmi[~obs] = np.nan
         clmi = np.full((n, p, p), np.nan)
         I, J = np.triu_indices(p, 1)
         if len(I):
@@ -795,7 +801,13 @@ class UKDB(DiscreteBNClassifier):
             allowed = rank < pos
             if self.min_dependence is not None:
                 allowed &= d > self.min_dependence
-            sel = np.argsort(np.where(allowed, -d, np.inf), axis=1, kind="stable")[:, :k]
+            # the k most dependent allowed attributes, ties to the lower index: k argmins
+            # (the first minimum) = the first k of a stable argsort, without the sort
+            key = np.where(allowed, -d, np.inf)
+            sel = np.empty((n, k), dtype=np.int64)
+            for a in range(k):
+                sel[:, a] = np.argmin(key, axis=1)
+                key[rows, sel[:, a]] = np.inf
             got = np.minimum(allowed.sum(axis=1), k)
             sel = np.where(np.arange(k)[None, :] < got[:, None], sel, -1)
             parents[rows[live], i[live]] = sel[live]
@@ -813,7 +825,7 @@ class UKDB(DiscreteBNClassifier):
         k = int(self.k_)
         W = np.asarray(W, dtype=float)
         extra = W if self.pseudo_in_parameters else np.zeros((n, m))
-        _, clmi = self._local_information_batch(X, W)
+        _, clmi = self._local_information_batch(X, W, with_lmi=False)
         order, n_obs, parents = self._personalized_structures_batch(X, clmi)
         xs = np.where(X >= 0, X, 0)
         width = k + 1
@@ -833,10 +845,11 @@ class UKDB(DiscreteBNClassifier):
         inv = inv.reshape(-1)
         offs = np.zeros(len(uniq), dtype=np.int64)
         strides = np.zeros((len(uniq), width), dtype=np.int64)
+        subsets = [tuple(int(v) for v in row if v < p) for row in uniq]
+        self._add_subset_tables(subsets)
         flats, off = [], 0
-        for u, row in enumerate(uniq):
-            subset = tuple(int(v) for v in row if v < p)
-            table, st = self._subset_table(subset)
+        for u, subset in enumerate(subsets):
+            table, st = self._subset_tables[subset]
             offs[u] = off
             strides[u, :len(subset)] = st
             flats.append(table.ravel())

@@ -687,3 +687,25 @@ def test_batched_personalized_path_equals_the_per_row_path(monkeypatch, k, min_d
                                                                       keepdims=True)),
                                rtol=1e-12, atol=1e-12)
     assert pd_.shape == (0, 3)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_one_pass_tables_and_mi_equal_the_per_table_path(seed):
+    """Issue 34: the fit's tables counted in one pass (``kernels.ukdb_counts``) and I(X_i; C)
+    derived from them equal the per-table path (:func:`bnma_core.scores.joint_counts`,
+    :func:`bnma_core.scores.class_mutual_informations`), with missing values."""
+    from bnma_core.scores import class_mutual_informations, joint_counts
+
+    X, y = _random_problem(seed, n=90, arities=(2, 3, 4, 3), m=3, missing=0.2)
+    model = UKDB(k=2, mi_smoothing=0.5 + seed).fit(X, y)
+    ar = np.append(model.arities_, 3)
+    data = np.column_stack([X, y])
+    np.testing.assert_allclose(model.mi_, class_mutual_informations(
+        X, y, model.arities_, 3, None, 0.5 + seed, 2.0), rtol=1e-12, atol=1e-15)
+    for i, j in itertools.combinations(range(4), 2):
+        t = joint_counts(data, [i, j, 4], ar)
+        off = model._pair_off[i, j]
+        np.testing.assert_array_equal(model._pair_flat[off:off + t.size], t.ravel())
+    for subset, (table, _) in model._subset_tables.items():
+        np.testing.assert_array_equal(table.reshape(-1), joint_counts(
+            data, [*subset[::-1], 4], ar).reshape(-1, 3).reshape(-1))

@@ -1,0 +1,132 @@
+"""Count tables of UKDB in one pass over the training rows (numba; DESIGN §5).
+
+UKDB (:mod:`bnma_core.classifiers.ukdb`) reads its local measures and UKDB_P's CPT rows from
+class-conditional contingency tables: every attribute with the class n(x_i, c), every attribute
+pair with the class n(x_i, x_j, c) with their margins, and the tables n(x_S, c) of attribute
+subsets S with |S| <= k + 1. Counted one table at a time (one numpy or kernel call each) these
+were thousands of small calls per fit; here all tables of a kind are counted in one loop over
+the rows. Every cell is a sum of ones, so the tables equal the per-table counts exactly
+(available cases: a row counts in a table only if it has every member of the table; the class
+is never missing). Configuration indices follow :func:`bnma_core.kernels.counting.parent_strides`
+(first member fastest).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .counting import config_index, parent_strides
+
+
+@njit(cache=True)
+def pair_class_counts(data: np.ndarray, arities: np.ndarray, n_classes: int):
+    """Every attribute table n(x_i, c) and every pair table n(x_i, x_j, c) (i < j) with its
+    margins, in one pass over the rows.
+
+    Parameters
+    ----------
+    data : int array (n, p + 1)
+        Attribute codes (-1 = missing) and the class index in the last column.
+    arities : int64 array (p,)
+        States of every attribute.
+    n_classes : int
+
+    Returns
+    -------
+    single : (p, r_max, m) float array
+        n(x_i = a, c) over the rows where x_i is observed (padded states zero).
+    flat : (sum_{i<j} r_i r_j m,) float array
+        The pair tables one after another; pair (i, j) at ``offsets[i, j]``, cell
+        ((a r_j + b) m + c) (the C-order ravel of an (r_i, r_j, m) array).
+    offsets : (p, p) int64 array
+        Start of each pair's table in ``flat`` (upper triangle; zero elsewhere).
+    rows, cols : (p, p, r_max, m) float arrays
+        n(x_i = a, c) resp. n(x_j = b, c) over the rows where both x_i and x_j are observed.
+    totals : (p, p, m) float array
+        n(c) over the same rows.
+    """
+    n, p = data.shape[0], data.shape[1] - 1
+    m = n_classes
+    rmax = 1
+    for i in range(p):
+        if arities[i] > rmax:
+            rmax = arities[i]
+    offsets = np.zeros((p, p), dtype=np.int64)
+    off = 0
+    for i in range(p):
+        for j in range(i + 1, p):
+            offsets[i, j] = off
+            off += arities[i] * arities[j] * m
+    single = np.zeros((p, rmax, m))
+    flat = np.zeros(off)
+    rows = np.zeros((p, p, rmax, m))
+    cols = np.zeros((p, p, rmax, m))
+    totals = np.zeros((p, p, m))
+    for r in range(n):
+        c = data[r, p]
+        for i in range(p):
+            a = data[r, i]
+            if a < 0:
+                continue
+            single[i, a, c] += 1.0
+            for j in range(i + 1, p):
+                b = data[r, j]
+                if b < 0:
+                    continue
+                flat[offsets[i, j] + (a * arities[j] + b) * m + c] += 1.0
+                rows[i, j, a, c] += 1.0
+                cols[i, j, b, c] += 1.0
+                totals[i, j, c] += 1.0
+    return single, flat, offsets, rows, cols, totals
+
+
+@njit(cache=True)
+def subset_class_counts(data: np.ndarray, subsets: np.ndarray, sizes: np.ndarray,
+                        arities: np.ndarray):
+    """The tables n(x_S, c) of many attribute subsets S in one call.
+
+    Parameters
+    ----------
+    data : int array (n, p + 1)
+        Attribute codes (-1 = missing) and the class index in the last column.
+    subsets : int64 array (s, w)
+        Member indices of each subset in its first ``sizes[t]`` entries (the rest ignored).
+    sizes : int64 array (s,)
+    arities : int64 array (p + 1,)
+        States of every attribute and, last, the number of classes m.
+
+    Returns
+    -------
+    flat : float array
+        The (q_S, m) tables one after another (row-major: configuration, then class); table t
+        at ``offsets[t]``; the configuration index has the first member fastest. Equal to
+        :func:`bnma_core.kernels.counting.count_family` with the class as child and S as
+        parents.
+    offsets : (s + 1,) int64 array
+    strides : (s, w) int64 array
+        :func:`bnma_core.kernels.counting.parent_strides` of each subset (zero-padded).
+    """
+    s, w = subsets.shape
+    n, c = data.shape[0], data.shape[1] - 1
+    m = arities[c]
+    offsets = np.zeros(s + 1, dtype=np.int64)
+    strides = np.zeros((s, w), dtype=np.int64)
+    for t in range(s):
+        members = subsets[t, :sizes[t]]
+        st = parent_strides(members, arities)
+        q = 1
+        for a in range(sizes[t]):
+            strides[t, a] = st[a]
+            q *= arities[members[a]]
+        offsets[t + 1] = offsets[t] + q * m
+    flat = np.zeros(offsets[s])
+    for t in range(s):
+        members = subsets[t, :sizes[t]]
+        st = strides[t, :sizes[t]]
+        base = offsets[t]
+        for r in range(n):
+            j = config_index(data, r, members, st)
+            if j >= 0:
+                flat[base + j * m + data[r, c]] += 1.0
+    return flat, offsets, strides
