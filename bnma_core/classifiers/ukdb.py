@@ -47,6 +47,7 @@ from sklearn.base import clone
 
 from ..data import CODE_DTYPE
 from ..factors import CHUNK_CELLS, MIN_PATTERN_ROWS, FactorModel, class_log_posterior
+from ..kernels.counting import config_indices
 from ..kernels.ukdb_counts import pair_class_counts, subset_class_counts
 from ..scores import (
     conditional_local_mutual_information_counts,
@@ -449,23 +450,24 @@ class UKDB(DiscreteBNClassifier):
         self.mi_ = self._class_mutual_informations()
         self.cmi_ = pairwise_conditional_mutual_information(X, y, self.arities_, m, None,
                                                             self.mi_smoothing, self.base)
-        st = build_k_dependence_structure(self.cmi_, self.k_,
-                                          min_dependence=self.min_dependence)
+        st = self._learn_domain_structure()
         self.domain_structure_ = st
         # UKDB_L parameters: P(c | x_p) as a (q_p, m) CPT (X_p in class_parents order, first
         # fastest) and the joint P(x_p) (q_p,) from the same smoothed counts (it only matters
         # when an X_p value is missing and has to be summed out)
         cp = np.asarray(st.class_parents, dtype=np.int64)
         cc = family_counts(self._data, c, cp, self._ar)
+        self._class_counts = cc  # kept for loo_log_proba's downdate
         self._pxp = posterior_cpt(cc.sum(axis=1)[None, :], self.alpha)[0]
         self._class_cpt = posterior_cpt(cc, self.alpha)
         # attribute CPTs P(x_i | c, pi_i) in the library's layout: parents (C, *pa), class
         # fastest
         self._cpts: dict[int, np.ndarray] = {}
+        self._family_counts: dict[int, np.ndarray] = {}
         for i, pa in st.parents.items():
             fam = np.asarray([c] + list(pa), dtype=np.int64)
-            self._cpts[i] = posterior_cpt(family_counts(self._data, i, fam, self._ar),
-                                          self.alpha)
+            self._family_counts[i] = family_counts(self._data, i, fam, self._ar)
+            self._cpts[i] = posterior_cpt(self._family_counts[i], self.alpha)
         # UKDB_P's pseudo-counts per attribute, padded to the largest arity with zeros
         r_max = int(max(self.arities_.max(), 1))
         self._pad_alpha = np.where(np.arange(r_max)[None, :] < self.arities_[:, None],
@@ -474,6 +476,12 @@ class UKDB(DiscreteBNClassifier):
         if self.mode != "domain":
             self._precompute_subset_tables(p, m)
         self.structure_ = self._graph(st, self.mi_, self.cmi_, set())
+
+    def _learn_domain_structure(self) -> KDependenceStructure:
+        """UKDB_L's structure from the fitted CMI (a method, so that a test can force the
+        structure of another fit: the oracle of :meth:`loo_log_proba`)."""
+        return build_k_dependence_structure(self.cmi_, self.k_,
+                                            min_dependence=self.min_dependence)
 
     def _precompute_subset_tables(self, p: int, m: int) -> None:
         """Build n(x_S, c) for every attribute subset S with |S| <= k + 1 (the families UKDB_P
@@ -698,9 +706,15 @@ class UKDB(DiscreteBNClassifier):
         return out + np.log(theta[rows, :, xs]).sum(axis=0)
 
     # --- prediction -------------------------------------------------------------------------
-    def _posteriors(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        """Normalised domain posteriors and (unless mode == "domain") personalized ones."""
+    def _posteriors(self, X: np.ndarray, drop: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Normalised domain posteriors and (unless mode == "domain") personalized ones.
+
+        ``drop`` (n, m), only with ``X`` the training rows: each row's own one-hot class
+        counts, removed from every table at the row's values (:meth:`loo_log_proba`)."""
         ld = self._domain_log_scores(X)
+        if drop is not None:
+            ld = ld + self._domain_loo_corrections()
         pd_ = np.exp(ld - np.logaddexp.reduce(ld, axis=1, keepdims=True))
         if self.mode == "domain":
             return pd_, None
@@ -708,9 +722,111 @@ class UKDB(DiscreteBNClassifier):
         pp = np.empty_like(pd_)
         size = max(1, BATCH_CELLS // max(1, self._pair_pad_cells()))
         for a in range(0, X.shape[0], size):
-            lp = self._personalized_log_scores_batch(X[a:a + size], W[a:a + size])
+            lp = self._personalized_log_scores_batch(
+                X[a:a + size], W[a:a + size], None if drop is None else drop[a:a + size])
             pp[a:a + size] = np.exp(lp - np.logaddexp.reduce(lp, axis=1, keepdims=True))
         return pd_, pp
+
+    def _domain_loo_corrections(self) -> np.ndarray:
+        """(n, m) log P_L^{-i}(c, x_i) - log P_L(c, x_i) of every training row i: UKDB_L's
+        factors that row i was counted in (it has all the factor's variables) re-estimated
+        from the counts minus row i (:func:`bnma_core.scores.posterior_cpt`), at the row's
+        values. The factors with a missing variable did not count row i (available cases)
+        and are marginalised as before; P(x_p) does not depend on c when x_p is observed."""
+        data = self._data
+        n, c = data.shape[0], data.shape[1] - 1
+        m = self.n_classes_
+        y = data[:, c].astype(np.int64)
+        out = np.zeros((n, m))
+        st = self.domain_structure_
+        # P(c | x_p): the row's CPT row, every class
+        j = config_indices(data, np.asarray(st.class_parents, dtype=np.int64), self._ar)
+        ok = np.flatnonzero(j >= 0)
+        counts = self._class_counts[j[ok]]
+        counts[np.arange(len(ok)), y[ok]] -= 1.0
+        out[ok] += (np.log(posterior_cpt(counts[:, None, :], self.alpha)[:, 0])
+                    - np.log(self._class_cpt[j[ok]]))
+        # P(x_i | c, pi_i): only the row's own class y_i has a count less
+        for i, pa in st.parents.items():
+            j = config_indices(data, np.asarray([c, *pa], dtype=np.int64), self._ar)
+            x = data[:, i].astype(np.int64)
+            ok = np.flatnonzero((j >= 0) & (x >= 0))
+            e = np.arange(len(ok))
+            counts = self._family_counts[i][j[ok]]
+            counts[e, x[ok]] -= 1.0
+            theta = posterior_cpt(counts[:, None, :], self.alpha)[e, 0, x[ok]]
+            out[ok, y[ok]] += np.log(theta) - np.log(self._cpts[i][j[ok], x[ok]])
+        return out
+
+    def loo_log_proba(self, X: Any, y: Any) -> np.ndarray:
+        """Leave-one-out class log posteriors of the training rows, without refits.
+
+        Row i's log P(c | x_i) of every class under UKDB fitted on the training rows without
+        row i (D_{-i}), in closed form from the fitted counts minus row i's own counts: the
+        log predictive densities that stacking weights need (Yao et al. 2018), at about the
+        cost of one batch prediction of the n rows.
+
+        Parameters
+        ----------
+        X : (n, p) int array
+            The feature codes (-1 = missing) this model was fitted on, in the same order.
+        y : (n,) int array
+            Their classes as indices into ``classes_``.
+
+        Returns
+        -------
+        (n, len(classes_)) ndarray
+            log P_{-i}(c | x_i).
+
+        Raises
+        ------
+        ValueError
+            ``X`` / ``y`` are not the fitted rows (shape or values).
+
+        Notes
+        -----
+        Exact given UKDB_L's structure (paper 004, section 3; DESIGN §5):
+
+        * UKDB_L: every factor that counted row i (the row has all of the factor's variables:
+          available cases) is re-estimated from its counts minus row i: P(c | x_p), P(x_p) and
+          P(x_j | c, pi_j); factors with a variable missing in row i never counted it and stay;
+          missing values are marginalised as in prediction.
+        * UKDB_P: the local measures LMI / CLMI at x_i (paper eq. 14) and every CPT row are
+          computed from the tables minus row i's one-hot class count at its own values (row i
+          has every attribute UKDB_P uses), with pseudo instances weighted by the
+          leave-one-out UKDB_L posterior: the personalized structure is the one D_{-i} gives.
+
+        The one approximation: UKDB_L's structure (the global CMI ranking, X_p and every
+        attribute's parents) is kept from the fit on all rows instead of being learned again
+        from D_{-i}; ``k_`` (chosen from ``k_grid``) is kept too. The tests compare with
+        refits on D_{-i} with the structure forced (1e-10), and with plain refits where the
+        refit's structure is the same. A class whose only training row is i keeps its place
+        in ``classes_`` (with only the prior's pseudo-counts).
+
+        References
+        ----------
+        Paper 004 (UKDB), section 3, eq. (12), (14); DESIGN §5. Yao, Y., Vehtari, A.,
+        Simpson, D. and Gelman, A. (2018). Using stacking to average Bayesian predictive
+        distributions. Bayesian Analysis 13(3), 917-1007 (leave-one-out stacking).
+        """
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self, "domain_structure_")
+        data = self._data
+        n, p = data.shape[0], data.shape[1] - 1
+        X = np.asarray(X)
+        y = np.asarray(y)
+        if X.shape != (n, p) or y.shape != (n,):
+            raise ValueError(f"loo_log_proba takes the {n} training rows of {p} feature codes "
+                             f"and their {n} class indices this model was fitted on; got X "
+                             f"of shape {X.shape} and y of shape {y.shape}.")
+        if not (np.array_equal(X, data[:, :p]) and np.array_equal(y, data[:, p])):
+            raise ValueError("loo_log_proba takes the rows this model was fitted on, in the "
+                             "same order (feature codes, -1 = missing, and class indices into "
+                             "classes_); the rows given differ.")
+        drop = np.zeros((n, self.n_classes_))
+        drop[np.arange(n), data[:, p]] = 1.0
+        return self._log_posterior(*self._posteriors(data[:, :p], drop))
 
     # --- UKDB_P over a batch of rows ----------------------------------------------------------
     def _pair_pad_cells(self) -> int:
@@ -719,12 +835,15 @@ class UKDB(DiscreteBNClassifier):
         rmax = int(max(self.arities_.max(), 1))
         return max(p * (p - 1) // 2, p * rmax) * self.n_classes_
 
-    def _local_information_batch(self, X: np.ndarray, W: np.ndarray, with_lmi: bool = True
+    def _local_information_batch(self, X: np.ndarray, W: np.ndarray, with_lmi: bool = True,
+                                 drop: np.ndarray | None = None
                                  ) -> tuple[np.ndarray | None, np.ndarray]:
         """:meth:`local_information` of every row of ``X`` (codes, -1 = missing) with pseudo
         weights ``W`` (n, m) at once: lmi (n, p) (None unless ``with_lmi``: UKDB_P's structure
         needs only the CLMI), clmi (n, p, p), the same elementwise operations in the same
-        order (equal to the per-row values; tested)."""
+        order (equal to the per-row values; tested). ``drop`` (n, m): counts removed from
+        every table at the row's values before smoothing (the row's own one-hot class:
+        :meth:`loo_log_proba`)."""
         X = np.asarray(X, dtype=np.int64)
         n, p = X.shape
         m = self.n_classes_
@@ -739,6 +858,8 @@ class UKDB(DiscreteBNClassifier):
             t = self._single + sm                                   # (p, rmax, m)
             valid = np.arange(t.shape[1])[None, :] < ar[:, None]
             t = np.broadcast_to(np.where(valid[:, :, None], t, 0.0), (n, *t.shape)).copy()
+            if drop is not None:
+                t[rows, feats, xs] -= np.where(obs[:, :, None], drop[:, None, :], 0.0)
             t[rows, feats, xs] += W[:, None, :]
             lmi = local_mutual_information_counts(t[rows, feats, xs], t.sum(axis=2), self.base)
             lmi[~obs] = np.nan
@@ -748,10 +869,11 @@ class UKDB(DiscreteBNClassifier):
             a, b = xs[:, I], xs[:, J]                               # (n, pairs)
             cells = (self._pair_off[I, J] + (a * ar[J] + b) * m)[:, :, None] + np.arange(m)
             w = W[:, None, :]
-            n_xy = self._pair_flat[cells] + sm + w                  # (n, pairs, m)
-            n_xc = self._pair_rows[I, J, a] + ar[J][:, None] * sm + w
-            n_yc = self._pair_cols[I, J, b] + ar[I][:, None] * sm + w
-            n_c = self._pair_class[I, J] + (ar[I] * ar[J])[:, None] * sm + w
+            d = 0.0 if drop is None else drop[:, None, :]
+            n_xy = (self._pair_flat[cells] - d) + sm + w            # (n, pairs, m)
+            n_xc = (self._pair_rows[I, J, a] - d) + ar[J][:, None] * sm + w
+            n_yc = (self._pair_cols[I, J, b] - d) + ar[I][:, None] * sm + w
+            n_c = (self._pair_class[I, J] - d) + (ar[I] * ar[J])[:, None] * sm + w
             vals = conditional_local_mutual_information_counts(n_xy, n_xc, n_yc, n_c,
                                                                self.base)
             vals[~(obs[:, I] & obs[:, J])] = np.nan
@@ -813,19 +935,23 @@ class UKDB(DiscreteBNClassifier):
             parents[rows[live], i[live]] = sel[live]
         return order, n_obs, parents
 
-    def _personalized_log_scores_batch(self, X: np.ndarray, W: np.ndarray) -> np.ndarray:
+    def _personalized_log_scores_batch(self, X: np.ndarray, W: np.ndarray,
+                                       drop: np.ndarray | None = None) -> np.ndarray:
         """log P(c | x_p) + sum_i log P(x_i | c, pi_i) of every row of ``X`` in its own UKDB_P
         network (pseudo weights ``W`` (n, m)), shape (n, m): :meth:`personalized_structure`
         and :meth:`_personalized_log_scores` over a batch. The families of all rows are
         grouped by attribute subset, and every CPT row is read from the subset count tables
-        (:meth:`_subset_table`) in one gather (equal to the per-row path to 1e-12; tested)."""
+        (:meth:`_subset_table`) in one gather (equal to the per-row path to 1e-12; tested).
+        ``drop`` (n, m): counts removed from every table at the row's values (the row's own
+        one-hot class: :meth:`loo_log_proba`)."""
         X = np.asarray(X, dtype=np.int64)
         n, p = X.shape
         m = self.n_classes_
         k = int(self.k_)
         W = np.asarray(W, dtype=float)
         extra = W if self.pseudo_in_parameters else np.zeros((n, m))
-        _, clmi = self._local_information_batch(X, W, with_lmi=False)
+        d = np.zeros((n, m)) if drop is None else np.asarray(drop, dtype=float)
+        _, clmi = self._local_information_batch(X, W, with_lmi=False, drop=drop)
         order, n_obs, parents = self._personalized_structures_batch(X, clmi)
         xs = np.where(X >= 0, X, 0)
         width = k + 1
@@ -860,7 +986,7 @@ class UKDB(DiscreteBNClassifier):
         vals = xs[fam_rows[:, None], mem]                           # (F, width)
         cell = (vals * strides[inv]).sum(axis=1)
         # class-parent families: P(c | x_p) from n(x_p, c)
-        n_c = flat[(offs[inv[:n]] + cell[:n] * m)[:, None] + np.arange(m)] + extra
+        n_c = (flat[(offs[inv[:n]] + cell[:n] * m)[:, None] + np.arange(m)] - d) + extra
         out = np.log(posterior_cpt(n_c, self.alpha))
         if not len(r_a):
             return out
@@ -877,6 +1003,7 @@ class UKDB(DiscreteBNClassifier):
         counts = np.ascontiguousarray(counts.transpose(0, 2, 1))   # (F_a, m, r_max)
         e = np.arange(len(r_a))
         x_i = xs[r_a, i_a]
+        counts[e, :, x_i] -= d[r_a]
         counts[e, :, x_i] += extra[r_a]
         theta = posterior_cpt(counts, self._pad_alpha[i_a][:, None, :])
         terms = np.zeros((n, p, m))
@@ -884,7 +1011,10 @@ class UKDB(DiscreteBNClassifier):
         return out + terms.sum(axis=1)
 
     def _predict_log_proba_codes(self, X: np.ndarray) -> np.ndarray:
-        pd_, pp = self._posteriors(X)
+        return self._log_posterior(*self._posteriors(X))
+
+    def _log_posterior(self, pd_: np.ndarray, pp: np.ndarray | None) -> np.ndarray:
+        """log P(c | x) of ``mode`` from the two networks' posteriors."""
         if self.mode == "domain":
             post = pd_
         elif self.mode == "personalized":

@@ -10,10 +10,17 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from bnma_core.classifiers.ukdb import UKDB, build_k_dependence_structure, chain_conditionals
+from bnma_core.classifiers.ukdb import (
+    MODES,
+    UKDB,
+    build_k_dependence_structure,
+    chain_conditionals,
+)
 from bnma_core.data import load_dataset
 from bnma_core.datasets import bundled_path
 from bnma_core.scores import (
@@ -709,3 +716,132 @@ def test_one_pass_tables_and_mi_equal_the_per_table_path(seed):
     for subset, (table, _) in model._subset_tables.items():
         np.testing.assert_array_equal(table.reshape(-1), joint_counts(
             data, [*subset[::-1], 4], ar).reshape(-1, 3).reshape(-1))
+
+
+# --- leave-one-out log posteriors without refits (issue 34) ------------------------------------
+
+
+def _forced_structure(structure):
+    """UKDB whose domain structure is ``structure`` whatever the data (the oracle of
+    :meth:`UKDB.loo_log_proba`: its one approximation is UKDB_L's structure of the full fit)."""
+
+    class Forced(UKDB):
+        def _learn_domain_structure(self):
+            return structure
+
+    return Forced
+
+
+def _loo_problem(seed, n=30, arities=(2, 3, 3, 2), m=3, missing=0.15):
+    X, y = _random_problem(seed, n=n, arities=arities, m=m, missing=missing)
+    y[:2 * m] = np.repeat(np.arange(m), 2)  # every class on >= 2 rows: D_{-i} keeps classes_
+    X[0] = -1
+    X[1, 1:] = -1
+    return X, y
+
+
+def _assert_loo_equals_forced_refits(X, y, params, atol=1e-10):
+    full = UKDB(**params).fit(X, y)
+    loo = full.loo_log_proba(X, y)
+    assert loo.shape == (len(y), len(full.classes_))
+    forced = _forced_structure(full.domain_structure_)
+    m = len(full.classes_)
+    for i in range(len(y)):
+        keep = np.arange(len(y)) != i
+        ref = forced(**params).fit(X[keep], y[keep], arities=full.arities_)
+        assert list(ref.classes_) == list(full.classes_)
+        np.testing.assert_allclose(loo[i], ref.predict_log_proba(X[i:i + 1])[0], rtol=0,
+                                   atol=atol)
+    return full, loo, m
+
+
+@pytest.mark.parametrize("k, mode, pseudo_in_parameters, pseudo_weights", [
+    (2, "ensemble", False, "domain"), (2, "ensemble", True, "domain"),
+    (1, "personalized", False, "uniform"), (2, "domain", False, "domain"),
+    (3, "ensemble", False, "none"), (0, "ensemble", False, "domain")])
+def test_loo_equals_refits_with_the_domain_structure_forced(k, mode, pseudo_in_parameters,
+                                                            pseudo_weights):
+    """Oracle: for every row i of a 30-row, 4-feature data set with missing values (one row
+    all missing, one with a single value), ``loo_log_proba`` equals UKDB refitted on D_{-i}
+    with UKDB_L's structure forced to the full fit's, to 1e-10; and the batch local measures
+    with the row's counts dropped equal the refit's (LMI and CLMI, 1e-12)."""
+    X, y = _loo_problem(k + 7)
+    params = dict(k=k, mode=mode, alpha=0.7, mi_smoothing=0.5,
+                  pseudo_in_parameters=pseudo_in_parameters, pseudo_weights=pseudo_weights)
+    full, _, m = _assert_loo_equals_forced_refits(X, y, params)
+    forced = _forced_structure(full.domain_structure_)
+    w = np.full((1, m), 0.3)
+    for i in (0, 1, 5, 17):
+        keep = np.arange(len(y)) != i
+        ref = forced(**params).fit(X[keep], y[keep], arities=full.arities_)
+        lmi, clmi = ref.local_information(X[i], w[0])
+        got_l, got_c = full._local_information_batch(X[i:i + 1], w,
+                                                     drop=np.eye(m)[y[i:i + 1]])
+        np.testing.assert_allclose(got_l[0], lmi, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(got_c[0], clmi, rtol=1e-12, atol=1e-12)
+
+
+def test_loo_equals_plain_refits_where_the_domain_structure_is_the_same():
+    """Where refitting on D_{-i} learns the full fit's UKDB_L structure (21 of the 60 rows here),
+    ``loo_log_proba`` is exactly the plain refit's prediction (1e-10): the approximation is
+    only the structure."""
+    X, y = _loo_problem(21, n=60, missing=0.1)
+    full = UKDB(k=2).fit(X, y)
+    loo = full.loo_log_proba(X, y)
+    st = full.domain_structure_
+    same = 0
+    for i in range(len(y)):
+        keep = np.arange(len(y)) != i
+        ref = UKDB(k=2).fit(X[keep], y[keep], arities=full.arities_)
+        rs = ref.domain_structure_
+        if (rs.order, rs.class_parents, rs.parents) == (st.order, st.class_parents, st.parents):
+            same += 1
+            np.testing.assert_allclose(loo[i], ref.predict_log_proba(X[i:i + 1])[0], rtol=0,
+                                       atol=1e-10)
+    assert same >= 10  # 21 of the 60 rows
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=hst.integers(0, 2**31), n=hst.integers(8, 22),
+       arities=hst.lists(hst.integers(1, 3), min_size=1, max_size=4), m=hst.integers(2, 3),
+       missing=hst.sampled_from([0.0, 0.2]), k=hst.integers(0, 2),
+       mode=hst.sampled_from(MODES), alpha=hst.sampled_from([0.5, 1.0]))
+def test_loo_equals_forced_refits_on_random_data(seed, n, arities, m, missing, k, mode, alpha):
+    """Hypothesis: the oracle of the forced-structure refits over random small data sets
+    (constant attributes, missing values, k above the number of attributes included)."""
+    rng = np.random.default_rng(seed)
+    y = np.concatenate([np.repeat(np.arange(m), 2), rng.integers(0, m, n - 2 * m)])
+    X = np.column_stack([(rng.integers(0, r, n) + y * (j % 2)) % r
+                         for j, r in enumerate(arities)])
+    X[rng.random(X.shape) < missing] = -1
+    _assert_loo_equals_forced_refits(X, y, dict(k=k, mode=mode, alpha=alpha))
+
+
+def test_loo_removes_the_rows_own_counts():
+    """Not the in-sample posterior: every row's LOO log probability of its own class is lower
+    than the fitted model's (the row no longer supports its class), by a clear margin on a
+    small data set."""
+    X, y = _loo_problem(5)
+    full = UKDB(k=2).fit(X, y)
+    loo = full.loo_log_proba(X, y)
+    fit = full.predict_log_proba(X)
+    rows = np.arange(len(y))
+    assert (loo[rows, y] < fit[rows, y]).all()
+    assert (fit[rows, y] - loo[rows, y]).mean() > 0.1
+    np.testing.assert_allclose(np.exp(loo).sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_loo_refuses_other_rows():
+    """One clear sentence when the rows are not the fitted ones (shape or values)."""
+    X, y = _loo_problem(5)
+    full = UKDB(k=1).fit(X, y)
+    with pytest.raises(ValueError, match="the 30 training rows of 4 feature codes"):
+        full.loo_log_proba(X[:-1], y[:-1])
+    with pytest.raises(ValueError, match="the 30 training rows"):
+        full.loo_log_proba(X, y[:, None])
+    other = X.copy()
+    other[3, 2] = (other[3, 2] + 1) % 3
+    with pytest.raises(ValueError, match="the rows given differ"):
+        full.loo_log_proba(other, y)
+    with pytest.raises(ValueError, match="the rows given differ"):
+        full.loo_log_proba(X, (y + 1) % 3)
