@@ -48,7 +48,7 @@ from sklearn.base import clone
 from ..data import CODE_DTYPE
 from ..factors import CHUNK_CELLS, MIN_PATTERN_ROWS, FactorModel, class_log_posterior
 from ..kernels.counting import config_indices
-from ..kernels.ukdb_counts import pair_class_counts, subset_class_counts
+from ..kernels.ukdb_counts import pair_class_counts, pair_counts_at, subset_class_counts
 from ..scores import (
     conditional_local_mutual_information_counts,
     family_counts,
@@ -866,14 +866,11 @@ class UKDB(DiscreteBNClassifier):
         clmi = np.full((n, p, p), np.nan)
         I, J = np.triu_indices(p, 1)
         if len(I):
-            a, b = xs[:, I], xs[:, J]                               # (n, pairs)
-            cells = (self._pair_off[I, J] + (a * ar[J] + b) * m)[:, :, None] + np.arange(m)
-            w = W[:, None, :]
-            d = 0.0 if drop is None else drop[:, None, :]
-            n_xy = (self._pair_flat[cells] - d) + sm + w            # (n, pairs, m)
-            n_xc = (self._pair_rows[I, J, a] - d) + ar[J][:, None] * sm + w
-            n_yc = (self._pair_cols[I, J, b] - d) + ar[I][:, None] * sm + w
-            n_c = (self._pair_class[I, J] - d) + (ar[I] * ar[J])[:, None] * sm + w
+            n_xy, n_xc, n_yc, n_c = pair_counts_at(
+                X, np.ascontiguousarray(W, dtype=np.float64),
+                np.zeros((n, m)) if drop is None else np.ascontiguousarray(drop, dtype=float),
+                I.astype(np.int64), J.astype(np.int64), self._pair_flat, self._pair_off,
+                self._pair_rows, self._pair_cols, self._pair_class, ar, sm)
             vals = conditional_local_mutual_information_counts(n_xy, n_xc, n_yc, n_c,
                                                                self.base)
             vals[~(obs[:, I] & obs[:, J])] = np.nan
@@ -971,7 +968,7 @@ class UKDB(DiscreteBNClassifier):
         inv = inv.reshape(-1)
         offs = np.zeros(len(uniq), dtype=np.int64)
         strides = np.zeros((len(uniq), width), dtype=np.int64)
-        subsets = [tuple(int(v) for v in row if v < p) for row in uniq]
+        subsets = [tuple(v for v in row if v < p) for row in uniq.tolist()]
         self._add_subset_tables(subsets)
         flats, off = [], 0
         for u, subset in enumerate(subsets):
