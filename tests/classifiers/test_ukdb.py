@@ -845,3 +845,22 @@ def test_loo_refuses_other_rows():
         full.loo_log_proba(other, y)
     with pytest.raises(ValueError, match="the rows given differ"):
         full.loo_log_proba(X, (y + 1) % 3)
+
+
+def test_the_ukdb_loo_benchmark_runs():
+    """Smoke test of benchmarks/ukdb_loo.py (issue 34 item 1's measurements) on 60 WBC rows."""
+    import importlib.util
+    import sys
+
+    bench_dir = Path(__file__).resolve().parents[2] / "benchmarks"
+    sys.path.insert(0, str(bench_dir))
+    try:
+        spec = importlib.util.spec_from_file_location("ukdb_loo", bench_dir / "ukdb_loo.py")
+        bench = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(bench)
+    finally:
+        sys.path.remove(str(bench_dir))
+    out = bench._one("wbc60", load_dataset(WBC).subset(np.arange(60)), repeats=1)
+    assert out["fit_s"] >= 0 and out["inner_loo_s"] >= 0
+    assert 0 <= out["exact_structure_rows"] <= 1
+    assert np.isfinite([out["elpd_cv"], out["elpd_loo"], out["elpd_exact_loo"]]).all()
