@@ -445,7 +445,6 @@ class UKDB(DiscreteBNClassifier):
         self.n_classes_ = m
         self._data = np.ascontiguousarray(np.column_stack([X, y]), dtype=CODE_DTYPE)
         self._ar = np.append(np.asarray(self.arities_, dtype=np.int64), m)
-        c = p
         self._fit_local_tables(p, m)
         self.mi_ = self._class_mutual_informations()
         self.cmi_ = pairwise_conditional_mutual_information(X, y, self.arities_, m, None,
@@ -455,19 +454,8 @@ class UKDB(DiscreteBNClassifier):
         # UKDB_L parameters: P(c | x_p) as a (q_p, m) CPT (X_p in class_parents order, first
         # fastest) and the joint P(x_p) (q_p,) from the same smoothed counts (it only matters
         # when an X_p value is missing and has to be summed out)
-        cp = np.asarray(st.class_parents, dtype=np.int64)
-        cc = family_counts(self._data, c, cp, self._ar)
-        self._class_counts = cc  # kept for loo_log_proba's downdate
-        self._pxp = posterior_cpt(cc.sum(axis=1)[None, :], self.alpha)[0]
-        self._class_cpt = posterior_cpt(cc, self.alpha)
-        # attribute CPTs P(x_i | c, pi_i) in the library's layout: parents (C, *pa), class
-        # fastest
-        self._cpts: dict[int, np.ndarray] = {}
-        self._family_counts: dict[int, np.ndarray] = {}
-        for i, pa in st.parents.items():
-            fam = np.asarray([c] + list(pa), dtype=np.int64)
-            self._family_counts[i] = family_counts(self._data, i, fam, self._ar)
-            self._cpts[i] = posterior_cpt(self._family_counts[i], self.alpha)
+        (self._class_counts, self._pxp, self._class_cpt, self._family_counts,
+         self._cpts) = self._domain_tables(st)
         # UKDB_P's pseudo-counts per attribute, padded to the largest arity with zeros
         r_max = int(max(self.arities_.max(), 1))
         self._pad_alpha = np.where(np.arange(r_max)[None, :] < self.arities_[:, None],
@@ -476,6 +464,24 @@ class UKDB(DiscreteBNClassifier):
         if self.mode != "domain":
             self._precompute_subset_tables(p, m)
         self.structure_ = self._graph(st, self.mi_, self.cmi_, set())
+
+    def _domain_tables(self, st: KDependenceStructure) -> tuple:
+        """UKDB_L's counts and parameters for the structure ``st`` from the training rows:
+        n(x_p, c) (q_p, m), P(x_p) (q_p,), P(c | x_p) (q_p, m) (X_p in class_parents order,
+        first fastest; P(x_p) from the same smoothed counts: it only matters when an X_p value
+        is missing and has to be summed out), and per attribute its counts and CPT
+        P(x_i | c, pi_i) in the library's layout (parents (C, *pa), class fastest)."""
+        c = self._data.shape[1] - 1
+        cc = family_counts(self._data, c, np.asarray(st.class_parents, dtype=np.int64),
+                           self._ar)
+        pxp = posterior_cpt(cc.sum(axis=1)[None, :], self.alpha)[0]
+        counts: dict[int, np.ndarray] = {}
+        cpts: dict[int, np.ndarray] = {}
+        for i, pa in st.parents.items():
+            counts[i] = family_counts(self._data, i, np.asarray([c, *pa], dtype=np.int64),
+                                      self._ar)
+            cpts[i] = posterior_cpt(counts[i], self.alpha)
+        return cc, pxp, posterior_cpt(cc, self.alpha), counts, cpts
 
     def _learn_domain_structure(self) -> KDependenceStructure:
         """UKDB_L's structure from the fitted CMI (a method, so that a test can force the
@@ -560,30 +566,37 @@ class UKDB(DiscreteBNClassifier):
         cached = _FACTOR_MODELS.get(self)
         if cached is not None and cached[0] is self._cpts:
             return cached[1]
-        st = self.domain_structure_
+        model = self._build_factor_model(self.domain_structure_, self._pxp, self._class_cpt,
+                                         self._cpts)
+        _FACTOR_MODELS[self] = (self._cpts, model)
+        return model
+
+    def _build_factor_model(self, st: KDependenceStructure, pxp: np.ndarray,
+                            class_cpt: np.ndarray, attr_cpts: dict) -> FactorModel:
+        """:meth:`_factor_model` of the structure ``st`` with these parameters."""
         p = len(self.arities_)
         cards = self._ar
         parents: list[list[int]] = [[] for _ in range(p + 1)]
         cpts: list[Any] = [None] * (p + 1)
-        chain = chain_conditionals(self._pxp, cards[st.class_parents])
+        chain = chain_conditionals(pxp, cards[st.class_parents])
         for j, v in enumerate(st.class_parents):
             parents[v] = list(st.class_parents[:j])
             cpts[v] = chain[j]
         parents[p] = list(st.class_parents)
-        cpts[p] = self._class_cpt
+        cpts[p] = class_cpt
         for i, pa in st.parents.items():
             parents[i] = [p, *pa]
-            cpts[i] = self._cpts[i]
-        model = FactorModel(cards, parents, cpts)
-        _FACTOR_MODELS[self] = (self._cpts, model)
-        return model
+            cpts[i] = attr_cpts[i]
+        return FactorModel(cards, parents, cpts)
 
-    def _domain_log_scores(self, X: np.ndarray) -> np.ndarray:
+    def _domain_log_scores(self, X: np.ndarray, model: FactorModel | None = None
+                           ) -> np.ndarray:
         """log P_L(c, x_obs) up to a per-row constant, shape (n, m): missing attributes (-1)
-        marginalised exactly by :func:`bnma_core.factors.class_log_posterior`."""
+        marginalised exactly by :func:`bnma_core.factors.class_log_posterior` (``model``:
+        another structure's, default the fitted one)."""
         p = X.shape[1]
         codes = np.column_stack([X, np.zeros(len(X), dtype=X.dtype)])
-        model = self._factor_model()
+        model = self._factor_model() if model is None else model
         largest = max(c.size for c in model.cpts)
         return class_log_posterior(model, p, codes, validate=False,
                                    enumeration_limit=ENUMERATION_LIMIT, chunk_cells=CHUNK_CELLS,
@@ -727,35 +740,43 @@ class UKDB(DiscreteBNClassifier):
             pp[a:a + size] = np.exp(lp - np.logaddexp.reduce(lp, axis=1, keepdims=True))
         return pd_, pp
 
-    def _domain_loo_corrections(self) -> np.ndarray:
-        """(n, m) log P_L^{-i}(c, x_i) - log P_L(c, x_i) of every training row i: UKDB_L's
-        factors that row i was counted in (it has all the factor's variables) re-estimated
-        from the counts minus row i (:func:`bnma_core.scores.posterior_cpt`), at the row's
-        values. The factors with a missing variable did not count row i (available cases)
-        and are marginalised as before; P(x_p) does not depend on c when x_p is observed."""
-        data = self._data
+    def _domain_loo_corrections(self, rows: np.ndarray | None = None,
+                                st: KDependenceStructure | None = None,
+                                tables: tuple | None = None) -> np.ndarray:
+        """(n, m) log P_L^{-i}(c, x_i) - log P_L(c, x_i) of the training rows ``rows``
+        (default all): UKDB_L's factors that row i was counted in (it has all the factor's
+        variables) re-estimated from the counts minus row i
+        (:func:`bnma_core.scores.posterior_cpt`), at the row's values. The factors with a
+        missing variable did not count row i (available cases) and are marginalised as
+        before; P(x_p) does not depend on c when x_p is observed. ``st`` / ``tables``
+        (:meth:`_domain_tables`): another structure's, default the fitted one."""
+        data = self._data if rows is None else self._data[rows]
         n, c = data.shape[0], data.shape[1] - 1
         m = self.n_classes_
         y = data[:, c].astype(np.int64)
         out = np.zeros((n, m))
-        st = self.domain_structure_
+        if st is None:
+            st = self.domain_structure_
+            tables = (self._class_counts, self._pxp, self._class_cpt, self._family_counts,
+                      self._cpts)
+        class_counts, _, class_cpt, fam_counts, cpts = tables
         # P(c | x_p): the row's CPT row, every class
         j = config_indices(data, np.asarray(st.class_parents, dtype=np.int64), self._ar)
         ok = np.flatnonzero(j >= 0)
-        counts = self._class_counts[j[ok]]
+        counts = class_counts[j[ok]]
         counts[np.arange(len(ok)), y[ok]] -= 1.0
         out[ok] += (np.log(posterior_cpt(counts[:, None, :], self.alpha)[:, 0])
-                    - np.log(self._class_cpt[j[ok]]))
+                    - np.log(class_cpt[j[ok]]))
         # P(x_i | c, pi_i): only the row's own class y_i has a count less
         for i, pa in st.parents.items():
             j = config_indices(data, np.asarray([c, *pa], dtype=np.int64), self._ar)
             x = data[:, i].astype(np.int64)
             ok = np.flatnonzero((j >= 0) & (x >= 0))
             e = np.arange(len(ok))
-            counts = self._family_counts[i][j[ok]]
+            counts = fam_counts[i][j[ok]]
             counts[e, x[ok]] -= 1.0
             theta = posterior_cpt(counts[:, None, :], self.alpha)[e, 0, x[ok]]
-            out[ok, y[ok]] += np.log(theta) - np.log(self._cpts[i][j[ok], x[ok]])
+            out[ok, y[ok]] += np.log(theta) - np.log(cpts[i][j[ok], x[ok]])
         return out
 
     def loo_log_proba(self, X: Any, y: Any) -> np.ndarray:
@@ -944,12 +965,23 @@ class UKDB(DiscreteBNClassifier):
         X = np.asarray(X, dtype=np.int64)
         n, p = X.shape
         m = self.n_classes_
-        k = int(self.k_)
         W = np.asarray(W, dtype=float)
         extra = W if self.pseudo_in_parameters else np.zeros((n, m))
         d = np.zeros((n, m)) if drop is None else np.asarray(drop, dtype=float)
         _, clmi = self._local_information_batch(X, W, with_lmi=False, drop=drop)
         order, n_obs, parents = self._personalized_structures_batch(X, clmi)
+        return self._family_log_scores(X, order, n_obs, parents, extra, d)
+
+    def _family_log_scores(self, X: np.ndarray, order: np.ndarray, n_obs: np.ndarray,
+                           parents: np.ndarray, extra: np.ndarray, d: np.ndarray
+                           ) -> np.ndarray:
+        """log P(c | x_p) + sum_i log P(x_i | c, pi_i) of every row of ``X`` in its own network
+        (:meth:`_personalized_structures_batch`'s ``order`` / ``n_obs`` / ``parents``: X_p the
+        first k of the order), every CPT row read from the subset tables at the row's values
+        plus ``extra`` (n, m) and minus ``d`` (n, m) at the row's own values."""
+        n, p = X.shape
+        m = self.n_classes_
+        k = int(self.k_)
         xs = np.where(X >= 0, X, 0)
         width = k + 1
         # families: one class-parent family per row, then one per (row, ranked attribute)
