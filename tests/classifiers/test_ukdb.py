@@ -740,35 +740,48 @@ def _loo_problem(seed, n=30, arities=(2, 3, 3, 2), m=3, missing=0.15):
     return X, y
 
 
-def _assert_loo_equals_forced_refits(X, y, params, atol=1e-10):
+def _assert_loo_equals_refits(X, y, params, atol=1e-10):
+    """``loo_log_proba`` against refits on D_{-i} of every row: plain refits for the default
+    (``domain_structure="refit"``), refits with the full fit's UKDB_L structure forced for
+    ``"full"``. Returns the full fit, both LOO arrays and how many rows' refit structure
+    differs from the full fit's."""
     full = UKDB(**params).fit(X, y)
     loo = full.loo_log_proba(X, y)
-    assert loo.shape == (len(y), len(full.classes_))
-    forced = _forced_structure(full.domain_structure_)
-    m = len(full.classes_)
+    loo_full = full.loo_log_proba(X, y, domain_structure="full")
+    assert loo.shape == loo_full.shape == (len(y), len(full.classes_))
+    st = full.domain_structure_
+    forced = _forced_structure(st)
+    changed = 0
     for i in range(len(y)):
         keep = np.arange(len(y)) != i
-        ref = forced(**params).fit(X[keep], y[keep], arities=full.arities_)
+        ref = UKDB(**params).fit(X[keep], y[keep], arities=full.arities_)
         assert list(ref.classes_) == list(full.classes_)
         np.testing.assert_allclose(loo[i], ref.predict_log_proba(X[i:i + 1])[0], rtol=0,
                                    atol=atol)
-    return full, loo, m
+        rs = ref.domain_structure_
+        changed += (rs.class_parents, rs.parents) != (st.class_parents, st.parents)
+        ref = forced(**params).fit(X[keep], y[keep], arities=full.arities_)
+        np.testing.assert_allclose(loo_full[i], ref.predict_log_proba(X[i:i + 1])[0], rtol=0,
+                                   atol=atol)
+    return full, loo, loo_full, changed
 
 
 @pytest.mark.parametrize("k, mode, pseudo_in_parameters, pseudo_weights", [
     (2, "ensemble", False, "domain"), (2, "ensemble", True, "domain"),
     (1, "personalized", False, "uniform"), (2, "domain", False, "domain"),
     (3, "ensemble", False, "none"), (0, "ensemble", False, "domain")])
-def test_loo_equals_refits_with_the_domain_structure_forced(k, mode, pseudo_in_parameters,
-                                                            pseudo_weights):
+def test_loo_equals_refits(k, mode, pseudo_in_parameters, pseudo_weights):
     """Oracle: for every row i of a 30-row, 4-feature data set with missing values (one row
-    all missing, one with a single value), ``loo_log_proba`` equals UKDB refitted on D_{-i}
-    with UKDB_L's structure forced to the full fit's, to 1e-10; and the batch local measures
-    with the row's counts dropped equal the refit's (LMI and CLMI, 1e-12)."""
+    all missing, one with a single value), ``loo_log_proba`` equals UKDB refitted on D_{-i},
+    to 1e-10 (with ``domain_structure="full"``: the refit with UKDB_L's structure forced to
+    the full fit's); some rows' refits change UKDB_L's structure; and the batch local
+    measures with the row's counts dropped equal the refit's (LMI and CLMI, 1e-12)."""
     X, y = _loo_problem(k + 7)
     params = dict(k=k, mode=mode, alpha=0.7, mi_smoothing=0.5,
                   pseudo_in_parameters=pseudo_in_parameters, pseudo_weights=pseudo_weights)
-    full, _, m = _assert_loo_equals_forced_refits(X, y, params)
+    full, _, _, changed = _assert_loo_equals_refits(X, y, params)
+    assert changed > 0 or k == 0
+    m = len(full.classes_)
     forced = _forced_structure(full.domain_structure_)
     w = np.full((1, m), 0.3)
     for i in (0, 1, 5, 17):
@@ -781,13 +794,13 @@ def test_loo_equals_refits_with_the_domain_structure_forced(k, mode, pseudo_in_p
         np.testing.assert_allclose(got_c[0], clmi, rtol=1e-12, atol=1e-12)
 
 
-def test_loo_equals_plain_refits_where_the_domain_structure_is_the_same():
-    """Where refitting on D_{-i} learns the full fit's UKDB_L structure (21 of the 60 rows here),
-    ``loo_log_proba`` is exactly the plain refit's prediction (1e-10): the approximation is
-    only the structure."""
+def test_loo_full_structure_equals_plain_refits_where_the_structure_is_the_same():
+    """With ``domain_structure="full"``, where refitting on D_{-i} learns the full fit's
+    UKDB_L structure (21 of the 60 rows here), ``loo_log_proba`` is exactly the plain refit's
+    prediction (1e-10): its approximation is only the structure."""
     X, y = _loo_problem(21, n=60, missing=0.1)
     full = UKDB(k=2).fit(X, y)
-    loo = full.loo_log_proba(X, y)
+    loo = full.loo_log_proba(X, y, domain_structure="full")
     st = full.domain_structure_
     same = 0
     for i in range(len(y)):
@@ -806,15 +819,16 @@ def test_loo_equals_plain_refits_where_the_domain_structure_is_the_same():
        arities=hst.lists(hst.integers(1, 3), min_size=1, max_size=4), m=hst.integers(2, 3),
        missing=hst.sampled_from([0.0, 0.2]), k=hst.integers(0, 2),
        mode=hst.sampled_from(MODES), alpha=hst.sampled_from([0.5, 1.0]))
-def test_loo_equals_forced_refits_on_random_data(seed, n, arities, m, missing, k, mode, alpha):
-    """Hypothesis: the oracle of the forced-structure refits over random small data sets
-    (constant attributes, missing values, k above the number of attributes included)."""
+def test_loo_equals_refits_on_random_data(seed, n, arities, m, missing, k, mode, alpha):
+    """Hypothesis: the oracle of the refits (plain, and forced structure for "full") over
+    random small data sets (constant attributes, missing values, k above the number of
+    attributes included)."""
     rng = np.random.default_rng(seed)
     y = np.concatenate([np.repeat(np.arange(m), 2), rng.integers(0, m, n - 2 * m)])
     X = np.column_stack([(rng.integers(0, r, n) + y * (j % 2)) % r
                          for j, r in enumerate(arities)])
     X[rng.random(X.shape) < missing] = -1
-    _assert_loo_equals_forced_refits(X, y, dict(k=k, mode=mode, alpha=alpha))
+    _assert_loo_equals_refits(X, y, dict(k=k, mode=mode, alpha=alpha))
 
 
 def test_loo_removes_the_rows_own_counts():
@@ -845,6 +859,8 @@ def test_loo_refuses_other_rows():
         full.loo_log_proba(other, y)
     with pytest.raises(ValueError, match="the rows given differ"):
         full.loo_log_proba(X, (y + 1) % 3)
+    with pytest.raises(ValueError, match="domain_structure must be"):
+        full.loo_log_proba(X, y, domain_structure="fixed")
 
 
 def test_the_ukdb_loo_benchmark_runs():

@@ -1,8 +1,10 @@
 """UKDB's one-pass count tables (``kernels.ukdb_counts``) equal the per-table counts they
 replace (:func:`bnma_core.scores.joint_counts`, :func:`bnma_core.scores.family_counts`)
-exactly, with missing values (available cases), over random data (Hypothesis)."""
+exactly, with missing values (available cases), over random data (Hypothesis); the
+leave-one-out CMI downdate equals recounting without the row."""
 
 import itertools
+import math
 
 import numpy as np
 from hypothesis import given, settings
@@ -10,8 +12,16 @@ from hypothesis import strategies as st
 
 from bnma_core.data import CODE_DTYPE
 from bnma_core.kernels.counting import parent_strides
-from bnma_core.kernels.ukdb_counts import pair_class_counts, subset_class_counts
-from bnma_core.scores import family_counts, joint_counts
+from bnma_core.kernels.ukdb_counts import (
+    cmi_downdates,
+    pair_class_counts,
+    subset_class_counts,
+)
+from bnma_core.scores import (
+    family_counts,
+    joint_counts,
+    pairwise_conditional_mutual_information,
+)
 
 
 def _data(seed, n, arities, m, missing):
@@ -65,3 +75,27 @@ def test_subset_tables_equal_family_counts(seed, n, arities, m, missing, width):
         ref = family_counts(data, p, vs, ar_c)
         np.testing.assert_array_equal(flat[offs[t]:offs[t + 1]].reshape(-1, m), ref)
         np.testing.assert_array_equal(strides[t, :len(s)], parent_strides(vs, ar_c))
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31), n=st.integers(2, 30),
+       arities=st.lists(st.integers(1, 4), min_size=2, max_size=5), m=st.integers(2, 3),
+       missing=st.sampled_from([0.0, 0.3]), smoothing=st.sampled_from([0.0, 0.5, 1.0]),
+       base=st.sampled_from([2.0, math.e]))
+def test_cmi_downdates_equal_recounting_without_the_row(seed, n, arities, m, missing,
+                                                        smoothing, base):
+    """The O(1) downdate of every pair's CMI (entropy form) equals
+    :func:`bnma_core.scores.pairwise_conditional_mutual_information` on the rows without row r,
+    for every r, to 1e-12 (empty tables and cells emptied by the removal included)."""
+    data = _data(seed, n, arities, m, missing)
+    p = len(arities)
+    ar = np.asarray(arities, dtype=np.int64)
+    X, y = data[:, :p], data[:, p]
+    cmi = pairwise_conditional_mutual_information(X, y, ar, m, None, smoothing, base)
+    _, flat, off, rows, cols, totals = pair_class_counts(data, ar, m)
+    got = cmi_downdates(data, cmi, flat, off, rows, cols, totals, ar, smoothing, math.log(base))
+    for r in range(n):
+        keep = np.arange(n) != r
+        ref = pairwise_conditional_mutual_information(X[keep], y[keep], ar, m, None, smoothing,
+                                                      base)
+        np.testing.assert_allclose(got[r], ref, rtol=1e-12, atol=1e-12)
