@@ -221,13 +221,27 @@ def cmi_downdates(data: np.ndarray, cmi: np.ndarray, flat: np.ndarray, offsets: 
     n, p = data.shape[0], data.shape[1] - 1
     m = totals.shape[2]
     out = np.empty((n, p, p))
+    # the step of every smoothed cell, once (the rows then only look them up)
     tot = np.zeros((p, p))
+    g_flat = np.zeros(flat.shape[0])
+    g_rows = np.zeros(rows.shape)
+    g_cols = np.zeros(cols.shape)
+    g_tot = np.zeros(totals.shape)
     for i in range(p):
+        ri = arities[i]
         for j in range(i + 1, p):
+            rj = arities[j]
             t = 0.0
             for c in range(m):
                 t += totals[i, j, c]
-            tot[i, j] = t + arities[i] * arities[j] * m * smoothing
+                g_tot[i, j, c] = _xlogx_step(totals[i, j, c] + ri * rj * smoothing)
+                for a in range(ri):
+                    g_rows[i, j, a, c] = _xlogx_step(rows[i, j, a, c] + rj * smoothing)
+                for b in range(rj):
+                    g_cols[i, j, b, c] = _xlogx_step(cols[i, j, b, c] + ri * smoothing)
+            tot[i, j] = t + ri * rj * m * smoothing
+            for q in range(offsets[i, j], offsets[i, j] + ri * rj * m):
+                g_flat[q] = _xlogx_step(flat[q] + smoothing)
     for r in range(n):
         c = data[r, p]
         for i in range(p):
@@ -237,14 +251,12 @@ def cmi_downdates(data: np.ndarray, cmi: np.ndarray, flat: np.ndarray, offsets: 
                 b = data[r, j]
                 v = cmi[i, j]
                 if a >= 0 and b >= 0:
-                    ri = arities[i]
-                    rj = arities[j]
                     big_t = tot[i, j]
                     ti = v * log_base * big_t
-                    ti -= _xlogx_step(flat[offsets[i, j] + (a * rj + b) * m + c] + smoothing)
-                    ti -= _xlogx_step(totals[i, j, c] + ri * rj * smoothing)
-                    ti += _xlogx_step(rows[i, j, a, c] + rj * smoothing)
-                    ti += _xlogx_step(cols[i, j, b, c] + ri * smoothing)
+                    ti -= g_flat[offsets[i, j] + (a * arities[j] + b) * m + c]
+                    ti -= g_tot[i, j, c]
+                    ti += g_rows[i, j, a, c]
+                    ti += g_cols[i, j, b, c]
                     v = ti / (big_t - 1.0) / log_base if big_t - 1.0 > 0.0 else 0.0
                 out[r, i, j] = v
                 out[r, j, i] = v
