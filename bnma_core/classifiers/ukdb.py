@@ -1074,7 +1074,16 @@ class UKDB(DiscreteBNClassifier):
         fam_a = np.concatenate([i_a[:, None], np.where(pa >= 0, pa, p)], axis=1)
         fam_c = np.concatenate([cp, np.full((n, width - k), p)], axis=1)
         members = np.sort(np.concatenate([fam_c, fam_a]), axis=1)
-        uniq, inv = np.unique(members, axis=0, return_inverse=True)
+        if float(p + 1) ** width < 2.0 ** 62:
+            # one int64 key per family, first member most significant: np.unique on the keys
+            # gives the distinct rows in the order of np.unique(members, axis=0), faster
+            key = np.zeros(len(members), dtype=np.int64)
+            for w in range(width):
+                key = key * (p + 1) + members[:, w]
+            _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+            uniq = members[first]
+        else:
+            uniq, inv = np.unique(members, axis=0, return_inverse=True)
         inv = inv.reshape(-1)
         offs = np.zeros(len(uniq), dtype=np.int64)
         strides = np.zeros((len(uniq), width), dtype=np.int64)

@@ -650,7 +650,8 @@ def test_k_chosen_on_training_rows_by_inner_cv():
 
 @pytest.mark.parametrize("k, min_dependence, pseudo_in_parameters, pseudo_weights", [
     (0, None, False, "domain"), (1, None, True, "domain"), (2, None, False, "domain"),
-    (2, 0.0, True, "uniform"), (3, None, False, "none"), (7, None, False, "domain")])
+    (2, 0.0, True, "uniform"), (3, None, False, "none"), (7, None, False, "domain"),
+    (40, None, False, "domain")])  # k = 40: families too wide for one int64 key each
 def test_batched_personalized_path_equals_the_per_row_path(monkeypatch, k, min_dependence,
                                                            pseudo_in_parameters,
                                                            pseudo_weights):
