@@ -25,6 +25,11 @@ of the one smoothed joint table, P(c | x_p), P(x_i | c, pi_i)) and
 :func:`bnma_core.factors.class_log_posterior` sums the missing values out (barren attributes
 drop out); UKDB_P never contains them.
 
+:meth:`UKDB.loo_log_proba` gives the training rows' leave-one-out class posteriors from the
+fitted counts minus each row's own, equal to refitting without the row (DESIGN §5), for
+leave-one-out stacking (Yao et al. 2018). The tables are counted in one pass
+(:mod:`bnma_core.kernels.ukdb_counts`).
+
 References
 ----------
 Paper 004 (UKDB; WBC case study), eq. for MI / CMI (1), (5), LMI / CLMI (14), classification
