@@ -57,6 +57,7 @@ from ..kernels.ukdb_counts import (
     cmi_downdates,
     pair_class_counts,
     pair_counts_at,
+    select_parents,
     subset_class_counts,
 )
 from ..scores import (
@@ -1013,27 +1014,9 @@ class UKDB(DiscreteBNClassifier):
         rank = np.empty_like(order)
         np.put_along_axis(rank, order, np.arange(p)[None, :].repeat(n, 0), axis=1)
         dr = np.round(dep, TIE_DECIMALS)
-        parents = np.full((n, p, k), -1, dtype=np.int64)
-        rows = np.arange(n)
-        for pos in range(k, p):
-            live = pos < n_obs
-            if not live.any():
-                break
-            i = order[:, pos]
-            d = dr[rows, i, :]                                   # (n, p)
-            allowed = rank < pos
-            if self.min_dependence is not None:
-                allowed &= d > self.min_dependence
-            # the k most dependent allowed attributes, ties to the lower index: k argmins
-            # (the first minimum) = the first k of a stable argsort, without the sort
-            key = np.where(allowed, -d, np.inf)
-            sel = np.empty((n, k), dtype=np.int64)
-            for a in range(k):
-                sel[:, a] = np.argmin(key, axis=1)
-                key[rows, sel[:, a]] = np.inf
-            got = np.minimum(allowed.sum(axis=1), k)
-            sel = np.where(np.arange(k)[None, :] < got[:, None], sel, -1)
-            parents[rows[live], i[live]] = sel[live]
+        md = self.min_dependence
+        parents = select_parents(order, n_obs.astype(np.int64), rank, dr, k,
+                                 0.0 if md is None else float(md), md is not None)
         return order, n_obs, parents
 
     def _personalized_log_scores_batch(self, X: np.ndarray, W: np.ndarray,

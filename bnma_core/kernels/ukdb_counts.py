@@ -1,4 +1,5 @@
-"""Count tables of UKDB in one pass over the training rows (numba; DESIGN §5).
+"""Count tables of UKDB in one pass over the training rows, their leave-one-out downdates and
+the per-row parent choice (numba; DESIGN §5).
 
 UKDB (:mod:`bnma_core.classifiers.ukdb`) reads its local measures and UKDB_P's CPT rows from
 class-conditional contingency tables: every attribute with the class n(x_i, c), every attribute
@@ -261,3 +262,54 @@ def cmi_downdates(data: np.ndarray, cmi: np.ndarray, flat: np.ndarray, offsets: 
                 out[r, i, j] = v
                 out[r, j, i] = v
     return out
+
+
+@njit(cache=True)
+def select_parents(order: np.ndarray, n_obs: np.ndarray, rank: np.ndarray, dep: np.ndarray,
+                   k: int, min_dependence: float, use_min: bool) -> np.ndarray:
+    """UKDB's parent choice for many rows at once: in row r, the attribute at ranking position
+    pos (k <= pos < n_obs[r]) takes as parents the at most k attributes ranked before it with
+    the highest ``dep[r, i, j]`` (strictly above ``min_dependence`` if ``use_min``), most
+    dependent first, ties to the lower index: the construction of
+    :func:`bnma_core.classifiers.ukdb.build_k_dependence_structure` on already rounded values.
+
+    Parameters
+    ----------
+    order, rank : (n, p) int64 arrays
+        Each row's ranking and the position of every attribute in it.
+    n_obs : (n,) int64 array
+        Ranked (observed) attributes per row; the rest of ``order`` is ignored.
+    dep : (n, p, p) float array
+        The (local) conditional dependences, rounded.
+
+    Returns
+    -------
+    (n, p, k) int64 array, padded with -1 (class parents and missing attributes all -1).
+    """
+    n, p = order.shape
+    parents = np.full((n, p, k), -1, dtype=np.int64)
+    for r in range(n):
+        for pos in range(k, n_obs[r]):
+            i = order[r, pos]
+            for a in range(k):
+                best = -1
+                best_v = np.inf
+                for j in range(p):
+                    if rank[r, j] >= pos:
+                        continue
+                    d = dep[r, i, j]
+                    if use_min and not d > min_dependence:
+                        continue
+                    taken = False
+                    for b in range(a):
+                        if parents[r, i, b] == j:
+                            taken = True
+                    if taken:
+                        continue
+                    if -d < best_v:
+                        best = j
+                        best_v = -d
+                if best < 0:
+                    break
+                parents[r, i, a] = best
+    return parents
