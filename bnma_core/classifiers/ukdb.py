@@ -1075,7 +1075,9 @@ class UKDB(DiscreteBNClassifier):
         inv = inv.reshape(-1)
         offs = np.zeros(len(uniq), dtype=np.int64)
         strides = np.zeros((len(uniq), width), dtype=np.int64)
-        subsets = [tuple(v for v in row if v < p) for row in uniq.tolist()]
+        # members are sorted, so the padding p comes last: each subset is a prefix
+        sizes = (uniq < p).sum(axis=1).tolist()
+        subsets = [tuple(row[:z]) for row, z in zip(uniq.tolist(), sizes, strict=True)]
         self._add_subset_tables(subsets)
         flats, off = [], 0
         for u, subset in enumerate(subsets):
