@@ -92,6 +92,15 @@ cells; above, every pattern is its own hard-evidence elimination (pooling keeps 
 attributes hidden, each with a per-row table of its family: WBC k = 3, 6990 rows, 10 % missing
 0.75 s pooled vs 0.22 s per pattern; k = 2 0.066 s vs 0.18 s). Speed only, same result."""
 
+LOO_COMPLETIONS = 64
+""":meth:`UKDB.loo_log_proba` sums the missing values of an incomplete training row whose
+leave-one-out UKDB_L structure differs from the full fit's over its completions when they are
+at most this many; a row with more is marginalised in a model of its structure (one per
+distinct structure), which costs a model build. Speed only, the same values (tested)."""
+
+COMPLETION_ROWS = 4096
+"""Completed rows scored per call in :meth:`UKDB._completion_log_scores` (memory bound)."""
+
 BATCH_CELLS = 2 ** 20
 """UKDB_P predicts rows in batches of at most this many float cells per gathered array (rows x
 attribute pairs x classes): the memory of a batch stays bounded whatever the number of rows."""
@@ -767,9 +776,10 @@ class UKDB(DiscreteBNClassifier):
         n, p = data.shape[0], data.shape[1] - 1
         m = self.n_classes_
         X = data[:, :p]
-        ld = self._domain_log_scores(X) + self._domain_loo_corrections()
         if domain_structure == "full" or n == 0:
-            return ld
+            return self._domain_log_scores(X) + self._domain_loo_corrections()
+        ld = np.empty((n, m))
+        same: list[np.ndarray] = []
         k = int(self.k_)
         st = self.domain_structure_
         full_par = np.full((p, k), -1, dtype=np.int64)
@@ -791,14 +801,22 @@ class UKDB(DiscreteBNClassifier):
             other = ~((order[:, :ncp] == full_cp).all(axis=1)
                       & (parents == full_par).all(axis=(1, 2)))
             complete = (X[rows] >= 0).all(axis=1)
+            same.append(rows[~other])
             sel = np.flatnonzero(other & complete)
             if len(sel):
                 r = rows[sel]
                 ld[r] = self._family_log_scores(X[r], order[sel], n_obs[sel], parents[sel],
                                                 np.zeros((len(r), m)), np.eye(m)[y[r]])
-            for t in np.flatnonzero(other & ~complete):
-                key = (tuple(order[t, :ncp].tolist()), parents[t].tobytes())
-                groups.setdefault(key, []).append(int(rows[t]))
+            inc = np.flatnonzero(other & ~complete)
+            if len(inc):
+                done = self._completion_log_scores(rows[inc], order[inc], parents[inc], ld)
+                for t in inc[~done]:
+                    key = (tuple(order[t, :ncp].tolist()), parents[t].tobytes())
+                    groups.setdefault(key, []).append(int(rows[t]))
+        kept = np.concatenate(same)
+        if len(kept):
+            ld[kept] = (self._domain_log_scores(X[kept])
+                        + self._domain_loo_corrections(kept))
         for (cp, par), members in groups.items():
             pa = np.frombuffer(par, dtype=np.int64).reshape(p, k)
             st_g = KDependenceStructure(
@@ -811,6 +829,40 @@ class UKDB(DiscreteBNClassifier):
             ld[r] = (self._domain_log_scores(X[r], model)
                      + self._domain_loo_corrections(r, st_g, tables))
         return ld
+
+    def _completion_log_scores(self, rows: np.ndarray, order: np.ndarray, parents: np.ndarray,
+                               out: np.ndarray) -> np.ndarray:
+        """UKDB_L's leave-one-out log P(c, x_obs) of incomplete training rows ``rows``, each in
+        its own structure (``order`` / ``parents`` as :meth:`_personalized_structures_batch`),
+        by summing the missing values out explicitly: every completion of the row is scored
+        from the subset tables (:meth:`_family_log_scores`; the row's count removed only from
+        the families it was counted in), and the completions are added up (log-sum-exp).
+        Written into ``out`` for the rows with at most :data:`LOO_COMPLETIONS` completions;
+        returns which rows those were (the others need a model of their structure)."""
+        p = self._data.shape[1] - 1
+        m = self.n_classes_
+        X = self._data[rows, :p].astype(np.int64)
+        y = self._data[rows, p].astype(np.int64)
+        mis = X < 0
+        card = np.where(mis, np.asarray(self.arities_, dtype=np.int64)[None, :], 1)
+        combos = card.prod(axis=1)
+        done = combos <= LOO_COMPLETIONS
+        # stride of each missing attribute in the row's mixed-radix completion index
+        stride = np.cumprod(np.concatenate([np.ones((len(X), 1), dtype=np.int64),
+                                            card[:, :-1]], axis=1), axis=1)
+        todo = np.flatnonzero(done)
+        chunk = max(1, COMPLETION_ROWS // LOO_COMPLETIONS)
+        for a in range(0, len(todo), chunk):
+            t = todo[a:a + chunk]
+            reps = np.repeat(t, combos[t])
+            starts = np.concatenate([[0], np.cumsum(combos[t])[:-1]])
+            j = np.arange(len(reps)) - np.repeat(starts, combos[t])
+            Xe = np.where(mis[reps], (j[:, None] // stride[reps]) % card[reps], X[reps])
+            scores = self._family_log_scores(
+                Xe, order[reps], np.full(len(reps), p), parents[reps], np.zeros((len(reps), m)),
+                np.eye(m)[y[reps]], counted=~mis[reps])
+            out[rows[t]] = np.logaddexp.reduceat(scores, starts, axis=0)
+        return done
 
     def _domain_loo_corrections(self, rows: np.ndarray | None = None,
                                 st: KDependenceStructure | None = None,
@@ -1039,12 +1091,18 @@ class UKDB(DiscreteBNClassifier):
         return self._family_log_scores(X, order, n_obs, parents, extra, d)
 
     def _family_log_scores(self, X: np.ndarray, order: np.ndarray, n_obs: np.ndarray,
-                           parents: np.ndarray, extra: np.ndarray, d: np.ndarray
-                           ) -> np.ndarray:
+                           parents: np.ndarray, extra: np.ndarray, d: np.ndarray,
+                           counted: np.ndarray | None = None) -> np.ndarray:
         """log P(c | x_p) + sum_i log P(x_i | c, pi_i) of every row of ``X`` in its own network
         (:meth:`_personalized_structures_batch`'s ``order`` / ``n_obs`` / ``parents``: X_p the
         first k of the order), every CPT row read from the subset tables at the row's values
-        plus ``extra`` (n, m) and minus ``d`` (n, m) at the row's own values."""
+        plus ``extra`` (n, m) and minus ``d`` (n, m) at the row's own values.
+
+        ``counted`` (n, p) bool, for rows completed from a training row with missing values
+        (:meth:`_completion_log_scores`): ``d`` is removed only from the families whose
+        members were all observed in that row (the tables that counted it), and
+        log P(x_p) is added where an X_p member was not (it then varies with the
+        completion)."""
         n, p = X.shape
         m = self.n_classes_
         k = int(self.k_)
@@ -1091,9 +1149,22 @@ class UKDB(DiscreteBNClassifier):
         fam_rows = np.concatenate([np.arange(n), r_a])
         vals = xs[fam_rows[:, None], mem]                           # (F, width)
         cell = (vals * strides[inv]).sum(axis=1)
+        if counted is None:
+            dd = d[fam_rows]
+        else:
+            fam_counted = (counted[fam_rows[:, None], mem] | (members >= p)).all(axis=1)
+            dd = d[fam_rows] * fam_counted[:, None]
         # class-parent families: P(c | x_p) from n(x_p, c)
-        n_c = (flat[(offs[inv[:n]] + cell[:n] * m)[:, None] + np.arange(m)] - d) + extra
+        n_c = (flat[(offs[inv[:n]] + cell[:n] * m)[:, None] + np.arange(m)] - dd[:n]) + extra
         out = np.log(posterior_cpt(n_c, self.alpha))
+        if counted is not None:
+            # P(x_p) of the completion where the row missed an X_p member (full-data counts:
+            # the row was not counted), the joint from the same smoothed table as UKDB_L's
+            for u in np.unique(inv[:n][~fam_counted[:n]]):
+                table = self._subset_tables[subsets[u]][0]
+                pxp = posterior_cpt(table.sum(axis=1)[None, :], self.alpha)[0]
+                hit = np.flatnonzero((inv[:n] == u) & ~fam_counted[:n])
+                out[hit] += np.log(pxp[cell[hit]])[:, None]
         if not len(r_a):
             return out
         # attribute families: the CPT rows of x_i at the row's parent values, every class
@@ -1109,7 +1180,7 @@ class UKDB(DiscreteBNClassifier):
         counts = np.ascontiguousarray(counts.transpose(0, 2, 1))   # (F_a, m, r_max)
         e = np.arange(len(r_a))
         x_i = xs[r_a, i_a]
-        counts[e, :, x_i] -= d[r_a]
+        counts[e, :, x_i] -= dd[n:]
         counts[e, :, x_i] += extra[r_a]
         theta = posterior_cpt(counts, self._pad_alpha[i_a][:, None, :])
         terms = np.zeros((n, p, m))

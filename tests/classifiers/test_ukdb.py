@@ -881,3 +881,23 @@ def test_the_ukdb_loo_benchmark_runs():
     assert out["fit_s"] >= 0 and out["inner_loo_s"] >= 0
     assert 0 <= out["exact_structure_rows"] <= 1
     assert np.isfinite([out["elpd_cv"], out["elpd_loo"], out["elpd_exact_loo"]]).all()
+
+
+@pytest.mark.parametrize("completions", [1, 64])
+def test_loo_incomplete_rows_by_completions_or_by_models(monkeypatch, completions):
+    """Incomplete rows whose leave-one-out UKDB_L structure changes are summed over their
+    completions (default) or, above ``LOO_COMPLETIONS``, marginalised in a model of their
+    structure: both equal the refits on D_{-i} (1e-10), and both paths are taken."""
+    import bnma_core.classifiers.ukdb as ukdb
+
+    built = []
+    real = UKDB._build_factor_model
+    monkeypatch.setattr(ukdb, "LOO_COMPLETIONS", completions)
+    monkeypatch.setattr(UKDB, "_build_factor_model",
+                        lambda self, *a: built.append(1) or real(self, *a))
+    X, y = _loo_problem(9, n=40, missing=0.2)
+    full = UKDB(k=2, alpha=0.7).fit(X, y)
+    built.clear()
+    full.loo_log_proba(X, y)
+    assert (len(built) > 1) == (completions == 1)
+    _assert_loo_equals_refits(X, y, dict(k=2, alpha=0.7))
