@@ -948,8 +948,9 @@ class UKDB(DiscreteBNClassifier):
         UKDB_L's structure (the global CMI ranking, X_p and every attribute's parents):
         with ``domain_structure="refit"`` (default) the one D_{-i} gives: every pair's CMI
         downdated in O(1) from the pair tables (entropy form), the construction redone per
-        row (vectorised), and rows whose structure changes read from the subset tables (one
-        marginalising model per distinct structure for rows with a missing value); with
+        row (vectorised), and rows whose structure changes read from the subset tables (rows
+        with a missing value summed over their completions, or above
+        :data:`LOO_COMPLETIONS` one marginalising model per distinct structure); with
         ``"full"`` it is kept from the fit on all rows, the one approximation (optimistic
         where few rows decide the structure: HEPAR II 500 rows, 0.14 nats per row, DESIGN
         §5). ``k_`` (chosen from ``k_grid``) is kept in both. Tested against plain refits on
