@@ -10,10 +10,17 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from bnma_core.classifiers.ukdb import UKDB, build_k_dependence_structure, chain_conditionals
+from bnma_core.classifiers.ukdb import (
+    MODES,
+    UKDB,
+    build_k_dependence_structure,
+    chain_conditionals,
+)
 from bnma_core.data import load_dataset
 from bnma_core.datasets import bundled_path
 from bnma_core.scores import (
@@ -643,7 +650,8 @@ def test_k_chosen_on_training_rows_by_inner_cv():
 
 @pytest.mark.parametrize("k, min_dependence, pseudo_in_parameters, pseudo_weights", [
     (0, None, False, "domain"), (1, None, True, "domain"), (2, None, False, "domain"),
-    (2, 0.0, True, "uniform"), (3, None, False, "none"), (7, None, False, "domain")])
+    (2, 0.0, True, "uniform"), (3, None, False, "none"), (7, None, False, "domain"),
+    (40, None, False, "domain")])  # k = 40: families too wide for one int64 key each
 def test_batched_personalized_path_equals_the_per_row_path(monkeypatch, k, min_dependence,
                                                            pseudo_in_parameters,
                                                            pseudo_weights):
@@ -687,3 +695,209 @@ def test_batched_personalized_path_equals_the_per_row_path(monkeypatch, k, min_d
                                                                       keepdims=True)),
                                rtol=1e-12, atol=1e-12)
     assert pd_.shape == (0, 3)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_one_pass_tables_and_mi_equal_the_per_table_path(seed):
+    """Issue 34: the fit's tables counted in one pass (``kernels.ukdb_counts``) and I(X_i; C)
+    derived from them equal the per-table path (:func:`bnma_core.scores.joint_counts`,
+    :func:`bnma_core.scores.class_mutual_informations`), with missing values."""
+    from bnma_core.scores import class_mutual_informations, joint_counts
+
+    X, y = _random_problem(seed, n=90, arities=(2, 3, 4, 3), m=3, missing=0.2)
+    model = UKDB(k=2, mi_smoothing=0.5 + seed).fit(X, y)
+    ar = np.append(model.arities_, 3)
+    data = np.column_stack([X, y])
+    np.testing.assert_allclose(model.mi_, class_mutual_informations(
+        X, y, model.arities_, 3, None, 0.5 + seed, 2.0), rtol=1e-12, atol=1e-15)
+    for i, j in itertools.combinations(range(4), 2):
+        t = joint_counts(data, [i, j, 4], ar)
+        off = model._pair_off[i, j]
+        np.testing.assert_array_equal(model._pair_flat[off:off + t.size], t.ravel())
+    for subset, (table, _) in model._subset_tables.items():
+        np.testing.assert_array_equal(table.reshape(-1), joint_counts(
+            data, [*subset[::-1], 4], ar).reshape(-1, 3).reshape(-1))
+
+
+# --- leave-one-out log posteriors without refits (issue 34) ------------------------------------
+
+
+def _forced_structure(structure):
+    """UKDB whose domain structure is ``structure`` whatever the data (the oracle of
+    :meth:`UKDB.loo_log_proba`: its one approximation is UKDB_L's structure of the full fit)."""
+
+    class Forced(UKDB):
+        def _learn_domain_structure(self):
+            return structure
+
+    return Forced
+
+
+def _loo_problem(seed, n=30, arities=(2, 3, 3, 2), m=3, missing=0.15):
+    X, y = _random_problem(seed, n=n, arities=arities, m=m, missing=missing)
+    y[:2 * m] = np.repeat(np.arange(m), 2)  # every class on >= 2 rows: D_{-i} keeps classes_
+    X[0] = -1
+    X[1, 1:] = -1
+    return X, y
+
+
+def _assert_loo_equals_refits(X, y, params, atol=1e-10):
+    """``loo_log_proba`` against refits on D_{-i} of every row: plain refits for the default
+    (``domain_structure="refit"``), refits with the full fit's UKDB_L structure forced for
+    ``"full"``. Returns the full fit, both LOO arrays and how many rows' refit structure
+    differs from the full fit's."""
+    full = UKDB(**params).fit(X, y)
+    loo = full.loo_log_proba(X, y)
+    loo_full = full.loo_log_proba(X, y, domain_structure="full")
+    assert loo.shape == loo_full.shape == (len(y), len(full.classes_))
+    st = full.domain_structure_
+    forced = _forced_structure(st)
+    changed = 0
+    for i in range(len(y)):
+        keep = np.arange(len(y)) != i
+        ref = UKDB(**params).fit(X[keep], y[keep], arities=full.arities_)
+        assert list(ref.classes_) == list(full.classes_)
+        np.testing.assert_allclose(loo[i], ref.predict_log_proba(X[i:i + 1])[0], rtol=0,
+                                   atol=atol)
+        rs = ref.domain_structure_
+        changed += (rs.class_parents, rs.parents) != (st.class_parents, st.parents)
+        ref = forced(**params).fit(X[keep], y[keep], arities=full.arities_)
+        np.testing.assert_allclose(loo_full[i], ref.predict_log_proba(X[i:i + 1])[0], rtol=0,
+                                   atol=atol)
+    return full, loo, loo_full, changed
+
+
+@pytest.mark.parametrize("k, mode, pseudo_in_parameters, pseudo_weights", [
+    (2, "ensemble", False, "domain"), (2, "ensemble", True, "domain"),
+    (1, "personalized", False, "uniform"), (2, "domain", False, "domain"),
+    (3, "ensemble", False, "none"), (0, "ensemble", False, "domain")])
+def test_loo_equals_refits(k, mode, pseudo_in_parameters, pseudo_weights):
+    """Oracle: for every row i of a 30-row, 4-feature data set with missing values (one row
+    all missing, one with a single value), ``loo_log_proba`` equals UKDB refitted on D_{-i},
+    to 1e-10 (with ``domain_structure="full"``: the refit with UKDB_L's structure forced to
+    the full fit's); some rows' refits change UKDB_L's structure; and the batch local
+    measures with the row's counts dropped equal the refit's (LMI and CLMI, 1e-12)."""
+    X, y = _loo_problem(k + 7)
+    params = dict(k=k, mode=mode, alpha=0.7, mi_smoothing=0.5,
+                  pseudo_in_parameters=pseudo_in_parameters, pseudo_weights=pseudo_weights)
+    full, _, _, changed = _assert_loo_equals_refits(X, y, params)
+    assert changed > 0 or k == 0
+    m = len(full.classes_)
+    forced = _forced_structure(full.domain_structure_)
+    w = np.full((1, m), 0.3)
+    for i in (0, 1, 5, 17):
+        keep = np.arange(len(y)) != i
+        ref = forced(**params).fit(X[keep], y[keep], arities=full.arities_)
+        lmi, clmi = ref.local_information(X[i], w[0])
+        got_l, got_c = full._local_information_batch(X[i:i + 1], w,
+                                                     drop=np.eye(m)[y[i:i + 1]])
+        np.testing.assert_allclose(got_l[0], lmi, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(got_c[0], clmi, rtol=1e-12, atol=1e-12)
+
+
+def test_loo_full_structure_equals_plain_refits_where_the_structure_is_the_same():
+    """With ``domain_structure="full"``, where refitting on D_{-i} learns the full fit's
+    UKDB_L structure (21 of the 60 rows here), ``loo_log_proba`` is exactly the plain refit's
+    prediction (1e-10): its approximation is only the structure."""
+    X, y = _loo_problem(21, n=60, missing=0.1)
+    full = UKDB(k=2).fit(X, y)
+    loo = full.loo_log_proba(X, y, domain_structure="full")
+    st = full.domain_structure_
+    same = 0
+    for i in range(len(y)):
+        keep = np.arange(len(y)) != i
+        ref = UKDB(k=2).fit(X[keep], y[keep], arities=full.arities_)
+        rs = ref.domain_structure_
+        if (rs.order, rs.class_parents, rs.parents) == (st.order, st.class_parents, st.parents):
+            same += 1
+            np.testing.assert_allclose(loo[i], ref.predict_log_proba(X[i:i + 1])[0], rtol=0,
+                                       atol=1e-10)
+    assert same >= 10  # 21 of the 60 rows
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=hst.integers(0, 2**31), n=hst.integers(8, 22),
+       arities=hst.lists(hst.integers(1, 3), min_size=1, max_size=4), m=hst.integers(2, 3),
+       missing=hst.sampled_from([0.0, 0.2]), k=hst.integers(0, 2),
+       mode=hst.sampled_from(MODES), alpha=hst.sampled_from([0.5, 1.0]))
+def test_loo_equals_refits_on_random_data(seed, n, arities, m, missing, k, mode, alpha):
+    """Hypothesis: the oracle of the refits (plain, and forced structure for "full") over
+    random small data sets (constant attributes, missing values, k above the number of
+    attributes included)."""
+    rng = np.random.default_rng(seed)
+    y = np.concatenate([np.repeat(np.arange(m), 2), rng.integers(0, m, n - 2 * m)])
+    X = np.column_stack([(rng.integers(0, r, n) + y * (j % 2)) % r
+                         for j, r in enumerate(arities)])
+    X[rng.random(X.shape) < missing] = -1
+    _assert_loo_equals_refits(X, y, dict(k=k, mode=mode, alpha=alpha))
+
+
+def test_loo_removes_the_rows_own_counts():
+    """Not the in-sample posterior: every row's LOO log probability of its own class is lower
+    than the fitted model's (the row no longer supports its class), by a clear margin on a
+    small data set."""
+    X, y = _loo_problem(5)
+    full = UKDB(k=2).fit(X, y)
+    loo = full.loo_log_proba(X, y)
+    fit = full.predict_log_proba(X)
+    rows = np.arange(len(y))
+    assert (loo[rows, y] < fit[rows, y]).all()
+    assert (fit[rows, y] - loo[rows, y]).mean() > 0.1
+    np.testing.assert_allclose(np.exp(loo).sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_loo_refuses_other_rows():
+    """One clear sentence when the rows are not the fitted ones (shape or values)."""
+    X, y = _loo_problem(5)
+    full = UKDB(k=1).fit(X, y)
+    with pytest.raises(ValueError, match="the 30 training rows of 4 feature codes"):
+        full.loo_log_proba(X[:-1], y[:-1])
+    with pytest.raises(ValueError, match="the 30 training rows"):
+        full.loo_log_proba(X, y[:, None])
+    other = X.copy()
+    other[3, 2] = (other[3, 2] + 1) % 3
+    with pytest.raises(ValueError, match="the rows given differ"):
+        full.loo_log_proba(other, y)
+    with pytest.raises(ValueError, match="the rows given differ"):
+        full.loo_log_proba(X, (y + 1) % 3)
+    with pytest.raises(ValueError, match="domain_structure must be"):
+        full.loo_log_proba(X, y, domain_structure="fixed")
+
+
+def test_the_ukdb_loo_benchmark_runs():
+    """Smoke test of benchmarks/ukdb_loo.py (issue 34 item 1's measurements) on 60 WBC rows."""
+    import importlib.util
+    import sys
+
+    bench_dir = Path(__file__).resolve().parents[2] / "benchmarks"
+    sys.path.insert(0, str(bench_dir))
+    try:
+        spec = importlib.util.spec_from_file_location("ukdb_loo", bench_dir / "ukdb_loo.py")
+        bench = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(bench)
+    finally:
+        sys.path.remove(str(bench_dir))
+    out = bench._one("wbc60", load_dataset(WBC).subset(np.arange(60)), repeats=1)
+    assert out["fit_s"] >= 0 and out["inner_loo_s"] >= 0
+    assert 0 <= out["exact_structure_rows"] <= 1
+    assert np.isfinite([out["elpd_cv"], out["elpd_loo"], out["elpd_exact_loo"]]).all()
+
+
+@pytest.mark.parametrize("completions", [1, 64])
+def test_loo_incomplete_rows_by_completions_or_by_models(monkeypatch, completions):
+    """Incomplete rows whose leave-one-out UKDB_L structure changes are summed over their
+    completions (default) or, above ``LOO_COMPLETIONS``, marginalised in a model of their
+    structure: both equal the refits on D_{-i} (1e-10), and both paths are taken."""
+    import bnma_core.classifiers.ukdb as ukdb
+
+    built = []
+    real = UKDB._build_factor_model
+    monkeypatch.setattr(ukdb, "LOO_COMPLETIONS", completions)
+    monkeypatch.setattr(UKDB, "_build_factor_model",
+                        lambda self, *a: built.append(1) or real(self, *a))
+    X, y = _loo_problem(9, n=40, missing=0.2)
+    full = UKDB(k=2, alpha=0.7).fit(X, y)
+    built.clear()
+    full.loo_log_proba(X, y)
+    assert (len(built) > 1) == (completions == 1)
+    _assert_loo_equals_refits(X, y, dict(k=2, alpha=0.7))

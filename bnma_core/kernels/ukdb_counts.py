@@ -1,0 +1,315 @@
+"""Count tables of UKDB in one pass over the training rows, their leave-one-out downdates and
+the per-row parent choice (numba; DESIGN §5).
+
+UKDB (:mod:`bnma_core.classifiers.ukdb`) reads its local measures and UKDB_P's CPT rows from
+class-conditional contingency tables: every attribute with the class n(x_i, c), every attribute
+pair with the class n(x_i, x_j, c) with their margins, and the tables n(x_S, c) of attribute
+subsets S with |S| <= k + 1. Counted one table at a time (one numpy or kernel call each) these
+were thousands of small calls per fit; here all tables of a kind are counted in one loop over
+the rows. Every cell is a sum of ones, so the tables equal the per-table counts exactly
+(available cases: a row counts in a table only if it has every member of the table; the class
+is never missing). Configuration indices follow :func:`bnma_core.kernels.counting.parent_strides`
+(first member fastest).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .counting import config_index, parent_strides
+
+
+@njit(cache=True)
+def pair_class_counts(data: np.ndarray, arities: np.ndarray, n_classes: int):
+    """Every attribute table n(x_i, c) and every pair table n(x_i, x_j, c) (i < j) with its
+    margins, in one pass over the rows.
+
+    Parameters
+    ----------
+    data : int array (n, p + 1)
+        Attribute codes (-1 = missing) and the class index in the last column.
+    arities : int64 array (p,)
+        States of every attribute.
+    n_classes : int
+
+    Returns
+    -------
+    single : (p, r_max, m) float array
+        n(x_i = a, c) over the rows where x_i is observed (padded states zero).
+    flat : (sum_{i<j} r_i r_j m,) float array
+        The pair tables one after another; pair (i, j) at ``offsets[i, j]``, cell
+        ((a r_j + b) m + c) (the C-order ravel of an (r_i, r_j, m) array).
+    offsets : (p, p) int64 array
+        Start of each pair's table in ``flat`` (upper triangle; zero elsewhere).
+    rows, cols : (p, p, r_max, m) float arrays
+        n(x_i = a, c) resp. n(x_j = b, c) over the rows where both x_i and x_j are observed.
+    totals : (p, p, m) float array
+        n(c) over the same rows.
+    """
+    n, p = data.shape[0], data.shape[1] - 1
+    m = n_classes
+    rmax = 1
+    for i in range(p):
+        if arities[i] > rmax:
+            rmax = arities[i]
+    offsets = np.zeros((p, p), dtype=np.int64)
+    off = 0
+    for i in range(p):
+        for j in range(i + 1, p):
+            offsets[i, j] = off
+            off += arities[i] * arities[j] * m
+    single = np.zeros((p, rmax, m))
+    flat = np.zeros(off)
+    rows = np.zeros((p, p, rmax, m))
+    cols = np.zeros((p, p, rmax, m))
+    totals = np.zeros((p, p, m))
+    for r in range(n):
+        c = data[r, p]
+        for i in range(p):
+            a = data[r, i]
+            if a < 0:
+                continue
+            single[i, a, c] += 1.0
+            for j in range(i + 1, p):
+                b = data[r, j]
+                if b < 0:
+                    continue
+                flat[offsets[i, j] + (a * arities[j] + b) * m + c] += 1.0
+                rows[i, j, a, c] += 1.0
+                cols[i, j, b, c] += 1.0
+                totals[i, j, c] += 1.0
+    return single, flat, offsets, rows, cols, totals
+
+
+@njit(cache=True)
+def subset_class_counts(data: np.ndarray, subsets: np.ndarray, sizes: np.ndarray,
+                        arities: np.ndarray):
+    """The tables n(x_S, c) of many attribute subsets S in one call.
+
+    Parameters
+    ----------
+    data : int array (n, p + 1)
+        Attribute codes (-1 = missing) and the class index in the last column.
+    subsets : int64 array (s, w)
+        Member indices of each subset in its first ``sizes[t]`` entries (the rest ignored).
+    sizes : int64 array (s,)
+    arities : int64 array (p + 1,)
+        States of every attribute and, last, the number of classes m.
+
+    Returns
+    -------
+    flat : float array
+        The (q_S, m) tables one after another (row-major: configuration, then class); table t
+        at ``offsets[t]``; the configuration index has the first member fastest. Equal to
+        :func:`bnma_core.kernels.counting.count_family` with the class as child and S as
+        parents.
+    offsets : (s + 1,) int64 array
+    strides : (s, w) int64 array
+        :func:`bnma_core.kernels.counting.parent_strides` of each subset (zero-padded).
+    """
+    s, w = subsets.shape
+    n, c = data.shape[0], data.shape[1] - 1
+    m = arities[c]
+    offsets = np.zeros(s + 1, dtype=np.int64)
+    strides = np.zeros((s, w), dtype=np.int64)
+    for t in range(s):
+        members = subsets[t, :sizes[t]]
+        st = parent_strides(members, arities)
+        q = 1
+        for a in range(sizes[t]):
+            strides[t, a] = st[a]
+            q *= arities[members[a]]
+        offsets[t + 1] = offsets[t] + q * m
+    flat = np.zeros(offsets[s])
+    for t in range(s):
+        members = subsets[t, :sizes[t]]
+        st = strides[t, :sizes[t]]
+        base = offsets[t]
+        for r in range(n):
+            j = config_index(data, r, members, st)
+            if j >= 0:
+                flat[base + j * m + data[r, c]] += 1.0
+    return flat, offsets, strides
+
+
+@njit(cache=True)
+def pair_counts_at(X: np.ndarray, W: np.ndarray, drop: np.ndarray, I: np.ndarray,
+                   J: np.ndarray, flat: np.ndarray, offsets: np.ndarray, rows: np.ndarray,
+                   cols: np.ndarray, totals: np.ndarray, arities: np.ndarray,
+                   smoothing: float):
+    """The counts behind CLMI I(x_i; x_j | C) at every row's values, for the attribute pairs
+    (I[t], J[t]), from the tables of :func:`pair_class_counts`.
+
+    For row r, pair t and class c: n_xy = (n(x_i, x_j, c) - drop) + smoothing + W,
+    n_xc = (n(x_i, c) - drop) + r_j smoothing + W, n_yc = (n(x_j, c) - drop) + r_i smoothing
+    + W, n_c = (n(c) - drop) + r_i r_j smoothing + W (margins over the pair's rows): the
+    smoothed tables plus the pseudo instance "x labelled c" with weight W[r, c], minus
+    ``drop[r, c]`` (the row's own count, for leave-one-out). A missing value reads the
+    table at state 0 (the caller masks those pairs). The same floating-point operations in the
+    same order as the numpy gather it replaces (bitwise equal).
+
+    Returns
+    -------
+    n_xy, n_xc, n_yc, n_c : (n, len(I), m) float arrays
+    """
+    n = X.shape[0]
+    P = I.shape[0]
+    m = W.shape[1]
+    n_xy = np.empty((n, P, m))
+    n_xc = np.empty((n, P, m))
+    n_yc = np.empty((n, P, m))
+    n_c = np.empty((n, P, m))
+    for r in range(n):
+        for t in range(P):
+            i = I[t]
+            j = J[t]
+            ri = arities[i]
+            rj = arities[j]
+            a = X[r, i]
+            b = X[r, j]
+            if a < 0:
+                a = 0
+            if b < 0:
+                b = 0
+            base = offsets[i, j] + (a * rj + b) * m
+            s_x = rj * smoothing
+            s_y = ri * smoothing
+            s_c = (ri * rj) * smoothing
+            for c in range(m):
+                w = W[r, c]
+                d = drop[r, c]
+                n_xy[r, t, c] = (flat[base + c] - d) + smoothing + w
+                n_xc[r, t, c] = (rows[i, j, a, c] - d) + s_x + w
+                n_yc[r, t, c] = (cols[i, j, b, c] - d) + s_y + w
+                n_c[r, t, c] = (totals[i, j, c] - d) + s_c + w
+    return n_xy, n_xc, n_yc, n_c
+
+
+@njit(cache=True)
+def _xlogx_step(t: float) -> float:
+    """t log t - (t - 1) log(t - 1) (0 log 0 = 0): what removing one count from a cell
+    holding t takes from sum t log t."""
+    v = 0.0
+    if t > 0.0:
+        v += t * math.log(t)
+    if t - 1.0 > 0.0:
+        v -= (t - 1.0) * math.log(t - 1.0)
+    return v
+
+
+@njit(cache=True)
+def cmi_downdates(data: np.ndarray, cmi: np.ndarray, flat: np.ndarray, offsets: np.ndarray,
+                  rows: np.ndarray, cols: np.ndarray, totals: np.ndarray,
+                  arities: np.ndarray, smoothing: float, log_base: float) -> np.ndarray:
+    """I(X_i; X_j | C) of every attribute pair on the training rows without row r, for every
+    row r of ``data`` (its codes and class, last column), from the full-data values ``cmi``
+    (in units of ``log_base``) and the tables of :func:`pair_class_counts`.
+
+    With t the smoothed counts of a pair's table (T their total), T I = sum t log t +
+    sum_c t_c log t_c - sum_{x,c} t_xc log t_xc - sum_{y,c} t_yc log t_yc (nats), the
+    entropy form of :func:`bnma_core.scores.conditional_mutual_information`. Removing row r,
+    which holds (a, b, c), takes one count from one cell of each sum and from T, so each
+    pair is downdated in O(1) (four :func:`_xlogx_step`); pairs where row r misses a value
+    never counted it and keep ``cmi``. Agrees with recounting D_{-r} to rounding (tested).
+
+    Returns
+    -------
+    (n, p, p) float array, symmetric, zero diagonal.
+    """
+    n, p = data.shape[0], data.shape[1] - 1
+    m = totals.shape[2]
+    out = np.empty((n, p, p))
+    # the step of every smoothed cell, once (the rows then only look them up)
+    tot = np.zeros((p, p))
+    g_flat = np.zeros(flat.shape[0])
+    g_rows = np.zeros(rows.shape)
+    g_cols = np.zeros(cols.shape)
+    g_tot = np.zeros(totals.shape)
+    for i in range(p):
+        ri = arities[i]
+        for j in range(i + 1, p):
+            rj = arities[j]
+            t = 0.0
+            for c in range(m):
+                t += totals[i, j, c]
+                g_tot[i, j, c] = _xlogx_step(totals[i, j, c] + ri * rj * smoothing)
+                for a in range(ri):
+                    g_rows[i, j, a, c] = _xlogx_step(rows[i, j, a, c] + rj * smoothing)
+                for b in range(rj):
+                    g_cols[i, j, b, c] = _xlogx_step(cols[i, j, b, c] + ri * smoothing)
+            tot[i, j] = t + ri * rj * m * smoothing
+            for q in range(offsets[i, j], offsets[i, j] + ri * rj * m):
+                g_flat[q] = _xlogx_step(flat[q] + smoothing)
+    for r in range(n):
+        c = data[r, p]
+        for i in range(p):
+            out[r, i, i] = 0.0
+            a = data[r, i]
+            for j in range(i + 1, p):
+                b = data[r, j]
+                v = cmi[i, j]
+                if a >= 0 and b >= 0:
+                    big_t = tot[i, j]
+                    ti = v * log_base * big_t
+                    ti -= g_flat[offsets[i, j] + (a * arities[j] + b) * m + c]
+                    ti -= g_tot[i, j, c]
+                    ti += g_rows[i, j, a, c]
+                    ti += g_cols[i, j, b, c]
+                    v = ti / (big_t - 1.0) / log_base if big_t - 1.0 > 0.0 else 0.0
+                out[r, i, j] = v
+                out[r, j, i] = v
+    return out
+
+
+@njit(cache=True)
+def select_parents(order: np.ndarray, n_obs: np.ndarray, rank: np.ndarray, dep: np.ndarray,
+                   k: int, min_dependence: float, use_min: bool) -> np.ndarray:
+    """UKDB's parent choice for many rows at once: in row r, the attribute at ranking position
+    pos (k <= pos < n_obs[r]) takes as parents the at most k attributes ranked before it with
+    the highest ``dep[r, i, j]`` (strictly above ``min_dependence`` if ``use_min``), most
+    dependent first, ties to the lower index: the construction of
+    :func:`bnma_core.classifiers.ukdb.build_k_dependence_structure` on already rounded values.
+
+    Parameters
+    ----------
+    order, rank : (n, p) int64 arrays
+        Each row's ranking and the position of every attribute in it.
+    n_obs : (n,) int64 array
+        Ranked (observed) attributes per row; the rest of ``order`` is ignored.
+    dep : (n, p, p) float array
+        The (local) conditional dependences, rounded.
+
+    Returns
+    -------
+    (n, p, k) int64 array, padded with -1 (class parents and missing attributes all -1).
+    """
+    n, p = order.shape
+    parents = np.full((n, p, k), -1, dtype=np.int64)
+    for r in range(n):
+        for pos in range(k, n_obs[r]):
+            i = order[r, pos]
+            for a in range(k):
+                best = -1
+                best_v = np.inf
+                for j in range(p):
+                    if rank[r, j] >= pos:
+                        continue
+                    d = dep[r, i, j]
+                    if use_min and not d > min_dependence:
+                        continue
+                    taken = False
+                    for b in range(a):
+                        if parents[r, i, b] == j:
+                            taken = True
+                    if taken:
+                        continue
+                    if -d < best_v:
+                        best = j
+                        best_v = -d
+                if best < 0:
+                    break
+                parents[r, i, a] = best
+    return parents
