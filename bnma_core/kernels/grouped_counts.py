@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .counting import RISING_SLOTS, rising_cache
 from .orders import _score_set, log_factorials
 
 
@@ -190,6 +191,7 @@ def build_full_tables_grouped(data_t: np.ndarray, weights: np.ndarray, arities: 
     hist = np.zeros(max_cells, dtype=np.int64)
     htouch = np.empty(max_cells, dtype=np.int64)
     nj = np.zeros(max_cells, dtype=np.int64)
+    rc = rising_cache(RISING_SLOTS)
     data = np.ascontiguousarray(data_t.T)
     tabs = np.zeros((n, max_cells), dtype=np.int64)
     members = np.empty(L, dtype=np.int64)
@@ -213,7 +215,7 @@ def build_full_tables_grouped(data_t: np.ndarray, weights: np.ndarray, arities: 
         for q in range(n_p):
             _score_set(comb[: t + 1], stride, table, touched, n_touched, n_complete, n_rows,
                        size, sparse, arities, log_prior[t], score_kinds[q], esses[q], lfact, nj,
-                       masks, scores[q], fill[q])
+                       rc, masks, scores[q], fill[q])
         for c in range(n_touched):
             table[touched[c]] = 0
         if descend and t + 2 == L:
@@ -238,7 +240,7 @@ def build_full_tables_grouped(data_t: np.ndarray, weights: np.ndarray, arities: 
                 for q in range(n_p):
                     _score_set(members, stride, tabs[j], touched, n_leaf, done, n_rows,
                                leaf_size, sparse, arities, log_prior[t + 1], score_kinds[q],
-                               esses[q], lfact, nj, masks, scores[q], fill[q])
+                               esses[q], lfact, nj, rc, masks, scores[q], fill[q])
                 for c in range(n_leaf):
                     tabs[j, touched[c]] = 0
             comb[t] += 1

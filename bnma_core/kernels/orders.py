@@ -26,7 +26,14 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .counting import count_family_weighted, log_ml_uniform_alpha
+from .counting import (
+    RISING_SLOTS,
+    RisingCache,
+    count_family_weighted,
+    log_ml_uniform_alpha_cached,
+    log_rising,
+    rising_cache,
+)
 
 
 class TableArrays(NamedTuple):
@@ -84,17 +91,17 @@ def joint_family_fit(table: np.ndarray, size: int, stride: int, r: int, a: float
     :func:`joint_family_log_ml` (a (q, r) count array flattened in C order is the case
     ``stride`` = 1, ``size`` = q r)."""
     total = 0.0
-    for idx in range(size):
-        if (idx // stride) % r != 0:
-            continue
-        n_j = 0.0
-        for k in range(r):
-            c = table[idx + k * stride]
-            if c > 0:
-                n_j += c
-                total += c * math.log(c + a)
-        if n_j > 0:
-            total -= n_j * math.log(n_j + a * r)
+    block = stride * r
+    for base in range(0, size, block):  # configurations in increasing cell index, no division
+        for idx in range(base, base + stride):
+            n_j = 0.0
+            for k in range(r):
+                c = table[idx + k * stride]
+                if c > 0:
+                    n_j += c
+                    total += c * math.log(c + a)
+            if n_j > 0:
+                total -= n_j * math.log(n_j + a * r)
     return total
 
 
@@ -130,10 +137,11 @@ def log_factorials(n_max: int) -> np.ndarray:
 
 @njit(cache=True)
 def joint_family_log_ml(table: np.ndarray, size: int, stride: int, r: int, score_kind: int,
-                        ess: float, lfact: np.ndarray) -> float:
+                        ess: float, lfact: np.ndarray, rc: RisingCache) -> float:
     """Log marginal likelihood of the child with stride ``stride`` and ``r`` states inside the
     integer joint count table of a variable set (mixed radix, first variable fastest).
-    score_kind 0 = K2 (a_ijk = 1, via the log-factorial table), 1 = BDeu(ess).
+    score_kind 0 = K2 (a_ijk = 1, via the log-factorial table), 1 = BDeu(ess), its terms read
+    by :func:`bnma_core.kernels.counting.log_rising` from the cache ``rc``.
 
     An inlined copy of :func:`bnma_core.kernels.counting.log_ml_uniform_alpha` (the one home,
     Heckerman et al. 1995 eq. 8) that reads the counts in place from the joint table and uses
@@ -144,42 +152,30 @@ def joint_family_log_ml(table: np.ndarray, size: int, stride: int, r: int, score
     """
     total = 0.0
     q = size // r
-    if score_kind == 0:
-        lg_r = lfact[r - 1]
-        for idx in range(size):
-            if (idx // stride) % r != 0:
-                continue
+    a = 1.0 if score_kind == 0 else ess / (r * q)
+    a_j = 1.0 * r if score_kind == 0 else ess / q
+    lg_r = lfact[r - 1]
+    block = stride * r  # configurations in increasing cell index, without a division per cell
+    for base in range(0, size, block):
+        for idx in range(base, base + stride):
             n_j = 0
             for k in range(r):
                 c = table[idx + k * stride]
                 if c > 0:
                     n_j += c
-                    total += lfact[c]
+                    total += lfact[c] if score_kind == 0 else log_rising(rc, a, c)
             if n_j > 0:
-                total += lg_r - lfact[r + n_j - 1]
-    else:
-        a = ess / (r * q)
-        a_j = ess / q
-        la = math.lgamma(a)
-        la_j = math.lgamma(a_j)
-        for idx in range(size):
-            if (idx // stride) % r != 0:
-                continue
-            n_j = 0
-            for k in range(r):
-                c = table[idx + k * stride]
-                if c > 0:
-                    n_j += c
-                    total += math.lgamma(a + c) - la
-            if n_j > 0:
-                total += la_j - math.lgamma(a_j + n_j)
+                if score_kind == 0:
+                    total += lg_r - lfact[r + n_j - 1]
+                else:
+                    total -= log_rising(rc, a_j, n_j)
     return total
 
 
 @njit(cache=True)
 def joint_family_log_ml_sparse(table: np.ndarray, touched: np.ndarray, n_touched: int,
                                size: int, stride: int, r: int, score_kind: int, ess: float,
-                               lfact: np.ndarray, nj: np.ndarray) -> float:
+                               lfact: np.ndarray, nj: np.ndarray, rc: RisingCache) -> float:
     """:func:`joint_family_log_ml` visiting only the ``n_touched`` non-zero cells (listed in
     ``touched``); empty cells and parent configurations contribute nothing. ``nj`` is a zeroed
     work array of the table's size, left zeroed. Another inlined copy of
@@ -187,17 +183,15 @@ def joint_family_log_ml_sparse(table: np.ndarray, touched: np.ndarray, n_touched
     total = 0.0
     q = size // r
     a = 1.0 if score_kind == 0 else ess / (r * q)
-    la = math.lgamma(a)
     for t in range(n_touched):
         p = touched[t]
         c = table[p]
         if score_kind == 0:
             total += lfact[c]
         else:
-            total += math.lgamma(a + c) - la
+            total += log_rising(rc, a, c)
         nj[p - ((p // stride) % r) * stride] += c
     a_j = a * r
-    la_j = math.lgamma(a_j)
     for t in range(n_touched):
         p = touched[t]
         key = p - ((p // stride) % r) * stride
@@ -206,7 +200,7 @@ def joint_family_log_ml_sparse(table: np.ndarray, touched: np.ndarray, n_touched
             if score_kind == 0:
                 total += lfact[r - 1] - lfact[r + n - 1]
             else:
-                total += la_j - math.lgamma(a_j + n)
+                total -= log_rising(rc, a_j, n)
             nj[key] = 0
     return total
 
@@ -248,8 +242,8 @@ def _fill_joint(cur: np.ndarray, table: np.ndarray, touched: np.ndarray, sparse:
 def _score_set(members: np.ndarray, stride: np.ndarray, table: np.ndarray, touched: np.ndarray,
                n_touched: int, n_complete: int, n_rows: int, size: int, sparse: bool,
                arities: np.ndarray, log_prior: float, score_kind: int, ess: float,
-               lfact: np.ndarray, nj: np.ndarray, masks: np.ndarray, scores: np.ndarray,
-               fill: np.ndarray) -> None:
+               lfact: np.ndarray, nj: np.ndarray, rc: RisingCache, masks: np.ndarray,
+               scores: np.ndarray, fill: np.ndarray) -> None:
     """Score the families "v given the set minus v" of one variable set from its joint count
     table (member s has stride ``stride[s]``), appending them to ``masks`` / ``scores``."""
     setmask = np.uint64(0)
@@ -260,9 +254,9 @@ def _score_set(members: np.ndarray, stride: np.ndarray, table: np.ndarray, touch
         r = arities[child]
         if sparse:
             ml = joint_family_log_ml_sparse(table, touched, n_touched, size, stride[s], r,
-                                            score_kind, ess, lfact, nj)
+                                            score_kind, ess, lfact, nj, rc)
         else:
-            ml = joint_family_log_ml(table, size, stride[s], r, score_kind, ess, lfact)
+            ml = joint_family_log_ml(table, size, stride[s], r, score_kind, ess, lfact, rc)
         if 0 < n_complete < n_rows:
             a = 1.0 if score_kind == 0 else ess / size
             ml = node_average_log_ml(ml, joint_family_fit(table, size, stride[s], r, a),
@@ -300,6 +294,7 @@ def build_full_table(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarra
     table = np.zeros(max_cells, dtype=np.int64)
     touched = np.empty(max_cells, dtype=np.int64)
     nj = np.zeros(max_cells, dtype=np.int64)
+    rc = rising_cache(RISING_SLOTS)
     t = 0
     comb[0] = 0
     while t >= 0:
@@ -315,8 +310,8 @@ def build_full_table(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarra
         sparse = n_distinct < size  # fewer rows than cells: visit only the non-zero cells
         n_touched, n_complete = _fill_joint(partial[t + 1], table, touched, sparse, weights)
         _score_set(comb[: t + 1], stride, table, touched, n_touched, n_complete, n_rows, size,
-                   sparse, arities, log_prior[t], score_kind, ess, lfact, nj, masks, scores,
-                   fill)
+                   sparse, arities, log_prior[t], score_kind, ess, lfact, nj, rc, masks,
+                   scores, fill)
         if sparse:
             for c in range(n_touched):
                 table[touched[c]] = 0
@@ -337,12 +332,31 @@ def family_local_ml(data: np.ndarray, weights: np.ndarray, arities: np.ndarray, 
     n_vars), row r counting ``weights[r]`` times (multiplicities of distinct rows, float64):
     counts and log-ML by their homes in :mod:`bnma_core.kernels.counting`, completed by
     :func:`node_average_log_ml`."""
+    return family_local_ml_cached(data, weights, arities, child, parents, score_kind, ess,
+                                  rising_cache(2))
+
+
+@njit(cache=True)
+def family_local_ml_cached(data: np.ndarray, weights: np.ndarray, arities: np.ndarray,
+                           child: int, parents: np.ndarray, score_kind: int, ess: float,
+                           rc: RisingCache) -> float:
+    """:func:`family_local_ml` reading its log-ML terms from ``rc``
+    (:func:`bnma_core.kernels.counting.rising_cache`, one for all the families a kernel
+    scores)."""
     counts = count_family_weighted(data, weights, child, parents, arities)
+    return counts_local_ml(counts, weights.sum(), score_kind, ess, rc)
+
+
+@njit(cache=True)
+def counts_local_ml(counts: np.ndarray, n_rows: float, score_kind: int, ess: float,
+                    rc: RisingCache) -> float:
+    """Node-average log marginal likelihood of a family from its (q, r) counts over
+    ``n_rows`` rows: :func:`bnma_core.kernels.counting.log_ml_uniform_alpha_cached` completed by
+    :func:`node_average_log_ml` (K2: a_ijk = 1; BDeu: ess / (r q))."""
     q, r = counts.shape
     a = 1.0 if score_kind == 0 else ess / (r * q)
-    ml = log_ml_uniform_alpha(counts, a)
+    ml = log_ml_uniform_alpha_cached(counts, a, rc)
     n_family = counts.sum()
-    n_rows = weights.sum()
     if 0 < n_family < n_rows:
         fit = joint_family_fit(counts.ravel(), q * r, 1, r, a)
         ml = node_average_log_ml(ml, fit, n_rows, n_family)
@@ -395,6 +409,7 @@ def build_candidate_table(data_t: np.ndarray, weights: np.ndarray, arities: np.n
     scores = np.full((n, n_sets), -np.inf)
     logsum = np.full((n, full), -np.inf)
     pa = np.zeros(max_parents, dtype=np.int64)
+    rc = rising_cache(RISING_SLOTS)
     for i in range(n):
         k = 0
         for local in range(full):
@@ -406,8 +421,8 @@ def build_candidate_table(data_t: np.ndarray, weights: np.ndarray, arities: np.n
                 if (local >> b) & 1:
                     pa[c] = cand[i, b]
                     c += 1
-            s = log_prior[cnt] + family_local_ml(data, weights, arities, i, pa[:cnt], score_kind,
-                                                 ess)
+            s = log_prior[cnt] + family_local_ml_cached(data, weights, arities, i, pa[:cnt],
+                                                        score_kind, ess, rc)
             masks[i, k] = np.uint64(local)
             scores[i, k] = s
             logsum[i, local] = s
@@ -427,14 +442,15 @@ def single_parent_scores(data_t: np.ndarray, weights: np.ndarray, arities: np.nd
     data = np.ascontiguousarray(data_t.T)
     out = np.empty((n, n))
     pa = np.zeros(1, dtype=np.int64)
+    rc = rising_cache(RISING_SLOTS)
     for i in range(n):
-        out[i, i] = log_prior[0] + family_local_ml(data, weights, arities, i, pa[:0], score_kind,
-                                                   ess)
+        out[i, i] = log_prior[0] + family_local_ml_cached(data, weights, arities, i, pa[:0],
+                                                          score_kind, ess, rc)
         for j in range(n):
             if j != i:
                 pa[0] = j
-                out[i, j] = log_prior[1] + family_local_ml(data, weights, arities, i, pa,
-                                                           score_kind, ess)
+                out[i, j] = log_prior[1] + family_local_ml_cached(data, weights, arities, i,
+                                                                  pa, score_kind, ess, rc)
     return out
 
 
@@ -448,12 +464,13 @@ def extended_set_scores(data: np.ndarray, weights: np.ndarray, arities: np.ndarr
     (:func:`bnma_core.structure.candidates.expand_candidates`)."""
     out = np.empty(others.shape[0])
     pa = np.empty(base.shape[0] + 1, dtype=np.int64)
+    rc = rising_cache(RISING_SLOTS)
     for c in range(base.shape[0]):
         pa[c] = base[c]
     for t in range(others.shape[0]):
         pa[base.shape[0]] = others[t]
-        out[t] = log_prior + family_local_ml(data, weights, arities, child, pa, score_kind,
-                                                     ess)
+        out[t] = log_prior + family_local_ml_cached(data, weights, arities, child, pa,
+                                                    score_kind, ess, rc)
     return out
 
 
@@ -1074,6 +1091,7 @@ def window_rescore(tab: TableArrays, orders: np.ndarray, data: np.ndarray, weigh
     scores = np.empty((n, width))
     pa = np.empty(max(n, 1), dtype=np.int64)
     st = np.empty(max(n, 1), dtype=np.int64)
+    rc = rising_cache(RISING_SLOTS)
     for v in range(n):
         c = 0
         low = np.inf
@@ -1081,8 +1099,8 @@ def window_rescore(tab: TableArrays, orders: np.ndarray, data: np.ndarray, weigh
             if used[v, k]:
                 g = tab.masks[v, k]
                 npa, _q, _h = _mask_parents(tab, v, g, arities, -1, pa, st)
-                sc = log_prior[npa] + family_local_ml(data, weights, arities, v, pa[:npa],
-                                                      score_kind, ess)
+                sc = log_prior[npa] + family_local_ml_cached(data, weights, arities, v,
+                                                             pa[:npa], score_kind, ess, rc)
                 masks[v, c] = g
                 scores[v, c] = sc
                 low = min(low, sc)
