@@ -104,7 +104,6 @@ def count_family_weighted(data: np.ndarray, weights: np.ndarray, child: int, par
 
 
 LOG_RISING_CUTOFF = 64
-RISING_GAP = 16  # a table grows by at most this many logs for one count (else lgamma)
 RISING_SLOTS = 256  # slots of a family-scoring kernel's cache (a power of two)
 
 
@@ -142,10 +141,11 @@ def log_rising(rc: RisingCache, a: float, c: int) -> float:
 
     Read from a table of cumulative logs kept per value of ``a`` in ``rc``
     (:func:`rising_cache`), filled lazily up to the largest count asked so far; counts above
-    ``LOG_RISING_CUTOFF``, and counts more than ``RISING_GAP`` above the table's end (where
-    extending it would cost more logs than it saves), take lgamma(a + c) - lgamma(a); the
-    sum of logs is the more accurate of the two for small ``a``. Equal to the
-    lgamma form to 1e-12 (``tests/kernels/test_log_rising.py``).
+    ``LOG_RISING_CUTOFF`` take lgamma(a + c) - lgamma(a). Entry c of a table is the same sum
+    in the same order however and whenever it was filled, so the value depends on (a, c) only,
+    never on the cache's history (tables counted for several priors at once equal separate
+    builds exactly). Equal to the lgamma form to 1e-12 (``tests/kernels/test_log_rising.py``;
+    the sum of logs is the more accurate of the two for small ``a``).
     """
     rc.bits_f[0] = a
     s = (rc.bits_u[0] * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(56)
@@ -157,7 +157,7 @@ def log_rising(rc: RisingCache, a: float, c: int) -> float:
     b = rc.built[s]
     if c <= b:
         return rc.cum[s, c]
-    if c > LOG_RISING_CUTOFF or c - b > RISING_GAP:
+    if c > LOG_RISING_CUTOFF:
         return math.lgamma(a + c) - rc.la[s]
     acc = rc.cum[s, b]
     for i in range(b, c):
