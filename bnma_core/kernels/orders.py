@@ -390,7 +390,6 @@ def _zeta_log(row: np.ndarray, K: int) -> None:
                     row[u] = a + math.log1p(math.exp(o - a))
 
 
-@njit(cache=True)
 def build_candidate_table(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarray,
                           cand: np.ndarray,
                           max_parents: int, log_prior: np.ndarray, score_kind: int, ess: float,
@@ -400,34 +399,110 @@ def build_candidate_table(data_t: np.ndarray, weights: np.ndarray, arities: np.n
     the masks *local* to the node's candidates (bit b = ``cand[i, b]``, so no global variable
     bitmask and no limit on the number of variables), and the per-node table
     ``logsum[i, U] = log sum_{S ⊆ U} exp S(X_i; S)`` over all 2^K candidate bitmasks U,
-    computed by a zeta (subset-sum) transform in log space."""
-    n = data_t.shape[0]
-    K = cand.shape[1]
+    computed by a zeta (subset-sum) transform in log space. One prior of
+    :func:`build_candidate_tables`."""
+    masks, scores, logsum = build_candidate_tables(
+        data_t, weights, arities, np.ascontiguousarray(cand[None]), max_parents, log_prior,
+        np.array([score_kind], np.int64), np.array([ess], np.float64), n_sets)
+    return masks, scores[0], logsum[0]
+
+
+@njit(cache=True)
+def build_candidate_tables(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarray,
+                           cands: np.ndarray, max_parents: int, log_prior: np.ndarray,
+                           score_kinds: np.ndarray, esses: np.ndarray, n_sets: int
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`build_candidate_table` for P Dirichlet priors (``score_kinds[p]``, ``esses[p]``)
+    with candidates ``cands[p]`` (n, K) each, from one counting pass: the priors that give a
+    node the same candidates count each of its families once and score it under each of them
+    (the three priors of ``stack``, DESIGN §9). The subsets of a node's candidates are
+    enumerated depth-first, each family's parent configuration of every row extended from its
+    prefix's by one variable (one read per row instead of one per parent). ``data_t`` (n, U)
+    distinct rows, ``weights`` (U,) float64 multiplicities. Returns ``masks`` (n, n_sets),
+    the same for every prior (subsets in increasing local bitmask), ``scores`` (P, n, n_sets)
+    and ``logsum`` (P, n, 2^K)."""
+    n_p, n, K = cands.shape
+    u_rows = data_t.shape[1]
     full = 1 << K
-    data = np.ascontiguousarray(data_t.T)
+    n_rows = weights.sum()
+    slot = np.full(full, -1, dtype=np.int64)  # position of each local mask in a node's list
+    k = 0
+    for local in range(full):
+        if _popcount(local) <= max_parents:
+            slot[local] = k
+            k += 1
     masks = np.zeros((n, n_sets), dtype=np.uint64)
-    scores = np.full((n, n_sets), -np.inf)
-    logsum = np.full((n, full), -np.inf)
-    pa = np.zeros(max_parents, dtype=np.int64)
+    for i in range(n):
+        for local in range(full):
+            if slot[local] >= 0:
+                masks[i, slot[local]] = np.uint64(local)
+    scores = np.full((n_p, n, n_sets), -np.inf)
+    logsum = np.full((n_p, n, full), -np.inf)
+    top = np.sort(arities)[::-1]
+    max_cells = 1
+    for t in range(min(max_parents + 1, n)):
+        max_cells *= top[t]
+    buf = np.zeros(max_cells)
+    cfg = np.empty((max_parents + 1, u_rows), dtype=np.int64)
+    stride = np.ones(max_parents + 1, dtype=np.int64)
+    lmask = np.zeros(max_parents + 1, dtype=np.int64)
+    comb = np.zeros(max(max_parents, 1), dtype=np.int64)
+    group = np.zeros(n_p, dtype=np.bool_)
+    done = np.zeros(n_p, dtype=np.bool_)
     rc = rising_cache(RISING_SLOTS)
     for i in range(n):
-        k = 0
-        for local in range(full):
-            cnt = _popcount(local)
-            if cnt > max_parents:
+        r = arities[i]
+        x_i = data_t[i]
+        for row in range(u_rows):
+            cfg[0, row] = 0 if x_i[row] >= 0 else -1
+        done[:] = False
+        for p in range(n_p):
+            if done[p]:
                 continue
-            c = 0
-            for b in range(K):
-                if (local >> b) & 1:
-                    pa[c] = cand[i, b]
-                    c += 1
-            s = log_prior[cnt] + family_local_ml_cached(data, weights, arities, i, pa[:cnt],
-                                                        score_kind, ess, rc)
-            masks[i, k] = np.uint64(local)
-            scores[i, k] = s
-            logsum[i, local] = s
-            k += 1
-        _zeta_log(logsum[i], K)
+            for p2 in range(n_p):  # the priors giving node i the candidates of prior p
+                group[p2] = not done[p2] and (cands[p2, i] == cands[p, i]).all()
+                done[p2] = done[p2] or group[p2]
+            cand = cands[p, i]
+            t = 0  # depth: the family counted has t parents, comb[:t] their candidate bits
+            while True:
+                q = stride[t]
+                for row in range(u_rows):
+                    c = cfg[t, row]
+                    if c >= 0:
+                        buf[c * r + x_i[row]] += weights[row]
+                counts = buf[: q * r].reshape((q, r))
+                local = lmask[t]
+                for p2 in range(n_p):
+                    if group[p2]:
+                        sc = log_prior[t] + counts_local_ml(counts, n_rows, score_kinds[p2],
+                                                            esses[p2], rc)
+                        scores[p2, i, slot[local]] = sc
+                        logsum[p2, i, local] = sc
+                buf[: q * r] = 0.0
+                # next subset in depth-first order: descend, else advance, else backtrack
+                nxt = comb[t - 1] + 1 if t > 0 else 0
+                if t < max_parents and nxt < K:
+                    comb[t] = nxt
+                    t += 1
+                else:
+                    while t > 0 and comb[t - 1] + 1 >= K:
+                        t -= 1
+                    if t == 0:
+                        break
+                    comb[t - 1] += 1
+                b = comb[t - 1]
+                u = cand[b]
+                st = stride[t - 1]
+                stride[t] = st * arities[u]
+                lmask[t] = lmask[t - 1] | (1 << b)
+                x_u = data_t[u]
+                for row in range(u_rows):
+                    c = cfg[t - 1, row]
+                    x = x_u[row]
+                    cfg[t, row] = -1 if c < 0 or x < 0 else c + x * st
+            for p2 in range(n_p):
+                if group[p2]:
+                    _zeta_log(logsum[p2, i], K)
     return masks, scores, logsum
 
 
