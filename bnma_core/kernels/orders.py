@@ -34,6 +34,7 @@ from .counting import (
     log_rising,
     rising_cache,
 )
+from .order_dp import log_zeta_subsets
 
 
 class TableArrays(NamedTuple):
@@ -372,22 +373,34 @@ def _popcount(x: int) -> int:
     return c
 
 
+ZETA_LINEAR_RANGE = 700.0  # nats between a row's largest entry and its empty set
+
+
 @njit(cache=True)
 def _zeta_log(row: np.ndarray, K: int) -> None:
-    """In place: row[U] <- log sum_{S ⊆ U} exp row[S] over K-bit masks (subset-sum transform)."""
+    """In place: row[U] <- log sum_{S ⊆ U} exp row[S] over K-bit masks (subset-sum transform).
+
+    Every U contains the empty set, so when row[∅] is within ``ZETA_LINEAR_RANGE`` nats of the
+    row's largest entry M, every sum is at least e^-700 times exp M: the transform runs on
+    exp(row - M) with plain additions (no term that matters underflows; the relative error of
+    a sum of K-fold additions of positive numbers is below K machine epsilons) and one log per
+    entry, instead of one exp and one log1p per addition. Otherwise it runs in log space
+    (:func:`bnma_core.kernels.order_dp.log_zeta_subsets`). The two agree to 1e-12
+    (``tests/kernels/test_candidate_tables.py``)."""
     full = 1 << K
+    top = row.max()
+    if not (row[0] > -np.inf and top - row[0] <= ZETA_LINEAR_RANGE):
+        log_zeta_subsets(row, K)
+        return
+    for u in range(full):
+        row[u] = math.exp(row[u] - top) if row[u] > -np.inf else 0.0
     for b in range(K):
         bit = 1 << b
-        for u in range(full):
-            if u & bit:
-                a = row[u]
-                o = row[u ^ bit]
-                if o > a:
-                    a, o = o, a
-                if o == -np.inf:
-                    row[u] = a
-                else:
-                    row[u] = a + math.log1p(math.exp(o - a))
+        for base in range(0, full, bit << 1):
+            for u in range(base, base + bit):
+                row[u + bit] += row[u]
+    for u in range(full):
+        row[u] = top + math.log(row[u])
 
 
 def build_candidate_table(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarray,
@@ -408,14 +421,26 @@ def build_candidate_table(data_t: np.ndarray, weights: np.ndarray, arities: np.n
 
 
 @njit(cache=True)
+def _next_candidate(start: int, n_union: int, ok: np.ndarray, pos: np.ndarray) -> int:
+    """First union member j >= ``start`` that some prior still counting the current family
+    (``ok[p]``) has among its candidates (``pos[p, j]`` >= 0); ``n_union`` if none."""
+    for j in range(start, n_union):
+        for p in range(ok.shape[0]):
+            if ok[p] and pos[p, j] >= 0:
+                return j
+    return n_union
+
+
+@njit(cache=True)
 def build_candidate_tables(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarray,
                            cands: np.ndarray, max_parents: int, log_prior: np.ndarray,
                            score_kinds: np.ndarray, esses: np.ndarray, n_sets: int
                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`build_candidate_table` for P Dirichlet priors (``score_kinds[p]``, ``esses[p]``)
-    with candidates ``cands[p]`` (n, K) each, from one counting pass: the priors that give a
-    node the same candidates count each of its families once and score it under each of them
-    (the three priors of ``stack``, DESIGN §9). The subsets of a node's candidates are
+    with candidates ``cands[p]`` (n, K) each, from one counting pass: each family of a node
+    (a subset of at most ``max_parents`` of the union of its candidates under the priors that
+    is within one prior's candidates) is counted once and scored under every prior whose
+    candidates contain it (the three priors of ``stack``, DESIGN §9). The subsets are
     enumerated depth-first, each family's parent configuration of every row extended from its
     prefix's by one variable (one read per row instead of one per parent). ``data_t`` (n, U)
     distinct rows, ``weights`` (U,) float64 multiplicities. Returns ``masks`` (n, n_sets),
@@ -443,66 +468,72 @@ def build_candidate_tables(data_t: np.ndarray, weights: np.ndarray, arities: np.
     for t in range(min(max_parents + 1, n)):
         max_cells *= top[t]
     buf = np.zeros(max_cells)
-    cfg = np.empty((max_parents + 1, u_rows), dtype=np.int64)
-    stride = np.ones(max_parents + 1, dtype=np.int64)
-    lmask = np.zeros(max_parents + 1, dtype=np.int64)
-    comb = np.zeros(max(max_parents, 1), dtype=np.int64)
-    group = np.zeros(n_p, dtype=np.bool_)
-    done = np.zeros(n_p, dtype=np.bool_)
+    L = max_parents + 1
+    cfg = np.empty((L, u_rows), dtype=np.int64)
+    stride = np.ones(L, dtype=np.int64)
+    comb = np.zeros(L, dtype=np.int64)  # union positions of the current family's parents
+    ok = np.zeros((L, n_p), dtype=np.bool_)  # ok[t, p]: prior p has the family at depth t
+    loc = np.zeros((L, n_p), dtype=np.int64)  # its mask local to prior p's candidates
+    pos = np.empty((n_p, n_p * K), dtype=np.int64)
     rc = rising_cache(RISING_SLOTS)
     for i in range(n):
         r = arities[i]
         x_i = data_t[i]
+        union = np.unique(cands[:, i, :])
+        n_union = union.shape[0]
+        pos[:, :] = -1
+        for p in range(n_p):
+            for b in range(K):
+                pos[p, np.searchsorted(union, cands[p, i, b])] = b
         for row in range(u_rows):
             cfg[0, row] = 0 if x_i[row] >= 0 else -1
-        done[:] = False
-        for p in range(n_p):
-            if done[p]:
-                continue
-            for p2 in range(n_p):  # the priors giving node i the candidates of prior p
-                group[p2] = not done[p2] and (cands[p2, i] == cands[p, i]).all()
-                done[p2] = done[p2] or group[p2]
-            cand = cands[p, i]
-            t = 0  # depth: the family counted has t parents, comb[:t] their candidate bits
-            while True:
-                q = stride[t]
-                for row in range(u_rows):
-                    c = cfg[t, row]
-                    if c >= 0:
-                        buf[c * r + x_i[row]] += weights[row]
-                counts = buf[: q * r].reshape((q, r))
-                local = lmask[t]
-                for p2 in range(n_p):
-                    if group[p2]:
-                        sc = log_prior[t] + counts_local_ml(counts, n_rows, score_kinds[p2],
-                                                            esses[p2], rc)
-                        scores[p2, i, slot[local]] = sc
-                        logsum[p2, i, local] = sc
-                buf[: q * r] = 0.0
-                # next subset in depth-first order: descend, else advance, else backtrack
-                nxt = comb[t - 1] + 1 if t > 0 else 0
-                if t < max_parents and nxt < K:
-                    comb[t] = nxt
-                    t += 1
-                else:
-                    while t > 0 and comb[t - 1] + 1 >= K:
-                        t -= 1
-                    if t == 0:
+        ok[0, :] = True
+        loc[0, :] = 0
+        t = 0  # depth: the family counted has t parents, union members comb[:t]
+        while True:
+            q = stride[t]
+            for row in range(u_rows):
+                c = cfg[t, row]
+                if c >= 0:
+                    buf[c * r + x_i[row]] += weights[row]
+            counts = buf[: q * r].reshape((q, r))
+            for p in range(n_p):
+                if ok[t, p]:
+                    sc = log_prior[t] + counts_local_ml(counts, n_rows, score_kinds[p], esses[p],
+                                                        rc)
+                    scores[p, i, slot[loc[t, p]]] = sc
+                    logsum[p, i, loc[t, p]] = sc
+            buf[: q * r] = 0.0
+            # next family in depth-first order: descend, else advance, else backtrack
+            j = n_union
+            if t < max_parents:
+                j = _next_candidate(comb[t - 1] + 1 if t > 0 else 0, n_union, ok[t], pos)
+            if j < n_union:
+                comb[t] = j
+                t += 1
+            else:
+                while t > 0:
+                    j = _next_candidate(comb[t - 1] + 1, n_union, ok[t - 1], pos)
+                    if j < n_union:
+                        comb[t - 1] = j
                         break
-                    comb[t - 1] += 1
-                b = comb[t - 1]
-                u = cand[b]
-                st = stride[t - 1]
-                stride[t] = st * arities[u]
-                lmask[t] = lmask[t - 1] | (1 << b)
-                x_u = data_t[u]
-                for row in range(u_rows):
-                    c = cfg[t - 1, row]
-                    x = x_u[row]
-                    cfg[t, row] = -1 if c < 0 or x < 0 else c + x * st
-            for p2 in range(n_p):
-                if group[p2]:
-                    _zeta_log(logsum[p2, i], K)
+                    t -= 1
+                if t == 0:
+                    break
+            j = comb[t - 1]
+            u = union[j]
+            for p in range(n_p):
+                ok[t, p] = ok[t - 1, p] and pos[p, j] >= 0
+                loc[t, p] = loc[t - 1, p] | (1 << max(pos[p, j], 0))
+            st = stride[t - 1]
+            stride[t] = st * arities[u]
+            x_u = data_t[u]
+            for row in range(u_rows):
+                c = cfg[t - 1, row]
+                x = x_u[row]
+                cfg[t, row] = -1 if c < 0 or x < 0 else c + x * st
+        for p in range(n_p):
+            _zeta_log(logsum[p, i], K)
     return masks, scores, logsum
 
 

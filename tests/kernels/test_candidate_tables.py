@@ -10,7 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bnma_core.kernels.order_dp import log_zeta_subsets
 from bnma_core.kernels.orders import (
+    _zeta_log,
     build_candidate_table,
     build_candidate_tables,
     family_local_ml,
@@ -100,3 +102,25 @@ def test_shared_counting_candidate_regime(monkeypatch, missing, candidates):
             assert (got[q].score, got[q].ess, got[q].regime) == (*q, "candidates")
             for name in ("masks", "scores", "limits", "logsum", "cand", "cbit", "exps"):
                 np.testing.assert_array_equal(getattr(got[q], name), getattr(sep[q], name))
+
+
+@settings(max_examples=60, deadline=None)
+@given(K=st.integers(0, 8), max_parents=st.integers(0, 4),
+       spread=st.sampled_from([1.0, 50.0, 400.0, 900.0]), level=st.floats(-3000.0, 0.0),
+       seed=st.integers(0, 10_000))
+def test_linear_zeta_equals_log_space(K, max_parents, spread, level, seed):
+    """The candidate tables' subset-sum transform (linear space when the empty set is within
+    700 nats of the row's top, else log space) equals the log-space transform to 1e-12
+    relative; beyond 700 nats it is the log-space transform itself."""
+    rng = np.random.default_rng(seed)
+    row = np.full(1 << K, -np.inf)
+    for u in range(1 << K):
+        if bin(u).count("1") <= max_parents:
+            row[u] = level + spread * rng.random()
+    ref = row.copy()
+    log_zeta_subsets(ref, K)
+    got = row.copy()
+    _zeta_log(got, K)
+    np.testing.assert_allclose(got, ref, rtol=1e-14, atol=1e-12)
+    if row.max() - row[0] > 700:
+        np.testing.assert_array_equal(got, ref)
