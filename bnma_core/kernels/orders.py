@@ -220,6 +220,22 @@ def _extend_rows(row_v: np.ndarray, prev: np.ndarray, cur: np.ndarray, st: int) 
 
 
 @njit(cache=True)
+def _count_child(cfg: np.ndarray, x_i: np.ndarray, weights: np.ndarray, r: int,
+                 buf: np.ndarray) -> np.ndarray:
+    """Add the counts of a child with ``r`` states (its value ``x_i[row]`` in each row) by
+    parent configuration ``cfg[row]`` (-1 = the child or a parent missing) into ``buf`` at
+    j * r + k, row r counting ``weights[r]`` times, and return ``buf`` (its first q r entries
+    are the (q, r) counts of :func:`bnma_core.kernels.counting.count_family_weighted`; the
+    caller zeroes them after use). ``cfg`` comes from :func:`_extend_rows`, one parent at a
+    time."""
+    for row in range(cfg.shape[0]):
+        c = cfg[row]
+        if c >= 0:
+            buf[c * r + x_i[row]] += weights[row]
+    return buf
+
+
+@njit(cache=True)
 def _fill_joint(cur: np.ndarray, table: np.ndarray, touched: np.ndarray, sparse: bool,
                 weights: np.ndarray) -> tuple[int, int]:
     """Count the rows' cells into ``table``, row r counting ``weights[r]`` times (the
@@ -492,11 +508,7 @@ def build_candidate_tables(data_t: np.ndarray, weights: np.ndarray, arities: np.
         t = 0  # depth: the family counted has t parents, union members comb[:t]
         while True:
             q = stride[t]
-            for row in range(u_rows):
-                c = cfg[t, row]
-                if c >= 0:
-                    buf[c * r + x_i[row]] += weights[row]
-            counts = buf[: q * r].reshape((q, r))
+            counts = _count_child(cfg[t], x_i, weights, r, buf)[: q * r].reshape((q, r))
             for p in range(n_p):
                 if ok[t, p]:
                     sc = log_prior[t] + counts_local_ml(counts, n_rows, score_kinds[p], esses[p],
@@ -525,13 +537,8 @@ def build_candidate_tables(data_t: np.ndarray, weights: np.ndarray, arities: np.
             for p in range(n_p):
                 ok[t, p] = ok[t - 1, p] and pos[p, j] >= 0
                 loc[t, p] = loc[t - 1, p] | (1 << max(pos[p, j], 0))
-            st = stride[t - 1]
-            stride[t] = st * arities[u]
-            x_u = data_t[u]
-            for row in range(u_rows):
-                c = cfg[t - 1, row]
-                x = x_u[row]
-                cfg[t, row] = -1 if c < 0 or x < 0 else c + x * st
+            stride[t] = stride[t - 1] * arities[u]
+            _extend_rows(data_t[u], cfg[t - 1], cfg[t], stride[t - 1])
         for p in range(n_p):
             _zeta_log(logsum[p, i], K)
     return masks, scores, logsum
@@ -1198,19 +1205,61 @@ def window_rescore(tab: TableArrays, orders: np.ndarray, data: np.ndarray, weigh
     pa = np.empty(max(n, 1), dtype=np.int64)
     st = np.empty(max(n, 1), dtype=np.int64)
     rc = rising_cache(RISING_SLOTS)
+    # each node's sets are counted in lexicographic order of their parent lists, each family's
+    # configurations extended from the longest prefix it shares with the previous one
+    L = log_prior.shape[0]
+    data_t = np.ascontiguousarray(data.T)
+    u_rows = data.shape[0]
+    n_rows = weights.sum()
+    top = np.sort(arities)[::-1]
+    max_cells = 1
+    for t in range(min(L, n)):
+        max_cells *= top[t]
+    buf = np.zeros(max_cells)
+    cfg = np.empty((L, u_rows), dtype=np.int64)
+    stride = np.ones(L, dtype=np.int64)
+    cur = np.empty(L, dtype=np.int64)
+    plist = np.empty((width, L), dtype=np.int64)
+    nlist = np.empty(width, dtype=np.int64)
+    key = np.empty(width, dtype=np.int64)
+    lexical = (n + 1.0) ** L < 2.0 ** 62  # keys fit in int64, else count in table order
     for v in range(n):
         c = 0
-        low = np.inf
         for k in range(m):
             if used[v, k]:
                 g = tab.masks[v, k]
                 npa, _q, _h = _mask_parents(tab, v, g, arities, -1, pa, st)
-                sc = log_prior[npa] + family_local_ml_cached(data, weights, arities, v,
-                                                             pa[:npa], score_kind, ess, rc)
                 masks[v, c] = g
-                scores[v, c] = sc
-                low = min(low, sc)
+                nlist[c] = npa
+                key[c] = 0
+                for d in range(L):
+                    key[c] = key[c] * (n + 1) + (pa[d] + 1 if d < npa else 0)
+                    plist[c, d] = pa[d] if d < npa else -1
                 c += 1
+        order = np.argsort(key[:c]) if lexical else np.arange(c)
+        r = arities[v]
+        x_v = data_t[v]
+        for row in range(u_rows):
+            cfg[0, row] = 0 if x_v[row] >= 0 else -1
+        depth = 0
+        low = np.inf
+        for e in order:
+            npa = nlist[e]
+            d = 0
+            while d < depth and d < npa and cur[d] == plist[e, d]:
+                d += 1
+            for dd in range(d, npa):
+                u = plist[e, dd]
+                cur[dd] = u
+                stride[dd + 1] = stride[dd] * arities[u]
+                _extend_rows(data_t[u], cfg[dd], cfg[dd + 1], stride[dd])
+            depth = npa
+            q = stride[npa]
+            counts = _count_child(cfg[npa], x_v, weights, r, buf)[: q * r].reshape((q, r))
+            sc = log_prior[npa] + counts_local_ml(counts, n_rows, score_kind, ess, rc)
+            buf[: q * r] = 0.0
+            scores[v, e] = sc
+            low = min(low, sc)
         for k in range(c, width):
             scores[v, k] = low - 1.0
     return masks, scores
