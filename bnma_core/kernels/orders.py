@@ -137,73 +137,98 @@ def log_factorials(n_max: int) -> np.ndarray:
 
 
 @njit(cache=True)
-def joint_family_log_ml(table: np.ndarray, size: int, stride: int, r: int, score_kind: int,
-                        ess: float, lfact: np.ndarray, rc: RisingCache) -> float:
-    """Log marginal likelihood of the child with stride ``stride`` and ``r`` states inside the
-    integer joint count table of a variable set (mixed radix, first variable fastest).
-    score_kind 0 = K2 (a_ijk = 1, via the log-factorial table), 1 = BDeu(ess), its terms read
-    by :func:`bnma_core.kernels.counting.log_rising` from the cache ``rc``.
-
-    An inlined copy of :func:`bnma_core.kernels.counting.log_ml_uniform_alpha` (the one home,
-    Heckerman et al. 1995 eq. 8) that reads the counts in place from the joint table and uses
-    log-factorials for K2. Calling the home instead (a (q, r) copy of every family, lgamma for
-    K2) was measured on ALARM, 5,000 rows, l = 3: table build 0.56 s -> 0.82 s CPU with K2,
-    0.85 s -> 0.88 s with BDeu. ``tests/structure/test_score_table.py`` asserts this copy equals
-    the home to 1e-12 (hypothesis, random tables, K2 and BDeu).
-    """
+def _cell_terms(table: np.ndarray, touched: np.ndarray, n_touched: int, size: int,
+                sparse: bool, score_kind: int, a: float, lfact: np.ndarray,
+                rc: RisingCache) -> float:
+    """sum over the non-zero cells of a joint count table of lgamma(a + N) - lgamma(a): the
+    cell terms of eq. 8 (Heckerman et al. 1995), the same for every family "v given the rest"
+    of the set under one prior, since BDeu's a_ijk = ess / (r q) = ess / size (K2: a = 1, by
+    log-factorials). Dense: cells in index order; sparse: the ``n_touched`` listed ones."""
     total = 0.0
-    q = size // r
-    a = 1.0 if score_kind == 0 else ess / (r * q)
-    a_j = 1.0 * r if score_kind == 0 else ess / q
-    lg_r = lfact[r - 1]
-    block = stride * r  # configurations in increasing cell index, without a division per cell
-    for base in range(0, size, block):
-        for idx in range(base, base + stride):
-            n_j = 0
-            for k in range(r):
-                c = table[idx + k * stride]
-                if c > 0:
-                    n_j += c
-                    total += lfact[c] if score_kind == 0 else log_rising(rc, a, c)
-            if n_j > 0:
-                if score_kind == 0:
-                    total += lg_r - lfact[r + n_j - 1]
-                else:
-                    total -= log_rising(rc, a_j, n_j)
+    if sparse:
+        for t in range(n_touched):
+            c = table[touched[t]]
+            total += lfact[c] if score_kind == 0 else log_rising(rc, a, c)
+    else:
+        for idx in range(size):
+            c = table[idx]
+            if c > 0:
+                total += lfact[c] if score_kind == 0 else log_rising(rc, a, c)
     return total
 
 
 @njit(cache=True)
-def joint_family_log_ml_sparse(table: np.ndarray, touched: np.ndarray, n_touched: int,
-                               size: int, stride: int, r: int, score_kind: int, ess: float,
-                               lfact: np.ndarray, nj: np.ndarray, rc: RisingCache) -> float:
-    """:func:`joint_family_log_ml` visiting only the ``n_touched`` non-zero cells (listed in
-    ``touched``); empty cells and parent configurations contribute nothing. ``nj`` is a zeroed
-    work array of the table's size, left zeroed. Another inlined copy of
-    :func:`bnma_core.kernels.counting.log_ml_uniform_alpha` (tested equal to 1e-12)."""
+def _config_totals(table: np.ndarray, touched: np.ndarray, n_touched: int, size: int,
+                   stride: int, r: int, sparse: bool, nj: np.ndarray, out: np.ndarray) -> int:
+    """The non-zero parent-configuration totals N_ij of the child with stride ``stride`` and
+    ``r`` states in a joint count table, into ``out``; returns how many. Dense: configurations
+    in increasing cell index, without a division per cell; sparse: from the ``n_touched``
+    listed cells through ``nj`` (a zeroed work array of the table's size, left zeroed)."""
+    cnt = 0
+    if sparse:
+        for t in range(n_touched):
+            p = touched[t]
+            nj[p - ((p // stride) % r) * stride] += table[p]
+        for t in range(n_touched):
+            p = touched[t]
+            key = p - ((p // stride) % r) * stride
+            if nj[key] > 0:
+                out[cnt] = nj[key]
+                cnt += 1
+                nj[key] = 0
+        return cnt
+    block = stride * r
+    for base in range(0, size, block):
+        for idx in range(base, base + stride):
+            n_j = 0
+            for k in range(r):
+                n_j += table[idx + k * stride]
+            if n_j > 0:
+                out[cnt] = n_j
+                cnt += 1
+    return cnt
+
+
+@njit(cache=True)
+def _config_terms(totals: np.ndarray, cnt: int, r: int, score_kind: int, a_j: float,
+                  lfact: np.ndarray, rc: RisingCache) -> float:
+    """sum_j lgamma(a_ij) - lgamma(a_ij + N_ij) over the configuration totals of a family
+    (:func:`_config_totals`; K2: a_ij = r, by log-factorials)."""
     total = 0.0
-    q = size // r
-    a = 1.0 if score_kind == 0 else ess / (r * q)
-    for t in range(n_touched):
-        p = touched[t]
-        c = table[p]
+    for t in range(cnt):
+        n = totals[t]
         if score_kind == 0:
-            total += lfact[c]
+            total += lfact[r - 1] - lfact[r + n - 1]
         else:
-            total += log_rising(rc, a, c)
-        nj[p - ((p // stride) % r) * stride] += c
-    a_j = a * r
-    for t in range(n_touched):
-        p = touched[t]
-        key = p - ((p // stride) % r) * stride
-        n = nj[key]
-        if n > 0:
-            if score_kind == 0:
-                total += lfact[r - 1] - lfact[r + n - 1]
-            else:
-                total -= log_rising(rc, a_j, n)
-            nj[key] = 0
+            total -= log_rising(rc, a_j, n)
     return total
+
+
+@njit(cache=True)
+def joint_family_log_ml(table: np.ndarray, touched: np.ndarray, n_touched: int, size: int,
+                        stride: int, r: int, sparse: bool, score_kind: int, ess: float,
+                        lfact: np.ndarray, nj: np.ndarray, totals: np.ndarray,
+                        rc: RisingCache) -> float:
+    """Log marginal likelihood of the child with stride ``stride`` and ``r`` states inside the
+    integer joint count table of a variable set (mixed radix, first variable fastest; sparse:
+    only the ``n_touched`` non-zero cells listed in ``touched`` are read): cell terms
+    (:func:`_cell_terms`) plus configuration terms (:func:`_config_terms`). score_kind 0 = K2
+    (a_ijk = 1, log-factorials), 1 = BDeu(ess) (terms by
+    :func:`bnma_core.kernels.counting.log_rising` from the cache ``rc``). ``nj`` (table size,
+    zeroed) and ``totals`` (at least q) are work arrays.
+
+    The family score of :func:`bnma_core.kernels.counting.log_ml_uniform_alpha` (the one home,
+    Heckerman et al. 1995 eq. 8) read in place from the joint table, in two parts so that
+    :func:`_score_set` computes the cell terms once per set and prior and the configuration
+    totals once per family for all priors. ``tests/structure/test_score_table.py`` asserts it
+    equals the home to 1e-12 (hypothesis, random tables, K2 and BDeu, dense and sparse).
+    """
+    q = size // r
+    a = 1.0 if score_kind == 0 else ess / size
+    a_j = 1.0 * r if score_kind == 0 else ess / q
+    cnt = _config_totals(table, touched, n_touched, size, stride, r, sparse, nj, totals)
+    return (_cell_terms(table, touched, n_touched, size, sparse, score_kind, a, lfact, rc)
+            + _config_terms(totals, cnt, r, score_kind, a_j, lfact, rc))
 
 
 @njit(cache=True)
@@ -258,30 +283,39 @@ def _fill_joint(cur: np.ndarray, table: np.ndarray, touched: np.ndarray, sparse:
 @njit(cache=True)
 def _score_set(members: np.ndarray, stride: np.ndarray, table: np.ndarray, touched: np.ndarray,
                n_touched: int, n_complete: int, n_rows: int, size: int, sparse: bool,
-               arities: np.ndarray, log_prior: float, score_kind: int, ess: float,
-               lfact: np.ndarray, nj: np.ndarray, rc: RisingCache, masks: np.ndarray,
-               scores: np.ndarray, fill: np.ndarray) -> None:
+               arities: np.ndarray, log_prior: float, score_kinds: np.ndarray,
+               esses: np.ndarray, lfact: np.ndarray, nj: np.ndarray, totals: np.ndarray,
+               cterms: np.ndarray, rc: RisingCache, masks: np.ndarray, scores: np.ndarray,
+               fill: np.ndarray) -> None:
     """Score the families "v given the set minus v" of one variable set from its joint count
-    table (member s has stride ``stride[s]``), appending them to ``masks`` / ``scores``."""
+    table (member s has stride ``stride[s]``) under every prior (``score_kinds[p]``,
+    ``esses[p]``), appending them to ``masks`` / ``scores[p]`` (``fill[p]`` per node). Each
+    family's log-ML is :func:`joint_family_log_ml`'s, with the cell terms computed once per
+    prior (``cterms``, a work array of P) and the configuration totals once per family."""
+    n_p = score_kinds.shape[0]
+    for p in range(n_p):
+        a = 1.0 if score_kinds[p] == 0 else esses[p] / size
+        cterms[p] = _cell_terms(table, touched, n_touched, size, sparse, score_kinds[p], a,
+                               lfact, rc)
     setmask = np.uint64(0)
     for s in range(members.shape[0]):
         setmask |= np.uint64(1) << np.uint64(members[s])
     for s in range(members.shape[0]):
         child = members[s]
         r = arities[child]
-        if sparse:
-            ml = joint_family_log_ml_sparse(table, touched, n_touched, size, stride[s], r,
-                                            score_kind, ess, lfact, nj, rc)
-        else:
-            ml = joint_family_log_ml(table, size, stride[s], r, score_kind, ess, lfact, rc)
-        if 0 < n_complete < n_rows:
-            a = 1.0 if score_kind == 0 else ess / size
-            ml = node_average_log_ml(ml, joint_family_fit(table, size, stride[s], r, a),
-                                     n_rows, n_complete)
-        k = fill[child]
-        masks[child, k] = setmask ^ (np.uint64(1) << np.uint64(child))
-        scores[child, k] = log_prior + ml
-        fill[child] = k + 1
+        cnt = _config_totals(table, touched, n_touched, size, stride[s], r, sparse, nj, totals)
+        for p in range(n_p):
+            kind = score_kinds[p]
+            a_j = 1.0 * r if kind == 0 else esses[p] / (size // r)
+            ml = cterms[p] + _config_terms(totals, cnt, r, kind, a_j, lfact, rc)
+            if 0 < n_complete < n_rows:
+                a = 1.0 if kind == 0 else esses[p] / size
+                ml = node_average_log_ml(ml, joint_family_fit(table, size, stride[s], r, a),
+                                         n_rows, n_complete)
+            k = fill[p, child]
+            masks[child, k] = setmask ^ (np.uint64(1) << np.uint64(child))
+            scores[p, child, k] = log_prior + ml
+            fill[p, child] = k + 1
 
 
 @njit(cache=True)
@@ -311,6 +345,10 @@ def build_full_table(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarra
     table = np.zeros(max_cells, dtype=np.int64)
     touched = np.empty(max_cells, dtype=np.int64)
     nj = np.zeros(max_cells, dtype=np.int64)
+    totals = np.empty(max_cells, dtype=np.int64)
+    kinds = np.full(1, score_kind, dtype=np.int64)
+    esses = np.full(1, ess)
+    cterms = np.empty(1)
     rc = rising_cache(RISING_SLOTS)
     t = 0
     comb[0] = 0
@@ -327,8 +365,8 @@ def build_full_table(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarra
         sparse = n_distinct < size  # fewer rows than cells: visit only the non-zero cells
         n_touched, n_complete = _fill_joint(partial[t + 1], table, touched, sparse, weights)
         _score_set(comb[: t + 1], stride, table, touched, n_touched, n_complete, n_rows, size,
-                   sparse, arities, log_prior[t], score_kind, ess, lfact, nj, rc, masks,
-                   scores, fill)
+                   sparse, arities, log_prior[t], kinds, esses, lfact, nj, totals, cterms, rc,
+                   masks, scores.reshape((1, n, n_sets)), fill.reshape((1, n)))
         if sparse:
             for c in range(n_touched):
                 table[touched[c]] = 0
