@@ -600,13 +600,15 @@ _SHARED_PRIORS: contextvars.ContextVar = contextvars.ContextVar("shared_priors",
 
 @contextlib.contextmanager
 def shared_counting(priors):
-    """Inside the block, a paper-regime :func:`build_score_table` under one of ``priors``
-    ((score, ess) pairs, e.g. ``[("k2", 1.0), ("bdeu", 1.0), ("bdeu", 20.0)]``) counts its data
-    once and scores every listed prior from the same counts
-    (:func:`bnma_core.kernels.grouped_counts.build_full_tables_grouped`); a later build of the
-    same data, settings and one of the other priors returns that table instead of counting
-    again. The tables are the ones separate builds give (tested to 1e-12); they are dropped at
-    the end of the block. Used by ``stack``'s three order averages (DESIGN §9)."""
+    """Inside the block, a :func:`build_score_table` under one of ``priors`` ((score, ess)
+    pairs, e.g. ``[("k2", 1.0), ("bdeu", 1.0), ("bdeu", 20.0)]``) counts its data once and
+    scores every listed prior from the same counts (paper regime:
+    :func:`bnma_core.kernels.grouped_counts.build_full_tables_grouped`; candidate regime:
+    :func:`bnma_core.kernels.orders.build_candidate_tables`, each family of the union of the
+    priors' candidates counted once); a later build of the same data, settings and one of the
+    other priors returns that table instead of counting again. The tables are the ones
+    separate builds give (equal arrays, tested); they are dropped at the end of the block. Used
+    by ``stack``'s three order averages (DESIGN §9)."""
     token = _SHARED_PRIORS.set(([(str(s), float(e)) for s, e in priors], {}))
     try:
         yield
