@@ -448,11 +448,23 @@ def _zeta_log(row: np.ndarray, K: int) -> None:
         return
     for u in range(full):
         row[u] = math.exp(row[u] - top) if row[u] > -np.inf else 0.0
-    for b in range(K):
+    b = 0
+    while b + 1 < K:  # bits b and b + 1 in one pass (the additions of two passes, in order)
         bit = 1 << b
-        for base in range(0, full, bit << 1):
+        for base in range(0, full, bit << 2):
             for u in range(base, base + bit):
-                row[u + bit] += row[u]
+                x0 = row[u]
+                x1 = row[u + bit] + x0
+                x2 = row[u + 2 * bit]
+                x3 = row[u + 3 * bit] + x2
+                row[u + bit] = x1
+                row[u + 2 * bit] = x2 + x0
+                row[u + 3 * bit] = x3 + x1
+        b += 2
+    if b < K:
+        bit = 1 << b
+        for u in range(bit):
+            row[u + bit] += row[u]
     for u in range(full):
         row[u] = top + math.log(row[u])
 
