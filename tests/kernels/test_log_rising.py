@@ -69,3 +69,4 @@ def test_family_log_ml_equals_lgamma_form(q, r, a, seed, fractional):
     got = log_ml_uniform_alpha(counts, a)
     assert got == pytest.approx(ref, rel=1e-12, abs=1e-11)
     assert log_ml_uniform_alpha_cached(counts, a, rising_cache(256)) == got
+    assert log_ml_uniform_alpha_cached(counts, a, rising_cache(1)) == got  # a, a r: one slot
