@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .counting import RISING_SLOTS, rising_cache
 from .orders import _score_set, log_factorials
 
 
@@ -190,6 +191,9 @@ def build_full_tables_grouped(data_t: np.ndarray, weights: np.ndarray, arities: 
     hist = np.zeros(max_cells, dtype=np.int64)
     htouch = np.empty(max_cells, dtype=np.int64)
     nj = np.zeros(max_cells, dtype=np.int64)
+    totals = np.empty(max_cells, dtype=np.int64)
+    cterms = np.empty(n_p)
+    rc = rising_cache(RISING_SLOTS)
     data = np.ascontiguousarray(data_t.T)
     tabs = np.zeros((n, max_cells), dtype=np.int64)
     members = np.empty(L, dtype=np.int64)
@@ -210,10 +214,9 @@ def build_full_tables_grouped(data_t: np.ndarray, weights: np.ndarray, arities: 
         size = stride[t] * arities[v]
         stride[t + 1] = size
         sparse = 2 * n_touched < size
-        for q in range(n_p):
-            _score_set(comb[: t + 1], stride, table, touched, n_touched, n_complete, n_rows,
-                       size, sparse, arities, log_prior[t], score_kinds[q], esses[q], lfact, nj,
-                       masks, scores[q], fill[q])
+        _score_set(comb[: t + 1], stride, table, touched, n_touched, n_complete, n_rows, size,
+                   sparse, arities, log_prior[t], score_kinds, esses, lfact, nj, totals, cterms,
+                   rc, masks, scores, fill)
         for c in range(n_touched):
             table[touched[c]] = 0
         if descend and t + 2 == L:
@@ -235,10 +238,9 @@ def build_full_tables_grouped(data_t: np.ndarray, weights: np.ndarray, arities: 
                         done += x
                 # fewer non-zero cells than half the table: score them only (as _extend's sets)
                 sparse = 2 * n_leaf < leaf_size
-                for q in range(n_p):
-                    _score_set(members, stride, tabs[j], touched, n_leaf, done, n_rows,
-                               leaf_size, sparse, arities, log_prior[t + 1], score_kinds[q],
-                               esses[q], lfact, nj, masks, scores[q], fill[q])
+                _score_set(members, stride, tabs[j], touched, n_leaf, done, n_rows,
+                           leaf_size, sparse, arities, log_prior[t + 1], score_kinds, esses,
+                           lfact, nj, totals, cterms, rc, masks, scores, fill)
                 for c in range(n_leaf):
                     tabs[j, touched[c]] = 0
             comb[t] += 1

@@ -26,7 +26,15 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .counting import count_family_weighted, log_ml_uniform_alpha
+from .counting import (
+    RISING_SLOTS,
+    RisingCache,
+    count_family_weighted,
+    log_ml_uniform_alpha_cached,
+    log_rising,
+    rising_cache,
+)
+from .order_dp import log_zeta_subsets
 
 
 class TableArrays(NamedTuple):
@@ -84,17 +92,17 @@ def joint_family_fit(table: np.ndarray, size: int, stride: int, r: int, a: float
     :func:`joint_family_log_ml` (a (q, r) count array flattened in C order is the case
     ``stride`` = 1, ``size`` = q r)."""
     total = 0.0
-    for idx in range(size):
-        if (idx // stride) % r != 0:
-            continue
-        n_j = 0.0
-        for k in range(r):
-            c = table[idx + k * stride]
-            if c > 0:
-                n_j += c
-                total += c * math.log(c + a)
-        if n_j > 0:
-            total -= n_j * math.log(n_j + a * r)
+    block = stride * r
+    for base in range(0, size, block):  # configurations in increasing cell index, no division
+        for idx in range(base, base + stride):
+            n_j = 0.0
+            for k in range(r):
+                c = table[idx + k * stride]
+                if c > 0:
+                    n_j += c
+                    total += c * math.log(c + a)
+            if n_j > 0:
+                total -= n_j * math.log(n_j + a * r)
     return total
 
 
@@ -129,86 +137,98 @@ def log_factorials(n_max: int) -> np.ndarray:
 
 
 @njit(cache=True)
-def joint_family_log_ml(table: np.ndarray, size: int, stride: int, r: int, score_kind: int,
-                        ess: float, lfact: np.ndarray) -> float:
-    """Log marginal likelihood of the child with stride ``stride`` and ``r`` states inside the
-    integer joint count table of a variable set (mixed radix, first variable fastest).
-    score_kind 0 = K2 (a_ijk = 1, via the log-factorial table), 1 = BDeu(ess).
-
-    An inlined copy of :func:`bnma_core.kernels.counting.log_ml_uniform_alpha` (the one home,
-    Heckerman et al. 1995 eq. 8) that reads the counts in place from the joint table and uses
-    log-factorials for K2. Calling the home instead (a (q, r) copy of every family, lgamma for
-    K2) was measured on ALARM, 5,000 rows, l = 3: table build 0.56 s -> 0.82 s CPU with K2,
-    0.85 s -> 0.88 s with BDeu. ``tests/structure/test_score_table.py`` asserts this copy equals
-    the home to 1e-12 (hypothesis, random tables, K2 and BDeu).
-    """
+def _cell_terms(table: np.ndarray, touched: np.ndarray, n_touched: int, size: int,
+                sparse: bool, score_kind: int, a: float, lfact: np.ndarray,
+                rc: RisingCache) -> float:
+    """sum over the non-zero cells of a joint count table of lgamma(a + N) - lgamma(a): the
+    cell terms of eq. 8 (Heckerman et al. 1995), the same for every family "v given the rest"
+    of the set under one prior, since BDeu's a_ijk = ess / (r q) = ess / size (K2: a = 1, by
+    log-factorials). Dense: cells in index order; sparse: the ``n_touched`` listed ones."""
     total = 0.0
-    q = size // r
-    if score_kind == 0:
-        lg_r = lfact[r - 1]
-        for idx in range(size):
-            if (idx // stride) % r != 0:
-                continue
-            n_j = 0
-            for k in range(r):
-                c = table[idx + k * stride]
-                if c > 0:
-                    n_j += c
-                    total += lfact[c]
-            if n_j > 0:
-                total += lg_r - lfact[r + n_j - 1]
+    if sparse:
+        for t in range(n_touched):
+            c = table[touched[t]]
+            total += lfact[c] if score_kind == 0 else log_rising(rc, a, c)
     else:
-        a = ess / (r * q)
-        a_j = ess / q
-        la = math.lgamma(a)
-        la_j = math.lgamma(a_j)
         for idx in range(size):
-            if (idx // stride) % r != 0:
-                continue
-            n_j = 0
-            for k in range(r):
-                c = table[idx + k * stride]
-                if c > 0:
-                    n_j += c
-                    total += math.lgamma(a + c) - la
-            if n_j > 0:
-                total += la_j - math.lgamma(a_j + n_j)
+            c = table[idx]
+            if c > 0:
+                total += lfact[c] if score_kind == 0 else log_rising(rc, a, c)
     return total
 
 
 @njit(cache=True)
-def joint_family_log_ml_sparse(table: np.ndarray, touched: np.ndarray, n_touched: int,
-                               size: int, stride: int, r: int, score_kind: int, ess: float,
-                               lfact: np.ndarray, nj: np.ndarray) -> float:
-    """:func:`joint_family_log_ml` visiting only the ``n_touched`` non-zero cells (listed in
-    ``touched``); empty cells and parent configurations contribute nothing. ``nj`` is a zeroed
-    work array of the table's size, left zeroed. Another inlined copy of
-    :func:`bnma_core.kernels.counting.log_ml_uniform_alpha` (tested equal to 1e-12)."""
+def _config_totals(table: np.ndarray, touched: np.ndarray, n_touched: int, size: int,
+                   stride: int, r: int, sparse: bool, nj: np.ndarray, out: np.ndarray) -> int:
+    """The non-zero parent-configuration totals N_ij of the child with stride ``stride`` and
+    ``r`` states in a joint count table, into ``out``; returns how many. Dense: configurations
+    in increasing cell index, without a division per cell; sparse: from the ``n_touched``
+    listed cells through ``nj`` (a zeroed work array of the table's size, left zeroed)."""
+    cnt = 0
+    if sparse:
+        for t in range(n_touched):
+            p = touched[t]
+            nj[p - ((p // stride) % r) * stride] += table[p]
+        for t in range(n_touched):
+            p = touched[t]
+            key = p - ((p // stride) % r) * stride
+            if nj[key] > 0:
+                out[cnt] = nj[key]
+                cnt += 1
+                nj[key] = 0
+        return cnt
+    block = stride * r
+    for base in range(0, size, block):
+        for idx in range(base, base + stride):
+            n_j = 0
+            for k in range(r):
+                n_j += table[idx + k * stride]
+            if n_j > 0:
+                out[cnt] = n_j
+                cnt += 1
+    return cnt
+
+
+@njit(cache=True)
+def _config_terms(totals: np.ndarray, cnt: int, r: int, score_kind: int, a_j: float,
+                  lfact: np.ndarray, rc: RisingCache) -> float:
+    """sum_j lgamma(a_ij) - lgamma(a_ij + N_ij) over the configuration totals of a family
+    (:func:`_config_totals`; K2: a_ij = r, by log-factorials)."""
     total = 0.0
-    q = size // r
-    a = 1.0 if score_kind == 0 else ess / (r * q)
-    la = math.lgamma(a)
-    for t in range(n_touched):
-        p = touched[t]
-        c = table[p]
+    for t in range(cnt):
+        n = totals[t]
         if score_kind == 0:
-            total += lfact[c]
+            total += lfact[r - 1] - lfact[r + n - 1]
         else:
-            total += math.lgamma(a + c) - la
-        nj[p - ((p // stride) % r) * stride] += c
-    a_j = a * r
-    la_j = math.lgamma(a_j)
-    for t in range(n_touched):
-        p = touched[t]
-        key = p - ((p // stride) % r) * stride
-        n = nj[key]
-        if n > 0:
-            if score_kind == 0:
-                total += lfact[r - 1] - lfact[r + n - 1]
-            else:
-                total += la_j - math.lgamma(a_j + n)
-            nj[key] = 0
+            total -= log_rising(rc, a_j, n)
     return total
+
+
+@njit(cache=True)
+def joint_family_log_ml(table: np.ndarray, touched: np.ndarray, n_touched: int, size: int,
+                        stride: int, r: int, sparse: bool, score_kind: int, ess: float,
+                        lfact: np.ndarray, nj: np.ndarray, totals: np.ndarray,
+                        rc: RisingCache) -> float:
+    """Log marginal likelihood of the child with stride ``stride`` and ``r`` states inside the
+    integer joint count table of a variable set (mixed radix, first variable fastest; sparse:
+    only the ``n_touched`` non-zero cells listed in ``touched`` are read): cell terms
+    (:func:`_cell_terms`) plus configuration terms (:func:`_config_terms`). score_kind 0 = K2
+    (a_ijk = 1, log-factorials), 1 = BDeu(ess) (terms by
+    :func:`bnma_core.kernels.counting.log_rising` from the cache ``rc``). ``nj`` (table size,
+    zeroed) and ``totals`` (at least q) are work arrays.
+
+    The family score of :func:`bnma_core.kernels.counting.log_ml_uniform_alpha` (the one home,
+    Heckerman et al. 1995 eq. 8) read in place from the joint table, in two parts so that
+    :func:`_score_set` computes the cell terms once per set and prior and the configuration
+    totals once per family for all priors. ``tests/structure/test_score_table.py`` asserts it
+    equals the home to 1e-12 (hypothesis, random tables, K2 and BDeu, dense and sparse).
+    """
+    q = size // r
+    a = 1.0 if score_kind == 0 else ess / size
+    a_j = 1.0 * r if score_kind == 0 else ess / q
+    cnt = _config_totals(table, touched, n_touched, size, stride, r, sparse, nj, totals)
+    return (_cell_terms(table, touched, n_touched, size, sparse, score_kind, a, lfact, rc)
+            + _config_terms(totals, cnt, r, score_kind, a_j, lfact, rc))
 
 
 @njit(cache=True)
@@ -222,6 +242,22 @@ def _extend_rows(row_v: np.ndarray, prev: np.ndarray, cur: np.ndarray, st: int) 
             cur[row] = -1
         else:
             cur[row] = p + x * st
+
+
+@njit(cache=True)
+def _count_child(cfg: np.ndarray, x_i: np.ndarray, weights: np.ndarray, r: int,
+                 buf: np.ndarray) -> np.ndarray:
+    """Add the counts of a child with ``r`` states (its value ``x_i[row]`` in each row) by
+    parent configuration ``cfg[row]`` (-1 = the child or a parent missing) into ``buf`` at
+    j * r + k, row r counting ``weights[r]`` times, and return ``buf`` (its first q r entries
+    are the (q, r) counts of :func:`bnma_core.kernels.counting.count_family_weighted`; the
+    caller zeroes them after use). ``cfg`` comes from :func:`_extend_rows`, one parent at a
+    time."""
+    for row in range(cfg.shape[0]):
+        c = cfg[row]
+        if c >= 0:
+            buf[c * r + x_i[row]] += weights[row]
+    return buf
 
 
 @njit(cache=True)
@@ -247,30 +283,39 @@ def _fill_joint(cur: np.ndarray, table: np.ndarray, touched: np.ndarray, sparse:
 @njit(cache=True)
 def _score_set(members: np.ndarray, stride: np.ndarray, table: np.ndarray, touched: np.ndarray,
                n_touched: int, n_complete: int, n_rows: int, size: int, sparse: bool,
-               arities: np.ndarray, log_prior: float, score_kind: int, ess: float,
-               lfact: np.ndarray, nj: np.ndarray, masks: np.ndarray, scores: np.ndarray,
+               arities: np.ndarray, log_prior: float, score_kinds: np.ndarray,
+               esses: np.ndarray, lfact: np.ndarray, nj: np.ndarray, totals: np.ndarray,
+               cterms: np.ndarray, rc: RisingCache, masks: np.ndarray, scores: np.ndarray,
                fill: np.ndarray) -> None:
     """Score the families "v given the set minus v" of one variable set from its joint count
-    table (member s has stride ``stride[s]``), appending them to ``masks`` / ``scores``."""
+    table (member s has stride ``stride[s]``) under every prior (``score_kinds[p]``,
+    ``esses[p]``), appending them to ``masks`` / ``scores[p]`` (``fill[p]`` per node). Each
+    family's log-ML is :func:`joint_family_log_ml`'s, with the cell terms computed once per
+    prior (``cterms``, a work array of P) and the configuration totals once per family."""
+    n_p = score_kinds.shape[0]
+    for p in range(n_p):
+        a = 1.0 if score_kinds[p] == 0 else esses[p] / size
+        cterms[p] = _cell_terms(table, touched, n_touched, size, sparse, score_kinds[p], a,
+                               lfact, rc)
     setmask = np.uint64(0)
     for s in range(members.shape[0]):
         setmask |= np.uint64(1) << np.uint64(members[s])
     for s in range(members.shape[0]):
         child = members[s]
         r = arities[child]
-        if sparse:
-            ml = joint_family_log_ml_sparse(table, touched, n_touched, size, stride[s], r,
-                                            score_kind, ess, lfact, nj)
-        else:
-            ml = joint_family_log_ml(table, size, stride[s], r, score_kind, ess, lfact)
-        if 0 < n_complete < n_rows:
-            a = 1.0 if score_kind == 0 else ess / size
-            ml = node_average_log_ml(ml, joint_family_fit(table, size, stride[s], r, a),
-                                     n_rows, n_complete)
-        k = fill[child]
-        masks[child, k] = setmask ^ (np.uint64(1) << np.uint64(child))
-        scores[child, k] = log_prior + ml
-        fill[child] = k + 1
+        cnt = _config_totals(table, touched, n_touched, size, stride[s], r, sparse, nj, totals)
+        for p in range(n_p):
+            kind = score_kinds[p]
+            a_j = 1.0 * r if kind == 0 else esses[p] / (size // r)
+            ml = cterms[p] + _config_terms(totals, cnt, r, kind, a_j, lfact, rc)
+            if 0 < n_complete < n_rows:
+                a = 1.0 if kind == 0 else esses[p] / size
+                ml = node_average_log_ml(ml, joint_family_fit(table, size, stride[s], r, a),
+                                         n_rows, n_complete)
+            k = fill[p, child]
+            masks[child, k] = setmask ^ (np.uint64(1) << np.uint64(child))
+            scores[p, child, k] = log_prior + ml
+            fill[p, child] = k + 1
 
 
 @njit(cache=True)
@@ -300,6 +345,11 @@ def build_full_table(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarra
     table = np.zeros(max_cells, dtype=np.int64)
     touched = np.empty(max_cells, dtype=np.int64)
     nj = np.zeros(max_cells, dtype=np.int64)
+    totals = np.empty(max_cells, dtype=np.int64)
+    kinds = np.full(1, score_kind, dtype=np.int64)
+    esses = np.full(1, ess)
+    cterms = np.empty(1)
+    rc = rising_cache(RISING_SLOTS)
     t = 0
     comb[0] = 0
     while t >= 0:
@@ -315,8 +365,8 @@ def build_full_table(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarra
         sparse = n_distinct < size  # fewer rows than cells: visit only the non-zero cells
         n_touched, n_complete = _fill_joint(partial[t + 1], table, touched, sparse, weights)
         _score_set(comb[: t + 1], stride, table, touched, n_touched, n_complete, n_rows, size,
-                   sparse, arities, log_prior[t], score_kind, ess, lfact, nj, masks, scores,
-                   fill)
+                   sparse, arities, log_prior[t], kinds, esses, lfact, nj, totals, cterms, rc,
+                   masks, scores.reshape((1, n, n_sets)), fill.reshape((1, n)))
         if sparse:
             for c in range(n_touched):
                 table[touched[c]] = 0
@@ -337,12 +387,31 @@ def family_local_ml(data: np.ndarray, weights: np.ndarray, arities: np.ndarray, 
     n_vars), row r counting ``weights[r]`` times (multiplicities of distinct rows, float64):
     counts and log-ML by their homes in :mod:`bnma_core.kernels.counting`, completed by
     :func:`node_average_log_ml`."""
+    return family_local_ml_cached(data, weights, arities, child, parents, score_kind, ess,
+                                  rising_cache(2))
+
+
+@njit(cache=True)
+def family_local_ml_cached(data: np.ndarray, weights: np.ndarray, arities: np.ndarray,
+                           child: int, parents: np.ndarray, score_kind: int, ess: float,
+                           rc: RisingCache) -> float:
+    """:func:`family_local_ml` reading its log-ML terms from ``rc``
+    (:func:`bnma_core.kernels.counting.rising_cache`, one for all the families a kernel
+    scores)."""
     counts = count_family_weighted(data, weights, child, parents, arities)
+    return counts_local_ml(counts, weights.sum(), score_kind, ess, rc)
+
+
+@njit(cache=True)
+def counts_local_ml(counts: np.ndarray, n_rows: float, score_kind: int, ess: float,
+                    rc: RisingCache) -> float:
+    """Node-average log marginal likelihood of a family from its (q, r) counts over
+    ``n_rows`` rows: :func:`bnma_core.kernels.counting.log_ml_uniform_alpha_cached` completed by
+    :func:`node_average_log_ml` (K2: a_ijk = 1; BDeu: ess / (r q))."""
     q, r = counts.shape
     a = 1.0 if score_kind == 0 else ess / (r * q)
-    ml = log_ml_uniform_alpha(counts, a)
+    ml = log_ml_uniform_alpha_cached(counts, a, rc)
     n_family = counts.sum()
-    n_rows = weights.sum()
     if 0 < n_family < n_rows:
         fit = joint_family_fit(counts.ravel(), q * r, 1, r, a)
         ml = node_average_log_ml(ml, fit, n_rows, n_family)
@@ -358,25 +427,48 @@ def _popcount(x: int) -> int:
     return c
 
 
+ZETA_LINEAR_RANGE = 700.0  # nats between a row's largest entry and its empty set
+
+
 @njit(cache=True)
 def _zeta_log(row: np.ndarray, K: int) -> None:
-    """In place: row[U] <- log sum_{S ⊆ U} exp row[S] over K-bit masks (subset-sum transform)."""
+    """In place: row[U] <- log sum_{S ⊆ U} exp row[S] over K-bit masks (subset-sum transform).
+
+    Every U contains the empty set, so when row[∅] is within ``ZETA_LINEAR_RANGE`` nats of the
+    row's largest entry M, every sum is at least e^-700 times exp M: the transform runs on
+    exp(row - M) with plain additions (no term that matters underflows; the relative error of
+    a sum of K-fold additions of positive numbers is below K machine epsilons) and one log per
+    entry, instead of one exp and one log1p per addition. Otherwise it runs in log space
+    (:func:`bnma_core.kernels.order_dp.log_zeta_subsets`). The two agree to 1e-12
+    (``tests/kernels/test_candidate_tables.py``)."""
     full = 1 << K
-    for b in range(K):
+    top = row.max()
+    if not (row[0] > -np.inf and top - row[0] <= ZETA_LINEAR_RANGE):
+        log_zeta_subsets(row, K)
+        return
+    for u in range(full):
+        row[u] = math.exp(row[u] - top) if row[u] > -np.inf else 0.0
+    b = 0
+    while b + 1 < K:  # bits b and b + 1 in one pass (the additions of two passes, in order)
         bit = 1 << b
-        for u in range(full):
-            if u & bit:
-                a = row[u]
-                o = row[u ^ bit]
-                if o > a:
-                    a, o = o, a
-                if o == -np.inf:
-                    row[u] = a
-                else:
-                    row[u] = a + math.log1p(math.exp(o - a))
+        for base in range(0, full, bit << 2):
+            for u in range(base, base + bit):
+                x0 = row[u]
+                x1 = row[u + bit] + x0
+                x2 = row[u + 2 * bit]
+                x3 = row[u + 3 * bit] + x2
+                row[u + bit] = x1
+                row[u + 2 * bit] = x2 + x0
+                row[u + 3 * bit] = x3 + x1
+        b += 2
+    if b < K:
+        bit = 1 << b
+        for u in range(bit):
+            row[u + bit] += row[u]
+    for u in range(full):
+        row[u] = top + math.log(row[u])
 
 
-@njit(cache=True)
 def build_candidate_table(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarray,
                           cand: np.ndarray,
                           max_parents: int, log_prior: np.ndarray, score_kind: int, ess: float,
@@ -386,33 +478,119 @@ def build_candidate_table(data_t: np.ndarray, weights: np.ndarray, arities: np.n
     the masks *local* to the node's candidates (bit b = ``cand[i, b]``, so no global variable
     bitmask and no limit on the number of variables), and the per-node table
     ``logsum[i, U] = log sum_{S ⊆ U} exp S(X_i; S)`` over all 2^K candidate bitmasks U,
-    computed by a zeta (subset-sum) transform in log space."""
-    n = data_t.shape[0]
-    K = cand.shape[1]
+    computed by a zeta (subset-sum) transform in log space. One prior of
+    :func:`build_candidate_tables`."""
+    masks, scores, logsum = build_candidate_tables(
+        data_t, weights, arities, np.ascontiguousarray(cand[None]), max_parents, log_prior,
+        np.array([score_kind], np.int64), np.array([ess], np.float64), n_sets)
+    return masks, scores[0], logsum[0]
+
+
+@njit(cache=True)
+def _next_candidate(start: int, n_union: int, ok: np.ndarray, pos: np.ndarray) -> int:
+    """First union member j >= ``start`` that some prior still counting the current family
+    (``ok[p]``) has among its candidates (``pos[p, j]`` >= 0); ``n_union`` if none."""
+    for j in range(start, n_union):
+        for p in range(ok.shape[0]):
+            if ok[p] and pos[p, j] >= 0:
+                return j
+    return n_union
+
+
+@njit(cache=True)
+def build_candidate_tables(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarray,
+                           cands: np.ndarray, max_parents: int, log_prior: np.ndarray,
+                           score_kinds: np.ndarray, esses: np.ndarray, n_sets: int
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`build_candidate_table` for P Dirichlet priors (``score_kinds[p]``, ``esses[p]``)
+    with candidates ``cands[p]`` (n, K) each, from one counting pass: each family of a node
+    (a subset of at most ``max_parents`` of the union of its candidates under the priors that
+    is within one prior's candidates) is counted once and scored under every prior whose
+    candidates contain it (the three priors of ``stack``, DESIGN §9). The subsets are
+    enumerated depth-first, each family's parent configuration of every row extended from its
+    prefix's by one variable (one read per row instead of one per parent). ``data_t`` (n, U)
+    distinct rows, ``weights`` (U,) float64 multiplicities. Returns ``masks`` (n, n_sets),
+    the same for every prior (subsets in increasing local bitmask), ``scores`` (P, n, n_sets)
+    and ``logsum`` (P, n, 2^K)."""
+    n_p, n, K = cands.shape
+    u_rows = data_t.shape[1]
     full = 1 << K
-    data = np.ascontiguousarray(data_t.T)
-    masks = np.zeros((n, n_sets), dtype=np.uint64)
-    scores = np.full((n, n_sets), -np.inf)
-    logsum = np.full((n, full), -np.inf)
-    pa = np.zeros(max_parents, dtype=np.int64)
-    for i in range(n):
-        k = 0
-        for local in range(full):
-            cnt = _popcount(local)
-            if cnt > max_parents:
-                continue
-            c = 0
-            for b in range(K):
-                if (local >> b) & 1:
-                    pa[c] = cand[i, b]
-                    c += 1
-            s = log_prior[cnt] + family_local_ml(data, weights, arities, i, pa[:cnt], score_kind,
-                                                 ess)
-            masks[i, k] = np.uint64(local)
-            scores[i, k] = s
-            logsum[i, local] = s
+    n_rows = weights.sum()
+    slot = np.full(full, -1, dtype=np.int64)  # position of each local mask in a node's list
+    k = 0
+    for local in range(full):
+        if _popcount(local) <= max_parents:
+            slot[local] = k
             k += 1
-        _zeta_log(logsum[i], K)
+    masks = np.zeros((n, n_sets), dtype=np.uint64)
+    for i in range(n):
+        for local in range(full):
+            if slot[local] >= 0:
+                masks[i, slot[local]] = np.uint64(local)
+    scores = np.full((n_p, n, n_sets), -np.inf)
+    logsum = np.full((n_p, n, full), -np.inf)
+    top = np.sort(arities)[::-1]
+    max_cells = 1
+    for t in range(min(max_parents + 1, n)):
+        max_cells *= top[t]
+    buf = np.zeros(max_cells)
+    L = max_parents + 1
+    cfg = np.empty((L, u_rows), dtype=np.int64)
+    stride = np.ones(L, dtype=np.int64)
+    comb = np.zeros(L, dtype=np.int64)  # union positions of the current family's parents
+    ok = np.zeros((L, n_p), dtype=np.bool_)  # ok[t, p]: prior p has the family at depth t
+    loc = np.zeros((L, n_p), dtype=np.int64)  # its mask local to prior p's candidates
+    pos = np.empty((n_p, n_p * K), dtype=np.int64)
+    rc = rising_cache(RISING_SLOTS)
+    for i in range(n):
+        r = arities[i]
+        x_i = data_t[i]
+        union = np.unique(cands[:, i, :])
+        n_union = union.shape[0]
+        pos[:, :] = -1
+        for p in range(n_p):
+            for b in range(K):
+                pos[p, np.searchsorted(union, cands[p, i, b])] = b
+        for row in range(u_rows):
+            cfg[0, row] = 0 if x_i[row] >= 0 else -1
+        ok[0, :] = True
+        loc[0, :] = 0
+        t = 0  # depth: the family counted has t parents, union members comb[:t]
+        while True:
+            q = stride[t]
+            counts = _count_child(cfg[t], x_i, weights, r, buf)[: q * r].reshape((q, r))
+            for p in range(n_p):
+                if ok[t, p]:
+                    sc = log_prior[t] + counts_local_ml(counts, n_rows, score_kinds[p], esses[p],
+                                                        rc)
+                    scores[p, i, slot[loc[t, p]]] = sc
+                    logsum[p, i, loc[t, p]] = sc
+            buf[: q * r] = 0.0
+            # next family in depth-first order: descend, else advance, else backtrack
+            j = n_union
+            if t < max_parents:
+                j = _next_candidate(comb[t - 1] + 1 if t > 0 else 0, n_union, ok[t], pos)
+            if j < n_union:
+                comb[t] = j
+                t += 1
+            else:
+                while t > 0:
+                    j = _next_candidate(comb[t - 1] + 1, n_union, ok[t - 1], pos)
+                    if j < n_union:
+                        comb[t - 1] = j
+                        break
+                    t -= 1
+                if t == 0:
+                    break
+            j = comb[t - 1]
+            u = union[j]
+            for p in range(n_p):
+                ok[t, p] = ok[t - 1, p] and pos[p, j] >= 0
+                loc[t, p] = loc[t - 1, p] | (1 << max(pos[p, j], 0))
+            stride[t] = stride[t - 1] * arities[u]
+            _extend_rows(data_t[u], cfg[t - 1], cfg[t], stride[t - 1])
+        for p in range(n_p):
+            _zeta_log(logsum[p, i], K)
     return masks, scores, logsum
 
 
@@ -427,14 +605,15 @@ def single_parent_scores(data_t: np.ndarray, weights: np.ndarray, arities: np.nd
     data = np.ascontiguousarray(data_t.T)
     out = np.empty((n, n))
     pa = np.zeros(1, dtype=np.int64)
+    rc = rising_cache(RISING_SLOTS)
     for i in range(n):
-        out[i, i] = log_prior[0] + family_local_ml(data, weights, arities, i, pa[:0], score_kind,
-                                                   ess)
+        out[i, i] = log_prior[0] + family_local_ml_cached(data, weights, arities, i, pa[:0],
+                                                          score_kind, ess, rc)
         for j in range(n):
             if j != i:
                 pa[0] = j
-                out[i, j] = log_prior[1] + family_local_ml(data, weights, arities, i, pa,
-                                                           score_kind, ess)
+                out[i, j] = log_prior[1] + family_local_ml_cached(data, weights, arities, i,
+                                                                  pa, score_kind, ess, rc)
     return out
 
 
@@ -448,12 +627,13 @@ def extended_set_scores(data: np.ndarray, weights: np.ndarray, arities: np.ndarr
     (:func:`bnma_core.structure.candidates.expand_candidates`)."""
     out = np.empty(others.shape[0])
     pa = np.empty(base.shape[0] + 1, dtype=np.int64)
+    rc = rising_cache(RISING_SLOTS)
     for c in range(base.shape[0]):
         pa[c] = base[c]
     for t in range(others.shape[0]):
         pa[base.shape[0]] = others[t]
-        out[t] = log_prior + family_local_ml(data, weights, arities, child, pa, score_kind,
-                                                     ess)
+        out[t] = log_prior + family_local_ml_cached(data, weights, arities, child, pa,
+                                                    score_kind, ess, rc)
     return out
 
 
@@ -1074,19 +1254,62 @@ def window_rescore(tab: TableArrays, orders: np.ndarray, data: np.ndarray, weigh
     scores = np.empty((n, width))
     pa = np.empty(max(n, 1), dtype=np.int64)
     st = np.empty(max(n, 1), dtype=np.int64)
+    rc = rising_cache(RISING_SLOTS)
+    # each node's sets are counted in lexicographic order of their parent lists, each family's
+    # configurations extended from the longest prefix it shares with the previous one
+    L = log_prior.shape[0]
+    data_t = np.ascontiguousarray(data.T)
+    u_rows = data.shape[0]
+    n_rows = weights.sum()
+    top = np.sort(arities)[::-1]
+    max_cells = 1
+    for t in range(min(L, n)):
+        max_cells *= top[t]
+    buf = np.zeros(max_cells)
+    cfg = np.empty((L, u_rows), dtype=np.int64)
+    stride = np.ones(L, dtype=np.int64)
+    cur = np.empty(L, dtype=np.int64)
+    plist = np.empty((width, L), dtype=np.int64)
+    nlist = np.empty(width, dtype=np.int64)
+    key = np.empty(width, dtype=np.int64)
+    lexical = (n + 1.0) ** L < 2.0 ** 62  # keys fit in int64, else count in table order
     for v in range(n):
         c = 0
-        low = np.inf
         for k in range(m):
             if used[v, k]:
                 g = tab.masks[v, k]
                 npa, _q, _h = _mask_parents(tab, v, g, arities, -1, pa, st)
-                sc = log_prior[npa] + family_local_ml(data, weights, arities, v, pa[:npa],
-                                                      score_kind, ess)
                 masks[v, c] = g
-                scores[v, c] = sc
-                low = min(low, sc)
+                nlist[c] = npa
+                key[c] = 0
+                for d in range(L):
+                    key[c] = key[c] * (n + 1) + (pa[d] + 1 if d < npa else 0)
+                    plist[c, d] = pa[d] if d < npa else -1
                 c += 1
+        order = np.argsort(key[:c]) if lexical else np.arange(c)
+        r = arities[v]
+        x_v = data_t[v]
+        for row in range(u_rows):
+            cfg[0, row] = 0 if x_v[row] >= 0 else -1
+        depth = 0
+        low = np.inf
+        for e in order:
+            npa = nlist[e]
+            d = 0
+            while d < depth and d < npa and cur[d] == plist[e, d]:
+                d += 1
+            for dd in range(d, npa):
+                u = plist[e, dd]
+                cur[dd] = u
+                stride[dd + 1] = stride[dd] * arities[u]
+                _extend_rows(data_t[u], cfg[dd], cfg[dd + 1], stride[dd])
+            depth = npa
+            q = stride[npa]
+            counts = _count_child(cfg[npa], x_v, weights, r, buf)[: q * r].reshape((q, r))
+            sc = log_prior[npa] + counts_local_ml(counts, n_rows, score_kind, ess, rc)
+            buf[: q * r] = 0.0
+            scores[v, e] = sc
+            low = min(low, sc)
         for k in range(c, width):
             scores[v, k] = low - 1.0
     return masks, scores

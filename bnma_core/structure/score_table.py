@@ -64,7 +64,7 @@ from ..data import CODE_DTYPE, DataError
 from ..kernels.grouped_counts import build_full_tables_grouped
 from ..kernels.orders import (
     TableArrays,
-    build_candidate_table,
+    build_candidate_tables,
     candidate_bits,
     joint_family_fit,
     node_log_sum,
@@ -527,34 +527,32 @@ def build_score_table(codes: np.ndarray, arities: np.ndarray, max_parents: int =
     k, cand = _choose_regime(candidates, n, n_rows, arities, l_eff, max_bytes)
     log_prior = _log_priors(n, l_eff, prior)
     max_cells = int(np.prod(np.sort(arities)[::-1][: l_eff + 1]))
-    kind = SCORE_KINDS[score]
+    regime = "full" if k is None else "candidates"
+    m = n_parent_sets(n - 1 if k is None else k, l_eff)
+    key = (data_t.tobytes(), data_t.shape, weights.tobytes(), arities.tobytes(), l_eff, prior,
+           float(prune_eps), regime, k, None if cand is None else cand.tobytes())
+    shared = _SHARED_PRIORS.get()
+    if shared is not None and key in shared[1] and (score, float(ess)) in shared[1][key]:
+        return shared[1][key].pop((score, float(ess)))
+    priors = [(score, float(ess))]
+    if shared is not None and (score, float(ess)) in shared[0]:
+        priors += [q for q in shared[0] if q != priors[0]]
     if k is None:
-        m = n_parent_sets(n - 1, l_eff)
-        key = (data_t.tobytes(), data_t.shape, weights.tobytes(), arities.tobytes(), l_eff,
-               prior, float(prune_eps))
-        shared = _SHARED_PRIORS.get()
-        if shared is not None and key in shared[1] and (score, float(ess)) in shared[1][key]:
-            return shared[1][key].pop((score, float(ess)))
-        priors = [(score, float(ess))]
-        if shared is not None and (score, float(ess)) in shared[0]:
-            priors += [q for q in shared[0] if q != priors[0]]
         masks, all_scores = _grouped_full_table(
             data_t, weights, arities, l_eff, log_prior, [SCORE_KINDS[q[0]] for q in priors],
             [q[1] for q in priors], m, max_cells)
-        if len(priors) > 1:
-            shared[1][key] = {}
-            for j, q in enumerate(priors[1:], 1):
-                shared[1][key][q] = _sorted_table(
-                    masks.copy(), all_scores[j], m, "full", q[0], q[1], *_no_candidates(n),
-                    arities, l_eff, prior, prune_eps, data_t, weights)
-        scores = all_scores[0]
-        cand, logsum, cbit = _no_candidates(n)
+        extra = [_no_candidates(n)] * len(priors)
     else:
-        masks, scores, logsum, cbit, cand, m = _candidate_table(
-            data_t, weights, arities, k, cand, score, prior, ess, l_eff, log_prior, kind)
-    return _sorted_table(masks, scores, m, "full" if k is None else "candidates", score,
-                         float(ess), cand, logsum, cbit, arities, l_eff, prior, prune_eps,
-                         data_t, weights)
+        masks, all_scores, extra = _candidate_tables(data_t, weights, arities, k, cand, priors,
+                                                     prior, l_eff, log_prior, m)
+    if len(priors) > 1:
+        shared[1][key] = {}
+        for j, q in enumerate(priors[1:], 1):
+            shared[1][key][q] = _sorted_table(
+                masks.copy(), all_scores[j], m, regime, q[0], q[1], *extra[j], arities, l_eff,
+                prior, prune_eps, data_t, weights)
+    return _sorted_table(masks, all_scores[0], m, regime, score, float(ess), *extra[0],
+                         arities, l_eff, prior, prune_eps, data_t, weights)
 
 
 def _no_candidates(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -562,19 +560,24 @@ def _no_candidates(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.zeros((n, 0), dtype=np.int64), np.zeros((n, 0)), np.zeros((n, 0), dtype=np.int32)
 
 
-def _candidate_table(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarray, k: int,
-                     cand: np.ndarray | None, score: str, prior: str, ess: float, l_eff: int,
-                     log_prior: np.ndarray, kind: int) -> tuple:
-    """The unsorted table of the candidate-restricted regime (``k`` candidates per node,
-    chosen by :func:`select_candidates` unless ``cand`` gives them); returns (masks, scores,
-    log-sums, candidate bits, candidates, parent sets per node)."""
-    if cand is None:
-        cand = _pair_candidates(data_t, weights, arities, k, score, prior, ess)
-    m = n_parent_sets(cand.shape[1], l_eff)
-    masks, scores, logsum = build_candidate_table(data_t, weights.astype(np.float64),
-                                                  arities, cand, l_eff, log_prior, kind,
-                                                  float(ess), m)
-    return masks, scores, logsum, candidate_bits(cand, n=data_t.shape[0]), cand, m
+def _candidate_tables(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarray, k: int,
+                      cand: np.ndarray | None, priors: list[tuple[str, float]], prior: str,
+                      l_eff: int, log_prior: np.ndarray, m: int) -> tuple:
+    """The unsorted tables of the candidate-restricted regime (``k`` candidates per node,
+    chosen under each of ``priors`` ((score, ess) pairs) by :func:`select_candidates` unless
+    ``cand`` gives them), counted once for all the priors
+    (:func:`bnma_core.kernels.orders.build_candidate_tables`); returns (masks, scores (P, n,
+    m), per prior (candidates, log-sums, candidate bits))."""
+    n = data_t.shape[0]
+    cands = np.stack([cand if cand is not None
+                      else _pair_candidates(data_t, weights, arities, k, q[0], prior, q[1])
+                      for q in priors])
+    masks, scores, logsums = build_candidate_tables(
+        data_t, weights.astype(np.float64), arities, cands, l_eff, log_prior,
+        np.array([SCORE_KINDS[q[0]] for q in priors], dtype=np.int64),
+        np.array([q[1] for q in priors], dtype=np.float64), m)
+    return masks, scores, [(cands[j], logsums[j], candidate_bits(cands[j], n=n))
+                           for j in range(len(priors))]
 
 
 def _sorted_table(masks: np.ndarray, scores: np.ndarray, m: int, regime: str, score: str,
@@ -597,13 +600,15 @@ _SHARED_PRIORS: contextvars.ContextVar = contextvars.ContextVar("shared_priors",
 
 @contextlib.contextmanager
 def shared_counting(priors):
-    """Inside the block, a paper-regime :func:`build_score_table` under one of ``priors``
-    ((score, ess) pairs, e.g. ``[("k2", 1.0), ("bdeu", 1.0), ("bdeu", 20.0)]``) counts its data
-    once and scores every listed prior from the same counts
-    (:func:`bnma_core.kernels.grouped_counts.build_full_tables_grouped`); a later build of the
-    same data, settings and one of the other priors returns that table instead of counting
-    again. The tables are the ones separate builds give (tested to 1e-12); they are dropped at
-    the end of the block. Used by ``stack``'s three order averages (DESIGN §9)."""
+    """Inside the block, a :func:`build_score_table` under one of ``priors`` ((score, ess)
+    pairs, e.g. ``[("k2", 1.0), ("bdeu", 1.0), ("bdeu", 20.0)]``) counts its data once and
+    scores every listed prior from the same counts (paper regime:
+    :func:`bnma_core.kernels.grouped_counts.build_full_tables_grouped`; candidate regime:
+    :func:`bnma_core.kernels.orders.build_candidate_tables`, each family of the union of the
+    priors' candidates counted once); a later build of the same data, settings and one of the
+    other priors returns that table instead of counting again. The tables are the ones
+    separate builds give (equal arrays, tested); they are dropped at the end of the block. Used
+    by ``stack``'s three order averages (DESIGN §9)."""
     token = _SHARED_PRIORS.set(([(str(s), float(e)) for s, e in priors], {}))
     try:
         yield

@@ -219,10 +219,9 @@ def test_missing_values_do_not_favour_incomplete_parents():
 def test_inlined_log_ml_copies_equal_home(data):
     """joint_family_log_ml (dense and sparse) reads a family from a joint count table; it must
     equal counting.log_ml_uniform_alpha on the same counts to 1e-12 (K2 and BDeu)."""
-    from bnma_core.kernels.counting import log_ml_uniform_alpha
+    from bnma_core.kernels.counting import log_ml_uniform_alpha, rising_cache
     from bnma_core.kernels.orders import (
         joint_family_log_ml,
-        joint_family_log_ml_sparse,
         log_factorials,
     )
 
@@ -240,11 +239,13 @@ def test_inlined_log_ml_copies_equal_home(data):
     q = counts.shape[0]
     ref = log_ml_uniform_alpha(counts.astype(float), 1.0 if kind == 0 else ess / (r * q))
     lfact = log_factorials(int(table.sum()) + r + 2)
-    dense = joint_family_log_ml(table, size, stride, r, kind, ess, lfact)
+    dense = joint_family_log_ml(table, table, 0, size, stride, r, False, kind, ess, lfact,
+                                np.zeros(size, dtype=np.int64), np.empty(size, dtype=np.int64),
+                                rising_cache(4))
     touched = np.nonzero(table)[0].astype(np.int64)
     nj = np.zeros(size, dtype=np.int64)
-    sparse = joint_family_log_ml_sparse(table, touched, len(touched), size, stride, r, kind,
-                                        ess, lfact, nj)
+    sparse = joint_family_log_ml(table, touched, len(touched), size, stride, r, True, kind, ess,
+                                 lfact, nj, np.empty(size, dtype=np.int64), rising_cache(4))
     assert dense == pytest.approx(ref, abs=1e-12, rel=1e-13)
     assert sparse == pytest.approx(ref, abs=1e-12, rel=1e-13)
     assert not nj.any()
