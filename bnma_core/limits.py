@@ -50,6 +50,15 @@ values with their standard errors, fewer draws) or refused with the remedy
 ``BNMA_EXPLAIN_BUDGET_CPU_S``."""
 
 
+FIT_BUDGET_MB = 1024.0
+"""Default memory (MB) the fitted models of one request may hold: one fit (Compare, a model of
+all rows) or the K fold models of cross-fitting (the Patient page). A method priced above it
+from the data's shape before any fit (the order averages' score tables, a stack's candidates:
+``estimate_fit_bytes``) is refused with the remedies
+(:func:`bnma_core.classifiers.registry.resource_limit`). Server setting: the environment
+variable ``BNMA_FIT_BUDGET_MB``."""
+
+
 @dataclass(frozen=True)
 class Budget:
     """What one request may spend: memory (MB) and CPU seconds."""
@@ -82,6 +91,12 @@ def explain_budget() -> Budget:
     ``BNMA_EXPLAIN_BUDGET_CPU_S`` (read at each call)."""
     return Budget(_setting("BNMA_EXPLAIN_BUDGET_MB", EXPLAIN_BUDGET_MB, 16.0),
                   _setting("BNMA_EXPLAIN_BUDGET_CPU_S", EXPLAIN_BUDGET_CPU_S, 0.1))
+
+
+def fit_budget_bytes() -> float:
+    """Bytes the fitted models of one request may hold: :data:`FIT_BUDGET_MB` or the server's
+    setting ``BNMA_FIT_BUDGET_MB`` (read at each call)."""
+    return _setting("BNMA_FIT_BUDGET_MB", FIT_BUDGET_MB, 16.0) * 2.0 ** 20
 
 
 @dataclass(frozen=True)

@@ -139,13 +139,15 @@ def network(name: str) -> DiscreteBN:
 
 @st.cache_data(show_spinner="Estimating the cost of the chosen methods on these data...",
                max_entries=64)
-def resource_limit(_ds: DiscreteDataset, fingerprint: str, method: str) -> str:
+def resource_limit(_ds: DiscreteDataset, fingerprint: str, method: str, n_models: int = 1
+                   ) -> str:
     """:func:`bnma_core.classifiers.registry.resource_limit` of a registered method on the
-    dataset (why it would pass its resource guard, '' if not), cached by dataset fingerprint
-    and method: B-RAI prices its tree by one run of plain RAI (up to a few seconds)."""
+    dataset (why it would pass its resource guard, '' if not; ``n_models`` fitted models held
+    at once), cached by dataset fingerprint, method and ``n_models``: B-RAI prices its tree by
+    one run of plain RAI (up to a few seconds)."""
     from bnma_core.classifiers.registry import resource_limit as limit
 
-    return limit(method, _ds)
+    return limit(method, _ds, n_models=n_models)
 
 
 def sample_network(name: str, n_rows: int, seed: int, class_variable: str) -> DiscreteDataset:

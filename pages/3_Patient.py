@@ -272,6 +272,12 @@ if ours and kind == "crossfit" and pos is not None:
     active.meta["want"] = fitted.fold_of(pos)  # this case's fold next
 if (model_missing or incomplete) and not ours and mkey not in (state.get("stopped_for"),
                                                                 state.get("failed_for")):
+    # priced from the data's shape before anything is fitted: the models it would keep
+    why = cache.resource_limit(ds, fingerprint, method,
+                               fitted.n_folds if kind == "crossfit" else 1)
+    if why:
+        status_box.error(md_escape(why))
+        st.stop()
     state.pop("error", None)
     background.start(RUN, work, key=mkey, meta={
         "method": method, "ds": ds, "seed": int(seed), "kind": kind, "crossfit": fitted,

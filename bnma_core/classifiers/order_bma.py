@@ -379,6 +379,29 @@ class _OrderBMABase(DiscreteBNClassifier):
                                          np.column_stack([X, y]).astype(CODE_DTYPE), prune_eps)
         return new
 
+    def estimate_fit_bytes(self, n_rows: int, arities: Any, n_classes: int) -> int:
+        """Memory the fitted model keeps: the score table a fit on ``n_rows`` rows of features
+        with ``arities`` and ``n_classes`` classes would build (the regime ``candidates``
+        chooses), per node and parent set its mask, score, exponential and band (32 bytes),
+        and in the candidate regime the 2^K node-term table and the candidate bits; priced
+        from the shape before any fit (the build's own working memory is guarded by the
+        table's ``max_bytes``). 0 when the fit would refuse the data itself (it says why)."""
+        from ..data import DataError
+        from ..structure.score_table import DEFAULT_MAX_BYTES, _choose_regime, n_parent_sets
+
+        ar = np.append(np.asarray(arities, dtype=np.int64), int(n_classes))
+        n = len(ar)
+        l_eff = min(int(self.max_parents), n - 1)
+        try:
+            k, _ = _choose_regime(self.candidates, n, int(n_rows), ar, l_eff, DEFAULT_MAX_BYTES)
+        except DataError:
+            return 0
+        except ValueError:  # the table alone is over the library's own limit
+            return DEFAULT_MAX_BYTES + 1
+        if k is None:
+            return n * n_parent_sets(n - 1, l_eff) * 32
+        return n * (n_parent_sets(k, l_eff) * 32 + 2 ** k * 8 + n * 4)
+
     def loo_log_proba(self, X: np.ndarray, y: np.ndarray, prune_eps: float | None = None
                       ) -> np.ndarray:
         """Leave-one-out class log posteriors of the training rows with the kept orders fixed.

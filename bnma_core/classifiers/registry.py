@@ -280,11 +280,13 @@ def training_rows(method: Any, X: np.ndarray) -> np.ndarray:
 
 
 def resource_limit(method: Any, dataset: Any, rows: Any = None, label: str | None = None,
-                   **params: Any) -> str:
+                   n_models: int = 1, **params: Any) -> str:
     """Why fitting ``method`` on ``dataset`` would pass a resource guard that the estimator
-    prices from the data before any fit (its ``check_resources``: B-RAI's generating-tree size,
-    ``max_ci_tests``), in plain words with the remedies; '' when it would not, or when the
-    method has no such guard.
+    prices from the data before any fit, in plain words with the remedies; '' when it would
+    not, or when the method has no such guard. The guards: the memory of the fitted models
+    (``estimate_fit_bytes``, ``n_models`` of them, against
+    :func:`bnma_core.limits.fit_budget_bytes`) and the estimator's own ``check_resources``
+    (B-RAI's generating-tree size, ``max_ci_tests``).
 
     Parameters
     ----------
@@ -296,20 +298,39 @@ def resource_limit(method: Any, dataset: Any, rows: Any = None, label: str | Non
         cross-validation, which train on fewer rows).
     label : str, optional
         Names the method in the message (default the registry name or the class name).
+    n_models : int
+        Fitted models held at once (cross-fitting holds its K fold models).
     """
     from sklearn.base import clone
 
     from ..data import DataError
+    from ..limits import fit_budget_bytes
 
     if isinstance(method, str):
         method = resolve_name(method)
         est = get_spec(method).make(**params)
-    elif getattr(method, "check_resources", None) is None:
+    elif (getattr(method, "check_resources", None) is None
+          and getattr(method, "estimate_fit_bytes", None) is None):
         return ""
     else:
         est = clone(method)
         if params:
             est.set_params(**params)
+    if label is None:
+        label = method if isinstance(method, str) else type(method).__name__
+    price = getattr(est, "estimate_fit_bytes", None)
+    if price is not None:
+        n_rows = dataset.n_rows if rows is None else len(np.arange(dataset.n_rows)[rows])
+        need = int(n_models) * float(price(n_rows, dataset.arities[dataset.feature_indices],
+                                           len(dataset.classes)))
+        budget = fit_budget_bytes()
+        if need > budget:
+            each = f" ({n_models} models, one per part of the data)" if n_models > 1 else ""
+            return (f"{label}: its fitted models would hold about {need / 2**30:.1f} GB"
+                    f"{each}, over this server's limit of {budget / 2**30:.1f} GB for one "
+                    f"request. Select fewer features, or use a method for wide data such as "
+                    f"naive Bayes (nb) or averaged naive Bayes (manb)"
+                    + (", or learn one model of all rows" if n_models > 1 else "") + ".")
     check = getattr(est, "check_resources", None)
     if check is None:
         return ""
@@ -317,8 +338,6 @@ def resource_limit(method: Any, dataset: Any, rows: Any = None, label: str | Non
     if idx.dtype == bool:
         idx = np.flatnonzero(idx)
     idx = idx[training_rows(method if isinstance(method, str) else est, dataset.X[idx])]
-    if label is None:
-        label = method if isinstance(method, str) else type(method).__name__
     labels = np.asarray(dataset.classes, dtype=object)[dataset.y[idx]]
     try:
         check(np.ascontiguousarray(dataset.X[idx]), labels,

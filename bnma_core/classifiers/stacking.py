@@ -248,6 +248,15 @@ class PredictiveStacking(DiscreteBNClassifier):
                     self.models_[name] = (full[name] if name in full
                                           else self._fit_candidate(name, seed, X, y))
 
+    def estimate_fit_bytes(self, n_rows: int, arities: Any, n_classes: int) -> int:
+        """Memory of the candidates' fitted models (the sum of those that price theirs:
+        ``estimate_fit_bytes``), all of which a fit holds at once."""
+        names = self._check()
+        seed = self._seed()
+        return sum(int(est.estimate_fit_bytes(n_rows, arities, n_classes))
+                   for est in (self._make(n, seed) for n in names)
+                   if callable(getattr(est, "estimate_fit_bytes", None)))
+
     def _fitted_once(self, names: list[str], seed: int, X: np.ndarray, y: np.ndarray
                      ) -> tuple[dict, set]:
         """The candidates fitted once on all training rows, and those of them that give their
