@@ -387,13 +387,13 @@ class _OrderBMABase(DiscreteBNClassifier):
         from the shape before any fit (the build's own working memory is guarded by the
         table's ``max_bytes``). 0 when the fit would refuse the data itself (it says why)."""
         from ..data import DataError
-        from ..structure.score_table import DEFAULT_MAX_BYTES, _choose_regime, n_parent_sets
+        from ..structure.score_table import DEFAULT_MAX_BYTES, choose_regime, n_parent_sets
 
         ar = np.append(np.asarray(arities, dtype=np.int64), int(n_classes))
         n = len(ar)
         l_eff = min(int(self.max_parents), n - 1)
         try:
-            k, _ = _choose_regime(self.candidates, n, int(n_rows), ar, l_eff, DEFAULT_MAX_BYTES)
+            k, _ = choose_regime(self.candidates, n, int(n_rows), ar, l_eff, DEFAULT_MAX_BYTES)
         except DataError:
             return 0
         except ValueError:  # the table alone is over the library's own limit

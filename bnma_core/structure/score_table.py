@@ -524,7 +524,7 @@ def build_score_table(codes: np.ndarray, arities: np.ndarray, max_parents: int =
     l_eff = min(int(max_parents), n - 1)
     if prune_eps < 0 or not math.isfinite(prune_eps):
         raise ValueError("prune_eps must be a finite number >= 0.")
-    k, cand = _choose_regime(candidates, n, n_rows, arities, l_eff, max_bytes)
+    k, cand = choose_regime(candidates, n, n_rows, arities, l_eff, max_bytes)
     log_prior = _log_priors(n, l_eff, prior)
     max_cells = int(np.prod(np.sort(arities)[::-1][: l_eff + 1]))
     regime = "full" if k is None else "candidates"
@@ -616,7 +616,7 @@ def shared_counting(priors):
         _SHARED_PRIORS.reset(token)
 
 
-def _choose_regime(candidates: int | np.ndarray | str | None, n: int, n_rows: int,
+def choose_regime(candidates: int | np.ndarray | str | None, n: int, n_rows: int,
                    arities: np.ndarray, l_eff: int, max_bytes: int
                    ) -> tuple[int | None, np.ndarray | None]:
     """Resolve ``candidates`` ("auto" included) as :func:`_resolve_candidates` does and refuse
