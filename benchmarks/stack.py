@@ -53,32 +53,32 @@ def _cpu(fn) -> tuple[float, object]:
 
 
 def _parts(ds, inner_fit: str) -> dict[str, float]:
-    """CPU seconds of one ``stack`` fit split by what ran: candidate fits and predictions."""
+    """CPU seconds of one ``stack`` fit split by what ran: candidate fits, out-of-sample
+    scores (leave-one-out passes and inner-fold predictions) and the rest."""
     from bnma_core.classifiers import stacking
 
     cls = stacking.PredictiveStacking
     spent = {"fit": 0.0, "predict": 0.0}
-    fit0, pred0 = cls._fit_candidate, cls._class_log_proba
+    timed = {"_fit_candidate": "fit", "_class_log_proba": "predict",
+             "_loo_log_proba": "predict"}
+    saved = {name: getattr(cls, name) for name in timed}
 
-    def fit(self, *a, **k):
-        c = time.process_time()
-        try:
-            return fit0(self, *a, **k)
-        finally:
-            spent["fit"] += time.process_time() - c
+    def timer(name):
+        def run(self, *a, **k):
+            c = time.process_time()
+            try:
+                return saved[name](self, *a, **k)
+            finally:
+                spent[timed[name]] += time.process_time() - c
+        return run
 
-    def pred(self, *a, **k):
-        c = time.process_time()
-        try:
-            return pred0(self, *a, **k)
-        finally:
-            spent["predict"] += time.process_time() - c
-
-    cls._fit_candidate, cls._class_log_proba = fit, pred
+    for name in timed:
+        setattr(cls, name, timer(name))
     try:
         total, _ = _cpu(lambda: fit_method("stack", ds, random_state=0, inner_fit=inner_fit))
     finally:
-        cls._fit_candidate, cls._class_log_proba = fit0, pred0
+        for name, f in saved.items():
+            setattr(cls, name, f)
     spent["other"] = total - spent["fit"] - spent["predict"]
     return spent
 
