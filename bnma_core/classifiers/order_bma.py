@@ -34,7 +34,7 @@ from scipy.special import logsumexp
 from ..data import CODE_DTYPE
 from ..scores import PRIORS, SCORES, class_mutual_informations
 from ..structure.candidates import expand_candidates
-from ..structure.orders import MOVES, STARTS, OrderMCMC
+from ..structure.orders import MOVES, STARTS, OrderMCMC, OrderMCMCResult
 from ..structure.score_table import build_score_table, compress_rows
 from .base import DEPRECATED, RANDOM_STATE, Check, DiscreteBNClassifier, Interval, Options
 
@@ -798,8 +798,7 @@ class OrderMCMCBMA(_OrderBMABase):
                                             self.scoring_, self._param("structure_prior"),
                                             self.ess_, candidates=cand, prune_eps=self.prune_eps)
 
-    def _finish(self, sampler: OrderMCMC) -> None:
-        res = sampler.result()
+    def _finish(self, res: OrderMCMCResult) -> None:
         self.mcmc_result_ = res
         self._orders_ = res.orders
         self.sampled_orders_ = res.orders
@@ -835,20 +834,20 @@ class OrderMCMCBMA(_OrderBMABase):
         grid = self._dirichlet_grid()
         if grid is None:
             sampler = self._sampler(X, y, None)
-            sampler.run()
-            self._finish(sampler)
+            self._finish(sampler.run())
             return
         best, scores = None, {}
         for scoring, ess, label in grid:
             sampler = self._sampler(X, y, None, scoring, ess)
-            orders = sampler.run().orders
+            res = sampler.run()
+            orders = res.orders
             ml = max(self.table_.order_log_score(o) for o in orders)
             scores[label] = ml
             if best is None or ml > best[0]:  # ties: the earlier entry
-                best = (ml, scoring, ess, sampler, self.table_)
-        _, self.scoring_, self.ess_, sampler, self.table_ = best
+                best = (ml, scoring, ess, res, self.table_)
+        _, self.scoring_, self.ess_, res, self.table_ = best
         self.dirichlet_log_ml_ = scores
-        self._finish(sampler)
+        self._finish(res)
 
     def fit_stream(self, X: Any, y: Any, every: int = 500, reference_order: Any = None,
                    arities: Any = None, should_stop: Callable[[], bool] | None = None
@@ -877,7 +876,7 @@ class OrderMCMCBMA(_OrderBMABase):
                 yield ev
         finally:
             stream.close()  # joins the chain threads
-            self._finish(sampler)
+            self._finish(sampler.result())
 
     def _subset(self, n: int) -> np.ndarray:
         T = len(self._orders_)

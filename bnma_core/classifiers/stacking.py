@@ -34,6 +34,7 @@ predictive distributions. Bayesian Analysis 13(3), 917-1007 (eqs. 4 and 8).
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import warnings
@@ -42,6 +43,7 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
+from ..structure.score_table import shared_counting
 from .base import RANDOM_STATE, Check, DiscreteBNClassifier, Interval, Options
 
 __all__ = ["PredictiveStacking", "stacking_weights", "WEIGHTINGS"]
@@ -49,16 +51,23 @@ __all__ = ["PredictiveStacking", "stacking_weights", "WEIGHTINGS"]
 WEIGHTINGS = ("stacking", "pseudo-bma", "select", "select-accuracy")
 INNER_FITS = ("loo", "downdate", "refit")
 """Values of ``inner_fit``: how a candidate predicts its held-out inner fold."""
-INNER_PRUNE_EPS = 1e-4
+INNER_PRUNE_EPS = 1e-2
 """Pruning tolerance of the order averages' closed-form inner scores (``loo_log_proba``,
-``refit_fixed_orders``): each node term of eq. 9 low by at most log(1 + 1e-4). The inner log
-scores only set the weights; on ALARM (500 rows, 36 features) the inner-fold elpd of ``bma10``
-moved by 1e-5 nats against the model's own 1e-12, and the five folds cost 0.20 CPU s against
-0.36 s with 1e-6 and 0.82 s with 1e-12 (docs/accuracy.md §13); its leave-one-out elpd stays
--279.2 and the leave-one-out pass costs ~0.1 s less per candidate."""
+``refit_fixed_orders``): each node term of eq. 9 low by at most log(1 + 1e-2). The inner log
+scores only set the weights. Leave-one-out passes of the three order averages (500 rows, one
+run, docs/accuracy.md §13): HEPAR II 0.50 CPU s at 1e-6, 0.36 at 1e-4, 0.19 at 1e-2, the
+elpds within 0.008 nats of 1e-6's and the stacking weights within 2e-4; ALARM 0.29, 0.19,
+0.11 s, elpds within 1e-3 nats, weights equal to four decimals."""
 LOG_FLOOR = math.log(1e-9)
 """Floor of a candidate's log predictive probability: a class a candidate never saw in an inner
 training fold would otherwise give log 0 and forbid any weight on it."""
+
+
+@functools.cache
+def _takes_prune_eps(kind: type) -> bool:
+    """Whether a candidate class's ``loo_log_proba`` takes ``prune_eps`` (the order
+    averages' does; UKDB's is exact and has none)."""
+    return "prune_eps" in inspect.signature(kind.loo_log_proba).parameters
 
 
 def stacking_weights(log_pred: np.ndarray, max_iter: int = 10000, tol: float = 1e-13
@@ -205,7 +214,9 @@ class PredictiveStacking(DiscreteBNClassifier):
         hits = np.zeros(len(names))
         # candidates fitted once on all training rows: by leave-one-out (loo) or predicting
         # the inner folds by refit_fixed_orders (downdate)
-        full, loo = self._fitted_once(names, seed, X, y)
+        protos = {name: self._make(name, seed) for name in names}
+        shared = self._shared_priors(protos)
+        full, loo = self._fitted_once(protos, shared, seed, X, y)
         for j, name in enumerate(names):
             if name in loo:
                 lpc = self._loo_log_proba(name, full[name], X, y)
@@ -242,7 +253,7 @@ class PredictiveStacking(DiscreteBNClassifier):
         self.inner_accuracy_ = dict(zip(names, (hits / len(y)).tolist(), strict=True))
         self.weights_ = dict(zip(names, w.tolist(), strict=True))
         self.models_ = {}
-        with self._shared_counting(names, seed):
+        with shared_counting(shared):
             for name, wk in self.weights_.items():
                 if wk > 0:
                     self.models_[name] = (full[name] if name in full
@@ -257,8 +268,8 @@ class PredictiveStacking(DiscreteBNClassifier):
                    for est in (self._make(n, seed) for n in names)
                    if callable(getattr(est, "estimate_fit_bytes", None)))
 
-    def _fitted_once(self, names: list[str], seed: int, X: np.ndarray, y: np.ndarray
-                     ) -> tuple[dict, set]:
+    def _fitted_once(self, protos: dict, shared: list, seed: int, X: np.ndarray,
+                     y: np.ndarray) -> tuple[dict, set]:
         """The candidates fitted once on all training rows, and those of them that give their
         out-of-sample log scores by ``loo_log_proba`` (``inner_fit="loo"``); the others of
         them predict the inner folds by ``refit_fixed_orders``."""
@@ -268,9 +279,9 @@ class PredictiveStacking(DiscreteBNClassifier):
         loo: set[str] = set()
         if self.inner_fit == "refit":
             return full, loo
-        with self._shared_counting(names, seed):
-            for name in names:
-                kind = type(self._make(name, seed))
+        with shared_counting(shared):
+            for name, proto in protos.items():
+                kind = type(proto)
                 if self.inner_fit == "loo" and callable(
                         getattr(kind, "loo_log_proba", None)):
                     loo.add(name)
@@ -290,8 +301,7 @@ class PredictiveStacking(DiscreteBNClassifier):
         codes = np.asarray(est.classes_, dtype=np.int64)
         out = self._class_log_proba(est, X) if len(rows) < len(X) else np.empty(
             (len(X), len(self.classes_)))
-        kw = {"prune_eps": INNER_PRUNE_EPS} if "prune_eps" in inspect.signature(
-            est.loo_log_proba).parameters else {}
+        kw = {"prune_eps": INNER_PRUNE_EPS} if _takes_prune_eps(type(est)) else {}
         out[rows] = self._on_classes(est, est.loo_log_proba(
             X[rows], np.searchsorted(codes, y[rows]), **kw))
         return out
@@ -303,18 +313,18 @@ class PredictiveStacking(DiscreteBNClassifier):
         out[:, np.asarray(est.classes_, dtype=np.int64)] = lpc
         return out
 
-    def _shared_counting(self, names: list[str], seed: int):
-        """Context in which the candidates' score tables on the same rows under their different
-        Dirichlet priors (``bma10``, ``bma10_bdeu``, ``bma10_smooth``) are counted once
-        (:func:`bnma_core.structure.score_table.shared_counting`; the same tables)."""
-        from ..structure.score_table import shared_counting
-
+    @staticmethod
+    def _shared_priors(protos: dict) -> list[tuple[str, float]]:
+        """The Dirichlet priors of the candidates (unfitted ``protos``) whose score tables on
+        the same rows are counted once (``bma10``, ``bma10_bdeu``, ``bma10_smooth``;
+        :func:`bnma_core.structure.score_table.shared_counting`), in the order of
+        ``candidates``."""
         priors = []
-        for name in names:
-            params = self._make(name, seed).get_params(deep=False)
+        for proto in protos.values():
+            params = proto.get_params(deep=False)
             if "scoring" in params and "ess" in params and isinstance(params["scoring"], str):
                 priors.append((params["scoring"], float(params["ess"])))
-        return shared_counting(priors)
+        return priors
 
     def _predict_log_proba_codes(self, X: np.ndarray) -> np.ndarray:
         parts = [math.log(self.weights_[n]) + self._class_log_proba(m, X)

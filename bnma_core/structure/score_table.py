@@ -544,7 +544,8 @@ def build_score_table(codes: np.ndarray, arities: np.ndarray, max_parents: int =
         extra = [_no_candidates(n)] * len(priors)
     else:
         masks, all_scores, extra = _candidate_tables(data_t, weights, arities, k, cand, priors,
-                                                     prior, l_eff, log_prior, m)
+                                                     prior, l_eff, log_prior, m,
+                                                     shared[0][0] if len(priors) > 1 else None)
     if len(priors) > 1:
         shared[1][key] = {}
         for j, q in enumerate(priors[1:], 1):
@@ -562,13 +563,18 @@ def _no_candidates(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _candidate_tables(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarray, k: int,
                       cand: np.ndarray | None, priors: list[tuple[str, float]], prior: str,
-                      l_eff: int, log_prior: np.ndarray, m: int) -> tuple:
+                      l_eff: int, log_prior: np.ndarray, m: int,
+                      select_under: tuple[str, float] | None = None) -> tuple:
     """The unsorted tables of the candidate-restricted regime (``k`` candidates per node,
-    chosen under each of ``priors`` ((score, ess) pairs) by :func:`select_candidates` unless
-    ``cand`` gives them), counted once for all the priors
-    (:func:`bnma_core.kernels.orders.build_candidate_tables`); returns (masks, scores (P, n,
-    m), per prior (candidates, log-sums, candidate bits))."""
+    chosen by :func:`select_candidates` unless ``cand`` gives them), counted once for all the
+    priors (:func:`bnma_core.kernels.orders.build_candidate_tables`); returns (masks, scores
+    (P, n, m), per prior (candidates, log-sums, candidate bits)). The candidates are chosen
+    under each of ``priors`` ((score, ess) pairs), or once under ``select_under`` for all of
+    them (:func:`shared_counting`: one set of families, counted once)."""
     n = data_t.shape[0]
+    if cand is None and select_under is not None:
+        cand = _pair_candidates(data_t, weights, arities, k, select_under[0], prior,
+                                select_under[1])
     cands = np.stack([cand if cand is not None
                       else _pair_candidates(data_t, weights, arities, k, q[0], prior, q[1])
                       for q in priors])
@@ -604,11 +610,14 @@ def shared_counting(priors):
     pairs, e.g. ``[("k2", 1.0), ("bdeu", 1.0), ("bdeu", 20.0)]``) counts its data once and
     scores every listed prior from the same counts (paper regime:
     :func:`bnma_core.kernels.grouped_counts.build_full_tables_grouped`; candidate regime:
-    :func:`bnma_core.kernels.orders.build_candidate_tables`, each family of the union of the
-    priors' candidates counted once); a later build of the same data, settings and one of the
-    other priors returns that table instead of counting again. The tables are the ones
-    separate builds give (equal arrays, tested); they are dropped at the end of the block. Used
-    by ``stack``'s three order averages (DESIGN §9)."""
+    :func:`bnma_core.kernels.orders.build_candidate_tables`); a later build of the same data,
+    settings and one of the other priors returns that table instead of counting again. The
+    tables are the ones separate builds give (equal arrays, tested), except that in the
+    candidate regime the candidate parents the build selects (``candidates=K``) are selected
+    once, under the first listed prior, for all of them: one set of families, counted once
+    and scored per prior (separate selections share ~80 % of the candidates on HEPAR II and
+    made the kernel count 2.1 times the families; docs/accuracy.md §13). They are dropped at
+    the end of the block. Used by ``stack``'s three order averages (DESIGN §9)."""
     token = _SHARED_PRIORS.set(([(str(s), float(e)) for s, e in priors], {}))
     try:
         yield

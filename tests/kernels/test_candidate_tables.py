@@ -3,7 +3,7 @@
 each family counted on its own (``family_local_ml``), with
 the priors' candidates equal on some nodes and different on others, and ``shared_counting``
 builds the candidate-regime tables of ``stack``'s three priors with one kernel call, each equal
-to its separate build."""
+to its separate build with the candidates selected under the first listed prior."""
 
 import numpy as np
 import pytest
@@ -81,11 +81,18 @@ def test_tables_of_several_priors_equal_separate_builds(n, n_rows, k, max_parent
 @pytest.mark.parametrize("candidates", [3, "explicit"])
 def test_shared_counting_candidate_regime(monkeypatch, missing, candidates):
     """Inside ``shared_counting`` one kernel call builds the three tables; each equals its
-    separate build exactly (scores, log-sums, candidates), whatever prior is asked first."""
+    separate build exactly (scores, log-sums, candidates) with the candidates selected under
+    the first listed prior (K2), whatever prior is asked first."""
     codes, ar = _codes(200, 8, 4, missing)
     if candidates == "explicit":
         candidates = np.array([[u for u in range(8) if u != i][:3] for i in range(8)])
-    sep = {q: build_score_table(codes, ar, 2, score=q[0], ess=q[1], candidates=candidates)
+    chosen = candidates
+    if isinstance(candidates, int):  # the priors' own selections differ: the first's is kept
+        own = {q: st_mod.select_candidates(codes, ar, candidates, q[0], "hz", q[1])
+               for q in PRIORS}
+        assert any((own[q] != own[PRIORS[0]]).any() for q in PRIORS[1:])
+        chosen = own[PRIORS[0]]
+    sep = {q: build_score_table(codes, ar, 2, score=q[0], ess=q[1], candidates=chosen)
            for q in PRIORS}
     kernel = st_mod.build_candidate_tables
     calls = []
