@@ -7,11 +7,14 @@ JSON line per figure (``{"name", "value", "unit"}``). Times are CPU seconds of t
 alternately in this one run, so every ratio is measured in one run:
 
 * per data set (WBC; ALARM 500 rows, class BP, 36 features; HEPAR II 500 rows, class
-  Cirrhosis, 69 features): ``bma10`` fit, ``stack`` fit with ``inner_fit="loo"`` (the
-  default: leave-one-out in closed form) and, unless ``--quick``, ``"downdate"`` (closed-form
-  inner folds) and ``"refit"`` (refitted inner folds), one fit each; the ratios to ``bma10``
-  (target <= 3); the stacking weights and their largest difference to the default's; the CPU
-  time of ``stack``'s parts (candidate fits, predictions, the rest);
+  Cirrhosis, 69 features; and, when ``../shared/data`` is beside the repository or
+  ``BNMA_SHARED_DATA`` names it, the UCI sets vote (435 x 16, 46 % of the rows with a missing
+  value), zoo (101 x 16) and mushroom (8,124 x 21, 31 % incomplete)): ``bma10`` fit,
+  ``stack`` fit with ``inner_fit="loo"`` (the default: leave-one-out in closed form) and,
+  unless ``--quick``, ``"downdate"`` (closed-form inner folds) and ``"refit"`` (refitted
+  inner folds), one fit each; the ratios to ``bma10`` (target <= 3); the stacking weights
+  and their largest difference to the default's; the CPU time of ``stack``'s parts
+  (candidate fits, predictions, the rest);
 * ``--anchors``: ``stack``'s mean log-loss on Weka's ten folds of the seven anchor data sets
   (``bnma_core.reproduce.anchors.run_fold``; needs ``BNMA_ANCHORS`` or the shared folder)
   with ``inner_fit="loo"`` (and ``"downdate"``, ``"refit"`` unless ``--quick``); target
@@ -25,6 +28,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 from _bench import emit
@@ -34,6 +38,8 @@ from bnma_core.data import dataset_from_codes, load_dataset
 from bnma_core.datasets import bundled_path
 
 QUICK = "--quick" in sys.argv
+UCI = ("vote", "zoo", "mushroom")
+"""UCI data sets of ``../shared/data`` (fetched, not copied into the repository)."""
 REPEATS = 1 if QUICK else 3
 
 
@@ -136,6 +142,11 @@ def main() -> None:
         cost("wbc", load_dataset(bundled_path("wbc.csv")))
         cost("alarm500", _network_data("alarm", "BP", 500))
         cost("hepar2_500", _network_data("hepar2", "Cirrhosis", 500))
+        shared = Path(os.environ.get("BNMA_SHARED_DATA",
+                                     Path(__file__).resolve().parents[2] / "shared" / "data"))
+        for name in UCI:
+            if (shared / f"{name}.csv").is_file():
+                cost(name, load_dataset(shared / f"{name}.csv"))
     emit("stack.load_average_1min", os.getloadavg()[0], "")
 
 
