@@ -458,7 +458,7 @@ class _OrderBMABase(DiscreteBNClassifier):
         orders = np.ascontiguousarray(self._orders_, dtype=np.int64)
         out = np.empty((len(orders), int(complete.sum()), len(self.classes_)))
         orders_loo_log_joint(arrays, orders, np.ascontiguousarray(uniq.T), weights,
-                             np.ascontiguousarray(uniq[complete].T), tab.arities,
+                             np.flatnonzero(complete), tab.arities,
                              tab.score_kind, float(tab.ess), self.class_index_, out)
         lp = np.empty((len(uniq), len(self.classes_)))
         lp[complete] = self._combine(out)

@@ -32,18 +32,17 @@ from .orders import TableArrays, _mask_parents, _node_windows
 
 @njit(cache=True)
 def _family_counts(train_t: np.ndarray, weights: np.ndarray, v: int, pa: np.ndarray,
-                   st: np.ndarray, q: int, r: int, cnt: np.ndarray, nj: np.ndarray) -> None:
+                   st: np.ndarray, q: int, r: int, cnt: np.ndarray, nj: np.ndarray,
+                   jrow: np.ndarray) -> None:
     """Counts N_jk (flat j * r + k, into ``cnt``) and N_j (into ``nj``) of child v given
     parents ``pa`` (strides ``st``), row counted ``weights`` times, rows missing the child or
     a parent skipped: the counts of :func:`bnma_core.kernels.orders.family_cpt` before
-    smoothing."""
+    smoothing. Each row's parent configuration j (-1 when a parent is missing) goes to
+    ``jrow``."""
     cnt[: q * r] = 0.0
     nj[:q] = 0.0
     npa = pa.shape[0]
     for row in range(train_t.shape[1]):
-        x = train_t[v, row]
-        if x < 0:
-            continue
         j = 0
         for kk in range(npa):
             y = train_t[pa[kk], row]
@@ -51,28 +50,30 @@ def _family_counts(train_t: np.ndarray, weights: np.ndarray, v: int, pa: np.ndar
                 j = -1
                 break
             j += y * st[kk]
-        if j >= 0:
+        jrow[row] = j
+        x = train_t[v, row]
+        if j >= 0 and x >= 0:
             cnt[j * r + x] += weights[row]
             nj[j] += weights[row]
 
 
 @njit(cache=True, nogil=True)
 def orders_loo_log_joint(tab: TableArrays, orders: np.ndarray, train_t: np.ndarray,
-                         weights: np.ndarray, rows_t: np.ndarray, arities: np.ndarray,
+                         weights: np.ndarray, rows: np.ndarray, arities: np.ndarray,
                          score_kind: int, ess: float, class_index: int, out: np.ndarray
                          ) -> None:
-    """Leave-one-out log P_{-r}(c, x^r | ≺_t) of training rows r (the columns of
-    ``rows_t``: complete, class row included, each one of the training rows), order t and
-    class c: eq. 9 of the order refitted without one copy of row r (module docstring). The
-    training rows are the columns of ``train_t`` (-1 = missing: skipped by the families
-    lacking it) counted ``weights`` times. ``out`` (T, n_rows, n_classes) is overwritten.
+    """Leave-one-out log P_{-r}(c, x^r | ≺_t) of training rows r (the columns ``rows`` of
+    ``train_t``: complete, class row included), order t and class c: eq. 9 of the order
+    refitted without one copy of row r (module docstring). The training rows are the columns
+    of ``train_t`` (-1 = missing: skipped by the families lacking it) counted ``weights``
+    times. ``out`` (T, len(rows), n_classes) is overwritten.
 
     A family counted on fewer rows than the training rows (a value missing) is scored by the
     node-average marginal likelihood (:func:`bnma_core.kernels.orders.node_average_log_ml`),
     whose credit for the missing rows also moves a little without row r; that move is
     ignored (exact on complete training rows)."""
     T, n = orders.shape
-    n_rows = rows_t.shape[1]
+    n_rows = rows.shape[0]
     n_classes = arities[class_index]
     m = tab.masks.shape[1]
     idx = np.empty(m, dtype=np.int64)
@@ -95,7 +96,10 @@ def orders_loo_log_joint(tab: TableArrays, orders: np.ndarray, train_t: np.ndarr
     norm = np.zeros((T, n_rows))
     cnt = np.zeros(max_cells)
     nj = np.zeros(max_cells)
-    yc = rows_t[class_index]
+    jrow = np.empty(train_t.shape[1], dtype=np.int64)
+    yc = np.empty(n_rows, dtype=np.int64)
+    for i in range(n_rows):
+        yc[i] = train_t[class_index, rows[i]]
     out[:, :, :] = 0.0
     for v in range(n):
         r = arities[v]
@@ -111,16 +115,14 @@ def orders_loo_log_joint(tab: TableArrays, orders: np.ndarray, train_t: np.ndarr
             if q * r > cnt.shape[0]:
                 cnt = np.zeros(q * r)
                 nj = np.zeros(q * r)
-            _family_counts(train_t, weights, v, pa[:npa], st[:npa], q, r, cnt, nj)
+            _family_counts(train_t, weights, v, pa[:npa], st[:npa], q, r, cnt, nj, jrow)
             a = 1.0 if score_kind == 0 else ess / (r * q)
             ar = a * r
             sc = st[has_c] if has_c >= 0 else 0
             per_class = v == class_index or has_c >= 0
             for i in range(n_rows):
-                j = 0
-                for kk in range(npa):
-                    j += rows_t[pa[kk], i] * st[kk]
-                x = rows_t[v, i]
+                j = jrow[rows[i]]
+                x = train_t[v, rows[i]]
                 inv = (nj[j] - 1.0 + ar) / (cnt[j * r + x] - 1.0 + a)  # 1 / own predictive
                 inv_own[i] = inv
                 if v == class_index:  # the class's own CPT: row r's parents, every class
