@@ -462,7 +462,7 @@ class _OrderBMABase(DiscreteBNClassifier):
                              tab.score_kind, float(tab.ess), self.class_index_, out)
         lp = np.empty((len(uniq), len(self.classes_)))
         lp[complete] = self._combine(out)
-        lp = lp - logsumexp(lp, axis=1, keepdims=True)
+        lp = lp - np.logaddexp.reduce(lp, axis=1, keepdims=True)
         res = lp[inverse]
         held = ~(X >= 0).all(axis=1)
         if held.any():  # rows with a missing value: held out together
@@ -475,9 +475,9 @@ class _OrderBMABase(DiscreteBNClassifier):
 
     def _combine(self, lj: np.ndarray, combine: str | None = None) -> np.ndarray:
         if (combine or self.combine) == "joint":
-            return logsumexp(lj, axis=0) - math.log(len(lj))
-        post = lj - logsumexp(lj, axis=2, keepdims=True)
-        return logsumexp(post, axis=0) - math.log(len(lj))
+            return np.logaddexp.reduce(lj, axis=0) - math.log(len(lj))
+        post = lj - np.logaddexp.reduce(lj, axis=2, keepdims=True)
+        return np.logaddexp.reduce(post, axis=0) - math.log(len(lj))
 
     def _predict_log_proba_codes(self, X: np.ndarray) -> np.ndarray:
         return self._combine(self.order_log_joints(X))
