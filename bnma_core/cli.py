@@ -628,8 +628,8 @@ def explain_row(est, ds, pos: int, train_rows, level: float = 0.9, n_draws: int 
             ("shapley", lambda: explain.shapley_values(est, x, seed=seed, codes=True,
                                                        **plan.options("shapley"))
              .to_dict(pred.classes)),
-            ("next_test", lambda: explain.next_test(est, x, threshold=threshold, target=target,
-                                                    codes=True).ranked()),
+            ("next_test", lambda: _next_test_ranking(explain.next_test(
+                est, x, threshold=threshold, target=target, codes=True), out)),
             ("unusual", lambda: explain.unusual_case(est, x, codes=True,
                                                      **plan.options("unusual")).to_dict())):
         if plan.refused(key):
@@ -684,8 +684,18 @@ def _print_shapley(res: dict) -> None:
         print(f"  {name} = {res['findings'][name]}: {d['value']:+.3f}{spread}")
 
 
-def _print_next_test(nt: Any) -> None:
-    """Print the next-test ranking of :func:`explain_row`'s result (or why there is none)."""
+def _next_test_ranking(nt: Any, out: dict) -> list[dict]:
+    """The ranking of a :class:`bnma_core.explain.findings.NextTest`, its note (what the
+    ranking is computed under, when that differs from the prediction shown) kept in ``out``
+    as ``next_test_note``."""
+    if nt.note:
+        out["next_test_note"] = nt.note
+    return nt.ranked()
+
+
+def _print_next_test(nt: Any, note: str = "") -> None:
+    """Print the next-test ranking of :func:`explain_row`'s result (or why there is none) and
+    its note."""
     if isinstance(nt, dict):
         print(f"Next test unavailable: {nt['unavailable']}")
     elif not nt:
@@ -694,6 +704,8 @@ def _print_next_test(nt: Any) -> None:
         print("Next test (value of information in nats; chance it changes the decision):")
         for d in nt:
             print(f"  {d['finding']}: {d['voi']:.4f}; {100 * d['flip_probability']:.0f} %")
+        if note:
+            print(f"  ({note})")
 
 
 def _print_explanation(args: argparse.Namespace, res: dict, header: str) -> None:
@@ -708,7 +720,7 @@ def _print_explanation(args: argparse.Namespace, res: dict, header: str) -> None
     if args.shapley:
         _print_shapley(res)
     if args.next_test:
-        _print_next_test(res["next_test"])
+        _print_next_test(res["next_test"], res.get("next_test_note", ""))
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:

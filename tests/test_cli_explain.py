@@ -65,6 +65,26 @@ def test_text_output_flags_a_coin_flip_and_explains_parts(capsys):
     assert "Next test unavailable" in out and "choose another method" in out
 
 
+def test_next_test_prints_what_its_ranking_is_computed_under(capsys):
+    """``stack`` on WBC weights UKDB, which defines no probability of findings: the next-test
+    ranking is computed without it, and the text and the JSON say so (NextTest.note)."""
+    from bnma_core import explain
+    from bnma_core.classifiers.registry import fit_method
+    from bnma_core.data import load_dataset
+
+    ds = load_dataset(bundled_path("wbc.csv"))
+    pos = ds.position_of_row(23)
+    est = fit_method("stack", ds, np.delete(np.arange(ds.n_rows), pos), random_state=0)
+    note = explain.next_test(est, ds.X[pos], threshold=0.5, codes=True).note
+    assert note  # UKDB is weighted on WBC
+    code, out, _ = _run(["explain", "--data", "wbc", "--row", "23", "--method", "stack",
+                         "--next-test"], capsys)
+    assert code == 0 and f"({note})" in out
+    code, out, _ = _run(["explain", "--data", "wbc", "--row", "23", "--method", "stack",
+                         "--next-test", "--json"], capsys)
+    assert code == 0 and json.loads(out)["next_test_note"] == note
+
+
 def test_bad_explain_options_are_one_line(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["explain", "--data", "wbc", "--row", "1", "--level", "2"])
