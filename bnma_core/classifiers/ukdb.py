@@ -54,12 +54,12 @@ from ..data import CODE_DTYPE
 from ..factors import CHUNK_CELLS, MIN_PATTERN_ROWS, FactorModel, class_log_posterior
 from ..kernels.counting import config_indices
 from ..kernels.ukdb_counts import (
-    cmi_downdates,
+    k_dependence_structures,
     pair_class_counts,
     pair_counts_at,
-    select_parents,
     subset_class_counts,
 )
+from ..kernels.ukdb_loo import domain_loo_structures, family_log_scores, personalized_structures
 from ..scores import (
     conditional_local_mutual_information_counts,
     family_counts,
@@ -755,7 +755,7 @@ class UKDB(DiscreteBNClassifier):
             return pd_, None
         W = np.stack([self._pseudo(row) for row in pd_]) if len(pd_) else pd_.copy()
         pp = np.empty_like(pd_)
-        size = max(1, BATCH_CELLS // max(1, self._pair_pad_cells()))
+        size = max(1, BATCH_CELLS // max(1, self._family_cells()))
         for a in range(0, X.shape[0], size):
             lp = self._personalized_log_scores_batch(
                 X[a:a + size], W[a:a + size], None if drop is None else drop[a:a + size])
@@ -778,8 +778,6 @@ class UKDB(DiscreteBNClassifier):
         X = data[:, :p]
         if domain_structure == "full" or n == 0:
             return self._domain_log_scores(X) + self._domain_loo_corrections()
-        ld = np.empty((n, m))
-        same: list[np.ndarray] = []
         k = int(self.k_)
         st = self.domain_structure_
         full_par = np.full((p, k), -1, dtype=np.int64)
@@ -788,32 +786,30 @@ class UKDB(DiscreteBNClassifier):
         ncp = min(k, p)
         full_cp = np.asarray(st.order[:ncp], dtype=np.int64)
         y = data[:, p].astype(np.int64)
+        k_, md, use_min, scale = self._structure_settings()
+        order, n_obs, parents = domain_loo_structures(
+            data, self.cmi_, *self._pair_tables(), float(self.mi_smoothing),
+            math.log(self.base), k_, md, use_min, scale)
+        other = ~((order[:, :ncp] == full_cp).all(axis=1)
+                  & (parents == full_par).all(axis=(1, 2)))
+        complete = (X >= 0).all(axis=1)
+        ld = np.empty((n, m))
+        # complete rows: every factor read from the subset tables minus the row (P(x_p) is
+        # constant in c), whatever their structure
+        rows = np.flatnonzero(complete)
+        size = max(1, BATCH_CELLS // max(1, self._family_cells()))
+        for a in range(0, len(rows), size):
+            r = rows[a:a + size]
+            ld[r] = self._family_log_scores(X[r], order[r], n_obs[r], parents[r],
+                                            np.zeros((len(r), m)), np.eye(m)[y[r]])
+        kept = np.flatnonzero(~other & ~complete)
         groups: dict[tuple, list[int]] = {}
-        size = max(1, BATCH_CELLS // max(1, p * p))
-        for a in range(0, n, size):
-            rows = np.arange(a, min(n, a + size))
-            dep = cmi_downdates(data[rows], self.cmi_, self._pair_flat, self._pair_off,
-                                self._pair_rows, self._pair_cols, self._pair_class,
-                                np.asarray(self.arities_, dtype=np.int64),
-                                float(self.mi_smoothing), math.log(self.base))
-            order, n_obs, parents = self._personalized_structures_batch(
-                np.zeros((len(rows), p), dtype=np.int64), dep)
-            other = ~((order[:, :ncp] == full_cp).all(axis=1)
-                      & (parents == full_par).all(axis=(1, 2)))
-            complete = (X[rows] >= 0).all(axis=1)
-            same.append(rows[~other])
-            sel = np.flatnonzero(other & complete)
-            if len(sel):
-                r = rows[sel]
-                ld[r] = self._family_log_scores(X[r], order[sel], n_obs[sel], parents[sel],
-                                                np.zeros((len(r), m)), np.eye(m)[y[r]])
-            inc = np.flatnonzero(other & ~complete)
-            if len(inc):
-                done = self._completion_log_scores(rows[inc], order[inc], parents[inc], ld)
-                for t in inc[~done]:
-                    key = (tuple(order[t, :ncp].tolist()), parents[t].tobytes())
-                    groups.setdefault(key, []).append(int(rows[t]))
-        kept = np.concatenate(same)
+        inc = np.flatnonzero(other & ~complete)
+        if len(inc):
+            done = self._completion_log_scores(inc, order[inc], parents[inc], ld)
+            for t in inc[~done]:
+                key = (tuple(order[t, :ncp].tolist()), parents[t].tobytes())
+                groups.setdefault(key, []).append(int(t))
         if len(kept):
             ld[kept] = (self._domain_log_scores(X[kept])
                         + self._domain_loo_corrections(kept))
@@ -987,11 +983,10 @@ class UKDB(DiscreteBNClassifier):
         return self._log_posterior(*self._posteriors(data[:, :p], drop, domain_structure))
 
     # --- UKDB_P over a batch of rows ----------------------------------------------------------
-    def _pair_pad_cells(self) -> int:
-        """Float cells per row of :meth:`_local_information_batch`'s largest arrays."""
-        p = len(self.arities_)
-        rmax = int(max(self.arities_.max(), 1))
-        return max(p * (p - 1) // 2, p * rmax) * self.n_classes_
+    def _family_cells(self) -> int:
+        """Cells per row of :meth:`_family_log_scores`'s arrays (one family per attribute:
+        its k + 1 members, key and class scores)."""
+        return len(self.arities_) * (int(self.k_) + 2 + self.n_classes_)
 
     def _local_information_batch(self, X: np.ndarray, W: np.ndarray, with_lmi: bool = True,
                                  drop: np.ndarray | None = None
@@ -1052,43 +1047,45 @@ class UKDB(DiscreteBNClassifier):
             ``parents[r, i]``: attribute parents of attribute i in row r, most dependent
             first, padded with -1 (rows of class parents and missing attributes all -1).
         """
-        n, p = X.shape
-        k = int(self.k_)
-        obs = np.asarray(X) >= 0
-        dep = np.nan_to_num(clmi)
-        # SCLMI summed over the candidates in index order, as build_k_dependence_structure
-        sums = np.zeros((n, p))
-        for j in range(p):
-            take = obs[:, j:j + 1] & (np.arange(p) != j)[None, :]
-            sums = sums + np.where(take, dep[:, :, j], 0.0)
-        key = np.where(obs, -np.round(sums, TIE_DECIMALS), np.inf)
-        order = np.argsort(key, axis=1, kind="stable")
-        n_obs = obs.sum(axis=1)
-        rank = np.empty_like(order)
-        np.put_along_axis(rank, order, np.arange(p)[None, :].repeat(n, 0), axis=1)
-        dr = np.round(dep, TIE_DECIMALS)
+        obs = np.ascontiguousarray(np.asarray(X) >= 0)
+        return k_dependence_structures(np.ascontiguousarray(np.nan_to_num(clmi)), obs,
+                                       *self._structure_settings())
+
+    def _structure_settings(self) -> tuple[int, float, bool, float]:
+        """k, min_dependence (0 if None), whether it is used, and the scale of
+        ``TIE_DECIMALS``: the construction's settings for the structure kernels
+        (:func:`bnma_core.kernels.ukdb_counts.structure_row`)."""
         md = self.min_dependence
-        parents = select_parents(order, n_obs.astype(np.int64), rank, dr, k,
-                                 0.0 if md is None else float(md), md is not None)
-        return order, n_obs, parents
+        return (int(self.k_), 0.0 if md is None else float(md), md is not None,
+                10.0 ** TIE_DECIMALS)
+
+    def _pair_tables(self) -> tuple:
+        """The pair tables of :meth:`_fit_local_tables` and the arities, as the kernels take
+        them."""
+        return (self._pair_flat, self._pair_off, self._pair_rows, self._pair_cols,
+                self._pair_class, np.asarray(self.arities_, dtype=np.int64))
 
     def _personalized_log_scores_batch(self, X: np.ndarray, W: np.ndarray,
                                        drop: np.ndarray | None = None) -> np.ndarray:
         """log P(c | x_p) + sum_i log P(x_i | c, pi_i) of every row of ``X`` in its own UKDB_P
         network (pseudo weights ``W`` (n, m)), shape (n, m): :meth:`personalized_structure`
-        and :meth:`_personalized_log_scores` over a batch. The families of all rows are
-        grouped by attribute subset, and every CPT row is read from the subset count tables
-        (:meth:`_subset_table`) in one gather (equal to the per-row path to 1e-12; tested).
+        and :meth:`_personalized_log_scores` over a batch. Each row's CLMI and structure in
+        one kernel pass (:func:`bnma_core.kernels.ukdb_loo.personalized_structures`, the same
+        values as :meth:`local_information`), every CPT row read from the subset count
+        tables (:meth:`_family_log_scores`; equal to the per-row path to 1e-12; tested).
         ``drop`` (n, m): counts removed from every table at the row's values (the row's own
         one-hot class: :meth:`loo_log_proba`)."""
-        X = np.asarray(X, dtype=np.int64)
+        X = np.ascontiguousarray(X, dtype=np.int64)
         n, p = X.shape
         m = self.n_classes_
-        W = np.asarray(W, dtype=float)
+        W = np.ascontiguousarray(W, dtype=np.float64)
         extra = W if self.pseudo_in_parameters else np.zeros((n, m))
-        d = np.zeros((n, m)) if drop is None else np.asarray(drop, dtype=float)
-        _, clmi = self._local_information_batch(X, W, with_lmi=False, drop=drop)
-        order, n_obs, parents = self._personalized_structures_batch(X, clmi)
+        d = (np.zeros((n, m)) if drop is None
+             else np.ascontiguousarray(drop, dtype=np.float64))
+        k, md, use_min, scale = self._structure_settings()
+        order, n_obs, parents = personalized_structures(
+            X, W, d, *self._pair_tables(), float(self.mi_smoothing), math.log(self.base), k,
+            md, use_min, scale)
         return self._family_log_scores(X, order, n_obs, parents, extra, d)
 
     def _family_log_scores(self, X: np.ndarray, order: np.ndarray, n_obs: np.ndarray,
@@ -1097,7 +1094,10 @@ class UKDB(DiscreteBNClassifier):
         """log P(c | x_p) + sum_i log P(x_i | c, pi_i) of every row of ``X`` in its own network
         (:meth:`_personalized_structures_batch`'s ``order`` / ``n_obs`` / ``parents``: X_p the
         first k of the order), every CPT row read from the subset tables at the row's values
-        plus ``extra`` (n, m) and minus ``d`` (n, m) at the row's own values.
+        plus ``extra`` (n, m) and minus ``d`` (n, m) at the row's own values. The families
+        of all rows are grouped by attribute subset (the tables built in one pass,
+        :meth:`_add_subset_tables`) and scored in one kernel call
+        (:func:`bnma_core.kernels.ukdb_loo.family_log_scores`).
 
         ``counted`` (n, p) bool, for rows completed from a training row with missing values
         (:meth:`_completion_log_scores`): ``d`` is removed only from the families whose
@@ -1105,9 +1105,8 @@ class UKDB(DiscreteBNClassifier):
         log P(x_p) is added where an X_p member was not (it then varies with the
         completion)."""
         n, p = X.shape
-        m = self.n_classes_
         k = int(self.k_)
-        xs = np.where(X >= 0, X, 0)
+        xs = np.ascontiguousarray(np.where(X >= 0, X, 0), dtype=np.int64)
         width = k + 1
         # families: one class-parent family per row, then one per (row, ranked attribute)
         ncp = np.minimum(n_obs, k)
@@ -1131,62 +1130,35 @@ class UKDB(DiscreteBNClassifier):
             uniq = members[first]
         else:
             uniq, inv = np.unique(members, axis=0, return_inverse=True)
-        inv = inv.reshape(-1)
-        offs = np.zeros(len(uniq), dtype=np.int64)
-        strides = np.zeros((len(uniq), width), dtype=np.int64)
+        inv = inv.reshape(-1).astype(np.int64)
         # members are sorted, so the padding p comes last: each subset is a prefix
         sizes = (uniq < p).sum(axis=1).tolist()
         subsets = [tuple(row[:z]) for row, z in zip(uniq.tolist(), sizes, strict=True)]
         self._add_subset_tables(subsets)
-        flats, off = [], 0
+        strides = np.zeros((len(uniq), width), dtype=np.int64)
+        offs = np.zeros(len(uniq) + 1, dtype=np.int64)
+        flats = []
         for u, subset in enumerate(subsets):
             table, st = self._subset_tables[subset]
-            offs[u] = off
             strides[u, :len(subset)] = st
             flats.append(table.ravel())
-            off += table.size
+            offs[u + 1] = offs[u] + table.size
         flat = np.concatenate(flats)
-        mem = np.where(members < p, members, 0)
-        fam_rows = np.concatenate([np.arange(n), r_a])
-        vals = xs[fam_rows[:, None], mem]                           # (F, width)
-        cell = (vals * strides[inv]).sum(axis=1)
+        fam_rows = np.concatenate([np.arange(n), r_a]).astype(np.int64)
+        fam_child = np.concatenate([np.full(n, -1), i_a]).astype(np.int64)
         if counted is None:
-            dd = d[fam_rows]
+            fam_drop = np.ones(len(fam_rows))
+            fam_pxp = np.zeros(len(fam_rows), dtype=bool)
         else:
+            mem = np.where(members < p, members, 0)
             fam_counted = (counted[fam_rows[:, None], mem] | (members >= p)).all(axis=1)
-            dd = d[fam_rows] * fam_counted[:, None]
-        # class-parent families: P(c | x_p) from n(x_p, c)
-        n_c = (flat[(offs[inv[:n]] + cell[:n] * m)[:, None] + np.arange(m)] - dd[:n]) + extra
-        out = np.log(posterior_cpt(n_c, self.alpha))
-        if counted is not None:
-            # P(x_p) of the completion where the row missed an X_p member (full-data counts:
-            # the row was not counted), the joint from the same smoothed table as UKDB_L's
-            for u in np.unique(inv[:n][~fam_counted[:n]]):
-                table = self._subset_tables[subsets[u]][0]
-                pxp = posterior_cpt(table.sum(axis=1)[None, :], self.alpha)[0]
-                hit = np.flatnonzero((inv[:n] == u) & ~fam_counted[:n])
-                out[hit] += np.log(pxp[cell[hit]])[:, None]
-        if not len(r_a):
-            return out
-        # attribute families: the CPT rows of x_i at the row's parent values, every class
-        inv_a, mem_a, cell_a = inv[n:], members[n:], cell[n:]
-        where_i = np.argmax(mem_a == i_a[:, None], axis=1)
-        st_i = strides[inv_a, where_i]
-        base = cell_a - xs[r_a, i_a] * st_i
-        r_max = self._pad_alpha.shape[1]
-        states = np.arange(r_max)
-        ok = states[None, :] < self.arities_[i_a][:, None]
-        idx = offs[inv_a][:, None] + (base[:, None] + np.where(ok, states, 0) * st_i[:, None]) * m
-        counts = np.where(ok[:, :, None], flat[idx[:, :, None] + np.arange(m)], 0.0)
-        counts = np.ascontiguousarray(counts.transpose(0, 2, 1))   # (F_a, m, r_max)
-        e = np.arange(len(r_a))
-        x_i = xs[r_a, i_a]
-        counts[e, :, x_i] -= dd[n:]
-        counts[e, :, x_i] += extra[r_a]
-        theta = posterior_cpt(counts, self._pad_alpha[i_a][:, None, :])
-        terms = np.zeros((n, p, m))
-        terms[r_a, pos_a] = np.log(theta[e, :, x_i])
-        return out + terms.sum(axis=1)
+            fam_drop = fam_counted.astype(np.float64)
+            fam_pxp = ~fam_counted & (fam_child < 0)
+        return family_log_scores(
+            xs, fam_rows, fam_child, inv, fam_drop, fam_pxp, np.ascontiguousarray(uniq),
+            flat, offs, strides, np.ascontiguousarray(d, dtype=np.float64),
+            np.ascontiguousarray(extra, dtype=np.float64), float(self.alpha),
+            self._pad_alpha, np.asarray(self.arities_, dtype=np.int64), n)
 
     def _predict_log_proba_codes(self, X: np.ndarray) -> np.ndarray:
         return self._log_posterior(*self._posteriors(X))

@@ -201,28 +201,22 @@ def _xlogx_step(t: float) -> float:
 
 
 @njit(cache=True)
-def cmi_downdates(data: np.ndarray, cmi: np.ndarray, flat: np.ndarray, offsets: np.ndarray,
-                  rows: np.ndarray, cols: np.ndarray, totals: np.ndarray,
-                  arities: np.ndarray, smoothing: float, log_base: float) -> np.ndarray:
-    """I(X_i; X_j | C) of every attribute pair on the training rows without row r, for every
-    row r of ``data`` (its codes and class, last column), from the full-data values ``cmi``
-    (in units of ``log_base``) and the tables of :func:`pair_class_counts`.
-
-    With t the smoothed counts of a pair's table (T their total), T I = sum t log t +
-    sum_c t_c log t_c - sum_{x,c} t_xc log t_xc - sum_{y,c} t_yc log t_yc (nats), the
-    entropy form of :func:`bnma_core.scores.conditional_mutual_information`. Removing row r,
-    which holds (a, b, c), takes one count from one cell of each sum and from T, so each
-    pair is downdated in O(1) (four :func:`_xlogx_step`); pairs where row r misses a value
-    never counted it and keep ``cmi``. Agrees with recounting D_{-r} to rounding (tested).
+def cmi_steps(flat: np.ndarray, offsets: np.ndarray, rows: np.ndarray, cols: np.ndarray,
+              totals: np.ndarray, arities: np.ndarray, smoothing: float):
+    """What removing one row takes from each smoothed cell of the tables of
+    :func:`pair_class_counts` (:func:`_xlogx_step` of every cell, once), for
+    :func:`cmi_downdate_row`.
 
     Returns
     -------
-    (n, p, p) float array, symmetric, zero diagonal.
+    tot : (p, p) float array
+        T, the smoothed total of each pair's table (upper triangle).
+    g_flat, g_rows, g_cols, g_tot : float arrays shaped like ``flat``, ``rows``, ``cols``,
+        ``totals``
+        The step of each smoothed cell.
     """
-    n, p = data.shape[0], data.shape[1] - 1
+    p = offsets.shape[0]
     m = totals.shape[2]
-    out = np.empty((n, p, p))
-    # the step of every smoothed cell, once (the rows then only look them up)
     tot = np.zeros((p, p))
     g_flat = np.zeros(flat.shape[0])
     g_rows = np.zeros(rows.shape)
@@ -243,25 +237,95 @@ def cmi_downdates(data: np.ndarray, cmi: np.ndarray, flat: np.ndarray, offsets: 
             tot[i, j] = t + ri * rj * m * smoothing
             for q in range(offsets[i, j], offsets[i, j] + ri * rj * m):
                 g_flat[q] = _xlogx_step(flat[q] + smoothing)
+    return tot, g_flat, g_rows, g_cols, g_tot
+
+
+@njit(cache=True)
+def cmi_downdate_row(data: np.ndarray, r: int, cmi: np.ndarray, steps, offsets: np.ndarray,
+                     arities: np.ndarray, log_base: float, out: np.ndarray) -> None:
+    """I(X_i; X_j | C) of every attribute pair without row r of ``data`` into ``out`` (p, p)
+    (symmetric, zero diagonal), from the full-data ``cmi`` and :func:`cmi_steps`: the
+    per-row step of :func:`cmi_downdates` (see there)."""
+    p = data.shape[1] - 1
+    tot, g_flat, g_rows, g_cols, g_tot = steps
+    m = g_tot.shape[2]
+    c = data[r, p]
+    for i in range(p):
+        out[i, i] = 0.0
+        a = data[r, i]
+        for j in range(i + 1, p):
+            b = data[r, j]
+            v = cmi[i, j]
+            if a >= 0 and b >= 0:
+                big_t = tot[i, j]
+                ti = v * log_base * big_t
+                ti -= g_flat[offsets[i, j] + (a * arities[j] + b) * m + c]
+                ti -= g_tot[i, j, c]
+                ti += g_rows[i, j, a, c]
+                ti += g_cols[i, j, b, c]
+                v = ti / (big_t - 1.0) / log_base if big_t - 1.0 > 0.0 else 0.0
+            out[i, j] = v
+            out[j, i] = v
+
+
+@njit(cache=True)
+def cmi_downdates(data: np.ndarray, cmi: np.ndarray, flat: np.ndarray, offsets: np.ndarray,
+                  rows: np.ndarray, cols: np.ndarray, totals: np.ndarray,
+                  arities: np.ndarray, smoothing: float, log_base: float) -> np.ndarray:
+    """I(X_i; X_j | C) of every attribute pair on the training rows without row r, for every
+    row r of ``data`` (its codes and class, last column), from the full-data values ``cmi``
+    (in units of ``log_base``) and the tables of :func:`pair_class_counts`.
+
+    With t the smoothed counts of a pair's table (T their total), T I = sum t log t +
+    sum_c t_c log t_c - sum_{x,c} t_xc log t_xc - sum_{y,c} t_yc log t_yc (nats), the
+    entropy form of :func:`bnma_core.scores.conditional_mutual_information`. Removing row r,
+    which holds (a, b, c), takes one count from one cell of each sum and from T, so each
+    pair is downdated in O(1) (four :func:`_xlogx_step`, looked up from :func:`cmi_steps`);
+    pairs where row r misses a value never counted it and keep ``cmi``. Agrees with
+    recounting D_{-r} to rounding (tested).
+
+    Returns
+    -------
+    (n, p, p) float array, symmetric, zero diagonal.
+    """
+    n, p = data.shape[0], data.shape[1] - 1
+    out = np.empty((n, p, p))
+    steps = cmi_steps(flat, offsets, rows, cols, totals, arities, smoothing)
     for r in range(n):
-        c = data[r, p]
-        for i in range(p):
-            out[r, i, i] = 0.0
-            a = data[r, i]
-            for j in range(i + 1, p):
-                b = data[r, j]
-                v = cmi[i, j]
-                if a >= 0 and b >= 0:
-                    big_t = tot[i, j]
-                    ti = v * log_base * big_t
-                    ti -= g_flat[offsets[i, j] + (a * arities[j] + b) * m + c]
-                    ti -= g_tot[i, j, c]
-                    ti += g_rows[i, j, a, c]
-                    ti += g_cols[i, j, b, c]
-                    v = ti / (big_t - 1.0) / log_base if big_t - 1.0 > 0.0 else 0.0
-                out[r, i, j] = v
-                out[r, j, i] = v
+        cmi_downdate_row(data, r, cmi, steps, offsets, arities, log_base, out[r])
     return out
+
+
+@njit(cache=True)
+def select_parents_row(order: np.ndarray, n_obs: int, rank: np.ndarray, dep: np.ndarray,
+                       k: int, min_dependence: float, use_min: bool,
+                       parents: np.ndarray) -> None:
+    """:func:`select_parents` of one row: ``order`` / ``rank`` (p,), ``dep`` (p, p) rounded,
+    ``parents`` (p, k) filled with -1 on entry."""
+    p = order.shape[0]
+    for pos in range(k, n_obs):
+        i = order[pos]
+        for a in range(k):
+            best = -1
+            best_v = np.inf
+            for j in range(p):
+                if rank[j] >= pos:
+                    continue
+                d = dep[i, j]
+                if use_min and not d > min_dependence:
+                    continue
+                taken = False
+                for b in range(a):
+                    if parents[i, b] == j:
+                        taken = True
+                if taken:
+                    continue
+                if -d < best_v:
+                    best = j
+                    best_v = -d
+            if best < 0:
+                break
+            parents[i, a] = best
 
 
 @njit(cache=True)
@@ -289,27 +353,89 @@ def select_parents(order: np.ndarray, n_obs: np.ndarray, rank: np.ndarray, dep: 
     n, p = order.shape
     parents = np.full((n, p, k), -1, dtype=np.int64)
     for r in range(n):
-        for pos in range(k, n_obs[r]):
-            i = order[r, pos]
-            for a in range(k):
-                best = -1
-                best_v = np.inf
-                for j in range(p):
-                    if rank[r, j] >= pos:
-                        continue
-                    d = dep[r, i, j]
-                    if use_min and not d > min_dependence:
-                        continue
-                    taken = False
-                    for b in range(a):
-                        if parents[r, i, b] == j:
-                            taken = True
-                    if taken:
-                        continue
-                    if -d < best_v:
-                        best = j
-                        best_v = -d
-                if best < 0:
-                    break
-                parents[r, i, a] = best
+        select_parents_row(order[r], n_obs[r], rank[r], dep[r], k, min_dependence, use_min,
+                           parents[r])
     return parents
+
+
+@njit(cache=True)
+def round_ties(x: float, scale: float) -> float:
+    """x rounded to log10(``scale``) decimals as ``numpy.round`` does (x * scale, round half
+    to even, / scale): bitwise the same value."""
+    return np.rint(x * scale) / scale
+
+
+@njit(cache=True)
+def structure_row(dep: np.ndarray, obs: np.ndarray, k: int, min_dependence: float,
+                  use_min: bool, tie_scale: float, order: np.ndarray, rank: np.ndarray,
+                  rounded: np.ndarray, parents: np.ndarray) -> int:
+    """The UKDB construction of one (local) conditional dependence matrix ``dep`` (p, p),
+    over the attributes with ``obs`` True: each attribute's sum of dependences with the other
+    candidates (in index order), ranked by that sum rounded with ``tie_scale``
+    (:func:`round_ties`; ties to the lower index), then :func:`select_parents_row` on the
+    rounded matrix: :func:`bnma_core.classifiers.ukdb.build_k_dependence_structure` (the same
+    floating-point operations in the same order; tested).
+
+    ``order`` / ``rank`` (p,) receive the ranking (observed attributes first, then the
+    others in index order) and each attribute's position; ``rounded`` (p, p) is scratch;
+    ``parents`` (p, k) receives the attribute parents (-1 padded). Returns the number of
+    observed attributes."""
+    p = dep.shape[0]
+    n_obs = 0
+    for i in range(p):
+        if obs[i]:
+            n_obs += 1
+    cand = np.empty(n_obs, dtype=np.int64)
+    key = np.empty(n_obs)
+    t = 0
+    for i in range(p):
+        if obs[i]:
+            s = 0.0
+            for j in range(p):
+                if obs[j] and j != i:
+                    s += dep[i, j]
+            cand[t] = i
+            key[t] = -round_ties(s, tie_scale)
+            t += 1
+    idx = np.argsort(key, kind="mergesort")
+    for t in range(n_obs):
+        order[t] = cand[idx[t]]
+    t = n_obs
+    for i in range(p):
+        if not obs[i]:
+            order[t] = i
+            t += 1
+    for t in range(p):
+        rank[order[t]] = t
+    for i in range(p):
+        rounded[i, i] = round_ties(dep[i, i], tie_scale)
+        for j in range(i + 1, p):
+            rounded[i, j] = round_ties(dep[i, j], tie_scale)
+            rounded[j, i] = round_ties(dep[j, i], tie_scale)
+    parents[:, :] = -1
+    select_parents_row(order, n_obs, rank, rounded, k, min_dependence, use_min, parents)
+    return n_obs
+
+
+@njit(cache=True)
+def k_dependence_structures(dep: np.ndarray, obs: np.ndarray, k: int, min_dependence: float,
+                            use_min: bool, tie_scale: float):
+    """:func:`structure_row` of every row's dependence matrix ``dep`` (n, p, p) with its
+    observed attributes ``obs`` (n, p).
+
+    Returns
+    -------
+    order : (n, p) int64 array
+    n_obs : (n,) int64 array
+    parents : (n, p, k) int64 array, padded with -1.
+    """
+    n, p = obs.shape
+    order = np.empty((n, p), dtype=np.int64)
+    n_obs = np.empty(n, dtype=np.int64)
+    parents = np.empty((n, p, k), dtype=np.int64)
+    rank = np.empty(p, dtype=np.int64)
+    rounded = np.empty((p, p))
+    for r in range(n):
+        n_obs[r] = structure_row(dep[r], obs[r], k, min_dependence, use_min, tie_scale,
+                                 order[r], rank, rounded, parents[r])
+    return order, n_obs, parents
