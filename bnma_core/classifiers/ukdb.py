@@ -57,6 +57,7 @@ from ..kernels.ukdb_counts import (
     k_dependence_structures,
     pair_class_counts,
     pair_counts_at,
+    state_bitsets,
     subset_class_counts,
 )
 from ..kernels.ukdb_loo import domain_loo_structures, family_log_scores, personalized_structures
@@ -466,6 +467,7 @@ class UKDB(DiscreteBNClassifier):
         self._data = np.ascontiguousarray(np.column_stack([X, y]), dtype=CODE_DTYPE)
         self._ar = np.append(np.asarray(self.arities_, dtype=np.int64), m)
         self._fit_local_tables(p, m)
+        self._bitsets = state_bitsets(self._data, self._ar)
         self.mi_ = self._class_mutual_informations()
         self.cmi_ = pairwise_conditional_mutual_information(X, y, self.arities_, m, None,
                                                             self.mi_smoothing, self.base)
@@ -1093,72 +1095,29 @@ class UKDB(DiscreteBNClassifier):
                            counted: np.ndarray | None = None) -> np.ndarray:
         """log P(c | x_p) + sum_i log P(x_i | c, pi_i) of every row of ``X`` in its own network
         (:meth:`_personalized_structures_batch`'s ``order`` / ``n_obs`` / ``parents``: X_p the
-        first k of the order), every CPT row read from the subset tables at the row's values
-        plus ``extra`` (n, m) and minus ``d`` (n, m) at the row's own values. The families
-        of all rows are grouped by attribute subset (the tables built in one pass,
-        :meth:`_add_subset_tables`) and scored in one kernel call
-        (:func:`bnma_core.kernels.ukdb_loo.family_log_scores`).
+        first k of the order), every CPT row counted at the row's values plus ``extra``
+        (n, m) and minus ``d`` (n, m) at the row's own values, in one kernel pass over the
+        families (:func:`bnma_core.kernels.ukdb_loo.family_log_scores`; counts from the
+        value bit sets of the fit, the same integers as the tables of
+        :meth:`_subset_table`).
 
         ``counted`` (n, p) bool, for rows completed from a training row with missing values
         (:meth:`_completion_log_scores`): ``d`` is removed only from the families whose
         members were all observed in that row (the tables that counted it), and
         log P(x_p) is added where an X_p member was not (it then varies with the
         completion)."""
+        X = np.ascontiguousarray(X, dtype=np.int64)
         n, p = X.shape
-        k = int(self.k_)
-        xs = np.ascontiguousarray(np.where(X >= 0, X, 0), dtype=np.int64)
-        width = k + 1
-        # families: one class-parent family per row, then one per (row, ranked attribute)
-        ncp = np.minimum(n_obs, k)
-        first = np.concatenate([order, np.full((n, k), p)], axis=1)[:, :k]
-        cp = np.where(np.arange(k)[None, :] < ncp[:, None], first, p)
-        r_a, pos_a = np.nonzero(np.arange(p)[None, :] < n_obs[:, None])
-        keep = pos_a >= k
-        r_a, pos_a = r_a[keep], pos_a[keep]
-        i_a = order[r_a, pos_a]
-        pa = parents[r_a, i_a]
-        fam_a = np.concatenate([i_a[:, None], np.where(pa >= 0, pa, p)], axis=1)
-        fam_c = np.concatenate([cp, np.full((n, width - k), p)], axis=1)
-        members = np.sort(np.concatenate([fam_c, fam_a]), axis=1)
-        if float(p + 1) ** width < 2.0 ** 62:
-            # one int64 key per family, first member most significant: np.unique on the keys
-            # gives the distinct rows in the order of np.unique(members, axis=0), faster
-            key = np.zeros(len(members), dtype=np.int64)
-            for w in range(width):
-                key = key * (p + 1) + members[:, w]
-            _, first, inv = np.unique(key, return_index=True, return_inverse=True)
-            uniq = members[first]
-        else:
-            uniq, inv = np.unique(members, axis=0, return_inverse=True)
-        inv = inv.reshape(-1).astype(np.int64)
-        # members are sorted, so the padding p comes last: each subset is a prefix
-        sizes = (uniq < p).sum(axis=1).tolist()
-        subsets = [tuple(row[:z]) for row, z in zip(uniq.tolist(), sizes, strict=True)]
-        self._add_subset_tables(subsets)
-        strides = np.zeros((len(uniq), width), dtype=np.int64)
-        offs = np.zeros(len(uniq) + 1, dtype=np.int64)
-        flats = []
-        for u, subset in enumerate(subsets):
-            table, st = self._subset_tables[subset]
-            strides[u, :len(subset)] = st
-            flats.append(table.ravel())
-            offs[u + 1] = offs[u] + table.size
-        flat = np.concatenate(flats)
-        fam_rows = np.concatenate([np.arange(n), r_a]).astype(np.int64)
-        fam_child = np.concatenate([np.full(n, -1), i_a]).astype(np.int64)
         if counted is None:
-            fam_drop = np.ones(len(fam_rows))
-            fam_pxp = np.zeros(len(fam_rows), dtype=bool)
-        else:
-            mem = np.where(members < p, members, 0)
-            fam_counted = (counted[fam_rows[:, None], mem] | (members >= p)).all(axis=1)
-            fam_drop = fam_counted.astype(np.float64)
-            fam_pxp = ~fam_counted & (fam_child < 0)
+            counted = np.ones((n, p), dtype=bool)
         return family_log_scores(
-            xs, fam_rows, fam_child, inv, fam_drop, fam_pxp, np.ascontiguousarray(uniq),
-            flat, offs, strides, np.ascontiguousarray(d, dtype=np.float64),
-            np.ascontiguousarray(extra, dtype=np.float64), float(self.alpha),
-            self._pad_alpha, np.asarray(self.arities_, dtype=np.int64), n)
+            X, np.ascontiguousarray(order, dtype=np.int64),
+            np.ascontiguousarray(n_obs, dtype=np.int64),
+            np.ascontiguousarray(parents, dtype=np.int64),
+            np.ascontiguousarray(d, dtype=np.float64),
+            np.ascontiguousarray(extra, dtype=np.float64),
+            np.ascontiguousarray(counted, dtype=bool), float(self.alpha), self._pad_alpha,
+            np.asarray(self.arities_, dtype=np.int64), *self._bitsets, int(self.k_))
 
     def _predict_log_proba_codes(self, X: np.ndarray) -> np.ndarray:
         return self._log_posterior(*self._posteriors(X))

@@ -17,9 +17,65 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import intrinsic
 
 from .counting import config_index, parent_strides
+
+
+@intrinsic
+def popcount(typingctx, x):
+    """Number of set bits of a uint64, as an int64 (LLVM's ctpop: one instruction where the
+    CPU has it)."""
+    sig = types.int64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        fn = builder.module.declare_intrinsic("llvm.ctpop", [args[0].type])
+        return builder.call(fn, args)
+
+    return sig, codegen
+
+
+@njit(cache=True)
+def state_bitsets(data: np.ndarray, arities: np.ndarray):
+    """The training rows holding each value, as bit sets: the count of any attribute
+    configuration with a class, n(x_S, c), is the number of bits of the AND of its members'
+    sets and the class's (exact; rows missing a member are in none of its sets, the available
+    cases of :func:`subset_class_counts`).
+
+    Parameters
+    ----------
+    data : int array (n, p + 1)
+        Attribute codes (-1 = missing) and the class index in the last column.
+    arities : int64 array (p + 1,)
+        States of every attribute and, last, the number of classes m.
+
+    Returns
+    -------
+    bits : (sum(arities), ceil(n / 64)) uint64 array
+        Row r is bit r % 64 of word r // 64 of the set of its value; variable v's state s
+        (the class: v = p) is set ``offsets[v] + s``.
+    offsets : (p + 2,) int64 array
+    observed : (p, ceil(n / 64)) uint64 array
+        The rows where each attribute is observed (the union of its states' sets).
+    """
+    n, nv = data.shape
+    words = (n + 63) // 64
+    offsets = np.zeros(nv + 1, dtype=np.int64)
+    for v in range(nv):
+        offsets[v + 1] = offsets[v] + arities[v]
+    bits = np.zeros((offsets[nv], words), dtype=np.uint64)
+    observed = np.zeros((nv - 1, words), dtype=np.uint64)
+    for r in range(n):
+        w = r // 64
+        bit = np.uint64(1) << np.uint64(r % 64)
+        for v in range(nv):
+            s = data[r, v]
+            if s >= 0:
+                bits[offsets[v] + s, w] |= bit
+                if v < nv - 1:
+                    observed[v, w] |= bit
+    return bits, offsets, observed
 
 
 @njit(cache=True)
@@ -297,88 +353,27 @@ def cmi_downdates(data: np.ndarray, cmi: np.ndarray, flat: np.ndarray, offsets: 
 
 
 @njit(cache=True)
-def select_parents_row(order: np.ndarray, n_obs: int, rank: np.ndarray, dep: np.ndarray,
-                       k: int, min_dependence: float, use_min: bool,
-                       parents: np.ndarray) -> None:
-    """:func:`select_parents` of one row: ``order`` / ``rank`` (p,), ``dep`` (p, p) rounded,
-    ``parents`` (p, k) filled with -1 on entry."""
-    p = order.shape[0]
-    for pos in range(k, n_obs):
-        i = order[pos]
-        for a in range(k):
-            best = -1
-            best_v = np.inf
-            for j in range(p):
-                if rank[j] >= pos:
-                    continue
-                d = dep[i, j]
-                if use_min and not d > min_dependence:
-                    continue
-                taken = False
-                for b in range(a):
-                    if parents[i, b] == j:
-                        taken = True
-                if taken:
-                    continue
-                if -d < best_v:
-                    best = j
-                    best_v = -d
-            if best < 0:
-                break
-            parents[i, a] = best
-
-
-@njit(cache=True)
-def select_parents(order: np.ndarray, n_obs: np.ndarray, rank: np.ndarray, dep: np.ndarray,
-                   k: int, min_dependence: float, use_min: bool) -> np.ndarray:
-    """UKDB's parent choice for many rows at once: in row r, the attribute at ranking position
-    pos (k <= pos < n_obs[r]) takes as parents the at most k attributes ranked before it with
-    the highest ``dep[r, i, j]`` (strictly above ``min_dependence`` if ``use_min``), most
-    dependent first, ties to the lower index: the construction of
-    :func:`bnma_core.classifiers.ukdb.build_k_dependence_structure` on already rounded values.
-
-    Parameters
-    ----------
-    order, rank : (n, p) int64 arrays
-        Each row's ranking and the position of every attribute in it.
-    n_obs : (n,) int64 array
-        Ranked (observed) attributes per row; the rest of ``order`` is ignored.
-    dep : (n, p, p) float array
-        The (local) conditional dependences, rounded.
-
-    Returns
-    -------
-    (n, p, k) int64 array, padded with -1 (class parents and missing attributes all -1).
-    """
-    n, p = order.shape
-    parents = np.full((n, p, k), -1, dtype=np.int64)
-    for r in range(n):
-        select_parents_row(order[r], n_obs[r], rank[r], dep[r], k, min_dependence, use_min,
-                           parents[r])
-    return parents
-
-
-@njit(cache=True)
-def round_ties(x: float, scale: float) -> float:
-    """x rounded to log10(``scale``) decimals as ``numpy.round`` does (x * scale, round half
-    to even, / scale): bitwise the same value."""
-    return np.rint(x * scale) / scale
+def tie_key(x: float, scale: float) -> float:
+    """x * ``scale`` rounded half to even: ``numpy.round(x, d)`` with scale = 10**d is this
+    divided by ``scale``, so comparing keys compares the rounded values (ties included)."""
+    return np.rint(x * scale)
 
 
 @njit(cache=True)
 def structure_row(dep: np.ndarray, obs: np.ndarray, k: int, min_dependence: float,
-                  use_min: bool, tie_scale: float, order: np.ndarray, rank: np.ndarray,
-                  rounded: np.ndarray, parents: np.ndarray) -> int:
-    """The UKDB construction of one (local) conditional dependence matrix ``dep`` (p, p),
-    over the attributes with ``obs`` True: each attribute's sum of dependences with the other
-    candidates (in index order), ranked by that sum rounded with ``tie_scale``
-    (:func:`round_ties`; ties to the lower index), then :func:`select_parents_row` on the
-    rounded matrix: :func:`bnma_core.classifiers.ukdb.build_k_dependence_structure` (the same
-    floating-point operations in the same order; tested).
+                  use_min: bool, tie_scale: float, order: np.ndarray,
+                  parents: np.ndarray) -> int:
+    """The UKDB construction of one (local) conditional dependence matrix ``dep`` (p, p,
+    symmetric), over the attributes with ``obs`` True:
+    :func:`bnma_core.classifiers.ukdb.build_k_dependence_structure` with its rounding to
+    log10(``tie_scale``) decimals (:func:`tie_key`).
 
-    ``order`` / ``rank`` (p,) receive the ranking (observed attributes first, then the
-    others in index order) and each attribute's position; ``rounded`` (p, p) is scratch;
-    ``parents`` (p, k) receives the attribute parents (-1 padded). Returns the number of
+    Each candidate's sum of dependences with the other candidates (in index order) ranks it
+    (ties to the lower index); the attribute at ranking position pos >= k takes as parents
+    the at most k attributes ranked before it with the highest dependence (strictly above
+    ``min_dependence`` if ``use_min``), most dependent first, ties to the lower index.
+    ``order`` (p,) receives the ranking (observed attributes first, then the others in
+    index order), ``parents`` (p, k) the parents (-1 padded). Returns the number of
     observed attributes."""
     p = dep.shape[0]
     n_obs = 0
@@ -395,7 +390,7 @@ def structure_row(dep: np.ndarray, obs: np.ndarray, k: int, min_dependence: floa
                 if obs[j] and j != i:
                     s += dep[i, j]
             cand[t] = i
-            key[t] = -round_ties(s, tie_scale)
+            key[t] = -tie_key(s, tie_scale)
             t += 1
     idx = np.argsort(key, kind="mergesort")
     for t in range(n_obs):
@@ -405,15 +400,30 @@ def structure_row(dep: np.ndarray, obs: np.ndarray, k: int, min_dependence: floa
         if not obs[i]:
             order[t] = i
             t += 1
-    for t in range(p):
-        rank[order[t]] = t
-    for i in range(p):
-        rounded[i, i] = round_ties(dep[i, i], tie_scale)
-        for j in range(i + 1, p):
-            rounded[i, j] = round_ties(dep[i, j], tie_scale)
-            rounded[j, i] = round_ties(dep[j, i], tie_scale)
     parents[:, :] = -1
-    select_parents_row(order, n_obs, rank, rounded, k, min_dependence, use_min, parents)
+    best_v = np.empty(k + 1)
+    best_j = np.empty(k + 1, dtype=np.int64)
+    for pos in range(k, n_obs):
+        i = order[pos]
+        got = 0
+        for t in range(pos):
+            j = order[t]
+            v = tie_key(dep[i, j], tie_scale)
+            if use_min and not v / tie_scale > min_dependence:
+                continue
+            # insert (v, j) into the best list: higher v first, then lower j
+            q = got
+            while q > 0 and (v > best_v[q - 1] or (v == best_v[q - 1] and j < best_j[q - 1])):
+                best_v[q] = best_v[q - 1]
+                best_j[q] = best_j[q - 1]
+                q -= 1
+            if q < k:
+                best_v[q] = v
+                best_j[q] = j
+                if got < k:
+                    got += 1
+        for a in range(got):
+            parents[i, a] = best_j[a]
     return n_obs
 
 
@@ -433,9 +443,7 @@ def k_dependence_structures(dep: np.ndarray, obs: np.ndarray, k: int, min_depend
     order = np.empty((n, p), dtype=np.int64)
     n_obs = np.empty(n, dtype=np.int64)
     parents = np.empty((n, p, k), dtype=np.int64)
-    rank = np.empty(p, dtype=np.int64)
-    rounded = np.empty((p, p))
     for r in range(n):
         n_obs[r] = structure_row(dep[r], obs[r], k, min_dependence, use_min, tie_scale,
-                                 order[r], rank, rounded, parents[r])
+                                 order[r], parents[r])
     return order, n_obs, parents

@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from .information import local_information_value
-from .ukdb_counts import cmi_downdate_row, cmi_steps, structure_row
+from .ukdb_counts import cmi_downdate_row, cmi_steps, popcount, structure_row
 
 
 @njit(cache=True)
@@ -47,12 +47,10 @@ def domain_loo_structures(data: np.ndarray, cmi: np.ndarray, flat: np.ndarray,
     parents = np.empty((n, p, k), dtype=np.int64)
     obs = np.ones(p, dtype=np.bool_)
     dep = np.empty((p, p))
-    rank = np.empty(p, dtype=np.int64)
-    rounded = np.empty((p, p))
     for r in range(n):
         cmi_downdate_row(data, r, cmi, steps, offsets, arities, log_base, dep)
         n_obs[r] = structure_row(dep, obs, k, min_dependence, use_min, tie_scale, order[r],
-                                 rank, rounded, parents[r])
+                                 parents[r])
     return order, n_obs, parents
 
 
@@ -88,8 +86,6 @@ def personalized_structures(X: np.ndarray, W: np.ndarray, drop: np.ndarray,
     n_obs = np.empty(n, dtype=np.int64)
     parents = np.empty((n, p, k), dtype=np.int64)
     dep = np.zeros((p, p))
-    rank = np.empty(p, dtype=np.int64)
-    rounded = np.empty((p, p))
     n_xy = np.empty(m)
     num = np.empty(m)
     den = np.empty(m)
@@ -125,104 +121,134 @@ def personalized_structures(X: np.ndarray, W: np.ndarray, drop: np.ndarray,
                 dep[i, j] = v
                 dep[j, i] = v
         n_obs[r] = structure_row(dep, obs, k, min_dependence, use_min, tie_scale, order[r],
-                                 rank, rounded, parents[r])
+                                 parents[r])
     return order, n_obs, parents
 
 
 @njit(cache=True)
-def family_log_scores(xs: np.ndarray, fam_row: np.ndarray, fam_child: np.ndarray,
-                      fam_table: np.ndarray, fam_drop: np.ndarray, fam_pxp: np.ndarray,
-                      members: np.ndarray, flat: np.ndarray, offs: np.ndarray,
-                      strides: np.ndarray, drop: np.ndarray, extra: np.ndarray,
-                      alpha: float, pad_alpha: np.ndarray, arities: np.ndarray,
-                      n_rows: int) -> np.ndarray:
-    """Sum over each row's families of log CPT entries at the row's values, every class:
-    log P(c | x_p) + sum_i log P(x_i | c, pi_i), each CPT row the posterior-predictive
-    (N + a) / (N_row + sum a) (the formula of :func:`bnma_core.scores.posterior_cpt`, which
-    cannot be called from a kernel; tested equal to 1e-12) of counts read from the tables
-    n(x_S, c).
+def family_log_scores(X: np.ndarray, order: np.ndarray, n_obs: np.ndarray,
+                      parents: np.ndarray, drop: np.ndarray, extra: np.ndarray,
+                      counted: np.ndarray, alpha: float, pad_alpha: np.ndarray,
+                      arities: np.ndarray, bits: np.ndarray, offsets: np.ndarray,
+                      observed: np.ndarray, k: int) -> np.ndarray:
+    """log P(c | x_p) + sum_i log P(x_i | c, pi_i) of every row of ``X`` in its own network,
+    every class, each CPT row the posterior-predictive (N + a) / (N_row + sum a) (the formula
+    of :func:`bnma_core.scores.posterior_cpt`, which a kernel cannot call; tested equal to
+    1e-12) of training counts at the row's values, counted from the value bit sets of
+    :func:`bnma_core.kernels.ukdb_counts.state_bitsets` (exact integers: the same counts as
+    the tables n(x_S, c)).
 
     Parameters
     ----------
-    xs : (n, p) int64 array
-        Codes (missing read as 0: their families are not listed).
-    fam_row, fam_child, fam_table : (F,) int64 arrays
-        Each family's row, child attribute (-1: the class family of X_p) and table.
-    fam_drop : (F,) float array
-        1 where the family's table counted the row (``drop`` is removed), else 0.
-    fam_pxp : (F,) bool array
-        Class families that also add log P(x_p) (smoothed from the same table with
-        pseudo-count ``alpha``: the row's X_p completed where it missed a member).
-    members, strides : (U, w) int64 arrays
-        Each table's sorted members (padded with p) and configuration strides.
-    flat : float array, offs : (U + 1,) int64 array
-        The (q_S, m) tables one after another.
+    X : (n, p) int64 array
+        Codes of the rows scored (-1 = missing: not in the network).
+    order, n_obs, parents : arrays
+        Each row's network (:func:`personalized_structures`): X_p the first min(k, n_obs)
+        attributes of ``order``, every other ranked attribute with ``parents`` (-1 padded).
     drop, extra : (n, m) float arrays
         Counts removed from (the row's own) and added to (pseudo instances) every CPT row at
         the row's values.
+    counted : (n, p) bool array
+        The attributes the training row behind each scored row had observed: ``drop`` is
+        removed only from families whose members are all counted, and a class family with a
+        member not counted adds log P(x_p) (smoothed with ``alpha`` from the same counts:
+        the row's X_p completed, :meth:`bnma_core.classifiers.ukdb.UKDB._completion_log_scores`).
     alpha : float
         Pseudo-count of P(c | x_p); ``pad_alpha`` (p, r_max) those of each attribute's
         states.
+    bits, offsets, observed : arrays
+        :func:`bnma_core.kernels.ukdb_counts.state_bitsets` of the training rows.
 
     Returns
     -------
-    (n_rows, m) float array
+    (n, m) float array
     """
+    n, p = X.shape
     m = drop.shape[1]
-    p = xs.shape[1]
-    w = members.shape[1]
-    out = np.zeros((n_rows, m))
+    words = bits.shape[1]
+    out = np.zeros((n, m))
+    every = np.zeros(words, dtype=np.uint64)
+    for c in range(m):
+        for w in range(words):
+            every[w] |= bits[offsets[p] + c, w]
+    mask = np.empty(words, dtype=np.uint64)
     num = np.empty(m)
-    for f in range(fam_row.shape[0]):
-        r = fam_row[f]
-        u = fam_table[f]
-        off = offs[u]
-        cell = 0
-        where_i = -1
-        for t in range(w):
-            v = members[u, t]
-            if v >= p:
-                break
-            cell += xs[r, v] * strides[u, t]
-            if v == fam_child[f]:
-                where_i = t
-        dd = fam_drop[f]
-        i = fam_child[f]
-        if i < 0:
-            den = 0.0
-            for c in range(m):
-                num[c] = ((flat[off + cell * m + c] - drop[r, c] * dd) + extra[r, c]) + alpha
-                den += num[c]
-            for c in range(m):
-                out[r, c] += math.log(num[c] / den)
-            if fam_pxp[f]:
-                q = (offs[u + 1] - off) // m
-                total = 0.0
-                n_j = 0.0
-                for j in range(q):
-                    s = 0.0
-                    for c in range(m):
-                        s += flat[off + j * m + c]
-                    total += s + alpha
-                    if j == cell:
-                        n_j = s + alpha
-                lp = math.log(n_j / total)
-                for c in range(m):
-                    out[r, c] += lp
-            continue
-        st = strides[u, where_i]
-        x = xs[r, i]
-        base = cell - x * st
+    cnt = np.zeros((m, pad_alpha.shape[1]))
+    for r in range(n):
+        # the class family: n(x_p, c)
+        ncp = min(n_obs[r], k)
+        mask[:] = every
+        dd = 1.0
+        for t in range(ncp):
+            v = order[r, t]
+            row = offsets[v] + X[r, v]
+            for w in range(words):
+                mask[w] &= bits[row, w]
+            if not counted[r, v]:
+                dd = 0.0
+        den = 0.0
         for c in range(m):
-            den = 0.0
-            mine = 0.0
-            for s in range(arities[i]):
-                v = flat[off + (base + s * st) * m + c]
-                if s == x:
-                    v = (v - drop[r, c] * dd) + extra[r, c]
-                v += pad_alpha[i, s]
-                den += v
-                if s == x:
-                    mine = v
-            out[r, c] += math.log(mine / den)
+            row = offsets[p] + c
+            hits = 0
+            for w in range(words):
+                hits += popcount(mask[w] & bits[row, w])
+            num[c] = ((float(hits) - drop[r, c] * dd) + extra[r, c]) + alpha
+            den += num[c]
+        for c in range(m):
+            out[r, c] += math.log(num[c] / den)
+        if dd == 0.0:
+            # log P(x_p) = (n(x_p) + alpha) / (n + q alpha) over the rows with X_p observed
+            hits = 0
+            total = 0
+            q = 1
+            for w in range(words):
+                hits += popcount(mask[w])
+                o = every[w]
+                for t in range(ncp):
+                    o &= observed[order[r, t], w]
+                total += popcount(o)
+            for t in range(ncp):
+                q *= arities[order[r, t]]
+            lp = math.log((float(hits) + alpha) / (float(total) + q * alpha))
+            for c in range(m):
+                out[r, c] += lp
+        # the attribute families: n(x_i, pi_i, c) for every state of x_i
+        for pos in range(k, n_obs[r]):
+            i = order[r, pos]
+            mask[:] = every
+            dd = 1.0 if counted[r, i] else 0.0
+            for t in range(k):
+                v = parents[r, i, t]
+                if v < 0:
+                    break
+                row = offsets[v] + X[r, v]
+                for w in range(words):
+                    mask[w] &= bits[row, w]
+                if not counted[r, v]:
+                    dd = 0.0
+            ri = arities[i]
+            cnt[:, :ri] = 0.0
+            for w in range(words):
+                mw = mask[w]
+                if mw == 0:
+                    continue
+                for c in range(m):
+                    mc = mw & bits[offsets[p] + c, w]
+                    if mc == 0:
+                        continue
+                    for s in range(ri):
+                        cnt[c, s] += popcount(mc & bits[offsets[i] + s, w])
+            x = X[r, i]
+            for c in range(m):
+                den = 0.0
+                mine = 0.0
+                for s in range(ri):
+                    val = cnt[c, s]
+                    if s == x:
+                        val = (val - drop[r, c] * dd) + extra[r, c]
+                    val += pad_alpha[i, s]
+                    den += val
+                    if s == x:
+                        mine = val
+                out[r, c] += math.log(mine / den)
     return out
