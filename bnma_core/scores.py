@@ -483,14 +483,17 @@ def conditional_mutual_information(p_xyc: np.ndarray, base: float = math.e) -> f
 def _local_information(n_joint: np.ndarray, num: np.ndarray, den: np.ndarray,
                        base: float) -> np.ndarray:
     """sum_c (n_joint / sum_c n_joint) log(num / den) over the last axis; cells with
-    n_joint = 0 contribute 0, and a value with no weight at all gives 0. Evaluated by the
+    n_joint = 0 contribute 0, and a value with no weight at all gives 0. The sum is the
     numba kernel :func:`bnma_core.kernels.information.local_information` (the formula's one
     home, which UKDB's per-row kernels also call)."""
     n_joint, num, den = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64)
                                               for a in (n_joint, num, den)))
     shape = n_joint.shape
-    flat = [np.ascontiguousarray(a).reshape(-1, shape[-1]) for a in (n_joint, num, den)]
-    return local_information(*flat).reshape(shape[:-1]) / math.log(base)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_ratio = np.log(num / den)
+    vals = local_information(np.ascontiguousarray(n_joint).reshape(-1, shape[-1]),
+                             np.ascontiguousarray(log_ratio).reshape(-1, shape[-1]))
+    return vals.reshape(shape[:-1]) / math.log(base)
 
 
 def local_mutual_information_counts(n_xc: np.ndarray, n_c: np.ndarray,

@@ -60,7 +60,12 @@ from ..kernels.ukdb_counts import (
     state_bitsets,
     subset_class_counts,
 )
-from ..kernels.ukdb_loo import domain_loo_structures, family_log_scores, personalized_structures
+from ..kernels.ukdb_loo import (
+    clmi_arguments,
+    domain_loo_structures,
+    family_log_scores,
+    personalized_structures,
+)
 from ..scores import (
     conditional_local_mutual_information_counts,
     family_counts,
@@ -103,8 +108,14 @@ COMPLETION_ROWS = 4096
 """Completed rows scored per call in :meth:`UKDB._completion_log_scores` (memory bound)."""
 
 BATCH_CELLS = 2 ** 20
-"""UKDB_P predicts rows in batches of at most this many float cells per gathered array (rows x
-attribute pairs x classes): the memory of a batch stays bounded whatever the number of rows."""
+"""UKDB_P predicts rows in batches of at most this many cells per row-family array (rows x
+attributes x (k + 2 + classes)): the memory of a batch stays bounded whatever the number of
+rows."""
+
+LOG_BATCH_CELLS = 2 ** 16
+"""UKDB_P's CLMI arguments are computed for this many cells at a time (rows x attribute pairs x
+classes) and their logarithms taken by numpy in one vectorised call (10x faster than one call
+per value in a kernel); small enough to stay in cache."""
 
 # UKDB_L's FactorModel per fitted estimator, outside its __dict__ (sklearn's
 # check_dict_unchanged: predicting must not add attributes)
@@ -627,12 +638,14 @@ class UKDB(DiscreteBNClassifier):
 
     # --- UKDB_P -----------------------------------------------------------------------------
     def _pseudo(self, domain_post: np.ndarray) -> np.ndarray:
-        m = self.n_classes_
+        """Weights of the pseudo instances "x labelled c" of ``pseudo_weights`` for UKDB_L
+        posteriors ``domain_post`` (m,) or (n, m) (one row per instance)."""
+        post = np.asarray(domain_post, dtype=float)
         if self.pseudo_weights == "domain":
-            return np.asarray(domain_post, dtype=float)
+            return post
         if self.pseudo_weights == "uniform":
-            return np.full(m, 1.0 / m)
-        return np.zeros(m)
+            return np.full(post.shape, 1.0 / self.n_classes_)
+        return np.zeros(post.shape)
 
     def local_information(self, x: np.ndarray, pseudo: np.ndarray | None = None
                           ) -> tuple[np.ndarray, np.ndarray]:
@@ -755,7 +768,7 @@ class UKDB(DiscreteBNClassifier):
         pd_ = np.exp(ld - np.logaddexp.reduce(ld, axis=1, keepdims=True))
         if self.mode == "domain":
             return pd_, None
-        W = np.stack([self._pseudo(row) for row in pd_]) if len(pd_) else pd_.copy()
+        W = self._pseudo(pd_)
         pp = np.empty_like(pd_)
         size = max(1, BATCH_CELLS // max(1, self._family_cells()))
         for a in range(0, X.shape[0], size):
@@ -1085,9 +1098,22 @@ class UKDB(DiscreteBNClassifier):
         d = (np.zeros((n, m)) if drop is None
              else np.ascontiguousarray(drop, dtype=np.float64))
         k, md, use_min, scale = self._structure_settings()
-        order, n_obs, parents = personalized_structures(
-            X, W, d, *self._pair_tables(), float(self.mi_smoothing), math.log(self.base), k,
-            md, use_min, scale)
+        order = np.empty((n, p), dtype=np.int64)
+        n_obs = np.empty(n, dtype=np.int64)
+        parents = np.empty((n, p, k), dtype=np.int64)
+        pairs = p * (p - 1) // 2
+        size = max(1, LOG_BATCH_CELLS // max(1, pairs * m))
+        joint = np.empty((min(n, size), pairs, m))
+        ratio = np.empty_like(joint)
+        tables = self._pair_tables()
+        for a in range(0, n, size):
+            b = min(n, a + size)
+            clmi_arguments(X[a:b], W[a:b], d[a:b], *tables, float(self.mi_smoothing),
+                           joint[:b - a], ratio[:b - a])
+            np.log(ratio[:b - a], out=ratio[:b - a])
+            personalized_structures(X[a:b], joint[:b - a], ratio[:b - a], math.log(self.base),
+                                    k, md, use_min, scale, order[a:b], n_obs[a:b],
+                                    parents[a:b])
         return self._family_log_scores(X, order, n_obs, parents, extra, d)
 
     def _family_log_scores(self, X: np.ndarray, order: np.ndarray, n_obs: np.ndarray,

@@ -55,54 +55,36 @@ def domain_loo_structures(data: np.ndarray, cmi: np.ndarray, flat: np.ndarray,
 
 
 @njit(cache=True)
-def personalized_structures(X: np.ndarray, W: np.ndarray, drop: np.ndarray,
-                            flat: np.ndarray, offsets: np.ndarray, rows: np.ndarray,
-                            cols: np.ndarray, totals: np.ndarray, arities: np.ndarray,
-                            smoothing: float, log_base: float, k: int,
-                            min_dependence: float, use_min: bool, tie_scale: float):
-    """UKDB_P's structure of every row of ``X`` (codes, -1 = missing): CLMI I(x_i; x_j | C)
-    of every observed pair at the row's values (paper 004 eq. 14) from the smoothed tables of
+def clmi_arguments(X: np.ndarray, W: np.ndarray, drop: np.ndarray, flat: np.ndarray,
+                   offsets: np.ndarray, rows: np.ndarray, cols: np.ndarray,
+                   totals: np.ndarray, arities: np.ndarray, smoothing: float,
+                   joint: np.ndarray, ratio: np.ndarray) -> None:
+    """What CLMI I(x_i; x_j | C) (paper 004 eq. 14) needs at every row's values, for every
+    attribute pair i < j (pair t in the order of ``numpy.triu_indices(p, 1)``): the counts
+    of :func:`bnma_core.kernels.ukdb_counts.pair_counts_at` (the smoothed tables of
     :func:`bnma_core.kernels.ukdb_counts.pair_class_counts` plus the pseudo instance
-    "x labelled c" with weight ``W[r, c]``, minus ``drop[r, c]`` (the row's own count, for
-    leave-one-out), in units of ``log_base``, then the construction over the observed
-    attributes (:func:`bnma_core.kernels.ukdb_counts.structure_row`).
-
-    The counts are those of :func:`bnma_core.kernels.ukdb_counts.pair_counts_at` and the
-    measure that of :func:`bnma_core.scores.conditional_local_mutual_information_counts`
-    (both through :func:`bnma_core.kernels.information.local_information_value`), the same
-    floating-point operations in the same order, so the structures equal those built from
-    :meth:`bnma_core.classifiers.ukdb.UKDB.local_information` (tested).
-
-    Returns
-    -------
-    order : (n, p) int64 array
-        Observed attributes in ranking order first.
-    n_obs : (n,) int64 array
-    parents : (n, p, k) int64 array, padded with -1.
-    """
+    "x labelled c" with weight ``W[r, c]``, minus ``drop[r, c]``: the row's own count, for
+    leave-one-out), written as ``joint[r, t, c]`` = n(x_i, x_j, c) and
+    ``ratio[r, t, c]`` = n(x_i, x_j, c) n(c) / (n(x_i, c) n(x_j, c)), the argument of the
+    logarithm of :func:`bnma_core.scores.conditional_local_mutual_information_counts` (the
+    same floating-point operations). A pair with a missing value, or a class with no
+    weight, gets joint 0 and ratio 1.
+    ``joint`` and ``ratio`` are (n, p (p - 1) / 2, m) arrays filled in place."""
     n, p = X.shape
     m = W.shape[1]
-    order = np.empty((n, p), dtype=np.int64)
-    n_obs = np.empty(n, dtype=np.int64)
-    parents = np.empty((n, p, k), dtype=np.int64)
-    dep = np.zeros((p, p))
-    n_xy = np.empty(m)
-    num = np.empty(m)
-    den = np.empty(m)
-    obs = np.empty(p, dtype=np.bool_)
     for r in range(n):
-        for i in range(p):
-            obs[i] = X[r, i] >= 0
+        t = 0
         for i in range(p):
             a = X[r, i]
-            dep[i, i] = 0.0
+            ri = arities[i]
             for j in range(i + 1, p):
                 b = X[r, j]
                 if a < 0 or b < 0:
-                    dep[i, j] = 0.0
-                    dep[j, i] = 0.0
+                    for c in range(m):
+                        joint[r, t, c] = 0.0
+                        ratio[r, t, c] = 1.0
+                    t += 1
                     continue
-                ri = arities[i]
                 rj = arities[j]
                 base = offsets[i, j] + (a * rj + b) * m
                 s_x = rj * smoothing
@@ -111,18 +93,47 @@ def personalized_structures(X: np.ndarray, W: np.ndarray, drop: np.ndarray,
                 for c in range(m):
                     w = W[r, c]
                     d = drop[r, c]
-                    n_xy[c] = (flat[base + c] - d) + smoothing + w
+                    n_xy = (flat[base + c] - d) + smoothing + w
                     n_xc = (rows[i, j, a, c] - d) + s_x + w
                     n_yc = (cols[i, j, b, c] - d) + s_y + w
                     n_c = (totals[i, j, c] - d) + s_c + w
-                    num[c] = n_xy[c] * n_c
-                    den[c] = n_xc * n_yc
-                v = local_information_value(n_xy, num, den) / log_base
+                    joint[r, t, c] = n_xy
+                    den = n_xc * n_yc
+                    # den = 0 only with n_xy = 0 (no weight: the class's term is 0)
+                    ratio[r, t, c] = (n_xy * n_c) / den if den > 0.0 else 1.0
+                t += 1
+
+
+@njit(cache=True)
+def personalized_structures(X: np.ndarray, joint: np.ndarray, log_ratio: np.ndarray,
+                            log_base: float, k: int, min_dependence: float, use_min: bool,
+                            tie_scale: float, order: np.ndarray, n_obs: np.ndarray,
+                            parents: np.ndarray) -> None:
+    """UKDB_P's structure of every row of ``X`` (codes, -1 = missing) from
+    :func:`clmi_arguments` (``log_ratio`` its ratios' logarithms): each observed pair's CLMI
+    (:func:`bnma_core.kernels.information.local_information_value`, in units of
+    ``log_base``; the values of :meth:`bnma_core.classifiers.ukdb.UKDB.local_information`)
+    and the construction over the observed attributes
+    (:func:`bnma_core.kernels.ukdb_counts.structure_row`), into ``order`` (n, p),
+    ``n_obs`` (n,) and ``parents`` (n, p, k)."""
+    n, p = X.shape
+    dep = np.zeros((p, p))
+    obs = np.empty(p, dtype=np.bool_)
+    for r in range(n):
+        for i in range(p):
+            obs[i] = X[r, i] >= 0
+        t = 0
+        for i in range(p):
+            dep[i, i] = 0.0
+            for j in range(i + 1, p):
+                v = 0.0
+                if obs[i] and obs[j]:
+                    v = local_information_value(joint[r, t], log_ratio[r, t]) / log_base
                 dep[i, j] = v
                 dep[j, i] = v
+                t += 1
         n_obs[r] = structure_row(dep, obs, k, min_dependence, use_min, tie_scale, order[r],
                                  parents[r])
-    return order, n_obs, parents
 
 
 @njit(cache=True)
