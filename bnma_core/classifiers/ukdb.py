@@ -1110,10 +1110,11 @@ class UKDB(DiscreteBNClassifier):
             b = min(n, a + size)
             clmi_arguments(X[a:b], W[a:b], d[a:b], *tables, float(self.mi_smoothing),
                            joint[:b - a], ratio[:b - a])
-            np.log(ratio[:b - a], out=ratio[:b - a])
-            personalized_structures(X[a:b], joint[:b - a], ratio[:b - a], math.log(self.base),
-                                    k, md, use_min, scale, order[a:b], n_obs[a:b],
-                                    parents[a:b])
+            lr = ratio[:b - a].reshape(-1, m)
+            np.log(lr, out=lr)
+            personalized_structures(X[a:b], joint[:b - a].reshape(-1, m), lr,
+                                    math.log(self.base), k, md, use_min, scale, order[a:b],
+                                    n_obs[a:b], parents[a:b])
         return self._family_log_scores(X, order, n_obs, parents, extra, d)
 
     def _family_log_scores(self, X: np.ndarray, order: np.ndarray, n_obs: np.ndarray,

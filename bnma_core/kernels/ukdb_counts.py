@@ -261,7 +261,7 @@ def cmi_steps(flat: np.ndarray, offsets: np.ndarray, rows: np.ndarray, cols: np.
               totals: np.ndarray, arities: np.ndarray, smoothing: float):
     """What removing one row takes from each smoothed cell of the tables of
     :func:`pair_class_counts` (:func:`_xlogx_step` of every cell, once), for
-    :func:`cmi_downdate_row`.
+    :func:`cmi_downdate_rows`.
 
     Returns
     -------
@@ -297,31 +297,37 @@ def cmi_steps(flat: np.ndarray, offsets: np.ndarray, rows: np.ndarray, cols: np.
 
 
 @njit(cache=True)
-def cmi_downdate_row(data: np.ndarray, r: int, cmi: np.ndarray, steps, offsets: np.ndarray,
-                     arities: np.ndarray, log_base: float, out: np.ndarray) -> None:
-    """I(X_i; X_j | C) of every attribute pair without row r of ``data`` into ``out`` (p, p)
-    (symmetric, zero diagonal), from the full-data ``cmi`` and :func:`cmi_steps`: the
-    per-row step of :func:`cmi_downdates` (see there)."""
+def cmi_downdate_rows(data: np.ndarray, r0: int, r1: int, cmi: np.ndarray, steps,
+                      offsets: np.ndarray, arities: np.ndarray, log_base: float,
+                      out: np.ndarray) -> None:
+    """I(X_i; X_j | C) of every attribute pair without row r of ``data``, for the rows
+    r0 <= r < r1, into ``out[r - r0]`` (p, p) (symmetric, zero diagonal), from the full-data
+    ``cmi`` and :func:`cmi_steps`: the per-row step of :func:`cmi_downdates` (see there),
+    pairs outer so that each pair's steps are read once for the rows."""
     p = data.shape[1] - 1
     tot, g_flat, g_rows, g_cols, g_tot = steps
     m = g_tot.shape[2]
-    c = data[r, p]
+    for r in range(r0, r1):
+        for i in range(p):
+            out[r - r0, i, i] = 0.0
     for i in range(p):
-        out[i, i] = 0.0
-        a = data[r, i]
         for j in range(i + 1, p):
-            b = data[r, j]
-            v = cmi[i, j]
-            if a >= 0 and b >= 0:
-                big_t = tot[i, j]
-                ti = v * log_base * big_t
-                ti -= g_flat[offsets[i, j] + (a * arities[j] + b) * m + c]
-                ti -= g_tot[i, j, c]
-                ti += g_rows[i, j, a, c]
-                ti += g_cols[i, j, b, c]
-                v = ti / (big_t - 1.0) / log_base if big_t - 1.0 > 0.0 else 0.0
-            out[i, j] = v
-            out[j, i] = v
+            big_t = tot[i, j]
+            v0 = cmi[i, j]
+            for r in range(r0, r1):
+                a = data[r, i]
+                b = data[r, j]
+                v = v0
+                if a >= 0 and b >= 0:
+                    c = data[r, p]
+                    ti = v * log_base * big_t
+                    ti -= g_flat[offsets[i, j] + (a * arities[j] + b) * m + c]
+                    ti -= g_tot[i, j, c]
+                    ti += g_rows[i, j, a, c]
+                    ti += g_cols[i, j, b, c]
+                    v = ti / (big_t - 1.0) / log_base if big_t - 1.0 > 0.0 else 0.0
+                out[r - r0, i, j] = v
+                out[r - r0, j, i] = v
 
 
 @njit(cache=True)
@@ -347,8 +353,7 @@ def cmi_downdates(data: np.ndarray, cmi: np.ndarray, flat: np.ndarray, offsets: 
     n, p = data.shape[0], data.shape[1] - 1
     out = np.empty((n, p, p))
     steps = cmi_steps(flat, offsets, rows, cols, totals, arities, smoothing)
-    for r in range(n):
-        cmi_downdate_row(data, r, cmi, steps, offsets, arities, log_base, out[r])
+    cmi_downdate_rows(data, 0, n, cmi, steps, offsets, arities, log_base, out)
     return out
 
 
@@ -380,17 +385,21 @@ def structure_row(dep: np.ndarray, obs: np.ndarray, k: int, min_dependence: floa
     for i in range(p):
         if obs[i]:
             n_obs += 1
+    # sums[i] = sum_j dep[j, i] in index order j, all i at once (independent accumulators;
+    # dep is symmetric, so this is build_k_dependence_structure's sum over dep[i, j])
+    sums = np.zeros(p)
+    for j in range(p):
+        if obs[j]:
+            for i in range(p):
+                if obs[i] and i != j:
+                    sums[i] += dep[j, i]
     cand = np.empty(n_obs, dtype=np.int64)
     key = np.empty(n_obs)
     t = 0
     for i in range(p):
         if obs[i]:
-            s = 0.0
-            for j in range(p):
-                if obs[j] and j != i:
-                    s += dep[i, j]
             cand[t] = i
-            key[t] = -tie_key(s, tie_scale)
+            key[t] = -tie_key(sums[i], tie_scale)
             t += 1
     idx = np.argsort(key, kind="mergesort")
     for t in range(n_obs):
@@ -409,6 +418,8 @@ def structure_row(dep: np.ndarray, obs: np.ndarray, k: int, min_dependence: floa
         for t in range(pos):
             j = order[t]
             v = tie_key(dep[i, j], tie_scale)
+            if got == k and (v < best_v[k - 1] or (v == best_v[k - 1] and j > best_j[k - 1])):
+                continue
             if use_min and not v / tie_scale > min_dependence:
                 continue
             # insert (v, j) into the best list: higher v first, then lower j

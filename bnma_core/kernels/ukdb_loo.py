@@ -6,7 +6,7 @@ prediction).
 One loop over the rows with a (p, p) scratch matrix replaces the (n, p, p) and
 (n, p (p - 1) / 2, m) arrays and the numpy passes over them: the local measures come from the
 formula's one home (:func:`bnma_core.kernels.information.local_information_value`), the CMI
-downdates from :func:`bnma_core.kernels.ukdb_counts.cmi_downdate_row`, the construction from
+downdates from :func:`bnma_core.kernels.ukdb_counts.cmi_downdate_rows`, the construction from
 :func:`bnma_core.kernels.ukdb_counts.structure_row`.
 """
 
@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from .information import local_information_value
-from .ukdb_counts import cmi_downdate_row, cmi_steps, popcount, structure_row
+from .ukdb_counts import cmi_downdate_rows, cmi_steps, popcount, structure_row
 
 
 @njit(cache=True)
@@ -29,7 +29,7 @@ def domain_loo_structures(data: np.ndarray, cmi: np.ndarray, flat: np.ndarray,
                           tie_scale: float):
     """UKDB_L's structure on the training rows without row r, for every row r of ``data``
     (codes and class, last column): the CMI matrix downdated for the row
-    (:func:`bnma_core.kernels.ukdb_counts.cmi_downdate_row`, from the full-data ``cmi`` in
+    (:func:`bnma_core.kernels.ukdb_counts.cmi_downdate_rows`, from the full-data ``cmi`` in
     units of ``log_base`` and the tables of
     :func:`bnma_core.kernels.ukdb_counts.pair_class_counts`) and the construction over all
     attributes (:func:`bnma_core.kernels.ukdb_counts.structure_row`).
@@ -46,11 +46,14 @@ def domain_loo_structures(data: np.ndarray, cmi: np.ndarray, flat: np.ndarray,
     n_obs = np.empty(n, dtype=np.int64)
     parents = np.empty((n, p, k), dtype=np.int64)
     obs = np.ones(p, dtype=np.bool_)
-    dep = np.empty((p, p))
-    for r in range(n):
-        cmi_downdate_row(data, r, cmi, steps, offsets, arities, log_base, dep)
-        n_obs[r] = structure_row(dep, obs, k, min_dependence, use_min, tie_scale, order[r],
-                                 parents[r])
+    block = 16  # rows downdated together: each pair's steps read once per block
+    dep = np.empty((block, p, p))
+    for r0 in range(0, n, block):
+        r1 = min(n, r0 + block)
+        cmi_downdate_rows(data, r0, r1, cmi, steps, offsets, arities, log_base, dep)
+        for r in range(r0, r1):
+            n_obs[r] = structure_row(dep[r - r0], obs, k, min_dependence, use_min, tie_scale,
+                                     order[r], parents[r])
     return order, n_obs, parents
 
 
@@ -72,24 +75,24 @@ def clmi_arguments(X: np.ndarray, W: np.ndarray, drop: np.ndarray, flat: np.ndar
     ``joint`` and ``ratio`` are (n, p (p - 1) / 2, m) arrays filled in place."""
     n, p = X.shape
     m = W.shape[1]
-    for r in range(n):
-        t = 0
-        for i in range(p):
-            a = X[r, i]
-            ri = arities[i]
-            for j in range(i + 1, p):
+    # pairs outer, rows inner: each pair's tables are read once for the whole batch
+    t = 0
+    for i in range(p):
+        ri = arities[i]
+        for j in range(i + 1, p):
+            rj = arities[j]
+            s_x = rj * smoothing
+            s_y = ri * smoothing
+            s_c = (ri * rj) * smoothing
+            for r in range(n):
+                a = X[r, i]
                 b = X[r, j]
                 if a < 0 or b < 0:
                     for c in range(m):
                         joint[r, t, c] = 0.0
                         ratio[r, t, c] = 1.0
-                    t += 1
                     continue
-                rj = arities[j]
                 base = offsets[i, j] + (a * rj + b) * m
-                s_x = rj * smoothing
-                s_y = ri * smoothing
-                s_c = (ri * rj) * smoothing
                 for c in range(m):
                     w = W[r, c]
                     d = drop[r, c]
@@ -101,7 +104,7 @@ def clmi_arguments(X: np.ndarray, W: np.ndarray, drop: np.ndarray, flat: np.ndar
                     den = n_xc * n_yc
                     # den = 0 only with n_xy = 0 (no weight: the class's term is 0)
                     ratio[r, t, c] = (n_xy * n_c) / den if den > 0.0 else 1.0
-                t += 1
+            t += 1
 
 
 @njit(cache=True)
@@ -110,7 +113,8 @@ def personalized_structures(X: np.ndarray, joint: np.ndarray, log_ratio: np.ndar
                             tie_scale: float, order: np.ndarray, n_obs: np.ndarray,
                             parents: np.ndarray) -> None:
     """UKDB_P's structure of every row of ``X`` (codes, -1 = missing) from
-    :func:`clmi_arguments` (``log_ratio`` its ratios' logarithms): each observed pair's CLMI
+    :func:`clmi_arguments` (``joint`` and ``log_ratio``, the logarithms of its ratios, as
+    (n p (p - 1) / 2, m) arrays: row r's pairs one after another): each observed pair's CLMI
     (:func:`bnma_core.kernels.information.local_information_value`, in units of
     ``log_base``; the values of :meth:`bnma_core.classifiers.ukdb.UKDB.local_information`)
     and the construction over the observed attributes
@@ -119,16 +123,16 @@ def personalized_structures(X: np.ndarray, joint: np.ndarray, log_ratio: np.ndar
     n, p = X.shape
     dep = np.zeros((p, p))
     obs = np.empty(p, dtype=np.bool_)
+    t = 0
     for r in range(n):
         for i in range(p):
             obs[i] = X[r, i] >= 0
-        t = 0
         for i in range(p):
             dep[i, i] = 0.0
             for j in range(i + 1, p):
                 v = 0.0
                 if obs[i] and obs[j]:
-                    v = local_information_value(joint[r, t], log_ratio[r, t]) / log_base
+                    v = local_information_value(joint, log_ratio, t) / log_base
                 dep[i, j] = v
                 dep[j, i] = v
                 t += 1
