@@ -28,7 +28,9 @@ drop out); UKDB_P never contains them.
 :meth:`UKDB.loo_log_proba` gives the training rows' leave-one-out class posteriors from the
 fitted counts minus each row's own, equal to refitting without the row (DESIGN §5), for
 leave-one-out stacking (Yao et al. 2018). The tables are counted in one pass
-(:mod:`bnma_core.kernels.ukdb_counts`).
+(:mod:`bnma_core.kernels.ukdb_counts`); the per-row work of batch prediction and
+leave-one-out (local measures, structures, family scores) is one numba pass over the rows
+(:mod:`bnma_core.kernels.ukdb_loo`).
 
 References
 ----------
@@ -353,14 +355,14 @@ class UKDB(DiscreteBNClassifier):
         Inner folds of the choice of ``k`` from ``k_grid`` (fewer when a class has fewer
         training rows; at least 2).
     max_table_cells : int, default 2**20
-        Budget (float cells) for UKDB_P's count tables n(x_S, c) over every attribute subset S
-        of size <= k + 1, built once at fit so that a prediction costs the same whatever the
-        number of training rows. If all tables together would exceed it, each table is built
-        on its first use and kept (the first predictions then pay one pass over the training
-        rows per new subset; rows are predicted in batches, so a batch builds only the subsets
-        its rows use). The default keeps WBC's 130 tables (k = 2) precomputed and builds
-        HEPAR II's (69 attributes: 54,810 subsets, ~0.4 CPU s per fit, of which a 100-row
-        inner fold uses a few thousand) on use.
+        Budget (float cells) for the count tables n(x_S, c) over every attribute subset S of
+        size <= k + 1 that UKDB_P's per-row path (:meth:`explain`,
+        :meth:`personalized_structure`) reads, built once at fit; if all tables together would
+        exceed it, each table is built on its first use and kept. The default keeps WBC's 130
+        tables (k = 2) precomputed and builds HEPAR II's (69 attributes: 54,810 subsets) on
+        use. Batch prediction and :meth:`loo_log_proba` count from the value bit sets instead
+        (:func:`bnma_core.kernels.ukdb_counts.state_bitsets`; the same integers) and build no
+        table.
     cv_folds : deprecated
         Former name of ``inner_folds``; a sequence given as ``k`` is taken as ``k_grid``
         (both accepted with a FutureWarning until the next release).
@@ -780,13 +782,14 @@ class UKDB(DiscreteBNClassifier):
     def _domain_loo_log_scores(self, domain_structure: str) -> np.ndarray:
         """(n, m) log P_L(c, x_i) up to a per-row constant under UKDB_L fitted without row i,
         for every training row i: with the full fit's structure (``"full"``), or with the
-        structure D_{-i} gives (``"refit"``: the CMI matrix downdated per row,
-        :func:`bnma_core.kernels.ukdb_counts.cmi_downdates`, and the construction of
-        :func:`build_k_dependence_structure`). Rows whose structure is the full fit's take the
-        fitted model plus :meth:`_domain_loo_corrections`; complete rows with another
-        structure read their factors from the subset tables minus the row
-        (:meth:`_family_log_scores`; P(x_p) is constant in c); incomplete rows with another
-        structure are marginalised in a model of that structure, one per distinct structure."""
+        structure D_{-i} gives (``"refit"``: the CMI matrix downdated per row and the
+        construction of :func:`build_k_dependence_structure`, in one kernel pass,
+        :func:`bnma_core.kernels.ukdb_loo.domain_loo_structures`). Complete rows read their
+        factors from the counts minus the row (:meth:`_family_log_scores`; P(x_p) is constant
+        in c); incomplete rows that keep the full fit's structure take the fitted model plus
+        :meth:`_domain_loo_corrections`; incomplete rows with another structure are summed
+        over their completions (:meth:`_completion_log_scores`) or marginalised in a model of
+        that structure, one per distinct structure."""
         data = self._data
         n, p = data.shape[0], data.shape[1] - 1
         m = self.n_classes_
@@ -959,8 +962,8 @@ class UKDB(DiscreteBNClassifier):
         UKDB_L's structure (the global CMI ranking, X_p and every attribute's parents):
         with ``domain_structure="refit"`` (default) the one D_{-i} gives: every pair's CMI
         downdated in O(1) from the pair tables (entropy form), the construction redone per
-        row (vectorised), and rows whose structure changes read from the subset tables (rows
-        with a missing value summed over their completions, or above
+        row (one kernel pass), complete rows' factors counted minus the row (rows
+        with a missing value whose structure changes summed over their completions, or above
         :data:`LOO_COMPLETIONS` one marginalising model per distinct structure); with
         ``"full"`` it is kept from the fit on all rows, the one approximation (optimistic
         where few rows decide the structure: HEPAR II 500 rows, 0.14 nats per row, DESIGN
@@ -1007,11 +1010,12 @@ class UKDB(DiscreteBNClassifier):
                                  drop: np.ndarray | None = None
                                  ) -> tuple[np.ndarray | None, np.ndarray]:
         """:meth:`local_information` of every row of ``X`` (codes, -1 = missing) with pseudo
-        weights ``W`` (n, m) at once: lmi (n, p) (None unless ``with_lmi``: UKDB_P's structure
-        needs only the CLMI), clmi (n, p, p), the same elementwise operations in the same
-        order (equal to the per-row values; tested). ``drop`` (n, m): counts removed from
-        every table at the row's values before smoothing (the row's own one-hot class:
-        :meth:`loo_log_proba`)."""
+        weights ``W`` (n, m) at once: lmi (n, p) (None unless ``with_lmi``), clmi (n, p, p),
+        the same elementwise operations in the same order (equal to the per-row values;
+        tested). ``drop`` (n, m): counts removed from every table at the row's values before
+        smoothing (the row's own one-hot class). The dense arrays of an inspection path:
+        prediction and :meth:`loo_log_proba` compute the same CLMI per row in a kernel
+        (:meth:`_personalized_log_scores_batch`)."""
         X = np.asarray(X, dtype=np.int64)
         n, p = X.shape
         m = self.n_classes_
@@ -1051,7 +1055,8 @@ class UKDB(DiscreteBNClassifier):
     def _personalized_structures_batch(self, X: np.ndarray, clmi: np.ndarray
                                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """:func:`build_k_dependence_structure` of every row's CLMI (rows of ``X``; missing
-        attributes left out), vectorised over rows.
+        attributes left out), in one kernel call
+        (:func:`bnma_core.kernels.ukdb_counts.k_dependence_structures`).
 
         Returns
         -------
