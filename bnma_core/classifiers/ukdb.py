@@ -55,10 +55,10 @@ from sklearn.base import clone
 from ..data import CODE_DTYPE
 from ..factors import CHUNK_CELLS, MIN_PATTERN_ROWS, FactorModel, class_log_posterior
 from ..kernels.counting import config_indices
+from ..kernels.information import local_information
 from ..kernels.ukdb_counts import (
     k_dependence_structures,
     pair_class_counts,
-    pair_counts_at,
     state_bitsets,
     subset_class_counts,
 )
@@ -1038,13 +1038,15 @@ class UKDB(DiscreteBNClassifier):
         clmi = np.full((n, p, p), np.nan)
         I, J = np.triu_indices(p, 1)
         if len(I):
-            n_xy, n_xc, n_yc, n_c = pair_counts_at(
-                X, np.ascontiguousarray(W, dtype=np.float64),
-                np.zeros((n, m)) if drop is None else np.ascontiguousarray(drop, dtype=float),
-                I.astype(np.int64), J.astype(np.int64), self._pair_flat, self._pair_off,
-                self._pair_rows, self._pair_cols, self._pair_class, ar, sm)
-            vals = conditional_local_mutual_information_counts(n_xy, n_xc, n_yc, n_c,
-                                                               self.base)
+            joint = np.empty((n, len(I), m))
+            ratio = np.empty_like(joint)
+            clmi_arguments(np.ascontiguousarray(X), np.ascontiguousarray(W, dtype=np.float64),
+                           np.zeros((n, m)) if drop is None
+                           else np.ascontiguousarray(drop, dtype=float),
+                           *self._pair_tables(), sm, joint, ratio)
+            np.log(ratio, out=ratio)
+            vals = (local_information(joint.reshape(-1, m), ratio.reshape(-1, m))
+                    .reshape(n, len(I)) / math.log(self.base))
             vals[~(obs[:, I] & obs[:, J])] = np.nan
             clmi[:, I, J] = vals
             clmi[:, J, I] = vals

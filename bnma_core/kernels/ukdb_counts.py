@@ -192,59 +192,6 @@ def subset_class_counts(data: np.ndarray, subsets: np.ndarray, sizes: np.ndarray
 
 
 @njit(cache=True)
-def pair_counts_at(X: np.ndarray, W: np.ndarray, drop: np.ndarray, I: np.ndarray,
-                   J: np.ndarray, flat: np.ndarray, offsets: np.ndarray, rows: np.ndarray,
-                   cols: np.ndarray, totals: np.ndarray, arities: np.ndarray,
-                   smoothing: float):
-    """The counts behind CLMI I(x_i; x_j | C) at every row's values, for the attribute pairs
-    (I[t], J[t]), from the tables of :func:`pair_class_counts`.
-
-    For row r, pair t and class c: n_xy = (n(x_i, x_j, c) - drop) + smoothing + W,
-    n_xc = (n(x_i, c) - drop) + r_j smoothing + W, n_yc = (n(x_j, c) - drop) + r_i smoothing
-    + W, n_c = (n(c) - drop) + r_i r_j smoothing + W (margins over the pair's rows): the
-    smoothed tables plus the pseudo instance "x labelled c" with weight W[r, c], minus
-    ``drop[r, c]`` (the row's own count, for leave-one-out). A missing value reads the
-    table at state 0 (the caller masks those pairs). The same floating-point operations in the
-    same order as the numpy gather it replaces (bitwise equal).
-
-    Returns
-    -------
-    n_xy, n_xc, n_yc, n_c : (n, len(I), m) float arrays
-    """
-    n = X.shape[0]
-    P = I.shape[0]
-    m = W.shape[1]
-    n_xy = np.empty((n, P, m))
-    n_xc = np.empty((n, P, m))
-    n_yc = np.empty((n, P, m))
-    n_c = np.empty((n, P, m))
-    for r in range(n):
-        for t in range(P):
-            i = I[t]
-            j = J[t]
-            ri = arities[i]
-            rj = arities[j]
-            a = X[r, i]
-            b = X[r, j]
-            if a < 0:
-                a = 0
-            if b < 0:
-                b = 0
-            base = offsets[i, j] + (a * rj + b) * m
-            s_x = rj * smoothing
-            s_y = ri * smoothing
-            s_c = (ri * rj) * smoothing
-            for c in range(m):
-                w = W[r, c]
-                d = drop[r, c]
-                n_xy[r, t, c] = (flat[base + c] - d) + smoothing + w
-                n_xc[r, t, c] = (rows[i, j, a, c] - d) + s_x + w
-                n_yc[r, t, c] = (cols[i, j, b, c] - d) + s_y + w
-                n_c[r, t, c] = (totals[i, j, c] - d) + s_c + w
-    return n_xy, n_xc, n_yc, n_c
-
-
-@njit(cache=True)
 def _xlogx_step(t: float) -> float:
     """t log t - (t - 1) log(t - 1) (0 log 0 = 0): what removing one count from a cell
     holding t takes from sum t log t."""

@@ -63,16 +63,18 @@ def clmi_arguments(X: np.ndarray, W: np.ndarray, drop: np.ndarray, flat: np.ndar
                    totals: np.ndarray, arities: np.ndarray, smoothing: float,
                    joint: np.ndarray, ratio: np.ndarray) -> None:
     """What CLMI I(x_i; x_j | C) (paper 004 eq. 14) needs at every row's values, for every
-    attribute pair i < j (pair t in the order of ``numpy.triu_indices(p, 1)``): the counts
-    of :func:`bnma_core.kernels.ukdb_counts.pair_counts_at` (the smoothed tables of
-    :func:`bnma_core.kernels.ukdb_counts.pair_class_counts` plus the pseudo instance
-    "x labelled c" with weight ``W[r, c]``, minus ``drop[r, c]``: the row's own count, for
-    leave-one-out), written as ``joint[r, t, c]`` = n(x_i, x_j, c) and
-    ``ratio[r, t, c]`` = n(x_i, x_j, c) n(c) / (n(x_i, c) n(x_j, c)), the argument of the
-    logarithm of :func:`bnma_core.scores.conditional_local_mutual_information_counts` (the
-    same floating-point operations). A pair with a missing value, or a class with no
-    weight, gets joint 0 and ratio 1.
-    ``joint`` and ``ratio`` are (n, p (p - 1) / 2, m) arrays filled in place."""
+    attribute pair i < j (pair t in the order of ``numpy.triu_indices(p, 1)``).
+
+    The counts are the tables of :func:`bnma_core.kernels.ukdb_counts.pair_class_counts`
+    over the pair's rows, smoothed, plus the pseudo instance "x labelled c" with weight
+    ``W[r, c]``, minus ``drop[r, c]`` (the row's own count, for leave-one-out):
+    n_xy = (n(x_i, x_j, c) - drop) + smoothing + W, and the margins n_xc, n_yc, n_c the same
+    way with r_j, r_i and r_i r_j times the smoothing. Written: ``joint[r, t, c]`` = n_xy
+    and ``ratio[r, t, c]`` = n_xy n_c / (n_xc n_yc), the argument of the logarithm of
+    :func:`bnma_core.scores.conditional_local_mutual_information_counts` (the same
+    floating-point operations). A pair with a missing value, or a class with no weight, gets
+    joint 0 and ratio 1. ``joint`` and ``ratio`` are (n, p (p - 1) / 2, m) arrays filled in
+    place; the pairs are the outer loop, so each pair's tables are read once for all rows."""
     n, p = X.shape
     m = W.shape[1]
     # pairs outer, rows inner: each pair's tables are read once for the whole batch
