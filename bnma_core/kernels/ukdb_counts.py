@@ -36,7 +36,7 @@ def popcount(typingctx, x):
     return sig, codegen
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def state_bitsets(data: np.ndarray, arities: np.ndarray):
     """The training rows holding each value, as bit sets: the count of any attribute
     configuration with a class, n(x_S, c), is the number of bits of the AND of its members'
@@ -78,7 +78,7 @@ def state_bitsets(data: np.ndarray, arities: np.ndarray):
     return bits, offsets, observed
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def pair_class_counts(data: np.ndarray, arities: np.ndarray, n_classes: int):
     """Every attribute table n(x_i, c) and every pair table n(x_i, x_j, c) (i < j) with its
     margins, in one pass over the rows.
@@ -140,7 +140,7 @@ def pair_class_counts(data: np.ndarray, arities: np.ndarray, n_classes: int):
     return single, flat, offsets, rows, cols, totals
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def subset_class_counts(data: np.ndarray, subsets: np.ndarray, sizes: np.ndarray,
                         arities: np.ndarray):
     """The tables n(x_S, c) of many attribute subsets S in one call.
@@ -277,7 +277,7 @@ def cmi_downdate_rows(data: np.ndarray, r0: int, r1: int, cmi: np.ndarray, steps
                 out[r - r0, j, i] = v
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def cmi_downdates(data: np.ndarray, cmi: np.ndarray, flat: np.ndarray, offsets: np.ndarray,
                   rows: np.ndarray, cols: np.ndarray, totals: np.ndarray,
                   arities: np.ndarray, smoothing: float, log_base: float) -> np.ndarray:
@@ -385,7 +385,7 @@ def structure_row(dep: np.ndarray, obs: np.ndarray, k: int, min_dependence: floa
     return n_obs
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def k_dependence_structures(dep: np.ndarray, obs: np.ndarray, k: int, min_dependence: float,
                             use_min: bool, tie_scale: float):
     """:func:`structure_row` of every row's dependence matrix ``dep`` (n, p, p) with its

@@ -1,13 +1,16 @@
 """UKDB's per-row work in numba: every row's UKDB_L structure without the row, every row's
-UKDB_P structure at its own values, and every row's family log scores from the count tables
-(DESIGN §5; :meth:`bnma_core.classifiers.ukdb.UKDB.loo_log_proba` and UKDB_P's batch
-prediction).
+UKDB_P structure at its own values, and every row's family log scores (DESIGN §5;
+:meth:`bnma_core.classifiers.ukdb.UKDB.loo_log_proba` and UKDB_P's batch prediction).
 
-One loop over the rows with a (p, p) scratch matrix replaces the (n, p, p) and
-(n, p (p - 1) / 2, m) arrays and the numpy passes over them: the local measures come from the
-formula's one home (:func:`bnma_core.kernels.information.local_information_value`), the CMI
-downdates from :func:`bnma_core.kernels.ukdb_counts.cmi_downdate_rows`, the construction from
-:func:`bnma_core.kernels.ukdb_counts.structure_row`.
+Passes over the rows with a (p, p) scratch matrix per row replace the (n, p, p) and
+(n, p (p - 1) / 2, m) arrays and the numpy passes over them: UKDB_L's CMI downdates
+(:func:`bnma_core.kernels.ukdb_counts.cmi_downdate_rows`), UKDB_P's CLMI arguments (in
+cache-sized batches of rows whose logarithms numpy takes in one vectorised call, then summed
+by the formula's one home, :func:`bnma_core.kernels.information.local_information_value`),
+the construction (:func:`bnma_core.kernels.ukdb_counts.structure_row`) and the families'
+counts (popcounts of the value bit sets of
+:func:`bnma_core.kernels.ukdb_counts.state_bitsets`). The entry kernels release the GIL
+(``nogil=True``): candidates fitted in threads run them side by side.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from .information import local_information_value
 from .ukdb_counts import cmi_downdate_rows, cmi_steps, popcount, structure_row
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def domain_loo_structures(data: np.ndarray, cmi: np.ndarray, flat: np.ndarray,
                           offsets: np.ndarray, rows: np.ndarray, cols: np.ndarray,
                           totals: np.ndarray, arities: np.ndarray, smoothing: float,
@@ -57,7 +60,7 @@ def domain_loo_structures(data: np.ndarray, cmi: np.ndarray, flat: np.ndarray,
     return order, n_obs, parents
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def clmi_arguments(X: np.ndarray, W: np.ndarray, drop: np.ndarray, flat: np.ndarray,
                    offsets: np.ndarray, rows: np.ndarray, cols: np.ndarray,
                    totals: np.ndarray, arities: np.ndarray, smoothing: float,
@@ -109,7 +112,7 @@ def clmi_arguments(X: np.ndarray, W: np.ndarray, drop: np.ndarray, flat: np.ndar
             t += 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def personalized_structures(X: np.ndarray, joint: np.ndarray, log_ratio: np.ndarray,
                             log_base: float, k: int, min_dependence: float, use_min: bool,
                             tie_scale: float, order: np.ndarray, n_obs: np.ndarray,
@@ -142,7 +145,7 @@ def personalized_structures(X: np.ndarray, joint: np.ndarray, log_ratio: np.ndar
                                  parents[r])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def family_log_scores(X: np.ndarray, order: np.ndarray, n_obs: np.ndarray,
                       parents: np.ndarray, drop: np.ndarray, extra: np.ndarray,
                       counted: np.ndarray, alpha: float, pad_alpha: np.ndarray,
