@@ -357,6 +357,8 @@ def structure_row(dep: np.ndarray, obs: np.ndarray, k: int, min_dependence: floa
             order[t] = i
             t += 1
     parents[:, :] = -1
+    if k == 0:
+        return n_obs
     best_v = np.empty(k + 1)
     best_j = np.empty(k + 1, dtype=np.int64)
     for pos in range(k, n_obs):

@@ -193,7 +193,12 @@ def family_log_scores(X: np.ndarray, order: np.ndarray, n_obs: np.ndarray,
             every[w] |= bits[offsets[p] + c, w]
     mask = np.empty(words, dtype=np.uint64)
     num = np.empty(m)
-    cnt = np.zeros((m, pad_alpha.shape[1]))
+    hit = np.zeros(m, dtype=np.int64)
+    seen = np.zeros(m, dtype=np.int64)
+    alpha_sum = np.zeros(p)
+    for i in range(p):
+        for s in range(arities[i]):
+            alpha_sum[i] += pad_alpha[i, s]
     for r in range(n):
         # the class family: n(x_p, c)
         ncp = min(n_obs[r], k)
@@ -232,7 +237,7 @@ def family_log_scores(X: np.ndarray, order: np.ndarray, n_obs: np.ndarray,
             lp = math.log((float(hits) + alpha) / (float(total) + q * alpha))
             for c in range(m):
                 out[r, c] += lp
-        # the attribute families: n(x_i, pi_i, c) for every state of x_i
+        # the attribute families
         for pos in range(k, n_obs[r]):
             i = order[r, pos]
             mask[:] = every
@@ -246,29 +251,23 @@ def family_log_scores(X: np.ndarray, order: np.ndarray, n_obs: np.ndarray,
                     mask[w] &= bits[row, w]
                 if not counted[r, v]:
                     dd = 0.0
-            ri = arities[i]
-            cnt[:, :ri] = 0.0
+            # per class: n(x_i = x, pi_i, c) and n(pi_i, c) over the rows with x_i observed
+            x = X[r, i]
+            own = offsets[i] + x
+            for c in range(m):
+                hit[c] = 0
+                seen[c] = 0
             for w in range(words):
-                mw = mask[w]
+                mw = mask[w] & observed[i, w]
                 if mw == 0:
                     continue
+                xw = mw & bits[own, w]
                 for c in range(m):
-                    mc = mw & bits[offsets[p] + c, w]
-                    if mc == 0:
-                        continue
-                    for s in range(ri):
-                        cnt[c, s] += popcount(mc & bits[offsets[i] + s, w])
-            x = X[r, i]
+                    cw = bits[offsets[p] + c, w]
+                    seen[c] += popcount(mw & cw)
+                    hit[c] += popcount(xw & cw)
             for c in range(m):
-                den = 0.0
-                mine = 0.0
-                for s in range(ri):
-                    val = cnt[c, s]
-                    if s == x:
-                        val = (val - drop[r, c] * dd) + extra[r, c]
-                    val += pad_alpha[i, s]
-                    den += val
-                    if s == x:
-                        mine = val
+                mine = ((float(hit[c]) - drop[r, c] * dd) + extra[r, c]) + pad_alpha[i, x]
+                den = ((float(seen[c]) - drop[r, c] * dd) + extra[r, c]) + alpha_sum[i]
                 out[r, c] += math.log(mine / den)
     return out
