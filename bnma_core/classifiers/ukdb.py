@@ -100,11 +100,13 @@ cells; above, every pattern is its own hard-evidence elimination (pooling keeps 
 attributes hidden, each with a per-row table of its family: WBC k = 3, 6990 rows, 10 % missing
 0.75 s pooled vs 0.22 s per pattern; k = 2 0.066 s vs 0.18 s). Speed only, same result."""
 
-LOO_COMPLETIONS = 64
+LOO_COMPLETIONS = 1024
 """:meth:`UKDB.loo_log_proba` sums the missing values of an incomplete training row whose
 leave-one-out UKDB_L structure differs from the full fit's over its completions when they are
 at most this many; a row with more is marginalised in a model of its structure (one per
-distinct structure), which costs a model build. Speed only, the same values (tested)."""
+distinct structure), which costs a model build. Speed only, the same values (tested). A
+completion costs one pass of the family kernel (~p popcount families): HEPAR II 500 rows with
+2 % missing 0.105 CPU s at 64, 0.072 at 1024, 0.079 at 4096."""
 
 COMPLETION_ROWS = 4096
 """Completed rows scored per call in :meth:`UKDB._completion_log_scores` (memory bound)."""
@@ -849,7 +851,7 @@ class UKDB(DiscreteBNClassifier):
         """UKDB_L's leave-one-out log P(c, x_obs) of incomplete training rows ``rows``, each in
         its own structure (``order`` / ``parents`` as :meth:`_personalized_structures_batch`),
         by summing the missing values out explicitly: every completion of the row is scored
-        from the subset tables (:meth:`_family_log_scores`; the row's count removed only from
+        from the counts (:meth:`_family_log_scores`; the row's count removed only from
         the families it was counted in), and the completions are added up (log-sum-exp).
         Written into ``out`` for the rows with at most :data:`LOO_COMPLETIONS` completions;
         returns which rows those were (the others need a model of their structure)."""
@@ -865,9 +867,12 @@ class UKDB(DiscreteBNClassifier):
         stride = np.cumprod(np.concatenate([np.ones((len(X), 1), dtype=np.int64),
                                             card[:, :-1]], axis=1), axis=1)
         todo = np.flatnonzero(done)
-        chunk = max(1, COMPLETION_ROWS // LOO_COMPLETIONS)
-        for a in range(0, len(todo), chunk):
-            t = todo[a:a + chunk]
+        # chunks of rows with at most COMPLETION_ROWS completions together (or one row)
+        ends = np.cumsum(combos[todo])
+        cuts = np.flatnonzero(np.diff(ends // COMPLETION_ROWS, prepend=0)) if len(todo) else []
+        for t in np.split(todo, cuts):
+            if not len(t):
+                continue
             reps = np.repeat(t, combos[t])
             starts = np.concatenate([[0], np.cumsum(combos[t])[:-1]])
             j = np.arange(len(reps)) - np.repeat(starts, combos[t])
