@@ -27,7 +27,7 @@ from .kernels.counting import (
     log_ml_from_counts,
     log_ml_uniform_alpha,
 )
-from .kernels.information import pairwise_cmi
+from .kernels.information import local_information, pairwise_cmi
 
 SCORES = ("k2", "bdeu", "bd")
 PRIORS = ("uniform", "hz")
@@ -483,12 +483,17 @@ def conditional_mutual_information(p_xyc: np.ndarray, base: float = math.e) -> f
 def _local_information(n_joint: np.ndarray, num: np.ndarray, den: np.ndarray,
                        base: float) -> np.ndarray:
     """sum_c (n_joint / sum_c n_joint) log(num / den) over the last axis; cells with
-    n_joint = 0 contribute 0, and a value with no weight at all gives 0."""
-    tot = n_joint.sum(axis=-1)
+    n_joint = 0 contribute 0, and a value with no weight at all gives 0. The sum is the
+    numba kernel :func:`bnma_core.kernels.information.local_information` (the formula's one
+    home, which UKDB's per-row kernels also call)."""
+    n_joint, num, den = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64)
+                                              for a in (n_joint, num, den)))
+    shape = n_joint.shape
     with np.errstate(divide="ignore", invalid="ignore"):
-        terms = (n_joint / tot[..., None]) * np.log(num / den)
-        vals = np.where(tot > 0, np.where(n_joint > 0, terms, 0.0).sum(axis=-1), 0.0)
-    return vals / math.log(base)
+        log_ratio = np.log(num / den)
+    vals = local_information(np.ascontiguousarray(n_joint).reshape(-1, shape[-1]),
+                             np.ascontiguousarray(log_ratio).reshape(-1, shape[-1]))
+    return vals.reshape(shape[:-1]) / math.log(base)
 
 
 def local_mutual_information_counts(n_xc: np.ndarray, n_c: np.ndarray,

@@ -28,7 +28,9 @@ drop out); UKDB_P never contains them.
 :meth:`UKDB.loo_log_proba` gives the training rows' leave-one-out class posteriors from the
 fitted counts minus each row's own, equal to refitting without the row (DESIGN §5), for
 leave-one-out stacking (Yao et al. 2018). The tables are counted in one pass
-(:mod:`bnma_core.kernels.ukdb_counts`).
+(:mod:`bnma_core.kernels.ukdb_counts`); the per-row work of batch prediction and
+leave-one-out (local measures, structures, family scores) is one numba pass over the rows
+(:mod:`bnma_core.kernels.ukdb_loo`).
 
 References
 ----------
@@ -53,12 +55,18 @@ from sklearn.base import clone
 from ..data import CODE_DTYPE
 from ..factors import CHUNK_CELLS, MIN_PATTERN_ROWS, FactorModel, class_log_posterior
 from ..kernels.counting import config_indices
+from ..kernels.information import local_information
 from ..kernels.ukdb_counts import (
-    cmi_downdates,
+    k_dependence_structures,
     pair_class_counts,
-    pair_counts_at,
-    select_parents,
+    state_bitsets,
     subset_class_counts,
+)
+from ..kernels.ukdb_loo import (
+    clmi_arguments,
+    domain_loo_structures,
+    family_log_scores,
+    personalized_structures,
 )
 from ..scores import (
     conditional_local_mutual_information_counts,
@@ -92,18 +100,26 @@ cells; above, every pattern is its own hard-evidence elimination (pooling keeps 
 attributes hidden, each with a per-row table of its family: WBC k = 3, 6990 rows, 10 % missing
 0.75 s pooled vs 0.22 s per pattern; k = 2 0.066 s vs 0.18 s). Speed only, same result."""
 
-LOO_COMPLETIONS = 64
+LOO_COMPLETIONS = 1024
 """:meth:`UKDB.loo_log_proba` sums the missing values of an incomplete training row whose
 leave-one-out UKDB_L structure differs from the full fit's over its completions when they are
 at most this many; a row with more is marginalised in a model of its structure (one per
-distinct structure), which costs a model build. Speed only, the same values (tested)."""
+distinct structure), which costs a model build. Speed only, the same values (tested). A
+completion costs one pass of the family kernel (~p popcount families): HEPAR II 500 rows with
+2 % missing 0.105 CPU s at 64, 0.072 at 1024, 0.079 at 4096."""
 
 COMPLETION_ROWS = 4096
 """Completed rows scored per call in :meth:`UKDB._completion_log_scores` (memory bound)."""
 
 BATCH_CELLS = 2 ** 20
-"""UKDB_P predicts rows in batches of at most this many float cells per gathered array (rows x
-attribute pairs x classes): the memory of a batch stays bounded whatever the number of rows."""
+"""UKDB_P predicts rows in batches of at most this many cells per row-family array (rows x
+attributes x (k + 2 + classes)): the memory of a batch stays bounded whatever the number of
+rows."""
+
+LOG_BATCH_CELLS = 2 ** 16
+"""UKDB_P's CLMI arguments are computed for this many cells at a time (rows x attribute pairs x
+classes) and their logarithms taken by numpy in one vectorised call (10x faster than one call
+per value in a kernel); small enough to stay in cache."""
 
 # UKDB_L's FactorModel per fitted estimator, outside its __dict__ (sklearn's
 # check_dict_unchanged: predicting must not add attributes)
@@ -341,14 +357,14 @@ class UKDB(DiscreteBNClassifier):
         Inner folds of the choice of ``k`` from ``k_grid`` (fewer when a class has fewer
         training rows; at least 2).
     max_table_cells : int, default 2**20
-        Budget (float cells) for UKDB_P's count tables n(x_S, c) over every attribute subset S
-        of size <= k + 1, built once at fit so that a prediction costs the same whatever the
-        number of training rows. If all tables together would exceed it, each table is built
-        on its first use and kept (the first predictions then pay one pass over the training
-        rows per new subset; rows are predicted in batches, so a batch builds only the subsets
-        its rows use). The default keeps WBC's 130 tables (k = 2) precomputed and builds
-        HEPAR II's (69 attributes: 54,810 subsets, ~0.4 CPU s per fit, of which a 100-row
-        inner fold uses a few thousand) on use.
+        Budget (float cells) for the count tables n(x_S, c) over every attribute subset S of
+        size <= k + 1 that UKDB_P's per-row path (:meth:`explain`,
+        :meth:`personalized_structure`) reads, built once at fit; if all tables together would
+        exceed it, each table is built on its first use and kept. The default keeps WBC's 130
+        tables (k = 2) precomputed and builds HEPAR II's (69 attributes: 54,810 subsets) on
+        use. Batch prediction and :meth:`loo_log_proba` count from the value bit sets instead
+        (:func:`bnma_core.kernels.ukdb_counts.state_bitsets`; the same integers) and build no
+        table.
     cv_folds : deprecated
         Former name of ``inner_folds``; a sequence given as ``k`` is taken as ``k_grid``
         (both accepted with a FutureWarning until the next release).
@@ -466,6 +482,7 @@ class UKDB(DiscreteBNClassifier):
         self._data = np.ascontiguousarray(np.column_stack([X, y]), dtype=CODE_DTYPE)
         self._ar = np.append(np.asarray(self.arities_, dtype=np.int64), m)
         self._fit_local_tables(p, m)
+        self._bitsets = state_bitsets(self._data, self._ar)
         self.mi_ = self._class_mutual_informations()
         self.cmi_ = pairwise_conditional_mutual_information(X, y, self.arities_, m, None,
                                                             self.mi_smoothing, self.base)
@@ -625,12 +642,14 @@ class UKDB(DiscreteBNClassifier):
 
     # --- UKDB_P -----------------------------------------------------------------------------
     def _pseudo(self, domain_post: np.ndarray) -> np.ndarray:
-        m = self.n_classes_
+        """Weights of the pseudo instances "x labelled c" of ``pseudo_weights`` for UKDB_L
+        posteriors ``domain_post`` (m,) or (n, m) (one row per instance)."""
+        post = np.asarray(domain_post, dtype=float)
         if self.pseudo_weights == "domain":
-            return np.asarray(domain_post, dtype=float)
+            return post
         if self.pseudo_weights == "uniform":
-            return np.full(m, 1.0 / m)
-        return np.zeros(m)
+            return np.full(post.shape, 1.0 / self.n_classes_)
+        return np.zeros(post.shape)
 
     def local_information(self, x: np.ndarray, pseudo: np.ndarray | None = None
                           ) -> tuple[np.ndarray, np.ndarray]:
@@ -753,9 +772,9 @@ class UKDB(DiscreteBNClassifier):
         pd_ = np.exp(ld - np.logaddexp.reduce(ld, axis=1, keepdims=True))
         if self.mode == "domain":
             return pd_, None
-        W = np.stack([self._pseudo(row) for row in pd_]) if len(pd_) else pd_.copy()
+        W = self._pseudo(pd_)
         pp = np.empty_like(pd_)
-        size = max(1, BATCH_CELLS // max(1, self._pair_pad_cells()))
+        size = max(1, BATCH_CELLS // max(1, self._family_cells()))
         for a in range(0, X.shape[0], size):
             lp = self._personalized_log_scores_batch(
                 X[a:a + size], W[a:a + size], None if drop is None else drop[a:a + size])
@@ -765,21 +784,20 @@ class UKDB(DiscreteBNClassifier):
     def _domain_loo_log_scores(self, domain_structure: str) -> np.ndarray:
         """(n, m) log P_L(c, x_i) up to a per-row constant under UKDB_L fitted without row i,
         for every training row i: with the full fit's structure (``"full"``), or with the
-        structure D_{-i} gives (``"refit"``: the CMI matrix downdated per row,
-        :func:`bnma_core.kernels.ukdb_counts.cmi_downdates`, and the construction of
-        :func:`build_k_dependence_structure`). Rows whose structure is the full fit's take the
-        fitted model plus :meth:`_domain_loo_corrections`; complete rows with another
-        structure read their factors from the subset tables minus the row
-        (:meth:`_family_log_scores`; P(x_p) is constant in c); incomplete rows with another
-        structure are marginalised in a model of that structure, one per distinct structure."""
+        structure D_{-i} gives (``"refit"``: the CMI matrix downdated per row and the
+        construction of :func:`build_k_dependence_structure`, in one kernel pass,
+        :func:`bnma_core.kernels.ukdb_loo.domain_loo_structures`). Complete rows read their
+        factors from the counts minus the row (:meth:`_family_log_scores`; P(x_p) is constant
+        in c); incomplete rows that keep the full fit's structure take the fitted model plus
+        :meth:`_domain_loo_corrections`; incomplete rows with another structure are summed
+        over their completions (:meth:`_completion_log_scores`) or marginalised in a model of
+        that structure, one per distinct structure."""
         data = self._data
         n, p = data.shape[0], data.shape[1] - 1
         m = self.n_classes_
         X = data[:, :p]
         if domain_structure == "full" or n == 0:
             return self._domain_log_scores(X) + self._domain_loo_corrections()
-        ld = np.empty((n, m))
-        same: list[np.ndarray] = []
         k = int(self.k_)
         st = self.domain_structure_
         full_par = np.full((p, k), -1, dtype=np.int64)
@@ -788,32 +806,30 @@ class UKDB(DiscreteBNClassifier):
         ncp = min(k, p)
         full_cp = np.asarray(st.order[:ncp], dtype=np.int64)
         y = data[:, p].astype(np.int64)
+        k_, md, use_min, scale = self._structure_settings()
+        order, n_obs, parents = domain_loo_structures(
+            data, self.cmi_, *self._pair_tables(), float(self.mi_smoothing),
+            math.log(self.base), k_, md, use_min, scale)
+        other = ~((order[:, :ncp] == full_cp).all(axis=1)
+                  & (parents == full_par).all(axis=(1, 2)))
+        complete = (X >= 0).all(axis=1)
+        ld = np.empty((n, m))
+        # complete rows: every factor read from the subset tables minus the row (P(x_p) is
+        # constant in c), whatever their structure
+        rows = np.flatnonzero(complete)
+        size = max(1, BATCH_CELLS // max(1, self._family_cells()))
+        for a in range(0, len(rows), size):
+            r = rows[a:a + size]
+            ld[r] = self._family_log_scores(X[r], order[r], n_obs[r], parents[r],
+                                            np.zeros((len(r), m)), np.eye(m)[y[r]])
+        kept = np.flatnonzero(~other & ~complete)
         groups: dict[tuple, list[int]] = {}
-        size = max(1, BATCH_CELLS // max(1, p * p))
-        for a in range(0, n, size):
-            rows = np.arange(a, min(n, a + size))
-            dep = cmi_downdates(data[rows], self.cmi_, self._pair_flat, self._pair_off,
-                                self._pair_rows, self._pair_cols, self._pair_class,
-                                np.asarray(self.arities_, dtype=np.int64),
-                                float(self.mi_smoothing), math.log(self.base))
-            order, n_obs, parents = self._personalized_structures_batch(
-                np.zeros((len(rows), p), dtype=np.int64), dep)
-            other = ~((order[:, :ncp] == full_cp).all(axis=1)
-                      & (parents == full_par).all(axis=(1, 2)))
-            complete = (X[rows] >= 0).all(axis=1)
-            same.append(rows[~other])
-            sel = np.flatnonzero(other & complete)
-            if len(sel):
-                r = rows[sel]
-                ld[r] = self._family_log_scores(X[r], order[sel], n_obs[sel], parents[sel],
-                                                np.zeros((len(r), m)), np.eye(m)[y[r]])
-            inc = np.flatnonzero(other & ~complete)
-            if len(inc):
-                done = self._completion_log_scores(rows[inc], order[inc], parents[inc], ld)
-                for t in inc[~done]:
-                    key = (tuple(order[t, :ncp].tolist()), parents[t].tobytes())
-                    groups.setdefault(key, []).append(int(rows[t]))
-        kept = np.concatenate(same)
+        inc = np.flatnonzero(other & ~complete)
+        if len(inc):
+            done = self._completion_log_scores(inc, order[inc], parents[inc], ld)
+            for t in inc[~done]:
+                key = (tuple(order[t, :ncp].tolist()), parents[t].tobytes())
+                groups.setdefault(key, []).append(int(t))
         if len(kept):
             ld[kept] = (self._domain_log_scores(X[kept])
                         + self._domain_loo_corrections(kept))
@@ -835,7 +851,7 @@ class UKDB(DiscreteBNClassifier):
         """UKDB_L's leave-one-out log P(c, x_obs) of incomplete training rows ``rows``, each in
         its own structure (``order`` / ``parents`` as :meth:`_personalized_structures_batch`),
         by summing the missing values out explicitly: every completion of the row is scored
-        from the subset tables (:meth:`_family_log_scores`; the row's count removed only from
+        from the counts (:meth:`_family_log_scores`; the row's count removed only from
         the families it was counted in), and the completions are added up (log-sum-exp).
         Written into ``out`` for the rows with at most :data:`LOO_COMPLETIONS` completions;
         returns which rows those were (the others need a model of their structure)."""
@@ -851,9 +867,12 @@ class UKDB(DiscreteBNClassifier):
         stride = np.cumprod(np.concatenate([np.ones((len(X), 1), dtype=np.int64),
                                             card[:, :-1]], axis=1), axis=1)
         todo = np.flatnonzero(done)
-        chunk = max(1, COMPLETION_ROWS // LOO_COMPLETIONS)
-        for a in range(0, len(todo), chunk):
-            t = todo[a:a + chunk]
+        # chunks of rows with at most COMPLETION_ROWS completions together (or one row)
+        ends = np.cumsum(combos[todo])
+        cuts = np.flatnonzero(np.diff(ends // COMPLETION_ROWS, prepend=0)) if len(todo) else []
+        for t in np.split(todo, cuts):
+            if not len(t):
+                continue
             reps = np.repeat(t, combos[t])
             starts = np.concatenate([[0], np.cumsum(combos[t])[:-1]])
             j = np.arange(len(reps)) - np.repeat(starts, combos[t])
@@ -948,8 +967,8 @@ class UKDB(DiscreteBNClassifier):
         UKDB_L's structure (the global CMI ranking, X_p and every attribute's parents):
         with ``domain_structure="refit"`` (default) the one D_{-i} gives: every pair's CMI
         downdated in O(1) from the pair tables (entropy form), the construction redone per
-        row (vectorised), and rows whose structure changes read from the subset tables (rows
-        with a missing value summed over their completions, or above
+        row (one kernel pass), complete rows' factors counted minus the row (rows
+        with a missing value whose structure changes summed over their completions, or above
         :data:`LOO_COMPLETIONS` one marginalising model per distinct structure); with
         ``"full"`` it is kept from the fit on all rows, the one approximation (optimistic
         where few rows decide the structure: HEPAR II 500 rows, 0.14 nats per row, DESIGN
@@ -987,21 +1006,21 @@ class UKDB(DiscreteBNClassifier):
         return self._log_posterior(*self._posteriors(data[:, :p], drop, domain_structure))
 
     # --- UKDB_P over a batch of rows ----------------------------------------------------------
-    def _pair_pad_cells(self) -> int:
-        """Float cells per row of :meth:`_local_information_batch`'s largest arrays."""
-        p = len(self.arities_)
-        rmax = int(max(self.arities_.max(), 1))
-        return max(p * (p - 1) // 2, p * rmax) * self.n_classes_
+    def _family_cells(self) -> int:
+        """Cells per row of :meth:`_family_log_scores`'s arrays (one family per attribute:
+        its k + 1 members, key and class scores)."""
+        return len(self.arities_) * (int(self.k_) + 2 + self.n_classes_)
 
     def _local_information_batch(self, X: np.ndarray, W: np.ndarray, with_lmi: bool = True,
                                  drop: np.ndarray | None = None
                                  ) -> tuple[np.ndarray | None, np.ndarray]:
         """:meth:`local_information` of every row of ``X`` (codes, -1 = missing) with pseudo
-        weights ``W`` (n, m) at once: lmi (n, p) (None unless ``with_lmi``: UKDB_P's structure
-        needs only the CLMI), clmi (n, p, p), the same elementwise operations in the same
-        order (equal to the per-row values; tested). ``drop`` (n, m): counts removed from
-        every table at the row's values before smoothing (the row's own one-hot class:
-        :meth:`loo_log_proba`)."""
+        weights ``W`` (n, m) at once: lmi (n, p) (None unless ``with_lmi``), clmi (n, p, p),
+        the same elementwise operations in the same order (equal to the per-row values;
+        tested). ``drop`` (n, m): counts removed from every table at the row's values before
+        smoothing (the row's own one-hot class). The dense arrays of an inspection path:
+        prediction and :meth:`loo_log_proba` compute the same CLMI per row in a kernel
+        (:meth:`_personalized_log_scores_batch`)."""
         X = np.asarray(X, dtype=np.int64)
         n, p = X.shape
         m = self.n_classes_
@@ -1024,13 +1043,15 @@ class UKDB(DiscreteBNClassifier):
         clmi = np.full((n, p, p), np.nan)
         I, J = np.triu_indices(p, 1)
         if len(I):
-            n_xy, n_xc, n_yc, n_c = pair_counts_at(
-                X, np.ascontiguousarray(W, dtype=np.float64),
-                np.zeros((n, m)) if drop is None else np.ascontiguousarray(drop, dtype=float),
-                I.astype(np.int64), J.astype(np.int64), self._pair_flat, self._pair_off,
-                self._pair_rows, self._pair_cols, self._pair_class, ar, sm)
-            vals = conditional_local_mutual_information_counts(n_xy, n_xc, n_yc, n_c,
-                                                               self.base)
+            joint = np.empty((n, len(I), m))
+            ratio = np.empty_like(joint)
+            clmi_arguments(np.ascontiguousarray(X), np.ascontiguousarray(W, dtype=np.float64),
+                           np.zeros((n, m)) if drop is None
+                           else np.ascontiguousarray(drop, dtype=float),
+                           *self._pair_tables(), sm, joint, ratio)
+            np.log(ratio, out=ratio)
+            vals = (local_information(joint.reshape(-1, m), ratio.reshape(-1, m))
+                    .reshape(n, len(I)) / math.log(self.base))
             vals[~(obs[:, I] & obs[:, J])] = np.nan
             clmi[:, I, J] = vals
             clmi[:, J, I] = vals
@@ -1041,7 +1062,8 @@ class UKDB(DiscreteBNClassifier):
     def _personalized_structures_batch(self, X: np.ndarray, clmi: np.ndarray
                                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """:func:`build_k_dependence_structure` of every row's CLMI (rows of ``X``; missing
-        attributes left out), vectorised over rows.
+        attributes left out), in one kernel call
+        (:func:`bnma_core.kernels.ukdb_counts.k_dependence_structures`).
 
         Returns
         -------
@@ -1052,43 +1074,59 @@ class UKDB(DiscreteBNClassifier):
             ``parents[r, i]``: attribute parents of attribute i in row r, most dependent
             first, padded with -1 (rows of class parents and missing attributes all -1).
         """
-        n, p = X.shape
-        k = int(self.k_)
-        obs = np.asarray(X) >= 0
-        dep = np.nan_to_num(clmi)
-        # SCLMI summed over the candidates in index order, as build_k_dependence_structure
-        sums = np.zeros((n, p))
-        for j in range(p):
-            take = obs[:, j:j + 1] & (np.arange(p) != j)[None, :]
-            sums = sums + np.where(take, dep[:, :, j], 0.0)
-        key = np.where(obs, -np.round(sums, TIE_DECIMALS), np.inf)
-        order = np.argsort(key, axis=1, kind="stable")
-        n_obs = obs.sum(axis=1)
-        rank = np.empty_like(order)
-        np.put_along_axis(rank, order, np.arange(p)[None, :].repeat(n, 0), axis=1)
-        dr = np.round(dep, TIE_DECIMALS)
+        obs = np.ascontiguousarray(np.asarray(X) >= 0)
+        return k_dependence_structures(np.ascontiguousarray(np.nan_to_num(clmi)), obs,
+                                       *self._structure_settings())
+
+    def _structure_settings(self) -> tuple[int, float, bool, float]:
+        """k, min_dependence (0 if None), whether it is used, and the scale of
+        ``TIE_DECIMALS``: the construction's settings for the structure kernels
+        (:func:`bnma_core.kernels.ukdb_counts.structure_row`)."""
         md = self.min_dependence
-        parents = select_parents(order, n_obs.astype(np.int64), rank, dr, k,
-                                 0.0 if md is None else float(md), md is not None)
-        return order, n_obs, parents
+        return (int(self.k_), 0.0 if md is None else float(md), md is not None,
+                10.0 ** TIE_DECIMALS)
+
+    def _pair_tables(self) -> tuple:
+        """The pair tables of :meth:`_fit_local_tables` and the arities, as the kernels take
+        them."""
+        return (self._pair_flat, self._pair_off, self._pair_rows, self._pair_cols,
+                self._pair_class, np.asarray(self.arities_, dtype=np.int64))
 
     def _personalized_log_scores_batch(self, X: np.ndarray, W: np.ndarray,
                                        drop: np.ndarray | None = None) -> np.ndarray:
         """log P(c | x_p) + sum_i log P(x_i | c, pi_i) of every row of ``X`` in its own UKDB_P
         network (pseudo weights ``W`` (n, m)), shape (n, m): :meth:`personalized_structure`
-        and :meth:`_personalized_log_scores` over a batch. The families of all rows are
-        grouped by attribute subset, and every CPT row is read from the subset count tables
-        (:meth:`_subset_table`) in one gather (equal to the per-row path to 1e-12; tested).
+        and :meth:`_personalized_log_scores` over a batch. Each row's CLMI and structure in
+        one kernel pass (:func:`bnma_core.kernels.ukdb_loo.personalized_structures`, the same
+        values as :meth:`local_information`), every CPT row read from the subset count
+        tables (:meth:`_family_log_scores`; equal to the per-row path to 1e-12; tested).
         ``drop`` (n, m): counts removed from every table at the row's values (the row's own
         one-hot class: :meth:`loo_log_proba`)."""
-        X = np.asarray(X, dtype=np.int64)
+        X = np.ascontiguousarray(X, dtype=np.int64)
         n, p = X.shape
         m = self.n_classes_
-        W = np.asarray(W, dtype=float)
+        W = np.ascontiguousarray(W, dtype=np.float64)
         extra = W if self.pseudo_in_parameters else np.zeros((n, m))
-        d = np.zeros((n, m)) if drop is None else np.asarray(drop, dtype=float)
-        _, clmi = self._local_information_batch(X, W, with_lmi=False, drop=drop)
-        order, n_obs, parents = self._personalized_structures_batch(X, clmi)
+        d = (np.zeros((n, m)) if drop is None
+             else np.ascontiguousarray(drop, dtype=np.float64))
+        k, md, use_min, scale = self._structure_settings()
+        order = np.empty((n, p), dtype=np.int64)
+        n_obs = np.empty(n, dtype=np.int64)
+        parents = np.empty((n, p, k), dtype=np.int64)
+        pairs = p * (p - 1) // 2
+        size = max(1, LOG_BATCH_CELLS // max(1, pairs * m))
+        joint = np.empty((min(n, size), pairs, m))
+        ratio = np.empty_like(joint)
+        tables = self._pair_tables()
+        for a in range(0, n, size):
+            b = min(n, a + size)
+            clmi_arguments(X[a:b], W[a:b], d[a:b], *tables, float(self.mi_smoothing),
+                           joint[:b - a], ratio[:b - a])
+            lr = ratio[:b - a].reshape(-1, m)
+            np.log(lr, out=lr)
+            personalized_structures(X[a:b], joint[:b - a].reshape(-1, m), lr,
+                                    math.log(self.base), k, md, use_min, scale, order[a:b],
+                                    n_obs[a:b], parents[a:b])
         return self._family_log_scores(X, order, n_obs, parents, extra, d)
 
     def _family_log_scores(self, X: np.ndarray, order: np.ndarray, n_obs: np.ndarray,
@@ -1096,97 +1134,29 @@ class UKDB(DiscreteBNClassifier):
                            counted: np.ndarray | None = None) -> np.ndarray:
         """log P(c | x_p) + sum_i log P(x_i | c, pi_i) of every row of ``X`` in its own network
         (:meth:`_personalized_structures_batch`'s ``order`` / ``n_obs`` / ``parents``: X_p the
-        first k of the order), every CPT row read from the subset tables at the row's values
-        plus ``extra`` (n, m) and minus ``d`` (n, m) at the row's own values.
+        first k of the order), every CPT row counted at the row's values plus ``extra``
+        (n, m) and minus ``d`` (n, m) at the row's own values, in one kernel pass over the
+        families (:func:`bnma_core.kernels.ukdb_loo.family_log_scores`; counts from the
+        value bit sets of the fit, the same integers as the tables of
+        :meth:`_subset_table`).
 
         ``counted`` (n, p) bool, for rows completed from a training row with missing values
         (:meth:`_completion_log_scores`): ``d`` is removed only from the families whose
         members were all observed in that row (the tables that counted it), and
         log P(x_p) is added where an X_p member was not (it then varies with the
         completion)."""
+        X = np.ascontiguousarray(X, dtype=np.int64)
         n, p = X.shape
-        m = self.n_classes_
-        k = int(self.k_)
-        xs = np.where(X >= 0, X, 0)
-        width = k + 1
-        # families: one class-parent family per row, then one per (row, ranked attribute)
-        ncp = np.minimum(n_obs, k)
-        first = np.concatenate([order, np.full((n, k), p)], axis=1)[:, :k]
-        cp = np.where(np.arange(k)[None, :] < ncp[:, None], first, p)
-        r_a, pos_a = np.nonzero(np.arange(p)[None, :] < n_obs[:, None])
-        keep = pos_a >= k
-        r_a, pos_a = r_a[keep], pos_a[keep]
-        i_a = order[r_a, pos_a]
-        pa = parents[r_a, i_a]
-        fam_a = np.concatenate([i_a[:, None], np.where(pa >= 0, pa, p)], axis=1)
-        fam_c = np.concatenate([cp, np.full((n, width - k), p)], axis=1)
-        members = np.sort(np.concatenate([fam_c, fam_a]), axis=1)
-        if float(p + 1) ** width < 2.0 ** 62:
-            # one int64 key per family, first member most significant: np.unique on the keys
-            # gives the distinct rows in the order of np.unique(members, axis=0), faster
-            key = np.zeros(len(members), dtype=np.int64)
-            for w in range(width):
-                key = key * (p + 1) + members[:, w]
-            _, first, inv = np.unique(key, return_index=True, return_inverse=True)
-            uniq = members[first]
-        else:
-            uniq, inv = np.unique(members, axis=0, return_inverse=True)
-        inv = inv.reshape(-1)
-        offs = np.zeros(len(uniq), dtype=np.int64)
-        strides = np.zeros((len(uniq), width), dtype=np.int64)
-        # members are sorted, so the padding p comes last: each subset is a prefix
-        sizes = (uniq < p).sum(axis=1).tolist()
-        subsets = [tuple(row[:z]) for row, z in zip(uniq.tolist(), sizes, strict=True)]
-        self._add_subset_tables(subsets)
-        flats, off = [], 0
-        for u, subset in enumerate(subsets):
-            table, st = self._subset_tables[subset]
-            offs[u] = off
-            strides[u, :len(subset)] = st
-            flats.append(table.ravel())
-            off += table.size
-        flat = np.concatenate(flats)
-        mem = np.where(members < p, members, 0)
-        fam_rows = np.concatenate([np.arange(n), r_a])
-        vals = xs[fam_rows[:, None], mem]                           # (F, width)
-        cell = (vals * strides[inv]).sum(axis=1)
         if counted is None:
-            dd = d[fam_rows]
-        else:
-            fam_counted = (counted[fam_rows[:, None], mem] | (members >= p)).all(axis=1)
-            dd = d[fam_rows] * fam_counted[:, None]
-        # class-parent families: P(c | x_p) from n(x_p, c)
-        n_c = (flat[(offs[inv[:n]] + cell[:n] * m)[:, None] + np.arange(m)] - dd[:n]) + extra
-        out = np.log(posterior_cpt(n_c, self.alpha))
-        if counted is not None:
-            # P(x_p) of the completion where the row missed an X_p member (full-data counts:
-            # the row was not counted), the joint from the same smoothed table as UKDB_L's
-            for u in np.unique(inv[:n][~fam_counted[:n]]):
-                table = self._subset_tables[subsets[u]][0]
-                pxp = posterior_cpt(table.sum(axis=1)[None, :], self.alpha)[0]
-                hit = np.flatnonzero((inv[:n] == u) & ~fam_counted[:n])
-                out[hit] += np.log(pxp[cell[hit]])[:, None]
-        if not len(r_a):
-            return out
-        # attribute families: the CPT rows of x_i at the row's parent values, every class
-        inv_a, mem_a, cell_a = inv[n:], members[n:], cell[n:]
-        where_i = np.argmax(mem_a == i_a[:, None], axis=1)
-        st_i = strides[inv_a, where_i]
-        base = cell_a - xs[r_a, i_a] * st_i
-        r_max = self._pad_alpha.shape[1]
-        states = np.arange(r_max)
-        ok = states[None, :] < self.arities_[i_a][:, None]
-        idx = offs[inv_a][:, None] + (base[:, None] + np.where(ok, states, 0) * st_i[:, None]) * m
-        counts = np.where(ok[:, :, None], flat[idx[:, :, None] + np.arange(m)], 0.0)
-        counts = np.ascontiguousarray(counts.transpose(0, 2, 1))   # (F_a, m, r_max)
-        e = np.arange(len(r_a))
-        x_i = xs[r_a, i_a]
-        counts[e, :, x_i] -= dd[n:]
-        counts[e, :, x_i] += extra[r_a]
-        theta = posterior_cpt(counts, self._pad_alpha[i_a][:, None, :])
-        terms = np.zeros((n, p, m))
-        terms[r_a, pos_a] = np.log(theta[e, :, x_i])
-        return out + terms.sum(axis=1)
+            counted = np.ones((n, p), dtype=bool)
+        return family_log_scores(
+            X, np.ascontiguousarray(order, dtype=np.int64),
+            np.ascontiguousarray(n_obs, dtype=np.int64),
+            np.ascontiguousarray(parents, dtype=np.int64),
+            np.ascontiguousarray(d, dtype=np.float64),
+            np.ascontiguousarray(extra, dtype=np.float64),
+            np.ascontiguousarray(counted, dtype=bool), float(self.alpha), self._pad_alpha,
+            np.asarray(self.arities_, dtype=np.int64), *self._bitsets, int(self.k_))
 
     def _predict_log_proba_codes(self, X: np.ndarray) -> np.ndarray:
         return self._log_posterior(*self._posteriors(X))
