@@ -7,7 +7,7 @@ JSON line per figure (``{"name", "value", "unit"}``). Times are CPU seconds of t
 alternately in this one run, so every ratio is measured in one run:
 
 * per data set (WBC; ALARM 500 rows, class BP, 36 features; HEPAR II 500 rows, class
-  Cirrhosis, 69 features; and, when ``../shared/data`` is beside the repository or
+  Cirrhosis, 69 features; and, when ``shared/data`` is next to the repository or
   ``BNMA_SHARED_DATA`` names it, the UCI sets vote (435 x 16, 46 % of the rows with a missing
   value), zoo (101 x 16) and mushroom (8,124 x 21, 31 % incomplete)): ``bma10`` fit,
   ``stack`` fit with ``inner_fit="loo"`` (the default: leave-one-out in closed form) and,
@@ -39,7 +39,7 @@ from bnma_core.datasets import bundled_path
 
 QUICK = "--quick" in sys.argv
 UCI = ("vote", "zoo", "mushroom")
-"""UCI data sets of ``../shared/data`` (fetched, not copied into the repository)."""
+"""UCI data sets of ``shared/data`` next to the repository (fetched, not copied into it)."""
 REPEATS = 1 if QUICK else 3
 
 
