@@ -18,6 +18,7 @@ Inputs accepted by ``fit`` / ``predict`` / ``predict_proba``:
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import sys
@@ -201,6 +202,12 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
+@functools.cache
+def _init_parameters(kind: type) -> Any:
+    """The parameters of ``kind.__init__`` (its signature, read once per class)."""
+    return inspect.signature(kind.__init__).parameters
+
+
 def validate_parameters(est: Any, params: dict[str, Any] | None = None) -> dict[str, Any]:
     """The parameters of ``est`` (or ``params``, default ``est.get_params(deep=False)``) by
     their current names, checked against its declared ``_parameter_constraints``; a value
@@ -210,7 +217,7 @@ def validate_parameters(est: Any, params: dict[str, Any] | None = None) -> dict[
     params = dict(est.get_params(deep=False) if params is None else params)
     renamed = getattr(type(est), "_renamed_parameters", {})
     if renamed:
-        sig = inspect.signature(type(est).__init__).parameters
+        sig = _init_parameters(type(est))
         for old, new in renamed.items():
             value = params.pop(old, DEPRECATED)
             if _is_deprecated_default(value):
@@ -340,7 +347,7 @@ class DiscreteBNClassifier(ClassifierMixin, BaseEstimator):
             else:
                 raise ValueError("y must be one-dimensional")
         # missing and infinite labels first: type_of_target casts floats to int to test them
-        if pd.isna(pd.Series(y_arr, dtype=object)).any():
+        if y_arr.dtype.kind not in "biu" and pd.isna(pd.Series(y_arr, dtype=object)).any():
             raise ValueError("y contains missing values; remove those rows first.")
         if y_arr.dtype.kind == "f" and np.isinf(y_arr).any():
             raise ValueError("y contains infinity; the class must be categorical.")
