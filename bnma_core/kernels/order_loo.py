@@ -27,7 +27,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .orders import TableArrays, _mask_parents, _node_windows
+from .orders import TableArrays, _mask_parents, _node_windows, window_buffers
 
 
 @njit(cache=True)
@@ -76,18 +76,7 @@ def orders_loo_log_joint(tab: TableArrays, orders: np.ndarray, train_t: np.ndarr
     n_rows = rows.shape[0]
     n_classes = arities[class_index]
     m = tab.masks.shape[1]
-    idx = np.empty(m, dtype=np.int64)
-    wv = np.empty(m)
-    W = np.zeros((T, m))
-    used = np.zeros(m, dtype=np.bool_)
-    sum_w = np.zeros(T)
-    dep = np.zeros(T, dtype=np.bool_)
-    pos = np.empty((T, n), dtype=np.int64)
-    for t in range(T):
-        for p in range(n):
-            pos[t, orders[t, p]] = p
-    pa = np.empty(max(n, 1), dtype=np.int64)
-    st = np.empty(max(n, 1), dtype=np.int64)
+    pos, W, used, sum_w, dep, idx, wv, pa, st = window_buffers(orders, m)
     max_cells = 1
     inv_own = np.empty(n_rows)
     g = np.empty((n_classes, n_rows))

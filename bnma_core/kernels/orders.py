@@ -1171,6 +1171,23 @@ def _node_pred(tab: TableArrays, order: np.ndarray, pos: np.ndarray, v: int) -> 
 
 
 @njit(cache=True)
+def window_buffers(orders: np.ndarray, m: int) -> tuple:
+    """Work arrays of the kernels that apply each node's order windows
+    (:func:`_node_windows`) for T orders (T, n) over tables of ``m`` parent sets per node:
+    ``pos`` (T, n) the position of each variable in each order, ``W`` (T, m), ``used`` (m,),
+    ``sum_w`` (T,), ``dep`` (T,), ``idx`` (m,), ``wv`` (m,), and ``pa`` / ``st`` (n,) for a
+    parent set's parents and strides (:func:`_mask_parents`)."""
+    T, n = orders.shape
+    pos = np.empty((T, n), dtype=np.int64)
+    for t in range(T):
+        for p in range(n):
+            pos[t, orders[t, p]] = p
+    return (pos, np.zeros((T, m)), np.zeros(m, dtype=np.bool_), np.zeros(T),
+            np.zeros(T, dtype=np.bool_), np.empty(m, dtype=np.int64), np.empty(m),
+            np.empty(max(n, 1), dtype=np.int64), np.empty(max(n, 1), dtype=np.int64))
+
+
+@njit(cache=True)
 def _node_windows(tab: TableArrays, orders: np.ndarray, pos: np.ndarray, v: int,
                   class_index: int, W: np.ndarray, used: np.ndarray, sum_w: np.ndarray,
                   dep: np.ndarray, idx: np.ndarray, wv: np.ndarray) -> None:
@@ -1439,18 +1456,7 @@ def orders_log_joint(tab: TableArrays, orders: np.ndarray, train_t: np.ndarray,
     n_test = test_t.shape[1]
     n_classes = arities[class_index]
     m = tab.masks.shape[1]
-    idx = np.empty(m, dtype=np.int64)
-    wv = np.empty(m)
-    W = np.zeros((T, m))
-    used = np.zeros(m, dtype=np.bool_)
-    sum_w = np.zeros(T)
-    dep = np.zeros(T, dtype=np.bool_)
-    pos = np.empty((T, n), dtype=np.int64)
-    for t in range(T):
-        for p in range(n):
-            pos[t, orders[t, p]] = p
-    pa = np.empty(max(n, 1), dtype=np.int64)
-    st = np.empty(max(n, 1), dtype=np.int64)
+    pos, W, used, sum_w, dep, idx, wv, pa, st = window_buffers(orders, m)
     jrow = np.empty(n_test, dtype=np.int64)
     th = np.empty((n_classes, n_test))
     mix = np.zeros((T, n_classes, n_test))
@@ -1533,18 +1539,7 @@ def orders_log_joint_barren(tab: TableArrays, orders: np.ndarray, train_t: np.nd
     n_test = test_t.shape[1]
     n_classes = arities[class_index]
     m = tab.masks.shape[1]
-    idx = np.empty(m, dtype=np.int64)
-    wv = np.empty(m)
-    W = np.zeros((T, m))
-    used = np.zeros(m, dtype=np.bool_)
-    sum_w = np.zeros(T)
-    dep = np.zeros(T, dtype=np.bool_)
-    pos = np.empty((T, n), dtype=np.int64)
-    for t in range(T):
-        for p in range(n):
-            pos[t, orders[t, p]] = p
-    pa = np.empty(max(n, 1), dtype=np.int64)
-    st = np.empty(max(n, 1), dtype=np.int64)
+    pos, W, used, sum_w, dep, idx, wv, pa, st = window_buffers(orders, m)
     upa = np.empty(max(n, 1), dtype=np.int64)
     ust = np.empty(max(n, 1), dtype=np.int64)
     act = np.empty(n_test, dtype=np.int64)
