@@ -224,7 +224,96 @@ class _OrderBMABase(DiscreteBNClassifier):
     def _marginal_log_joints(self, X: np.ndarray, orders: np.ndarray, batch: int
                              ) -> np.ndarray:
         """:meth:`order_log_joints` with ``predict_missing="marginalize"`` and some value
-        missing. Per order: the barren features' terms are left out (:meth:`_barren`); the
+        missing: the numbers of :meth:`_marginal_log_joints_by_completions` (the same barren
+        sets, the same enumerated or Monte Carlo completions, drawn from the same generator
+        in the same sequence), computed by node factors
+        (:func:`bnma_core.kernels.order_marginal.marginal_log_joints`): each node's term is
+        tabulated over the missing values it reads instead of evaluated at every completion,
+        and shared by the rows when they agree wherever observed (one case's coalitions).
+        Equal to the completion-by-completion sums to 1e-9 (tested)."""
+        from ..kernels.order_marginal import marginal_log_joints
+
+        T, k = len(orders), len(self.classes_)
+        out = np.full((T, len(X), k), -np.inf)
+        miss = X < 0
+        part = miss.any(axis=1)
+        if (~part).any():
+            out[:, ~part] = self._log_joints_rows(X[~part], orders, batch)
+        rows = np.nonzero(part)[0]
+        Xm = X[rows]
+        barren = self._barren(miss[rows], orders)
+        summed = miss[rows][None] & ~barren
+        p = X.shape[1]
+        n = p + 1
+        pad = np.zeros((T, len(rows), 1), dtype=bool)
+        summed_n = np.ascontiguousarray(np.concatenate([summed, pad], axis=2))
+        barren_n = np.ascontiguousarray(np.concatenate([barren, pad], axis=2))
+        mc_start, logw, draws = self._monte_carlo_plan(summed, barren, n)
+        obs = Xm >= 0
+        hi = np.where(obs, Xm, -1).max(axis=0)
+        lo = np.where(obs, Xm, np.iinfo(np.int32).max).min(axis=0)
+        memo = bool(((hi == lo) | ~obs.any(axis=0)).all())
+        rows_t = np.ascontiguousarray(
+            np.column_stack([Xm, np.zeros(len(rows), dtype=CODE_DTYPE)]).T.astype(CODE_DTYPE))
+        tab = self.table_
+        res = np.empty((T, len(rows), k))
+        marginal_log_joints(tab.arrays(), np.ascontiguousarray(orders, dtype=np.int64),
+                            tab.data_t, tab.weights, tab.arities, tab.score_kind,
+                            float(tab.ess), self.class_index_, rows_t, summed_n, barren_n,
+                            mc_start, draws, int(self.n_mc), logw, memo,
+                            int(self.max_missing_states), res)
+        out[:, rows] = res
+        return out
+
+    def _monte_carlo_plan(self, summed: np.ndarray, barren: np.ndarray, n: int
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The Monte Carlo completions of :meth:`_marginal_log_joints_by_completions`, drawn
+        from the same generator in the same sequence (rows whose barren set is the same under
+        every order first, one set of draws for all orders; then order by order; within each,
+        by :meth:`_completions`' pattern order): (T, rows) first draw row (-1 = enumerated),
+        (T, rows) log importance weight, (n_draws, n) drawn rows (int32)."""
+        T, R, _ = summed.shape
+        mc_start = np.full((T, R), -1, dtype=np.int64)
+        logw = np.zeros((T, R))
+        blocks: list[np.ndarray] = []
+        rng = np.random.default_rng(self.random_state)
+        n_mc = int(self.n_mc)
+        n_states = np.prod(np.where(summed, self.arities_.astype(float), 1.0), axis=2)
+        over = n_states > self.max_missing_states
+        if not over.any():  # every sum enumerated: nothing drawn
+            return mc_start, logw, np.zeros((0, n), dtype=CODE_DTYPE)
+        same = (barren == barren[:1]).all(axis=(0, 2))
+
+        def draw(sel: np.ndarray, sum_out: np.ndarray, ts: Any) -> None:
+            # the enumerated patterns draw nothing: the others keep their relative order
+            mc = np.nonzero(over[0 if isinstance(ts, slice) else ts, sel])[0]
+            sel, sum_out = sel[mc], sum_out[mc]
+            pats, inv = _unique_rows(sum_out)
+            for g, pat in enumerate(pats):
+                cols = np.nonzero(pat)[0]
+                ar = self.arities_[cols]
+                n_states = float(np.prod(ar.astype(float)))
+                for r in np.nonzero(inv == g)[0]:
+                    block = np.zeros((n_mc, n), dtype=CODE_DTYPE)
+                    block[:, cols] = rng.integers(0, ar, size=(n_mc, len(cols)))
+                    mc_start[ts, sel[r]] = n_mc * len(blocks)
+                    logw[ts, sel[r]] = math.log(n_states / n_mc)
+                    blocks.append(block)
+
+        if same.any():
+            sel = np.nonzero(same)[0]
+            draw(sel, summed[0, sel], slice(None))
+        for t in range(T) if not same.all() else ():
+            sel = np.nonzero(~same)[0]
+            draw(sel, summed[t, sel], t)
+        draws = np.concatenate(blocks) if blocks else np.zeros((0, n), dtype=CODE_DTYPE)
+        return mc_start, logw, np.ascontiguousarray(draws)
+
+    def _marginal_log_joints_by_completions(self, X: np.ndarray, orders: np.ndarray,
+                                            batch: int) -> np.ndarray:
+        """:meth:`order_log_joints` with ``predict_missing="marginalize"`` and some value
+        missing, completion by completion (the reference of :meth:`_marginal_log_joints`).
+        Per order: the barren features' terms are left out (:meth:`_barren`); the
         other missing features K are summed over their completions (:meth:`_completions`),
         which only the terms of K and of the variables that may have a parent in K depend on,
         so each completion carries those terms and the row's other terms are computed once:
