@@ -275,39 +275,36 @@ class _OrderBMABase(DiscreteBNClassifier):
         T, R, _ = summed.shape
         mc_start = np.full((T, R), -1, dtype=np.int64)
         logw = np.zeros((T, R))
-        blocks: list[np.ndarray] = []
-        rng = np.random.default_rng(self.random_state)
-        n_mc = int(self.n_mc)
         n_states = np.prod(np.where(summed, self.arities_.astype(float), 1.0), axis=2)
         over = n_states > self.max_missing_states
         if not over.any():  # every sum enumerated: nothing drawn
             return mc_start, logw, np.zeros((0, n), dtype=CODE_DTYPE)
         same = (barren == barren[:1]).all(axis=(0, 2))
-
-        def draw(sel: np.ndarray, sum_out: np.ndarray, ts: Any) -> None:
+        groups = []  # (orders, rows) in the order _marginal_log_joints_by_completions draws
+        if same.any():
+            groups.append((slice(None), np.nonzero(same & over[0])[0]))
+        for t in range(T) if not same.all() else ():
+            groups.append((t, np.nonzero(~same & over[t])[0]))
+        n_mc = int(self.n_mc)
+        draws = np.zeros((n_mc * sum(len(sel) for _, sel in groups), n), dtype=CODE_DTYPE)
+        rng = np.random.default_rng(self.random_state)
+        at = 0
+        for ts, sel in groups:
+            if not len(sel):
+                continue
             # the enumerated patterns draw nothing: the others keep their relative order
-            mc = np.nonzero(over[0 if isinstance(ts, slice) else ts, sel])[0]
-            sel, sum_out = sel[mc], sum_out[mc]
+            sum_out = summed[0 if isinstance(ts, slice) else ts, sel]
             pats, inv = _unique_rows(sum_out)
             for g, pat in enumerate(pats):
                 cols = np.nonzero(pat)[0]
                 ar = self.arities_[cols]
-                n_states = float(np.prod(ar.astype(float)))
-                for r in np.nonzero(inv == g)[0]:
-                    block = np.zeros((n_mc, n), dtype=CODE_DTYPE)
-                    block[:, cols] = rng.integers(0, ar, size=(n_mc, len(cols)))
-                    mc_start[ts, sel[r]] = n_mc * len(blocks)
-                    logw[ts, sel[r]] = math.log(n_states / n_mc)
-                    blocks.append(block)
-
-        if same.any():
-            sel = np.nonzero(same)[0]
-            draw(sel, summed[0, sel], slice(None))
-        for t in range(T) if not same.all() else ():
-            sel = np.nonzero(~same)[0]
-            draw(sel, summed[t, sel], t)
-        draws = np.concatenate(blocks) if blocks else np.zeros((0, n), dtype=CODE_DTYPE)
-        return mc_start, logw, np.ascontiguousarray(draws)
+                lw = math.log(float(np.prod(ar.astype(float))) / n_mc)
+                for r in sel[inv == g]:
+                    draws[at:at + n_mc, cols] = rng.integers(0, ar, size=(n_mc, len(cols)))
+                    mc_start[ts, r] = at
+                    logw[ts, r] = lw
+                    at += n_mc
+        return mc_start, logw, draws
 
     def _marginal_log_joints_by_completions(self, X: np.ndarray, orders: np.ndarray,
                                             batch: int) -> np.ndarray:
