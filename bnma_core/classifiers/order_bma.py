@@ -67,6 +67,55 @@ def _unique_rows(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mask[first], inv.ravel()
 
 
+def _draw_completions(rng: np.random.Generator, starts: np.ndarray, cols: np.ndarray,
+                      ars: np.ndarray, n_cols: np.ndarray, n_mc: int, draws: np.ndarray) -> None:
+    """``draws[at:at + n_mc, c] = rng.integers(0, a, size=(n_mc, len(c)))`` for each spec s in
+    turn (at = ``starts[s]``, c and a the first ``n_cols[s]`` of ``cols[s]`` and ``ars[s]``): by
+    :func:`bnma_core.kernels.order_marginal.bounded_draws` from the generator's raw words when
+    it reproduces NumPy here (checked once per process), else by NumPy itself."""
+    if not len(starts):
+        return
+    if _lemire_matches_numpy():
+        from ..kernels.order_marginal import bounded_draws
+
+        raw = copy.deepcopy(rng).bit_generator.random_raw(int(n_cols.sum()) * n_mc // 2 + 64)
+        if bounded_draws(raw, starts, cols, ars, n_cols, n_mc, draws) >= 0:
+            return
+    for at, c, a, k in zip(starts, cols, ars, n_cols):
+        draws[at:at + n_mc, c[:k]] = rng.integers(0, a[:k], size=(n_mc, int(k)))
+
+
+_LEMIRE_OK: list[bool] = []
+
+
+def _lemire_matches_numpy() -> bool:
+    """Whether :func:`bnma_core.kernels.order_marginal.bounded_draws` gives this NumPy's
+    ``Generator.integers`` stream (arities 1-10 and 255, several specs in a row), once per
+    process."""
+    if not _LEMIRE_OK:
+        from ..kernels.order_marginal import bounded_draws
+
+        ars = [np.array(a, dtype=np.int64) for a in ([10, 10, 9], [2], [3, 1, 7, 255], [5, 4])]
+        n_mc = 257
+        specs = [(n_mc * s, np.arange(len(a)), a) for s, a in enumerate(ars)]
+        ref = np.zeros((n_mc * len(ars), 4), dtype=CODE_DTYPE)
+        rng = np.random.default_rng(12345)
+        for at, c, a in specs:
+            ref[at:at + n_mc, c] = rng.integers(0, a, size=(n_mc, len(c)))
+        got = np.zeros_like(ref)
+        raw = np.random.default_rng(12345).bit_generator.random_raw(2 * n_mc * 4)
+        starts = np.array([a for a, _, _ in specs], dtype=np.int64)
+        cols = np.zeros((len(specs), 4), dtype=np.int64)
+        arr = np.ones((len(specs), 4), dtype=np.int64)
+        for s, (_, c, a) in enumerate(specs):
+            cols[s, :len(c)] = c
+            arr[s, :len(c)] = a
+        ok = bounded_draws(raw, starts, cols, arr, np.array([len(a) for a in ars]), n_mc,
+                           got) >= 0
+        _LEMIRE_OK.append(bool(ok and (got == ref).all()))
+    return _LEMIRE_OK[0]
+
+
 def _is_order(value: Any) -> bool:
     return not isinstance(value, str) and len(value) > 0
 
@@ -286,24 +335,35 @@ class _OrderBMABase(DiscreteBNClassifier):
         for t in range(T) if not same.all() else ():
             groups.append((t, np.nonzero(~same & over[t])[0]))
         n_mc = int(self.n_mc)
-        draws = np.zeros((n_mc * sum(len(sel) for _, sel in groups), n), dtype=CODE_DTYPE)
-        rng = np.random.default_rng(self.random_state)
-        at = 0
+        p = summed.shape[2]
+        where, masks = [], []  # (order or all, row) and its summed-out values, as drawn
         for ts, sel in groups:
             if not len(sel):
                 continue
-            # the enumerated patterns draw nothing: the others keep their relative order
             sum_out = summed[0 if isinstance(ts, slice) else ts, sel]
-            pats, inv = _unique_rows(sum_out)
-            for g, pat in enumerate(pats):
-                cols = np.nonzero(pat)[0]
-                ar = self.arities_[cols]
-                lw = math.log(float(np.prod(ar.astype(float))) / n_mc)
-                for r in sel[inv == g]:
-                    draws[at:at + n_mc, cols] = rng.integers(0, ar, size=(n_mc, len(cols)))
-                    mc_start[ts, r] = at
-                    logw[ts, r] = lw
-                    at += n_mc
+            if p <= 62:  # _unique_rows' pattern order, members in row order: a stable sort
+                key = sum_out.astype(np.int64) @ (np.int64(1) << np.arange(p - 1, -1, -1))
+                seq = np.argsort(key, kind="stable")
+            else:
+                _, inv = _unique_rows(sum_out)
+                seq = np.argsort(inv, kind="stable")
+            where += [(ts, int(r)) for r in sel[seq]]
+            masks.append(sum_out[seq])
+        M = np.concatenate(masks)
+        n_cols = M.sum(axis=1)
+        width = max(int(n_cols.max()), 1)
+        cols = np.argsort(~M, axis=1, kind="stable")[:, :width]
+        present = np.arange(width)[None, :] < n_cols[:, None]
+        ars = np.where(present, self.arities_[cols], 1).astype(np.int64)
+        lws = np.log(np.prod(ars.astype(float), axis=1) / n_mc)
+        starts = n_mc * np.arange(len(M), dtype=np.int64)
+        for s_, (ts, r) in enumerate(where):
+            mc_start[ts, r] = starts[s_]
+            logw[ts, r] = lws[s_]
+        draws = np.zeros((n_mc * len(M), n), dtype=CODE_DTYPE)
+        _draw_completions(np.random.default_rng(self.random_state), starts,
+                          np.ascontiguousarray(cols, dtype=np.int64), ars, n_cols.astype(np.int64),
+                          n_mc, draws)
         return mc_start, logw, draws
 
     def _marginal_log_joints_by_completions(self, X: np.ndarray, orders: np.ndarray,

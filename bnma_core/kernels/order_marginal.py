@@ -328,3 +328,46 @@ def marginal_log_joints(tab: TableArrays, orders: np.ndarray, train_t: np.ndarra
                 for s_ in range(cnt):
                     tot_ += math.exp(acc[o + s_ * C + c] - mx)
                 out[t, i, c] = math.log(tot_) + mx + logw[t, i] + once[t, i, c]
+
+
+@njit(cache=True)
+def bounded_draws(raw: np.ndarray, starts: np.ndarray, cols: np.ndarray, ar: np.ndarray,
+                  n_cols: np.ndarray, n_mc: int, draws: np.ndarray) -> int:
+    """NumPy's ``Generator.integers(0, ar, size=(n_mc, k))`` with an array ``ar`` (the
+    broadcast path: Lemire's bounded integers, one 32-bit word per value, Lemire 2019), for
+    each spec s in turn: ``draws[starts[s] + i, cols[s, j]]`` for i < n_mc, j < n_cols[s],
+    from the 32-bit words of ``raw`` (a fresh PCG64's ``random_raw``: the low half of each
+    64-bit output first, as its ``next_uint32`` hands them out). Returns the words used, or -1
+    when ``raw`` ran out (the caller draws with NumPy instead). About 10x faster than NumPy's
+    broadcast path, which costs ~20 ns per value; checked against it by the caller
+    (:func:`bnma_core.classifiers.order_bma._lemire_matches_numpy`) and the tests."""
+    n_words = 2 * raw.shape[0]
+    w = 0
+    mask = np.uint64(0xFFFFFFFF)
+    for s in range(starts.shape[0]):
+        for i in range(n_mc):
+            row = starts[s] + i
+            for j in range(n_cols[s]):
+                a = np.uint64(ar[s, j])
+                if a == 1:
+                    draws[row, cols[s, j]] = 0
+                    continue
+                if w >= n_words:
+                    return -1
+                word = raw[w >> 1]
+                u = (word & mask) if (w & 1) == 0 else (word >> np.uint64(32))
+                w += 1
+                m = u * a
+                left = m & mask
+                if left < a:
+                    threshold = (mask - (a - np.uint64(1))) % a
+                    while left < threshold:
+                        if w >= n_words:
+                            return -1
+                        word = raw[w >> 1]
+                        u = (word & mask) if (w & 1) == 0 else (word >> np.uint64(32))
+                        w += 1
+                        m = u * a
+                        left = m & mask
+                draws[row, cols[s, j]] = np.int64(m >> np.uint64(32))
+    return w

@@ -155,3 +155,31 @@ def test_wbc_explanations_equal_before_and_after(wbc_fold_model, monkeypatch):
                 continue
             np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float),
                                        rtol=0, atol=1e-9, equal_nan=True)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2 ** 32 - 1), n_mc=st.integers(1, 300),
+       ars=st.lists(st.lists(st.sampled_from([1, 2, 3, 7, 9, 10, 11, 255, 2 ** 31 + 1]),
+                             min_size=1, max_size=5), min_size=1, max_size=6))
+def test_bounded_draws_are_numpys_integers(seed, n_mc, ars):
+    """The Monte Carlo completions drawn from the generator's raw words equal
+    ``Generator.integers(0, ar, size=(n_mc, k))`` called spec after spec (arity 1 draws
+    nothing; an arity near 2^31 makes rejections likely)."""
+    from bnma_core.classifiers.order_bma import _draw_completions
+
+    width = max(len(a) for a in ars)
+    starts = n_mc * np.arange(len(ars), dtype=np.int64)
+    cols = np.zeros((len(ars), width), dtype=np.int64)
+    arr = np.ones((len(ars), width), dtype=np.int64)
+    for s, a in enumerate(ars):
+        cols[s, :len(a)] = np.arange(len(a))
+        arr[s, :len(a)] = a
+    n_cols = np.array([len(a) for a in ars], dtype=np.int64)
+    got = np.zeros((n_mc * len(ars), width), dtype=np.int64)
+    _draw_completions(np.random.default_rng(seed), starts, cols, arr, n_cols, n_mc, got)
+    ref = np.zeros_like(got)
+    rng = np.random.default_rng(seed)
+    for s, a in enumerate(ars):
+        ref[starts[s]:starts[s] + n_mc, :len(a)] = rng.integers(0, np.asarray(a),
+                                                               size=(n_mc, len(a)))
+    np.testing.assert_array_equal(got, ref)
