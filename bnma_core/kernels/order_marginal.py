@@ -158,7 +158,8 @@ def marginal_log_joints(tab: TableArrays, orders: np.ndarray, train_t: np.ndarra
     inS = np.zeros((T, n), dtype=np.bool_)
     spos = np.full((T, n), -1, dtype=np.int64)
     mixc = np.empty(C)
-    one = np.empty(C)
+    mixd = np.empty(max(n_mc, 1) * C)
+    comd = np.empty(max(n_mc, 1))
     x = np.empty(n, dtype=np.int64)
     dvars = np.empty(n, dtype=np.int64)
     dstr = np.empty(n, dtype=np.int64)
@@ -294,22 +295,62 @@ def marginal_log_joints(tab: TableArrays, orders: np.ndarray, train_t: np.ndarra
                             j -= kdig[q2] * kstep[q2]
                             kdig[q2] = 0
                     continue
-                for s_ in range(cnt):  # the drawn completions
-                    drow = mc + s_
-                    if tabulate:
+                if tabulate:  # the drawn completions
+                    for s_ in range(cnt):
+                        drow = mc + s_
                         j = 0
                         for d in range(nd):
                             j += draws[drow, dvars[d]] * dstr[d]
                         b = base + j * C
                         for c in range(C):
                             acc[o + s_ * C + c] += pool[b + c]
-                    else:
-                        for d in range(nd):
-                            x[dvars[d]] = draws[drow, dvars[d]]
-                        _tau(x, v, t, nw, wk, wW, knpa, kpa, kst, khasc, koff, cpts, r,
-                             class_index, C, lw, dep[t], mixc, one, 0)
+                    continue
+                # too many states of D to tabulate: the term at each draw, set by set (the
+                # arithmetic of _tau, with each set's index from the observed parents once)
+                for s_ in range(cnt * C):
+                    mixd[s_] = 0.0
+                for s_ in range(cnt):
+                    comd[s_] = 0.0
+                v_drawn = v != class_index and summed[t, i, v]
+                for e in range(nw[t]):
+                    kk = wk[t, e]
+                    we = wW[t, e]
+                    hc = khasc[kk]
+                    j0 = 0
+                    nvar = 0
+                    for d in range(knpa[kk]):
+                        if d != hc:
+                            u = kpa[kk, d]
+                            if summed[t, i, u]:
+                                dvars[nvar] = u
+                                dstr[nvar] = kst[kk, d]
+                                nvar += 1
+                            else:
+                                j0 += x[u] * kst[kk, d]
+                    sc = kst[kk, hc] * r if hc >= 0 else 0
+                    for s_ in range(cnt):
+                        drow = mc + s_
+                        j = j0
+                        for q2 in range(nvar):
+                            j += draws[drow, dvars[q2]] * dstr[q2]
+                        j = j * r + koff[kk]
+                        xv = draws[drow, v] if v_drawn else x[v]
+                        if v == class_index:
+                            for c in range(C):
+                                mixd[s_ * C + c] += we * cpts[j + c]
+                        elif hc >= 0:
+                            for c in range(C):
+                                mixd[s_ * C + c] += we * cpts[j + c * sc + xv]
+                        else:
+                            comd[s_] += we * cpts[j + xv]
+                for s_ in range(cnt):
+                    if dep[t]:
                         for c in range(C):
-                            acc[o + s_ * C + c] += one[c]
+                            acc[o + s_ * C + c] += math.log(mixd[s_ * C + c] + comd[s_]) - lw
+                    else:
+                        val = math.log(comd[s_]) - lw
+                        for c in range(C):
+                            acc[o + s_ * C + c] += val
     # each pair: log-sum-exp over its completions, plus its weight and its constant terms
     for t in range(T):
         for i in range(R):
