@@ -147,8 +147,18 @@ def marginal_log_joints(tab: TableArrays, orders: np.ndarray, train_t: np.ndarra
     pa = np.empty(max(n, 1), dtype=np.int64)
     st = np.empty(max(n, 1), dtype=np.int64)
     knpa = np.empty(m, dtype=np.int64)
-    kpa = np.empty((m, max(n, 1)), dtype=np.int64)
-    kst = np.empty((m, max(n, 1)), dtype=np.int64)
+    width = 1  # the most parents of any set (the masks' largest popcount)
+    for v in range(n):
+        for k in range(m):
+            g = tab.masks[v, k]
+            bits = 0
+            while g != np.uint64(0):
+                g &= g - np.uint64(1)
+                bits += 1
+            width = max(width, bits)
+    width = min(width, max(n, 1))
+    kpa = np.empty((m, width), dtype=np.int64)
+    kst = np.empty((m, width), dtype=np.int64)
     khasc = np.empty(m, dtype=np.int64)
     koff = np.empty(m, dtype=np.int64)
     kloc = np.empty(m, dtype=np.int64)

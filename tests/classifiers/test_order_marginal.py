@@ -183,3 +183,20 @@ def test_bounded_draws_are_numpys_integers(seed, n_mc, ars):
         ref[starts[s]:starts[s] + n_mc, :len(a)] = rng.integers(0, np.asarray(a),
                                                                size=(n_mc, len(a)))
     np.testing.assert_array_equal(got, ref)
+
+
+def test_rows_in_blocks_give_the_same_joints(monkeypatch):
+    """With the kernel's memory bound forcing a block per row or so (``FACTOR_MAX_CELLS``),
+    random rows and one case's coalitions give the same log joints as the completion path."""
+    import bnma_core.classifiers.order_bma as ob
+
+    X, y, ar = _data(5, 11, 200)
+    est = OrderMCMCBMA(n_iter=500, burn_in=50, n_orders=5, max_parents=2,
+                       max_missing_states=8, n_mc=16, random_state=3
+                       ).fit(X, y, arities=ar[:-1])
+    rng = np.random.default_rng(2)
+    rows = X[:40].copy()
+    rows[rng.random(rows.shape) < 0.5] = -1
+    monkeypatch.setattr(ob, "FACTOR_MAX_CELLS", 64)
+    for r in (rows, _coalitions(X[1])):
+        _assert_equal(*_both(est, r))
