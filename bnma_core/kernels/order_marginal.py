@@ -82,6 +82,120 @@ def _grow(pool: np.ndarray, used: int, need: int) -> np.ndarray:
     return new
 
 
+@njit(cache=True)
+def _most_parents(masks: np.ndarray) -> int:
+    """The most parents of any set (the largest popcount of the masks), at least 1."""
+    width = 1
+    for v in range(masks.shape[0]):
+        for k in range(masks.shape[1]):
+            g = masks[v, k]
+            bits = 0
+            while g != np.uint64(0):
+                g &= g - np.uint64(1)
+                bits += 1
+            width = max(width, bits)
+    return min(width, max(masks.shape[0], 1))
+
+
+@njit(cache=True)
+def _node_families(tab: TableArrays, train_t: np.ndarray, weights: np.ndarray,
+                   arities: np.ndarray, score_kind: int, ess: float, class_index: int, v: int,
+                   used: np.ndarray, pa: np.ndarray, st: np.ndarray, knpa: np.ndarray,
+                   kpa: np.ndarray, kst: np.ndarray, khasc: np.ndarray, koff: np.ndarray,
+                   kloc: np.ndarray) -> np.ndarray:
+    """Node v's sets some order uses (``used``), numbered kk = ``kloc[k]``: their parents and
+    strides (``kpa``, ``kst``, ``knpa``), the class's place among them (``khasc``), and their
+    posterior-predictive CPTs (:func:`~bnma_core.kernels.orders.family_cpt`, counted once) in
+    one array, set kk's at ``koff[kk]``."""
+    r = arities[v]
+    nk = 0
+    size = 0
+    for k in range(tab.masks.shape[1]):
+        if not used[k]:
+            continue
+        npa, q, has_c = _mask_parents(tab, v, tab.masks[v, k], arities, class_index, pa, st)
+        knpa[nk] = npa
+        khasc[nk] = has_c
+        for d in range(npa):
+            kpa[nk, d] = pa[d]
+            kst[nk, d] = st[d]
+        koff[nk] = size
+        kloc[k] = nk
+        size += q * r
+        nk += 1
+    cpts = np.empty(size)
+    for kk in range(nk):
+        npa = knpa[kk]
+        q = 1
+        for d in range(npa):
+            q *= arities[kpa[kk, d]]
+        a = 1.0 if score_kind == 0 else ess / (r * q)
+        cpts[koff[kk]:koff[kk] + q * r] = family_cpt(train_t, weights, v, kpa[kk, :npa],
+                                                     kst[kk, :npa], q, r, a)
+    return cpts
+
+
+@njit(cache=True)
+def _order_windows(W: np.ndarray, kloc: np.ndarray, knpa: np.ndarray, kpa: np.ndarray,
+                   class_index: int, v: int, nw: np.ndarray, wk: np.ndarray, wW: np.ndarray,
+                   inS: np.ndarray, spos: np.ndarray) -> int:
+    """Each order t's window of node v (``nw[t]`` sets ``wk[t]`` with weights ``wW[t]``, in
+    increasing set index) and the variables its term reads, S_tv without the class (``inS``,
+    their rank ``spos``); returns the largest |S_tv|."""
+    T, m = W.shape
+    n = inS.shape[1]
+    smax = 0
+    for t in range(T):
+        e = 0
+        inS[t, :] = False
+        for k in range(m):
+            if W[t, k] > 0.0:
+                kk = kloc[k]
+                wk[t, e] = kk
+                wW[t, e] = W[t, k]
+                e += 1
+                for d in range(knpa[kk]):
+                    if kpa[kk, d] != class_index:
+                        inS[t, kpa[kk, d]] = True
+        nw[t] = e
+        if v != class_index:
+            inS[t, v] = True
+        s = 0
+        for u in range(n):
+            if inS[t, u]:
+                spos[t, u] = s
+                s += 1
+            else:
+                spos[t, u] = -1
+        smax = max(smax, s)
+    return smax
+
+
+@njit(cache=True)
+def _pairs_log_sum(acc: np.ndarray, off: np.ndarray, n_c: np.ndarray, C: int,
+                   logw: np.ndarray, once: np.ndarray, out: np.ndarray) -> None:
+    """``out[t, i, c]`` = log Σ_s exp ``acc`` (pair (t, i)'s completion s, class c) + its log
+    weight + its constant terms; -inf when every completion is."""
+    T, R = off.shape
+    for t in range(T):
+        for i in range(R):
+            o = off[t, i]
+            cnt = n_c[t, i]
+            for c in range(C):
+                mx = -np.inf
+                for s_ in range(cnt):
+                    val = acc[o + s_ * C + c]
+                    if val > mx:
+                        mx = val
+                if mx == -np.inf:
+                    out[t, i, c] = -np.inf
+                    continue
+                tot = 0.0
+                for s_ in range(cnt):
+                    tot += math.exp(acc[o + s_ * C + c] - mx)
+                out[t, i, c] = math.log(tot) + mx + logw[t, i] + once[t, i, c]
+
+
 @njit(cache=True, nogil=True)
 def marginal_log_joints(tab: TableArrays, orders: np.ndarray, train_t: np.ndarray,
                         weights: np.ndarray, arities: np.ndarray, score_kind: int, ess: float,
@@ -147,16 +261,7 @@ def marginal_log_joints(tab: TableArrays, orders: np.ndarray, train_t: np.ndarra
     pa = np.empty(max(n, 1), dtype=np.int64)
     st = np.empty(max(n, 1), dtype=np.int64)
     knpa = np.empty(m, dtype=np.int64)
-    width = 1  # the most parents of any set (the masks' largest popcount)
-    for v in range(n):
-        for k in range(m):
-            g = tab.masks[v, k]
-            bits = 0
-            while g != np.uint64(0):
-                g &= g - np.uint64(1)
-                bits += 1
-            width = max(width, bits)
-    width = min(width, max(n, 1))
+    width = _most_parents(tab.masks)
     kpa = np.empty((m, width), dtype=np.int64)
     kst = np.empty((m, width), dtype=np.int64)
     khasc = np.empty(m, dtype=np.int64)
@@ -180,57 +285,9 @@ def marginal_log_joints(tab: TableArrays, orders: np.ndarray, train_t: np.ndarra
     for v in range(n):
         r = arities[v]
         _node_windows(tab, orders, pos, v, class_index, W, used, sum_w, dep, idx, wv)
-        # the CPT of every set some order uses, counted once
-        nk = 0
-        size = 0
-        for k in range(m):
-            if not used[k]:
-                continue
-            npa, q, has_c = _mask_parents(tab, v, tab.masks[v, k], arities, class_index, pa,
-                                          st)
-            knpa[nk] = npa
-            khasc[nk] = has_c
-            for d in range(npa):
-                kpa[nk, d] = pa[d]
-                kst[nk, d] = st[d]
-            koff[nk] = size
-            kloc[k] = nk
-            size += q * r
-            nk += 1
-        cpts = np.empty(size)
-        for kk in range(nk):
-            npa = knpa[kk]
-            q = 1
-            for d in range(npa):
-                q *= arities[kpa[kk, d]]
-            a = 1.0 if score_kind == 0 else ess / (r * q)
-            cpts[koff[kk]:koff[kk] + q * r] = family_cpt(train_t, weights, v, kpa[kk, :npa],
-                                                         kst[kk, :npa], q, r, a)
-        # each order's window and the variables its term reads (S_tv, the class left out)
-        smax = 0
-        for t in range(T):
-            e = 0
-            inS[t, :] = False
-            for k in range(m):
-                if W[t, k] > 0.0:
-                    kk = kloc[k]
-                    wk[t, e] = kk
-                    wW[t, e] = W[t, k]
-                    e += 1
-                    for d in range(knpa[kk]):
-                        if kpa[kk, d] != class_index:
-                            inS[t, kpa[kk, d]] = True
-            nw[t] = e
-            if v != class_index:
-                inS[t, v] = True
-            s = 0
-            for u in range(n):
-                if inS[t, u]:
-                    spos[t, u] = s
-                    s += 1
-                else:
-                    spos[t, u] = -1
-            smax = max(smax, s)
+        cpts = _node_families(tab, train_t, weights, arities, score_kind, ess, class_index, v,
+                              used, pa, st, knpa, kpa, kst, khasc, koff, kloc)
+        smax = _order_windows(W, kloc, knpa, kpa, class_index, v, nw, wk, wW, inS, spos)
         use_memo = memo and smax <= MEMO_MAX_VARS
         slots = np.full((T, 1 << smax) if use_memo else (1, 1), -1, dtype=np.int64)
         n_pool = 0
@@ -362,23 +419,7 @@ def marginal_log_joints(tab: TableArrays, orders: np.ndarray, train_t: np.ndarra
                         for c in range(C):
                             acc[o + s_ * C + c] += val
     # each pair: log-sum-exp over its completions, plus its weight and its constant terms
-    for t in range(T):
-        for i in range(R):
-            o = off[t, i]
-            cnt = n_c[t, i]
-            for c in range(C):
-                mx = -np.inf
-                for s_ in range(cnt):
-                    val = acc[o + s_ * C + c]
-                    if val > mx:
-                        mx = val
-                if mx == -np.inf:
-                    out[t, i, c] = -np.inf
-                    continue
-                tot_ = 0.0
-                for s_ in range(cnt):
-                    tot_ += math.exp(acc[o + s_ * C + c] - mx)
-                out[t, i, c] = math.log(tot_) + mx + logw[t, i] + once[t, i, c]
+    _pairs_log_sum(acc, off, n_c, C, logw, once, out)
 
 
 @njit(cache=True)
