@@ -196,6 +196,95 @@ def _pairs_log_sum(acc: np.ndarray, off: np.ndarray, n_c: np.ndarray, C: int,
                 out[t, i, c] = math.log(tot) + mx + logw[t, i] + once[t, i, c]
 
 
+@njit(cache=True)
+def _add_enumerated(summed: np.ndarray, arities: np.ndarray, dvars: np.ndarray,
+                    dstr: np.ndarray, nd: int, pool: np.ndarray, base: int, C: int, cnt: int,
+                    acc: np.ndarray, o: int, kvars: np.ndarray, kdig: np.ndarray,
+                    kstep: np.ndarray) -> None:
+    """Add a node's table (over D = ``dvars[:nd]``, strides ``dstr``, at ``pool[base:]``) to
+    every one of the ``cnt`` states of the summed values K (``summed``, the first fastest) in
+    ``acc[o:]``, D's index kept by an odometer over K."""
+    nkv = 0
+    for u in range(summed.shape[0]):
+        if summed[u]:
+            kvars[nkv] = u
+            kdig[nkv] = 0
+            kstep[nkv] = 0
+            nkv += 1
+    for d in range(nd):
+        for q in range(nkv):
+            if kvars[q] == dvars[d]:
+                kstep[q] = dstr[d]
+    j = 0
+    for s_ in range(cnt):
+        b = base + j * C
+        for c in range(C):
+            acc[o + s_ * C + c] += pool[b + c]
+        for q in range(nkv):
+            kdig[q] += 1
+            j += kstep[q]
+            if kdig[q] < arities[kvars[q]]:
+                break
+            j -= kdig[q] * kstep[q]
+            kdig[q] = 0
+
+
+@njit(cache=True)
+def _add_drawn_terms(x: np.ndarray, v: int, t: int, summed: np.ndarray, draws: np.ndarray,
+                     mc: int, cnt: int, nw: np.ndarray, wk: np.ndarray, wW: np.ndarray,
+                     knpa: np.ndarray, kpa: np.ndarray, kst: np.ndarray, khasc: np.ndarray,
+                     koff: np.ndarray, cpts: np.ndarray, r: int, class_index: int, C: int,
+                     lw: float, dep: bool, dvars: np.ndarray, dstr: np.ndarray,
+                     mixd: np.ndarray, comd: np.ndarray, acc: np.ndarray, o: int) -> None:
+    """Add node v's term under order t at each of the ``cnt`` drawn completions
+    (``draws[mc:]``; ``x`` the row's observed values) to ``acc[o:]``: the arithmetic of
+    :func:`_tau`, set by set, each set's index from the observed parents computed once."""
+    for s_ in range(cnt * C):
+        mixd[s_] = 0.0
+    for s_ in range(cnt):
+        comd[s_] = 0.0
+    v_drawn = v != class_index and summed[v]
+    for e in range(nw[t]):
+        kk = wk[t, e]
+        we = wW[t, e]
+        hc = khasc[kk]
+        j0 = 0
+        nvar = 0
+        for d in range(knpa[kk]):
+            if d != hc:
+                u = kpa[kk, d]
+                if summed[u]:
+                    dvars[nvar] = u
+                    dstr[nvar] = kst[kk, d]
+                    nvar += 1
+                else:
+                    j0 += x[u] * kst[kk, d]
+        sc = kst[kk, hc] * r if hc >= 0 else 0
+        for s_ in range(cnt):
+            drow = mc + s_
+            j = j0
+            for q in range(nvar):
+                j += draws[drow, dvars[q]] * dstr[q]
+            j = j * r + koff[kk]
+            xv = draws[drow, v] if v_drawn else x[v]
+            if v == class_index:
+                for c in range(C):
+                    mixd[s_ * C + c] += we * cpts[j + c]
+            elif hc >= 0:
+                for c in range(C):
+                    mixd[s_ * C + c] += we * cpts[j + c * sc + xv]
+            else:
+                comd[s_] += we * cpts[j + xv]
+    for s_ in range(cnt):
+        if dep:
+            for c in range(C):
+                acc[o + s_ * C + c] += math.log(mixd[s_ * C + c] + comd[s_]) - lw
+        else:
+            val = math.log(comd[s_]) - lw
+            for c in range(C):
+                acc[o + s_ * C + c] += val
+
+
 @njit(cache=True, nogil=True)
 def marginal_log_joints(tab: TableArrays, orders: np.ndarray, train_t: np.ndarray,
                         weights: np.ndarray, arities: np.ndarray, score_kind: int, ess: float,
@@ -338,29 +427,8 @@ def marginal_log_joints(tab: TableArrays, orders: np.ndarray, train_t: np.ndarra
                     continue
                 o = off[t, i]
                 if mc < 0:  # every state of K, the first summed variable fastest
-                    nkv = 0
-                    for u in range(n):
-                        if summed[t, i, u]:
-                            kvars[nkv] = u
-                            kdig[nkv] = 0
-                            kstep[nkv] = 0
-                            nkv += 1
-                    for d in range(nd):
-                        for q2 in range(nkv):
-                            if kvars[q2] == dvars[d]:
-                                kstep[q2] = dstr[d]
-                    j = 0
-                    for s_ in range(cnt):
-                        b = base + j * C
-                        for c in range(C):
-                            acc[o + s_ * C + c] += pool[b + c]
-                        for q2 in range(nkv):  # odometer over K, D's index updated with it
-                            kdig[q2] += 1
-                            j += kstep[q2]
-                            if kdig[q2] < arities[kvars[q2]]:
-                                break
-                            j -= kdig[q2] * kstep[q2]
-                            kdig[q2] = 0
+                    _add_enumerated(summed[t, i], arities, dvars, dstr, nd, pool, base, C,
+                                    cnt, acc, o, kvars, kdig, kstep)
                     continue
                 if tabulate:  # the drawn completions
                     for s_ in range(cnt):
@@ -372,52 +440,10 @@ def marginal_log_joints(tab: TableArrays, orders: np.ndarray, train_t: np.ndarra
                         for c in range(C):
                             acc[o + s_ * C + c] += pool[b + c]
                     continue
-                # too many states of D to tabulate: the term at each draw, set by set (the
-                # arithmetic of _tau, with each set's index from the observed parents once)
-                for s_ in range(cnt * C):
-                    mixd[s_] = 0.0
-                for s_ in range(cnt):
-                    comd[s_] = 0.0
-                v_drawn = v != class_index and summed[t, i, v]
-                for e in range(nw[t]):
-                    kk = wk[t, e]
-                    we = wW[t, e]
-                    hc = khasc[kk]
-                    j0 = 0
-                    nvar = 0
-                    for d in range(knpa[kk]):
-                        if d != hc:
-                            u = kpa[kk, d]
-                            if summed[t, i, u]:
-                                dvars[nvar] = u
-                                dstr[nvar] = kst[kk, d]
-                                nvar += 1
-                            else:
-                                j0 += x[u] * kst[kk, d]
-                    sc = kst[kk, hc] * r if hc >= 0 else 0
-                    for s_ in range(cnt):
-                        drow = mc + s_
-                        j = j0
-                        for q2 in range(nvar):
-                            j += draws[drow, dvars[q2]] * dstr[q2]
-                        j = j * r + koff[kk]
-                        xv = draws[drow, v] if v_drawn else x[v]
-                        if v == class_index:
-                            for c in range(C):
-                                mixd[s_ * C + c] += we * cpts[j + c]
-                        elif hc >= 0:
-                            for c in range(C):
-                                mixd[s_ * C + c] += we * cpts[j + c * sc + xv]
-                        else:
-                            comd[s_] += we * cpts[j + xv]
-                for s_ in range(cnt):
-                    if dep[t]:
-                        for c in range(C):
-                            acc[o + s_ * C + c] += math.log(mixd[s_ * C + c] + comd[s_]) - lw
-                    else:
-                        val = math.log(comd[s_]) - lw
-                        for c in range(C):
-                            acc[o + s_ * C + c] += val
+                # too many states of D to tabulate: the term at each draw, set by set
+                _add_drawn_terms(x, v, t, summed[t, i], draws, mc, cnt, nw, wk, wW, knpa, kpa,
+                                 kst, khasc, koff, cpts, r, class_index, C, lw, dep[t], dvars,
+                                 dstr, mixd, comd, acc, o)
     # each pair: log-sum-exp over its completions, plus its weight and its constant terms
     _pairs_log_sum(acc, off, n_c, C, logw, once, out)
 
