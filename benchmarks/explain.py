@@ -10,6 +10,9 @@ time depends on the load, CPU time much less). Targets (after the model is fitte
   prediction with both intervals (400 Dirichlet draws) + exact Shapley values + the
   next-test ranking of the unknown findings, each method <= 0.2 s; for ``stack`` also the
   time of each component's part (``stack.part.<component>.<what>_s``);
+* ``stack`` on row 23 and on row 0 (nine findings, 512 coalitions) with order BMA's missing
+  values summed out by node factors and, alternating in the same run, completion by
+  completion as before issue 34 (``one_case*_reference_s``; the same numbers);
 * one what-if change on WBC with ``DEFAULT_METHOD`` <= 0.1 s;
 * exact Shapley values of 16 findings (ALARM sample: 16 features and a class) <= 2 s;
 * 1,000 WBC cases with both intervals <= 10 s.
@@ -29,6 +32,7 @@ from _bench import emit
 from _bench import timed as _wall_timed
 
 from bnma_core import explain as E
+from bnma_core.classifiers.order_bma import _OrderBMABase
 from bnma_core.classifiers.registry import DEFAULT_METHOD, fit_method
 from bnma_core.data import dataset_from_codes, load_dataset
 from bnma_core.datasets import bundled_path
@@ -36,6 +40,7 @@ from bnma_core.explain.models import defines_joint
 from bnma_core.explain.parameters import supports_draws
 
 QUICK = "--quick" in sys.argv
+FACTORS = _OrderBMABase._marginal_log_joints
 REPEATS = 1 if QUICK else 3
 N_DRAWS = 400
 
@@ -75,6 +80,18 @@ def main() -> None:
             emit(f"explain.wbc.{m}.{what}_s", timed(fn, REPEATS), "s")
         emit(f"explain.wbc.{m}.one_case_wall_s",
              _wall_timed(lambda est=est: one_case(est, ds, x), REPEATS), "s")
+    # issue 34: order BMA's missing values by node factors against the completion-by-completion
+    # reference (equal numbers), alternating in this run; row 23 (8 findings) and row 0 (9)
+    x9 = ds.X[0].astype(np.int64)
+    for tag, impl in (("_reference", _OrderBMABase._marginal_log_joints_by_completions),
+                      ("", FACTORS)):
+        _OrderBMABase._marginal_log_joints = impl
+        try:
+            for label, case in (("", x), ("_9_findings", x9)):
+                emit(f"explain.wbc.stack.one_case{label}{tag}_s",
+                     timed(lambda case=case: one_case(models["stack"], ds, case), REPEATS), "s")
+        finally:
+            _OrderBMABase._marginal_log_joints = FACTORS
     for name, _, comp in models["stack"].stack_components():  # where the stack's time goes
         draws = N_DRAWS if supports_draws(comp) else 0  # UKDB: structure interval only
         parts = {

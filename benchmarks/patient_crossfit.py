@@ -6,7 +6,13 @@ explanation: wall and this process's CPU seconds), the time until all K fold mod
 and the rerun after a row change once they are (p50 / p95 over ``--rows`` rows: no fit, only
 the explanation). Before cross-fitting every row change refitted the method (one fit on all
 rows but one: printed as ``refit_per_row``, the cost each row change had). Load average
-beside. Usage:
+beside.
+
+The row changes are measured twice in the same run, alternating row by row (the page's
+result cache cleared before each): with order BMA's missing values summed out by node factors
+(``row_change_*``, :meth:`OrderMCMCBMA._marginal_log_joints`, issue 34) and completion by
+completion as before (``row_change_reference_*``,
+:meth:`OrderMCMCBMA._marginal_log_joints_by_completions`; equal numbers). Usage:
 
     PYTHONPATH=. .venv/bin/python benchmarks/patient_crossfit.py [--method stack] [--rows 20]
 """
@@ -22,11 +28,15 @@ import numpy as np
 import streamlit.testing.v1 as st_testing
 from _bench import emit
 
+from bnma_core.classifiers.order_bma import _OrderBMABase
 from bnma_core.classifiers.registry import DEFAULT_METHOD, fit_method
 from bnma_core.data import load_dataset
 from bnma_core.datasets import bundled_path
 
 RUN_KEY = "patient_fit__bnma_bg"
+RESULTS_KEY = "_patient_results"
+FACTORS = _OrderBMABase._marginal_log_joints
+REFERENCE = _OrderBMABase._marginal_log_joints_by_completions
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -66,18 +76,27 @@ def main(argv: list[str]) -> int:
     emit(f"patient_{args.method}_all_folds_wall", time.perf_counter() - t0, "s")
     emit(f"patient_{args.method}_all_folds_cpu", time.process_time() - c0, "s")
     at.run()
-    times, cpu = [], []
+    times = {"": [], "_reference": []}
+    cpu = {"": [], "_reference": []}
     rng = np.random.default_rng(0)
-    for row in rng.choice(ds.row_ids, size=args.rows, replace=False):
-        t, c = time.perf_counter(), time.process_time()
-        at.number_input(key="pt_row").set_value(int(row)).run()
-        times.append(time.perf_counter() - t)
-        cpu.append(time.process_time() - c)
-        assert at.session_state[RUN_KEY] is run and not at.exception
-    emit(f"patient_{args.method}_row_change_p50", float(np.percentile(times, 50)), "s")
-    emit(f"patient_{args.method}_row_change_p95", float(np.percentile(times, 95)), "s")
-    emit(f"patient_{args.method}_row_change_cpu_p50", float(np.percentile(cpu, 50)), "s")
-    emit(f"patient_{args.method}_row_change_cpu_p95", float(np.percentile(cpu, 95)), "s")
+    try:
+        for row in rng.choice(ds.row_ids, size=args.rows, replace=False):
+            for tag, impl in (("_reference", REFERENCE), ("", FACTORS)):
+                _OrderBMABase._marginal_log_joints = impl
+                at.session_state[RESULTS_KEY] = {}
+                t, c = time.perf_counter(), time.process_time()
+                at.number_input(key="pt_row").set_value(int(row)).run()
+                times[tag].append(time.perf_counter() - t)
+                cpu[tag].append(time.process_time() - c)
+                assert at.session_state[RUN_KEY] is run and not at.exception
+    finally:
+        _OrderBMABase._marginal_log_joints = FACTORS
+    for tag in ("_reference", ""):
+        name = f"patient_{args.method}_row_change{tag}"
+        emit(f"{name}_p50", float(np.percentile(times[tag], 50)), "s")
+        emit(f"{name}_p95", float(np.percentile(times[tag], 95)), "s")
+        emit(f"{name}_cpu_p50", float(np.percentile(cpu[tag], 50)), "s")
+        emit(f"{name}_cpu_p95", float(np.percentile(cpu[tag], 95)), "s")
     print(f"# load average after {os.getloadavg()[0]:.2f}", flush=True)
     return 0
 
