@@ -28,7 +28,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .orders import TableArrays, _mask_parents, _node_windows, family_cpt
+from .orders import TableArrays, _mask_parents, _node_windows, family_cpt, window_buffers
 
 MEMO_MAX_VARS = 12
 """A node whose S_tv holds more variables than this is not memoised (2^|S| slots per order)."""
@@ -337,18 +337,7 @@ def marginal_log_joints(tab: TableArrays, orders: np.ndarray, train_t: np.ndarra
             tot += cnt * C
     acc = np.zeros(tot)
     once = np.zeros((T, R, C))
-    pos = np.empty((T, n), dtype=np.int64)
-    for t in range(T):
-        for p in range(n):
-            pos[t, orders[t, p]] = p
-    idx = np.empty(m, dtype=np.int64)
-    wv = np.empty(m)
-    W = np.zeros((T, m))
-    used = np.zeros(m, dtype=np.bool_)
-    sum_w = np.zeros(T)
-    dep = np.zeros(T, dtype=np.bool_)
-    pa = np.empty(max(n, 1), dtype=np.int64)
-    st = np.empty(max(n, 1), dtype=np.int64)
+    pos, W, used, sum_w, dep, idx, wv, pa, st = window_buffers(orders, m)
     knpa = np.empty(m, dtype=np.int64)
     width = _most_parents(tab.masks)
     kpa = np.empty((m, width), dtype=np.int64)
