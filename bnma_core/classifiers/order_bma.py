@@ -640,9 +640,9 @@ class _OrderBMABase(DiscreteBNClassifier):
         orders_loo_log_joint(arrays, orders, np.ascontiguousarray(uniq.T), weights,
                              np.flatnonzero(complete), tab.arities,
                              tab.score_kind, float(tab.ess), self.class_index_, out)
-        lp = np.empty((len(uniq), len(self.classes_)))
-        lp[complete] = self._combine(out)
-        lp = lp - np.logaddexp.reduce(lp, axis=1, keepdims=True)
+        lp = np.zeros((len(uniq), len(self.classes_)))  # incomplete rows: filled below
+        joint = self._combine(out)
+        lp[complete] = joint - np.logaddexp.reduce(joint, axis=1, keepdims=True)
         res = lp[inverse]
         held = ~(X >= 0).all(axis=1)
         if held.any():  # rows with a missing value: held out together
