@@ -359,12 +359,13 @@ class UKDB(DiscreteBNClassifier):
     max_table_cells : int, default 2**20
         Budget (float cells) for the count tables n(x_S, c) over every attribute subset S of
         size <= k + 1 that UKDB_P's per-row path (:meth:`explain`,
-        :meth:`personalized_structure`) reads, built once at fit; if all tables together would
-        exceed it, each table is built on its first use and kept. The default keeps WBC's 130
-        tables (k = 2) precomputed and builds HEPAR II's (69 attributes: 54,810 subsets) on
-        use. Batch prediction and :meth:`loo_log_proba` count from the value bit sets instead
-        (:func:`bnma_core.kernels.ukdb_counts.state_bitsets`; the same integers) and build no
-        table.
+        :meth:`personalized_structure`) reads, all built together when the first is read
+        (a fit that never explains a row, e.g. inside ``stack``, builds none); if all tables
+        together would exceed it, each table is built on its first use and kept. The default
+        builds WBC's 130 tables (k = 2) together and HEPAR II's (69 attributes: 54,810
+        subsets) one by one. Batch prediction and :meth:`loo_log_proba` count from the value
+        bit sets instead (:func:`bnma_core.kernels.ukdb_counts.state_bitsets`; the same
+        integers) and build no table.
     cv_folds : deprecated
         Former name of ``inner_folds``; a sequence given as ``k`` is taken as ``k_grid``
         (both accepted with a FutureWarning until the next release).
@@ -498,8 +499,7 @@ class UKDB(DiscreteBNClassifier):
         self._pad_alpha = np.where(np.arange(r_max)[None, :] < self.arities_[:, None],
                                    float(self.alpha), 0.0)
         self._subset_tables: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
-        if self.mode != "domain":
-            self._precompute_subset_tables(p, m)
+        self._all_subset_tables_tried = False
         self.structure_ = self._graph(st, self.mi_, self.cmi_, set())
 
     def _domain_tables(self, st: KDependenceStructure) -> tuple:
@@ -529,7 +529,8 @@ class UKDB(DiscreteBNClassifier):
     def _precompute_subset_tables(self, p: int, m: int) -> None:
         """Build n(x_S, c) for every attribute subset S with |S| <= k + 1 (the families UKDB_P
         can use: X_p with C, and an attribute with its at most k parents) if they fit in
-        ``max_table_cells``; else they are built on first use (:meth:`_subset_table`)."""
+        ``max_table_cells``; else they are built one by one on use (:meth:`_subset_table`)."""
+        self._all_subset_tables_tried = True
         size = min(self.k_ + 1, p)
         rmax = float(max(int(self.arities_.max()), 1))
         bound = sum(math.comb(p, s) * rmax ** s for s in range(size + 1)) * m
@@ -560,6 +561,9 @@ class UKDB(DiscreteBNClassifier):
         """(q_S, m) training counts n(x_S, c) of a sorted attribute subset S (rows missing a
         member skipped; configuration index with the first member fastest) and its strides."""
         hit = self._subset_tables.get(subset)
+        if hit is None and not getattr(self, "_all_subset_tables_tried", True):
+            self._precompute_subset_tables(len(self.arities_), self.n_classes_)
+            hit = self._subset_tables.get(subset)
         if hit is None:
             self._add_subset_tables([subset])
             hit = self._subset_tables[subset]

@@ -4,6 +4,7 @@ for both networks and for missing-value marginalization, structure properties, e
 from __future__ import annotations
 
 import itertools
+import math
 from pathlib import Path
 
 import networkx as nx
@@ -605,20 +606,28 @@ def _scan_personalized_log_scores(model, X, y, x, st, pseudo):
 @pytest.mark.parametrize("k", [1, 2, 3])
 def test_precomputed_tables_equal_scanning_the_training_rows(k, max_table_cells,
                                                               pseudo_in_parameters):
-    """Issue 15 oracle: UKDB_P with count tables built at fit (or on first use, when the
-    budget is 0) predicts what scanning the training rows for each test row predicted, to
-    1e-12, with missing values in training and test rows."""
+    """Issue 15 oracle: UKDB_P's per-row path, whose count tables are built together at the
+    first read (or each on its first use when the budget is 0), and the batch prediction
+    (value bit sets) give what scanning the training rows for each test row gives, to 1e-12,
+    with missing values in training and test rows. A fit builds no table."""
     X, y = _random_problem(31 + k, n=150, arities=(2, 3, 4, 3, 2), m=3, missing=0.1)
     model = UKDB(k=k, mode="personalized", alpha=0.6, max_table_cells=max_table_cells,
                  pseudo_in_parameters=pseudo_in_parameters).fit(X, y)
-    assert bool(model._subset_tables) == (max_table_cells > 0)
+    assert not model._subset_tables
     ref = np.empty((len(X), 3))
+    per_row = np.empty((len(X), 3))
     dom = UKDB(k=k, mode="domain", alpha=0.6).fit(X, y).predict_proba(X)
     for r, x in enumerate(X):
         w = model._pseudo(dom[r])
         st, _, _ = model.personalized_structure(x, w)
         lp = _scan_personalized_log_scores(model, X, y, x, st, w)
         ref[r] = np.exp(lp - np.logaddexp.reduce(lp))
+        lp = model._personalized_log_scores(x, st, w)
+        per_row[r] = np.exp(lp - np.logaddexp.reduce(lp))
+        if r == 0:  # the first read built every table within the budget, or just its own
+            n_all = sum(math.comb(5, s_) for s_ in range(min(k + 1, 5) + 1))
+            assert (len(model._subset_tables) == n_all) == (max_table_cells > 0)
+    np.testing.assert_allclose(per_row, ref, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(model.predict_proba(X), ref, rtol=1e-12, atol=1e-12)
 
 
@@ -714,6 +723,8 @@ def test_one_pass_tables_and_mi_equal_the_per_table_path(seed):
         t = joint_counts(data, [i, j, 4], ar)
         off = model._pair_off[i, j]
         np.testing.assert_array_equal(model._pair_flat[off:off + t.size], t.ravel())
+    model._subset_table((0,))  # the first read builds every subset table (within the budget)
+    assert len(model._subset_tables) == 1 + 4 + 6 + 4
     for subset, (table, _) in model._subset_tables.items():
         np.testing.assert_array_equal(table.reshape(-1), joint_counts(
             data, [*subset[::-1], 4], ar).reshape(-1, 3).reshape(-1))
