@@ -218,20 +218,11 @@ class _OrderBMABase(DiscreteBNClassifier):
         dropped exactly (Shachter 1986; Koller & Friedman 2009 §9.3). The class is never
         barren. Decided from the last variable of the order backwards, as a variable's possible
         children all come after it."""
-        T = len(orders)
-        p = miss.shape[1]
-        can = self.table_.possible_parents(orders)
-        out = np.zeros((T, len(miss), p), dtype=bool)
-        full = np.zeros((len(miss), p + 1), dtype=bool)
-        for t in range(T):
-            full[:] = False
-            for v in orders[t][::-1]:
-                if v == self.class_index_:
-                    continue
-                children = np.nonzero(can[t, v])[0]
-                full[:, v] = miss[:, v] & full[:, children].all(axis=1)
-            out[t] = full[:, :p]
-        return out
+        from ..kernels.order_marginal import barren_features
+
+        return barren_features(np.ascontiguousarray(miss, dtype=bool),
+                               np.ascontiguousarray(orders, dtype=np.int64),
+                               self.table_.possible_parents(orders), int(self.class_index_))
 
     def _completions(self, X: np.ndarray, sum_out: np.ndarray, rng: np.random.Generator
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -478,3 +478,33 @@ def bounded_draws(raw: np.ndarray, starts: np.ndarray, cols: np.ndarray, ar: np.
                         left = m & mask
                 draws[row, cols[s, j]] = np.int64(m >> np.uint64(32))
     return w
+
+
+@njit(cache=True)
+def barren_features(miss: np.ndarray, orders: np.ndarray, can: np.ndarray,
+                    class_index: int) -> np.ndarray:
+    """Barren features of each row under each order, (T, n_rows, p) bool: a missing feature
+    v is barren under order t when every variable that may have it as a parent (``can[t, v,
+    u]``: v in some parent set of u with nonzero weight) is itself a barren feature; the class
+    is never barren (Shachter 1986). Decided from the last variable of each order backwards,
+    as a variable's possible children all come after it. ``miss`` (n_rows, p) bool."""
+    T, n = orders.shape
+    R, p = miss.shape
+    out = np.zeros((T, R, p), dtype=np.bool_)
+    full = np.zeros(n, dtype=np.bool_)
+    for t in range(T):
+        for i in range(R):
+            full[:] = False
+            for k in range(n - 1, -1, -1):
+                v = orders[t, k]
+                if v == class_index or not miss[i, v]:
+                    continue
+                ok = True
+                for u in range(n):
+                    if can[t, v, u] and not full[u]:
+                        ok = False
+                        break
+                full[v] = ok
+            for v in range(p):
+                out[t, i, v] = full[v]
+    return out
