@@ -37,6 +37,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import numbers
 import warnings
 from typing import Any
 
@@ -321,9 +322,9 @@ class PredictiveStacking(DiscreteBNClassifier):
         ``candidates``."""
         priors = []
         for proto in protos.values():
-            params = proto.get_params(deep=False)
-            if "scoring" in params and "ess" in params and isinstance(params["scoring"], str):
-                priors.append((params["scoring"], float(params["ess"])))
+            scoring, ess = getattr(proto, "scoring", None), getattr(proto, "ess", None)
+            if isinstance(scoring, str) and isinstance(ess, numbers.Real):
+                priors.append((scoring, float(ess)))
         return priors
 
     def _predict_log_proba_codes(self, X: np.ndarray) -> np.ndarray:

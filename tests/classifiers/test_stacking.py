@@ -219,3 +219,23 @@ def test_inner_fold_densities_of_order_bma(inner_fit):
     if est.weights_["bma10"] > 0:
         np.testing.assert_allclose(est.models_["bma10"].predict_proba(X),
                                    full.predict_proba(X), atol=1e-12)
+
+
+@pytest.mark.parametrize("n_features, kernel", [(6, "_grouped_full_table"),
+                                                 (70, "_candidate_tables")])
+def test_the_three_priors_are_counted_once(monkeypatch, n_features, kernel):
+    """``stack``'s three order averages (K2, BDeu 1, BDeu 20) get their score tables from one
+    counting pass (``shared_counting``), in both regimes (the candidate regime beyond 64
+    variables): one kernel call per fit (the tables equal separate builds:
+    ``tests/kernels/test_candidate_tables.py``, ``test_grouped_counts.py``)."""
+    from bnma_core.structure import score_table
+
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 3, size=(120, n_features))
+    y = (X[:, 0] + X[:, 1] + rng.integers(0, 2, 120)) % 2
+    calls = []
+    real = getattr(score_table, kernel)
+    monkeypatch.setattr(score_table, kernel, lambda *a, **k: calls.append(1) or real(*a, **k))
+    PredictiveStacking(candidates=("bma10", "bma10_bdeu", "bma10_smooth"),
+                       random_state=0).fit(X, y)
+    assert len(calls) == 1
