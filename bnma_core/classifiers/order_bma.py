@@ -663,15 +663,13 @@ class _OrderBMABase(DiscreteBNClassifier):
         for order in self._orders_:
             e, co = tab.edge_probabilities(order, c)
             E += e
-            # f in MB(C) unless: f not a parent of C, C not a parent of f, no common child;
-            # these involve different nodes' parent sets, independent given the order.
-            not_in = (1 - e[:, c]) * (1 - e[c, :])
-            for x in range(n):
-                if x != c:
-                    keep = np.ones(n, dtype=bool)
-                    keep[x] = False
-                    not_in[keep] *= 1 - co[x, keep]
-            mb += 1 - not_in
+            # f in MB(C) unless: f not a parent of C, C not a parent of f, no common child x
+            # (x != C, x != f); these involve different nodes' parent sets, independent given
+            # the order.
+            no_child = 1 - co
+            no_child[c, :] = 1.0
+            np.fill_diagonal(no_child, 1.0)
+            mb += 1 - (1 - e[:, c]) * (1 - e[c, :]) * no_child.prod(axis=0)
         E /= len(self._orders_)
         mb /= len(self._orders_)
         names = self.variable_names_
@@ -682,10 +680,8 @@ class _OrderBMABase(DiscreteBNClassifier):
 
         G = nx.DiGraph()
         G.add_nodes_from(names)
-        for a in range(n):
-            for b in range(n):
-                if E[a, b] >= EDGE_GRAPH_MIN_WEIGHT:
-                    G.add_edge(names[a], names[b], weight=float(E[a, b]))
+        G.add_weighted_edges_from((names[a], names[b], float(E[a, b]))
+                                  for a, b in zip(*np.nonzero(E >= EDGE_GRAPH_MIN_WEIGHT)))
         self.edge_graph_ = G
         feats = [i for i in range(n) if i != c]
         self.markov_blanket_probability_ = pd.Series(
