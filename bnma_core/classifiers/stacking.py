@@ -207,10 +207,6 @@ class PredictiveStacking(DiscreteBNClassifier):
         self.seed_ = seed
         counts = np.bincount(y, minlength=len(self.classes_))
         k = int(min(int(self.inner_folds), max(2, counts[counts > 0].min()), len(y)))
-        skf = StratifiedKFold(n_splits=k, shuffle=True, random_state=seed)
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="The least populated class")
-            splits = list(skf.split(np.zeros(len(y)), y))
         lp = np.zeros((len(y), len(names)))
         hits = np.zeros(len(names))
         # candidates fitted once on all training rows: by leave-one-out (loo) or predicting
@@ -223,7 +219,13 @@ class PredictiveStacking(DiscreteBNClassifier):
                 lpc = self._loo_log_proba(name, full[name], X, y)
                 lp[:, j] = np.maximum(lpc[np.arange(len(y)), y], LOG_FLOOR)
                 hits[j] = np.sum(lpc.argmax(axis=1) == y)
-        for tr, te in splits if len(loo) < len(names) else ():
+        splits = []
+        if len(loo) < len(names):  # some candidate predicts inner folds
+            skf = StratifiedKFold(n_splits=k, shuffle=True, random_state=seed)
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="The least populated class")
+                splits = list(skf.split(np.zeros(len(y)), y))
+        for tr, te in splits:
             for j, name in enumerate(names):
                 if name in loo:
                     continue
