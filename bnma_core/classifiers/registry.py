@@ -704,5 +704,5 @@ has the best accuracy rank; on ten further data sets its mean log-loss is 0.349 
 ``bma10``'s 0.398 (lower on nine of the ten) and its accuracy .843 against .812
 (``docs/accuracy.md`` §12). Its weights come from leave-one-out class posteriors in closed form
 (``inner_fit="loo"``: one fit per candidate, no inner folds; mean log-loss 0.454 on the
-anchors): 3.9× one ``bma10`` fit on WBC, 3.5× on ALARM and 7.6× on HEPAR II samples of 500
+anchors): 3.1× one ``bma10`` fit on WBC, 2.7× on ALARM and 3.4× on HEPAR II samples of 500
 rows (``docs/accuracy.md`` §13)."""
