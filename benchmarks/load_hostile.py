@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 
 from bnma_ui.browser import missing_requirement
-from bnma_ui.loadtest import HEAVY_SIZES, SMOKE_SIZES, run_load
+from bnma_ui.loadtest import HEAVY_SIZES, SMOKE_SIZES, VISITOR_NICE, run_load
 
 
 def _row(label: str, r: dict) -> str:
@@ -44,12 +44,15 @@ def _row(label: str, r: dict) -> str:
     hung = sum(a["shown"].startswith("no answer") for a in hostile)
     links = sum(a["shown"].startswith("LINK RENDERED") for a in hostile)
     closed = r["closed_run_end_s"]
-    return (f"| {label} | {'yes' if r['hostile'] else 'no'} | {r['completed']}/{r['n_sessions']} "
+    visitor = f"yes, nice {r['visitor_nice']}" if r["hostile"] else "no"
+    return (f"| {label} | {visitor} | {r['completed']}/{r['n_sessions']} "
             f"| {max(secs):.1f} | {r['stop_latency_s']:.1f} | {r['switch_p50_s']:.2f} / "
             f"{r['switch_p95_s']:.2f} ({r['switches']}) | {r['rss_start_mb']:.0f} | "
             f"{r['rss_peak_mb']:.0f}{' (guard hit)' if r['rss_limit_hit'] else ''} | "
             f"{len(closed)}, max {max(closed) if closed else math.nan:.1f} | "
-            f"{r['cpu_share_after_close']:.2f} | {r['load_before']} | "
+            f"{r['cpu_share_after_close']:.2f} | {r['server_cpu_s']:.0f} / "
+            f"{r['browser_cpu_s']:.0f} / {r['visitor_cpu_s']:.0f} ({r['cpu_window_s']:.0f}) | "
+            f"{r['load_before']} | "
             f"{len(hostile)} actions, {exc} tracebacks, {hung} hung, {links} live links |")
 
 
@@ -68,6 +71,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--wide-features", type=int, default=None)
     p.add_argument("--score-datasets", type=int, default=None)
     p.add_argument("--rss-guard", type=float, default=5000.0, help="MB (0: none)")
+    p.add_argument("--visitor-nice", type=int, nargs="+", default=[VISITOR_NICE],
+                   help="the visitor's niceness; one hostile run per value (e.g. 0 19)")
     args = p.parse_args(argv)
     reason = missing_requirement()
     if reason:
@@ -81,30 +86,36 @@ def main(argv: list[str]) -> int:
                            ("score_datasets", args.score_datasets)):
             if value is not None:
                 heavy[key] = value
+    runs = [] if args.only == "hostile" else [("calm", False, 0)]
+    if args.only != "calm":
+        runs += [(f"hostile_nice{nice}", True, nice) for nice in args.visitor_nice]
     rows, out = [], {}
-    for hostile in (False, True):
-        if args.only and args.only != ("hostile" if hostile else "calm"):
-            continue
+    for key, hostile, nice in runs:
         before = " ".join(f"{x:.2f}" for x in os.getloadavg())
         res = run_load(args.n, iterations=args.iterations, hostile=hostile,
-                       app_dir=args.app_dir, log_dir=args.log_dir / args.label.replace(" ", "_"),
+                       app_dir=args.app_dir,
+                       log_dir=args.log_dir / args.label.replace(" ", "_") / key,
                        heavy=heavy, light=not args.no_light,
-                       rss_guard_mb=args.rss_guard or None)
-        out[hostile] = {"name": f"load_hostile_n{args.n}", "label": args.label,
-                        "heavy_sizes": heavy, **res.as_dict(), "load_before": before,
-                        "load_after": " ".join(f"{x:.2f}" for x in os.getloadavg())}
-        print(json.dumps(out[hostile]), flush=True)
-        rows.append(_row(args.label, out[hostile]))
+                       rss_guard_mb=args.rss_guard or None, visitor_nice=nice)
+        out[key] = {"name": f"load_hostile_n{args.n}", "label": args.label,
+                    "heavy_sizes": heavy, **res.as_dict(), "load_before": before,
+                    "load_after": " ".join(f"{x:.2f}" for x in os.getloadavg())}
+        print(json.dumps(out[key]), flush=True)
+        rows.append(_row(args.label, out[key]))
     print("| app | hostile | completed | slowest normal run (s) | Stop (s) | page switch "
           "p50 / p95 (s) (n) | RSS start (MB) | RSS peak (MB) | runs stopped by a closed "
-          "session: n, max s to end | server CPU 5-10 s after all closed | load avg before | "
+          "session: n, max s to end | server CPU 5-10 s after all closed | CPU s while the "
+          "normal runs ran: server / normal browsers / visitor (window s) | load avg before | "
           "hostile visitor |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
-    if False in out and True in out:
-        calm, bad = out[False], out[True]
+    calm = out.get("calm")
+    for key, bad in out.items():
+        if calm is None or key == "calm":
+            continue
         slow = [max(r["run_seconds"][1:] or [math.nan]) for r in (calm, bad)]
-        print(f"\nhostile / calm: slowest normal run {slow[1] / slow[0]:.2f}, page switch p95 "
+        print(f"\nhostile (visitor at nice {bad['visitor_nice']}) / calm: slowest normal run "
+              f"{slow[1] / slow[0]:.2f}, page switch p95 "
               f"{bad['switch_p95_s'] / calm['switch_p95_s']:.2f}, completed "
               f"{bad['completed']}/{calm['completed']} (target: within 1.20); RSS peak "
               f"{bad['rss_peak_mb']:.0f} MB (target < 1,500)")
