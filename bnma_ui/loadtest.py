@@ -90,8 +90,8 @@ class LoadResult:
     """CPU seconds of the normal sessions' browser (playwright's driver and chromium)."""
     visitor_cpu_s: float = float("nan")
     """CPU seconds of the hostile visitor's process and its browser (0 without one)."""
-    visitor_nice: int = 0
-    """The niceness the hostile visitor's process and browser ran at (:func:`run_load`)."""
+    visitor_priority: str = ""
+    """The CPU priority of the hostile visitor's process and browser (:func:`run_load`)."""
     server_tracebacks: int = 0
     """Tracebacks in the server's log (an error the pages did not turn into a sentence)."""
     phase_seconds: dict[str, float] = field(default_factory=dict)
@@ -349,14 +349,16 @@ def _watch_runs(sessions, observer, res: LoadResult, pid: int,
 
 RSS_GUARD_MB = 5000.0
 """The driver ends the server it started when its RSS passes this (the machine is shared)."""
-VISITOR_NICE = 0
-"""The niceness of the hostile visitor's process and browser (:func:`run_load`)."""
+VISITOR_PRIORITIES = ("normal", "idle")
+"""The hostile visitor's CPU priority: ``"normal"`` (as the server and the normal sessions'
+browser) or ``"idle"`` (Linux ``SCHED_IDLE``: only CPU that no other process wants, as if its
+browser ran on a machine of its own; :func:`_lower_visitor_priority`)."""
 
 
 def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = None,
              timeout: float = 600.0, hostile: bool = False,
              app_dir: Path | None = None, heavy: dict | None = None, light: bool = True,
-             rss_guard_mb: float | None = RSS_GUARD_MB, visitor_nice: int = VISITOR_NICE,
+             rss_guard_mb: float | None = RSS_GUARD_MB, visitor_priority: str = "normal",
              smoke: bool = False, end_rss: bool = True) -> LoadResult:
     """Serve the app, open ``n_sessions`` sessions that each start an order-MCMC run on WBC
     (session 0 stops its run once progress shows), and an observer that switches pages while
@@ -364,8 +366,8 @@ def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = N
     the sizes of its heavy actions, ``light``: its links and odd uploads) in its own browser
     process from the clicks on Run until the runs end. ``app_dir``: serve the app of another
     checkout (e.g. an export of ``main`` for a before / after comparison). The server is ended
-    if its RSS passes ``rss_guard_mb`` (``res.rss_limit_hit``). ``visitor_nice``: the visitor's
-    niceness (:data:`VISITOR_NICE`); ``smoke``: the visitor's smoke-sized round
+    if its RSS passes ``rss_guard_mb`` (``res.rss_limit_hit``). ``visitor_priority``: the
+    visitor's CPU priority (:data:`VISITOR_PRIORITIES`); ``smoke``: the visitor's smoke-sized round
     (:func:`hostile_session`), begun while the sessions are set up (so ``res.rss_start_mb`` is
     the RSS at the clicks on Run, not a settled one); ``end_rss``: wait for the server's RSS
     to come back after every session closed (``res.rss_end_mb``; up to 150 s). The CPU
@@ -373,7 +375,7 @@ def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = N
     ran are in ``res.server_cpu_s``, ``res.browser_cpu_s``, ``res.visitor_cpu_s``
     (:class:`_CpuSampler`)."""
     res = LoadResult(n_sessions, iterations, hostile=hostile, heavy=heavy is not None,
-                     visitor_nice=visitor_nice if hostile else 0)
+                     visitor_priority=visitor_priority if hostile else "")
     log_dir = Path(log_dir or Path.cwd() / "benchmarks" / "out")
     tag = f"load_{n_sessions}{'_hostile' if hostile else ''}{'_heavy' if heavy else ''}"
     clock = [time.perf_counter()]
@@ -389,7 +391,7 @@ def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = N
         if hostile and smoke:  # the visitor's tabs begin while the sessions are set up
             sampler = _PeakRss(proc.pid, limit_mb=rss_guard_mb)
             visitor = _start_hostile(url, log_dir / f"{tag}_actions.json", heavy=heavy,
-                                     light=light, nice=visitor_nice, smoke=smoke)
+                                     light=light, priority=visitor_priority, smoke=smoke)
         sessions, observer = _prepare_sessions(browser, url, n_sessions, iterations)
         if visitor is None:
             # every page imported and the server's one-time kernel warm-up settled, before
@@ -400,7 +402,7 @@ def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = N
             sampler = _PeakRss(proc.pid, limit_mb=rss_guard_mb)  # every 0.25 s: no spike missed
         if hostile and visitor is None:
             visitor = _start_hostile(url, log_dir / f"{tag}_actions.json", heavy=heavy,
-                                     light=light, nice=visitor_nice, smoke=smoke)
+                                     light=light, priority=visitor_priority, smoke=smoke)
         if visitor is not None:  # its first round begun: its heavy part meets the runs
             visitor[1].wait(300)
             phase("visitor's tabs begun")
@@ -571,12 +573,22 @@ def _start_patient_upload(url: str, name: str, path: Path, timeout: float,
     return start
 
 
+WBC_LINK = "?src=bundled&file=wbc.csv"
+"""The query string of the Data page's default data set: a link to any page with it opens
+that page on WBC (``app.py`` restores the data set a link names), without drawing the Data
+page first."""
+
+
+def _page_link(url: str, label: str) -> str:
+    """The link to the page ``label`` of the sidebar (e.g. "Compare methods") on WBC."""
+    return f"{url}/{label.replace(' ', '_')}{WBC_LINK}"
+
+
 def _start_scores(url: str, name: str, path: Path, timeout: float):
     """Item 3: a table of scores on Compare's "over several data sets"."""
     def start(page) -> None:
-        page.goto(url)
+        page.goto(_page_link(url, "Compare methods"))
         wait_idle(page, timeout=timeout)
-        nav(page, "Compare methods")
         page.get_by_text("Compare methods over several data sets").click()
         wait_idle(page, timeout=timeout)
         own = page.get_by_text("My own table (CSV)")
@@ -709,8 +721,21 @@ def _start_reports(url: str, timeout: float):
     return start
 
 
+def _lower_visitor_priority() -> None:
+    """Put this process (and every process it starts) in Linux's ``SCHED_IDLE`` class: it runs
+    only on CPU no other process wants. Not ``nice 19``: Chromium sets its own processes'
+    niceness (measured: its browser process at -8, renderers at 0 and 5, whatever the
+    niceness it was started with), but keeps the scheduling class it inherits (every thread of
+    a headless chromium started under ``SCHED_IDLE`` stayed there). Falls back to ``nice 19``
+    where ``SCHED_IDLE`` is missing."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except (AttributeError, OSError):
+        os.nice(19)
+
+
 def hostile_session(url: str, stop, out: Path, timeout: float = 120.0, begun=None,
-                    heavy: dict | None = None, light: bool = True, nice: int = 0,
+                    heavy: dict | None = None, light: bool = True, priority: str = "normal",
                     smoke: bool = False) -> None:
     """Rounds of hostile actions until ``stop`` (a multiprocessing event) is set: every crafted
     link and every odd upload (``light``), and with ``heavy`` (sizes, :data:`HEAVY_SIZES`) the
@@ -719,9 +744,10 @@ def hostile_session(url: str, stop, out: Path, timeout: float = 120.0, begun=Non
     round's ``timeout`` (a tab of item 4 is closed as soon as its computation shows progress);
     the records go to ``out`` (JSON). Runs in its own process (playwright's sync API is
     single-threaded); ``begun`` (a multiprocessing event) is set once the first round's tabs
-    have all begun. ``nice``: the niceness of the visitor's process and browser (set before
-    the browser starts). ``smoke``: one round, then idle until ``stop``, with the link names on
-    the heavy files (:func:`heavy_uploads`, :func:`_heavy_starts`: five tabs, not seven)."""
+    have all begun. ``priority``: the CPU priority of the visitor's process and browser
+    (:data:`VISITOR_PRIORITIES`, set before the browser starts). ``smoke``: one round, then
+    idle until ``stop``, with the link names on the heavy files (:func:`heavy_uploads`,
+    :func:`_heavy_starts`: five tabs, not seven)."""
     files = hostile_uploads() if light else {}
     heavy_files = heavy_uploads(heavy, smoke=smoke) if heavy is not None else {}
     records: list[dict] = []
@@ -731,8 +757,8 @@ def hostile_session(url: str, stop, out: Path, timeout: float = 120.0, begun=Non
             path = folder / f"{len(list(folder.iterdir()))}.csv"
             path.write_bytes(data)
             group[label] = (name, path)
-    if nice:
-        os.nice(nice)  # before the browser starts: its processes inherit the niceness
+    if priority == "idle":
+        _lower_visitor_priority()  # before the browser starts: its processes inherit it
     rounds = 0
     with headless_chromium() as browser:
         while not stop.is_set() and not (smoke and rounds):
@@ -788,12 +814,12 @@ def _type_store_folder(page) -> None:
 
 
 def _start_hostile(url: str, out: Path, timeout: float = 120.0, heavy: dict | None = None,
-                   light: bool = True, nice: int = 0, smoke: bool = False):
+                   light: bool = True, priority: str = "normal", smoke: bool = False):
     """The hostile visitor in a child process (spawned: a fresh interpreter)."""
     ctx = multiprocessing.get_context("spawn")
     stop, begun = ctx.Event(), ctx.Event()
     proc = ctx.Process(target=hostile_session,
-                       args=(url, stop, out, timeout, begun, heavy, light, nice, smoke),
+                       args=(url, stop, out, timeout, begun, heavy, light, priority, smoke),
                        daemon=True)
     proc.start()
     return proc, begun, stop, out
