@@ -82,9 +82,69 @@ class LoadResult:
     computation outlived its session)."""
     rss_limit_hit: bool = False
     """The server passed the driver's RSS guard and was ended (the machine is shared)."""
+    cpu_window_s: float = float("nan")
+    """The CPU figures below are taken from the clicks on Run until every normal run ended."""
+    server_cpu_s: float = float("nan")
+    """CPU seconds of the server (and anything it started) over ``cpu_window_s``."""
+    browser_cpu_s: float = float("nan")
+    """CPU seconds of the normal sessions' browser (playwright's driver and chromium)."""
+    visitor_cpu_s: float = float("nan")
+    """CPU seconds of the hostile visitor's process and its browser (0 without one)."""
+    visitor_priority: str = ""
+    """The CPU priority of the hostile visitor's process and browser (:func:`run_load`)."""
+    server_tracebacks: int = 0
+    """Tracebacks in the server's log (an error the pages did not turn into a sentence)."""
+    phase_seconds: dict[str, float] = field(default_factory=dict)
+    """Wall seconds of each phase of the run (where a test's time goes)."""
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+class _CpuSampler:
+    """CPU seconds of this driver's descendants over a window, split into the server (and the
+    processes it started), the hostile visitor (its process and browser) and the rest (the
+    normal sessions' browser). Every process's user + system time is read every ``interval``
+    s (Linux ``/proc``) and the last reading kept, so a process that ends (a closed tab's
+    renderer) counts up to its last reading: at most ``interval`` s of each is missed."""
+
+    def __init__(self, server_pid: int, visitor_pid: int | None = None,
+                 interval: float = 0.5) -> None:
+        self.server_pid, self.visitor_pid, self.interval = server_pid, visitor_pid, interval
+        self._first: dict[int, float] = {}
+        self._last: dict[int, tuple[str, float]] = {}
+        self._done = threading.Event()
+        self._read(first=True)
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _read(self, first: bool = False) -> None:
+        tree = _children()
+        own = set(_descendants(self.server_pid, tree)) | {self.server_pid}
+        visitor = (set(_descendants(self.visitor_pid, tree)) | {self.visitor_pid}
+                   if self.visitor_pid is not None else set())
+        for pid in _descendants(os.getpid(), tree):
+            cpu = cpu_seconds(pid)
+            if cpu != cpu:  # ended while reading
+                continue
+            if first:
+                self._first[pid] = cpu
+            group = "server" if pid in own else "visitor" if pid in visitor else "browser"
+            self._last[pid] = (group, cpu)
+
+    def _run(self) -> None:
+        while not self._done.wait(self.interval):
+            self._read()
+
+    def stop(self) -> dict[str, float]:
+        """CPU seconds per group since the sampler started."""
+        self._done.set()
+        self._thread.join()
+        self._read()
+        out = {"server": 0.0, "visitor": 0.0, "browser": 0.0}
+        for pid, (group, cpu) in self._last.items():
+            out[group] += cpu - self._first.get(pid, 0.0)
+        return {k: round(v, 1) for k, v in out.items()}
 
 
 def _open_session(browser, url: str):
@@ -237,21 +297,26 @@ def _click_run(sessions, res: LoadResult, log_dir: Path, n_sessions: int) -> lis
 
 
 def _stop_session0(page, res: LoadResult) -> tuple[float, str]:
-    """Click session 0's Stop and wait for "Stopped after" (``res.stop_latency_s``); returns
-    the click time and the page state afterwards."""
+    """Click session 0's Stop and wait for "Stopped after" (``res.stop_latency_s``) or the
+    finished run's results (the run ended before Stop landed: noted in ``res.errors``, not
+    waited for until a timeout, which held up every other session's end); returns the click
+    time and the page state afterwards."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     stop_clicked = time.perf_counter()
     button = page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop")
+    ended = page.get_by_text("Stopped after").or_(
+        page.get_by_role("heading", name="Held-out accuracy"))
     try:
         button.click(timeout=30_000)
-        page.get_by_text("Stopped after").wait_for(timeout=120_000)
+        ended.first.wait_for(timeout=120_000)
+    except PlaywrightTimeout:
+        pass
+    state = _state(page)
+    if state == "stopped":
         res.stop_latency_s = time.perf_counter() - stop_clicked
-        state = "stopped"
-    except PlaywrightTimeout:  # the run ended before the click: say so
-        res.errors.append("session 0's run ended before Stop could be "
-                          f"clicked (page state: {_state(page)})")
-        state = _state(page)
+    else:  # the run ended before the click or before Stop landed: say so
+        res.errors.append(f"session 0's run ended before Stop landed (page state: {state})")
     return stop_clicked, state
 
 
@@ -289,38 +354,83 @@ def _watch_runs(sessions, observer, res: LoadResult, pid: int,
 
 RSS_GUARD_MB = 5000.0
 """The driver ends the server it started when its RSS passes this (the machine is shared)."""
+VISITOR_PRIORITIES = ("normal", "idle")
+"""The hostile visitor's CPU priority: ``"normal"`` (as the server and the normal sessions'
+browser) or ``"idle"`` (Linux ``SCHED_IDLE``: only CPU that no other process wants, as if its
+browser ran on a machine of its own; :func:`_lower_visitor_priority`)."""
 
 
 def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = None,
              timeout: float = 600.0, hostile: bool = False,
              app_dir: Path | None = None, heavy: dict | None = None, light: bool = True,
-             rss_guard_mb: float | None = RSS_GUARD_MB) -> LoadResult:
+             rss_guard_mb: float | None = RSS_GUARD_MB, visitor_priority: str = "normal",
+             smoke: bool = False, end_rss: bool = True,
+             server_env: dict[str, str] | None = None) -> LoadResult:
     """Serve the app, open ``n_sessions`` sessions that each start an order-MCMC run on WBC
     (session 0 stops its run once progress shows), and an observer that switches pages while
     the runs go on; with ``hostile``, a hostile visitor (:func:`hostile_session`; ``heavy``:
     the sizes of its heavy actions, ``light``: its links and odd uploads) in its own browser
     process from the clicks on Run until the runs end. ``app_dir``: serve the app of another
     checkout (e.g. an export of ``main`` for a before / after comparison). The server is ended
-    if its RSS passes ``rss_guard_mb`` (``res.rss_limit_hit``)."""
-    res = LoadResult(n_sessions, iterations, hostile=hostile, heavy=heavy is not None)
+    if its RSS passes ``rss_guard_mb`` (``res.rss_limit_hit``). ``visitor_priority``: the
+    visitor's CPU priority (:data:`VISITOR_PRIORITIES`); ``smoke``: the visitor's smoke-sized round
+    (:func:`hostile_session`), begun while the sessions are set up (so ``res.rss_start_mb`` is
+    the RSS at the clicks on Run, not a settled one); ``end_rss``: wait for the server's RSS
+    to come back after every session closed (``res.rss_end_mb``; up to 150 s). The CPU
+    seconds of the server, the normal sessions' browser and the visitor while the normal runs
+    ran are in ``res.server_cpu_s``, ``res.browser_cpu_s``, ``res.visitor_cpu_s``
+    (:class:`_CpuSampler`). ``server_env``: extra environment variables of the server (e.g.
+    a shorter ``STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL`` for a test that waits for closed
+    sessions to be freed)."""
+    res = LoadResult(n_sessions, iterations, hostile=hostile, heavy=heavy is not None,
+                     visitor_priority=visitor_priority if hostile else "")
     log_dir = Path(log_dir or Path.cwd() / "benchmarks" / "out")
     tag = f"load_{n_sessions}{'_hostile' if hostile else ''}{'_heavy' if heavy else ''}"
-    with streamlit_server(log_dir / f"{tag}.log", app_dir=app_dir) as (url, proc), \
+    clock = [time.perf_counter()]
+
+    def phase(name: str) -> None:
+        now = time.perf_counter()
+        res.phase_seconds[name] = round(now - clock[0], 1)
+        clock[0] = now
+
+    with streamlit_server(log_dir / f"{tag}.log", app_dir=app_dir,
+                          env=server_env) as (url, proc), \
             headless_chromium() as browser:
+        visitor = sampler = None
+        if hostile and smoke:  # the visitor's tabs begin while the sessions are set up
+            sampler = _PeakRss(proc.pid, limit_mb=rss_guard_mb)
+            visitor = _start_hostile(url, log_dir / f"{tag}_actions.json", heavy=heavy,
+                                     light=light, priority=visitor_priority, smoke=smoke)
         sessions, observer = _prepare_sessions(browser, url, n_sessions, iterations)
-        # every page imported and the server's one-time kernel warm-up settled, before any run
-        res.rss_start_mb = _settled_rss(proc.pid, timeout=180.0)
-        sampler = _PeakRss(proc.pid, limit_mb=rss_guard_mb)  # every 0.25 s: no spike missed
-        visitor = (_start_hostile(url, log_dir / f"{tag}_actions.json", heavy=heavy,
-                                  light=light) if hostile else None)
+        if visitor is None:
+            # every page imported and the server's one-time kernel warm-up settled, before
+            # any run
+            res.rss_start_mb = _settled_rss(proc.pid, timeout=180.0)
+        phase("server and sessions ready")
+        if sampler is None:
+            sampler = _PeakRss(proc.pid, limit_mb=rss_guard_mb)  # every 0.25 s: no spike missed
+        if hostile and visitor is None:
+            visitor = _start_hostile(url, log_dir / f"{tag}_actions.json", heavy=heavy,
+                                     light=light, priority=visitor_priority, smoke=smoke)
         if visitor is not None:  # its first round begun: its heavy part meets the runs
             visitor[1].wait(300)
+            phase("visitor's tabs begun")
+            if smoke:
+                res.rss_start_mb = rss_mb(proc.pid)  # not settled: the visitor is at work
+        cpu = _CpuSampler(proc.pid, visitor_pid=visitor[0].pid if visitor else None)
+        t_cpu = time.perf_counter()
         started = _click_run(sessions, res, log_dir, n_sessions)
         try:
             ended, switches, peak = _watch_runs(sessions, observer, res, proc.pid, timeout)
+            used = cpu.stop()
+            res.cpu_window_s = round(time.perf_counter() - t_cpu, 1)
+            res.server_cpu_s, res.browser_cpu_s = used["server"], used["browser"]
+            res.visitor_cpu_s = used["visitor"]
+            phase("normal runs")
         finally:
             if visitor is not None:
                 res.hostile_actions = _stop_hostile(*visitor)
+                phase("visitor's round ended")
             peak = max(peak, sampler.stop())
         res.completed = len(ended)
         res.run_seconds = [round(ended[i] - started[i], 2) for i in sorted(ended)]
@@ -340,10 +450,14 @@ def run_load(n_sessions: int, iterations: int = 20_000, log_dir: Path | None = N
             time.sleep(5.0)  # the measuring window
             res.cpu_share_after_close = round(
                 (cpu_seconds(proc.pid) - cpu0) / (time.perf_counter() - t0), 3)
-            res.rss_end_mb = _rss_after_sessions_closed(browser, url, proc.pid,
-                                                        res.rss_start_mb)
+            phase("CPU after every session closed")
+            if end_rss:
+                res.rss_end_mb = _rss_after_sessions_closed(browser, url, proc.pid,
+                                                            res.rss_start_mb)
+                phase("RSS after every session closed")
     res.server_stop_s = server_stop_seconds(log_dir / f"{tag}.log")
     res.closed_run_end_s = closed_run_seconds(log_dir / f"{tag}.log")
+    res.server_tracebacks = server_tracebacks(log_dir / f"{tag}.log")
     return res
 
 
@@ -418,16 +532,25 @@ def _scores_table(n_datasets: int, methods: tuple[str, ...], seed: int) -> bytes
         for k, m in enumerate(methods))).encode()
 
 
-def heavy_uploads(sizes: dict | None = None) -> dict[str, tuple[str, bytes]]:
-    """The heavy visitor's files (:data:`HEAVY_SIZES`): label -> (file name, bytes)."""
+def heavy_uploads(sizes: dict | None = None, smoke: bool = False
+                  ) -> dict[str, tuple[str, bytes]]:
+    """The heavy visitor's files (:data:`HEAVY_SIZES`): label -> (file name, bytes). With
+    ``smoke`` the link names ride on the heavy files (the Patient upload's first column, a
+    third method of the table of scores) instead of files of their own (:func:`_heavy_starts`)."""
     z = {**HEAVY_SIZES, **(sizes or {})}
-    return {
-        "patient": ("patient_16.csv", _coded_table(z["patient_rows"], z["patient_features"], 1)),
+    patient_names = ([LINK_NAME] + [f"f{j}" for j in range(1, z["patient_features"])]
+                     if smoke else None)
+    files = {
+        "patient": ("patient_16.csv", _coded_table(z["patient_rows"], z["patient_features"], 1,
+                                                   names=patient_names)),
         "wide_nb": ("wide_nb.csv", _coded_table(z["wide_rows"], z["wide_features"], 2)),
-        "scores": ("scores.csv", _scores_table(z["score_datasets"], ("nb", "tan"), 3)),
-        "link_columns": ("link_names.csv", _coded_table(
-            60, 4, 4, names=[LINK_NAME, "f1", "f2", "f3"])),
-        "link_methods": ("link_scores.csv", _scores_table(30, (LINK_NAME, "nb", "tan"), 5))}
+        "scores": ("scores.csv", _scores_table(
+            z["score_datasets"], (LINK_NAME, "nb", "tan") if smoke else ("nb", "tan"), 3))}
+    if not smoke:
+        files["link_columns"] = ("link_names.csv", _coded_table(
+            60, 4, 4, names=[LINK_NAME, "f1", "f2", "f3"]))
+        files["link_methods"] = ("link_scores.csv", _scores_table(30, (LINK_NAME, "nb", "tan"), 5))
+    return files
 
 
 def _choose(page, label: str, option: str) -> None:
@@ -450,6 +573,8 @@ def _start_patient_upload(url: str, name: str, path: Path, timeout: float,
 
     def start(page) -> None:
         upload(page)
+        # the app has read the file (a busy server answers late; the Patient page needs it)
+        page.get_by_text(f"uploaded {name} — outcome:").first.wait_for(timeout=timeout * 1000)
         wait_idle(page, timeout=timeout)
         nav(page, "Patient")
         if method is not None:
@@ -457,12 +582,22 @@ def _start_patient_upload(url: str, name: str, path: Path, timeout: float,
     return start
 
 
+WBC_LINK = "?src=bundled&file=wbc.csv"
+"""The query string of the Data page's default data set: a link to any page with it opens
+that page on WBC (``app.py`` restores the data set a link names), without drawing the Data
+page first."""
+
+
+def _page_link(url: str, label: str) -> str:
+    """The link to the page ``label`` of the sidebar (e.g. "Compare methods") on WBC."""
+    return f"{url}/{label.replace(' ', '_')}{WBC_LINK}"
+
+
 def _start_scores(url: str, name: str, path: Path, timeout: float):
     """Item 3: a table of scores on Compare's "over several data sets"."""
     def start(page) -> None:
-        page.goto(url)
+        page.goto(_page_link(url, "Compare methods"))
         wait_idle(page, timeout=timeout)
-        nav(page, "Compare methods")
         page.get_by_text("Compare methods over several data sets").click()
         wait_idle(page, timeout=timeout)
         own = page.get_by_text("My own table (CSV)")
@@ -488,26 +623,33 @@ def _start_and_leave(url: str, where: str, timeout: float):
     return start
 
 
-def _heavy_starts(url: str, files: dict, timeout: float, sizes: dict
+def _heavy_starts(url: str, files: dict, timeout: float, sizes: dict, smoke: bool = False
                   ) -> list[tuple[str, Any, bool]]:
     """(label, start, close at once) of the heavy actions, and of the uploads whose column or
-    method names are links (:data:`LINK_NAME`)."""
+    method names are links (:data:`LINK_NAME`; labels "names: ..."). With ``smoke`` (the files
+    of ``heavy_uploads(smoke=True)``) one tab per item: the link names ride on item 1's upload
+    and item 3's table, five tabs instead of seven."""
     pname, ppath = files["patient"]
     wname, wpath = files["wide_nb"]
     sname, spath = files["scores"]
     z = {**HEAVY_SIZES, **sizes}
-    return [
-        (f"heavy: {z['patient_rows']} x {z['patient_features']} upload on Patient, default "
-         "method", _start_patient_upload(url, pname, ppath, timeout), False),
+    patient = f"{z['patient_rows']} x {z['patient_features']} upload on Patient, default method"
+    scores = f"{z['score_datasets']:,} data sets of scores on Compare"
+    starts = [
+        ("names: " + patient + ", a link for a column name" if smoke else "heavy: " + patient,
+         _start_patient_upload(url, pname, ppath, timeout), False),
         (f"heavy: {z['wide_rows']} x {z['wide_features']} upload on Patient, naive Bayes",
          _start_patient_upload(url, wname, wpath, timeout, method="Naive Bayes"), False),
-        (f"heavy: 2 methods x {z['score_datasets']:,} data sets of scores on Compare",
-         _start_scores(url, sname, spath, timeout), False),
-        ("names: a link for a column name, explained on Patient with naive Bayes",
-         _start_patient_upload(url, *files["link_columns"], timeout, method="Naive Bayes"),
-         False),
-        ("names: a link for a method name in a table of scores on Compare",
-         _start_scores(url, *files["link_methods"], timeout), False),
+        ("names: 3 methods (one named by a link) x " + scores if smoke
+         else "heavy: 2 methods x " + scores, _start_scores(url, sname, spath, timeout), False)]
+    if not smoke:
+        starts += [
+            ("names: a link for a column name, explained on Patient with naive Bayes",
+             _start_patient_upload(url, *files["link_columns"], timeout, method="Naive Bayes"),
+             False),
+            ("names: a link for a method name in a table of scores on Compare",
+             _start_scores(url, *files["link_methods"], timeout), False)]
+    return starts + [
         ("heavy: tab closed during the Patient fit",
          _start_and_leave(url, "Patient", timeout), True),
         ("heavy: tab closed during a cross-validation",
@@ -588,8 +730,22 @@ def _start_reports(url: str, timeout: float):
     return start
 
 
+def _lower_visitor_priority() -> None:
+    """Put this process (and every process it starts) in Linux's ``SCHED_IDLE`` class: it runs
+    only on CPU no other process wants. Not ``nice 19``: Chromium sets its own processes'
+    niceness (measured: its browser process at -8, renderers at 0 and 5, whatever the
+    niceness it was started with), but keeps the scheduling class it inherits (every thread of
+    a headless chromium started under ``SCHED_IDLE`` stayed there). Falls back to ``nice 19``
+    where ``SCHED_IDLE`` is missing."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except (AttributeError, OSError):
+        os.nice(19)
+
+
 def hostile_session(url: str, stop, out: Path, timeout: float = 120.0, begun=None,
-                    heavy: dict | None = None, light: bool = True) -> None:
+                    heavy: dict | None = None, light: bool = True, priority: str = "normal",
+                    smoke: bool = False) -> None:
     """Rounds of hostile actions until ``stop`` (a multiprocessing event) is set: every crafted
     link and every odd upload (``light``), and with ``heavy`` (sizes, :data:`HEAVY_SIZES`) the
     heavy actions of issue 36 items 1-4 (:func:`_heavy_starts`), each in a fresh tab, all begun
@@ -597,9 +753,12 @@ def hostile_session(url: str, stop, out: Path, timeout: float = 120.0, begun=Non
     round's ``timeout`` (a tab of item 4 is closed as soon as its computation shows progress);
     the records go to ``out`` (JSON). Runs in its own process (playwright's sync API is
     single-threaded); ``begun`` (a multiprocessing event) is set once the first round's tabs
-    have all begun."""
+    have all begun. ``priority``: the CPU priority of the visitor's process and browser
+    (:data:`VISITOR_PRIORITIES`, set before the browser starts). ``smoke``: one round, then
+    idle until ``stop``, with the link names on the heavy files (:func:`heavy_uploads`,
+    :func:`_heavy_starts`: five tabs, not seven)."""
     files = hostile_uploads() if light else {}
-    heavy_files = heavy_uploads(heavy) if heavy is not None else {}
+    heavy_files = heavy_uploads(heavy, smoke=smoke) if heavy is not None else {}
     records: list[dict] = []
     folder = Path(tempfile.mkdtemp(prefix="bnma_hostile_"))
     for group in (files, heavy_files):
@@ -607,8 +766,12 @@ def hostile_session(url: str, stop, out: Path, timeout: float = 120.0, begun=Non
             path = folder / f"{len(list(folder.iterdir()))}.csv"
             path.write_bytes(data)
             group[label] = (name, path)
+    if priority == "idle":
+        _lower_visitor_priority()  # before the browser starts: its processes inherit it
+    rounds = 0
     with headless_chromium() as browser:
-        while not stop.is_set():
+        while not stop.is_set() and not (smoke and rounds):
+            rounds += 1
             starts = [(f"link: {label}", lambda p, q=query: p.goto(url + "/" + q,
                                                                    wait_until="commit"), False)
                       for label, query in (HOSTILE_LINKS.items() if light else ())]
@@ -618,7 +781,7 @@ def hostile_session(url: str, stop, out: Path, timeout: float = 120.0, begun=Non
                 starts.append(("Reports: store folder /tmp/bnma_hostile",
                                _start_reports(url, timeout), False))
             if heavy_files:
-                starts += _heavy_starts(url, heavy_files, timeout, heavy or {})
+                starts += _heavy_starts(url, heavy_files, timeout, heavy or {}, smoke=smoke)
             tabs = []
             for label, start, leave in starts:
                 tab = _launch(browser, label, start, timeout)
@@ -638,6 +801,7 @@ def hostile_session(url: str, stop, out: Path, timeout: float = 120.0, begun=Non
                 ctx.close()
             out.write_text(json.dumps(records, indent=1))
     out.write_text(json.dumps(records, indent=1))
+    stop.wait()  # its rounds done (browser closed): the visitor waits until the runs end
     shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -659,12 +823,13 @@ def _type_store_folder(page) -> None:
 
 
 def _start_hostile(url: str, out: Path, timeout: float = 120.0, heavy: dict | None = None,
-                   light: bool = True):
+                   light: bool = True, priority: str = "normal", smoke: bool = False):
     """The hostile visitor in a child process (spawned: a fresh interpreter)."""
     ctx = multiprocessing.get_context("spawn")
     stop, begun = ctx.Event(), ctx.Event()
     proc = ctx.Process(target=hostile_session,
-                       args=(url, stop, out, timeout, begun, heavy, light), daemon=True)
+                       args=(url, stop, out, timeout, begun, heavy, light, priority, smoke),
+                       daemon=True)
     proc.start()
     return proc, begun, stop, out
 
@@ -696,6 +861,14 @@ def closed_run_seconds(log: Path) -> list[float]:
         return [float(m.group(1)) for m in _CLOSED_LINE.finditer(log.read_text())]
     except OSError:
         return []
+
+
+def server_tracebacks(log: Path) -> int:
+    """How many tracebacks the server log holds."""
+    try:
+        return len(re.findall(r"^Traceback", log.read_text(errors="replace"), flags=re.M))
+    except OSError:
+        return 0
 
 
 def server_stop_seconds(log: Path) -> float:
@@ -827,8 +1000,8 @@ def cpu_seconds(pid: int) -> float:
         return float("nan")
 
 
-def _descendants(pid: int) -> list[int]:
-    """Every process below ``pid`` (Linux ``/proc``)."""
+def _children() -> dict[int, list[int]]:
+    """Parent pid -> its children's pids, from one scan of Linux ``/proc``."""
     children: dict[int, list[int]] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -836,6 +1009,13 @@ def _descendants(pid: int) -> list[int]:
             children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
         except (OSError, IndexError, ValueError):
             continue
+    return children
+
+
+def _descendants(pid: int, children: dict[int, list[int]] | None = None) -> list[int]:
+    """Every process below ``pid`` (Linux ``/proc``; ``children``: a scan of
+    :func:`_children` to reuse)."""
+    children = _children() if children is None else children
     found, todo = [], [pid]
     while todo:
         kids = children.get(todo.pop(), [])
