@@ -44,7 +44,9 @@ def test_a_small_class_steps_chains(tmp_path):
     from bnma_ui.loadtest import classroom_round
 
     log = tmp_path / "server.log"
-    with streamlit_server(log) as (url, proc), headless_chromium() as browser:
+    # closed sessions freed after 5 s instead of Streamlit's 30 (the RSS check waits for them)
+    with streamlit_server(log, env={"STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL": "5"}) as (
+            url, proc), headless_chromium() as browser:
         res = classroom_round(browser, url, proc.pid, "smoke", n_steppers=3, n_runners=0,
                               min_seconds=8, max_seconds=20, log=log)
     print(res.as_dict())
