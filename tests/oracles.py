@@ -75,3 +75,20 @@ def brute_joint(model) -> np.ndarray:
             p *= model.cpts[i][j, x[i]]
         joint[x] = p
     return joint
+
+
+def chained_codes(n_feat: int, seed: int, n_rows: int, max_arity: int
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Random feature codes (n_rows, n_feat), class codes and arities (features then class,
+    2..max_arity states) with some dependence: each feature copies the class (the first
+    feature always, the others with probability 0.3) or an earlier feature, with probability
+    0.6 per row, else is uniform."""
+    rng = np.random.default_rng(seed)
+    ar = rng.integers(2, max_arity + 1, size=n_feat + 1)
+    y = rng.integers(0, ar[-1], n_rows)
+    cols: list[np.ndarray] = []
+    for j in range(n_feat):
+        src = y if j == 0 or rng.random() < 0.3 else cols[rng.integers(0, j)]
+        copy = rng.random(n_rows) < 0.6
+        cols.append(np.where(copy, src % ar[j], rng.integers(0, ar[j], n_rows)))
+    return np.column_stack(cols).astype(np.int64), y, ar

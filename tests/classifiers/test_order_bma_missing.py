@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from oracles import chained_codes
 from scipy.special import logsumexp
 
 from bnma_core.classifiers.order_bma import FixedOrderBMA, OrderMCMCBMA
@@ -22,18 +23,10 @@ from bnma_core.datasets import bundled_path
 from bnma_core.structure.score_table import compress_rows
 
 
-def _data(n_feat: int, seed: int, n_rows: int = 120) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Random codes with some dependence: each feature copies an earlier one (or the class)
-    with probability 0.6, else is uniform."""
-    rng = np.random.default_rng(seed)
-    ar = rng.integers(2, 4, size=n_feat + 1)
-    y = rng.integers(0, ar[-1], n_rows)
-    cols = []
-    for j in range(n_feat):
-        src = y if j == 0 or rng.random() < 0.3 else cols[rng.integers(0, j)]
-        copy = rng.random(n_rows) < 0.6
-        cols.append(np.where(copy, src % ar[j], rng.integers(0, ar[j], n_rows)))
-    return np.column_stack(cols).astype(np.int64), y, ar
+def _data(n_feat: int, seed: int, n_rows: int = 120
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Random codes where each feature copies the class or an earlier feature (p = 0.6)."""
+    return chained_codes(n_feat, seed, n_rows, 3)
 
 
 def _brute_force(est, X: np.ndarray) -> np.ndarray:

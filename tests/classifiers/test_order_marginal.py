@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from oracles import chained_codes
 
 from bnma_core import explain
 from bnma_core.classifiers.order_bma import FixedOrderBMA, OrderMCMCBMA, _OrderBMABase
@@ -25,17 +26,10 @@ from bnma_core.data import CODE_DTYPE, load_dataset
 from bnma_core.datasets import bundled_path
 
 
-def _data(n_feat: int, seed: int, n_rows: int = 150):
+def _data(n_feat: int, seed: int, n_rows: int = 150
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Random codes where each feature copies the class or an earlier feature (p = 0.6)."""
-    rng = np.random.default_rng(seed)
-    ar = rng.integers(2, 5, size=n_feat + 1)
-    y = rng.integers(0, ar[-1], n_rows)
-    cols = []
-    for j in range(n_feat):
-        src = y if j == 0 or rng.random() < 0.3 else cols[rng.integers(0, j)]
-        copy = rng.random(n_rows) < 0.6
-        cols.append(np.where(copy, src % ar[j], rng.integers(0, ar[j], n_rows)))
-    return np.column_stack(cols).astype(np.int64), y, ar
+    return chained_codes(n_feat, seed, n_rows, 4)
 
 
 def _coalitions(x: np.ndarray) -> np.ndarray:
