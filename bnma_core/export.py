@@ -313,8 +313,37 @@ def figure_images(figs: list, fmt: str = "svg", scale: float = 1.0) -> list[byte
     return out
 
 
+DRAW_TIMEOUT_S = 60.0
+"""Longest wait for one kaleido call (a case report's figures take a few seconds, Chromium's
+start included). A call that has not returned by then is abandoned: the Chromium processes it
+started are killed and the call is tried once more; a second failure gives no images (the
+caller's fallback) instead of a request that never answers (kaleido 1.5 can wait forever on a
+browser that stopped answering: seen once in CI, 15 minutes)."""
+
+
 def _draw(figs: list, fmt: str, scale: float, sizes: list) -> list[bytes] | None:
-    """``figs`` drawn by kaleido in one call (the caller holds the engine's lock)."""
+    """``figs`` drawn by kaleido in one call (the caller holds the engine's lock), at most
+    :data:`DRAW_TIMEOUT_S` per attempt, two attempts."""
+    for _ in range(2):
+        before = _browser_children()
+        box: list = []
+        worker = threading.Thread(target=_draw_into, args=(box, figs, fmt, scale, sizes),
+                                  daemon=True, name="bnma-figure-images")
+        worker.start()
+        worker.join(DRAW_TIMEOUT_S)
+        if not worker.is_alive():
+            return box[0] if box else None
+        _kill(_browser_children() - before)  # the stuck call's browser: its pipes close
+        worker.join(10.0)
+    return None
+
+
+def _draw_into(box: list, figs: list, fmt: str, scale: float, sizes: list) -> None:
+    """Append kaleido's drawings of ``figs`` (None when it fails) to ``box``."""
+    box.append(_draw_once(figs, fmt, scale, sizes))
+
+
+def _draw_once(figs: list, fmt: str, scale: float, sizes: list) -> list[bytes] | None:
     import tempfile
     from pathlib import Path
 
@@ -328,6 +357,50 @@ def _draw(figs: list, fmt: str, scale: float, sizes: list) -> list[bytes] | None
             return [p.read_bytes() for p in paths]
     except Exception:  # noqa: BLE001 - no kaleido / no browser: the caller falls back
         return None
+
+
+def _browser_children() -> set[int]:
+    """Process ids of this process's descendants that run a browser (kaleido's Chromium and
+    its launcher), read from /proc (an empty set where there is none)."""
+    import os
+
+    parents: dict[int, int] = {}
+    try:
+        entries = [e for e in os.listdir("/proc") if e.isdigit()]
+    except OSError:
+        return set()
+    for e in entries:
+        try:
+            with open(f"/proc/{e}/stat", "rb") as f:
+                stat = f.read()
+            parents[int(e)] = int(stat[stat.rfind(b")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    found, frontier = set(), {os.getpid()}
+    while frontier:
+        frontier = {p for p, pp in parents.items() if pp in frontier and p not in found}
+        found |= frontier
+    out = set()
+    for pid in found:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().lower()
+        except OSError:
+            continue
+        if b"chrom" in cmd or b"choreographer" in cmd or b"kaleido" in cmd:
+            out.add(pid)
+    return out
+
+
+def _kill(pids: set[int]) -> None:
+    import os
+    import signal
+
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def _figure_html(fig: Any, figures: str, width: int | None, first: bool) -> tuple[str, bool]:

@@ -89,3 +89,33 @@ def test_static_figures_drawn_once_per_content_by_one_engine_at_a_time(monkeypat
     other = go.Figure(go.Bar(x=[1, 2], y=[3, 5]))
     assert export.figure_image(other, "svg") == b"<svg>0</svg>" and calls == [2, 1]
     export._IMAGES.clear()
+
+
+def test_a_hung_image_export_gives_up_and_kills_its_browser(monkeypatch):
+    """kaleido can wait forever on a browser that stopped answering: each attempt is abandoned
+    after ``DRAW_TIMEOUT_S``, the browser it started is killed, one more attempt is made, and
+    then no images (the caller's fallback) instead of a request that never answers."""
+    import subprocess
+    import sys
+    import time
+
+
+    started = []
+
+    def hung_write_images(*args, **kwargs):  # a "browser" child that never answers
+        proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)",
+                                 "--fake-chromium"])
+        started.append(proc)
+        proc.wait()  # returns only when the browser is killed
+        raise RuntimeError("browser closed")
+
+    import plotly.io as pio
+
+    monkeypatch.setattr(pio, "write_images", hung_write_images)
+    monkeypatch.setattr(export, "DRAW_TIMEOUT_S", 1.0)
+    t0 = time.monotonic()
+    assert export._draw([go.Figure()], "svg", 1.0, [(100, 100)]) is None
+    assert time.monotonic() - t0 < 20
+    assert len(started) == 2  # tried twice
+    for proc in started:
+        assert proc.wait(timeout=10) is not None  # killed, not left running
