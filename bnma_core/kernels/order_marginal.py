@@ -459,23 +459,21 @@ def bounded_draws(raw: np.ndarray, starts: np.ndarray, cols: np.ndarray, ar: np.
                 if a == 1:
                     draws[row, cols[s, j]] = 0
                     continue
-                if w >= n_words:
-                    return -1
-                word = raw[w >> 1]
-                u = (word & mask) if (w & 1) == 0 else (word >> np.uint64(32))
-                w += 1
-                m = u * a
-                left = m & mask
-                if left < a:
-                    threshold = (mask - (a - np.uint64(1))) % a
-                    while left < threshold:
-                        if w >= n_words:
-                            return -1
-                        word = raw[w >> 1]
-                        u = (word & mask) if (w & 1) == 0 else (word >> np.uint64(32))
-                        w += 1
-                        m = u * a
-                        left = m & mask
+                threshold = np.uint64(0)  # (2^32 - a) mod a, computed when first needed
+                while True:  # Lemire: accept unless the low word falls below the threshold
+                    if w >= n_words:
+                        return -1
+                    word = raw[w >> 1]
+                    u = (word & mask) if (w & 1) == 0 else (word >> np.uint64(32))
+                    w += 1
+                    m = u * a
+                    left = m & mask
+                    if left >= a:
+                        break
+                    if threshold == 0:
+                        threshold = (mask - (a - np.uint64(1))) % a
+                    if left >= threshold:
+                        break
                 draws[row, cols[s, j]] = np.int64(m >> np.uint64(32))
     return w
 
