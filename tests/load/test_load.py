@@ -91,6 +91,9 @@ def test_heavy_hostile_visitor_smoke(tmp_path):
     assert len(named) == 2, actions
     bad = ("LINK RENDERED", "could not", "no chart")
     assert not [a for a, shown in named if shown.startswith(bad)], actions
-    assert res.closed_run_end_s and max(res.closed_run_end_s) <= 5.0, res.as_dict()
+    # a closed tab's run ends within 5 s of the close; on WBC the Patient fit and the default
+    # methods' cross-validation may already have ended when the tab closes (none to time),
+    # and the CPU check below still sees anything left running
+    assert all(s <= 5.0 for s in res.closed_run_end_s), res.as_dict()
     assert res.cpu_share_after_close < 0.25, res.as_dict()
     assert res.rss_peak_mb < 1500, res.as_dict()
