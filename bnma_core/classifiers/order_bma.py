@@ -854,7 +854,11 @@ class OrderMCMCBMA(_OrderBMABase):
         Entry ("k2" or the ESS) -> max_t log P(D, ≺_t) of its run.
     sampled_orders_ : ndarray (T, n) of variable indices (into ``variable_names_``)
     sampled_order_names_ : list of list of str
+    orders_prior_ : (str, float)
+        The Dirichlet prior (scoring, ess) under which the kept orders were sampled: this
+        model's own, or another model's (:meth:`fit_at_orders`).
     trace_ : DataFrame (chain, iteration, log2_score, accepted[, spearman])
+        The log score of the chain that sampled the orders (under ``orders_prior_``).
     rhat_ : float
         Rank-normalised split R-hat of the post-burn-in log score (Vehtari et al. 2021, by
         ArviZ; NaN with one chain).
@@ -975,6 +979,7 @@ class OrderMCMCBMA(_OrderBMABase):
         self.acceptance_rate_ = res.acceptance_rate
         self.iterations_done_ = res.iterations_done
         self.mcmc_seconds_ = res.seconds
+        self.orders_prior_ = (self.scoring_, float(self.ess_))
         self._edge_summaries()
 
     def _dirichlet_grid(self) -> list[tuple[str, float, Any]] | None:
@@ -1015,6 +1020,45 @@ class OrderMCMCBMA(_OrderBMABase):
         _, self.scoring_, self.ess_, res, self.table_ = best
         self.dirichlet_log_ml_ = scores
         self._finish(res)
+
+    def fit_at_orders(self, X: Any, y: Any, source: OrderMCMCBMA, arities: Any = None
+                      ) -> OrderMCMCBMA:
+        """Fit on (``X``, ``y``) at the orders a fitted ``source`` kept, without a chain.
+
+        The score table, and so every order's structure weights exp S(X_i; Z) and CPTs in
+        eq. 9, are this model's (its ``scoring`` and ``ess``); only the orders averaged over
+        (eq. 11) are ``source``'s: P(c, x | D) = (1/T) sum_t P(c, x | D, ≺_t) with ≺_t sampled
+        under ``source``'s prior (``orders_prior_``; ``trace_`` and ``rhat_`` are that
+        chain's). :class:`bnma_core.classifiers.stacking.PredictiveStacking` fits its order
+        averages that differ only in the Dirichlet prior this way (one chain for the three
+        priors of ``stack``; DESIGN §9).
+
+        Parameters
+        ----------
+        X, y, arities
+            As for :meth:`fit`; the same variables (and arities) as ``source``'s training data.
+        source : OrderMCMCBMA
+            A fitted model whose kept orders (``sampled_orders_``) are reused.
+
+        Returns
+        -------
+        self
+        """
+        if not isinstance(source, OrderMCMCBMA) or not hasattr(source, "mcmc_result_"):
+            raise ValueError("fit_at_orders needs a fitted OrderMCMCBMA as source.")
+        if self.dirichlet_grid is not None:
+            raise ValueError("fit_at_orders fits one Dirichlet prior: set dirichlet_grid=None.")
+        Xc, yc = self._prepare_fit(X, y, arities)
+        self._setup(Xc, yc)
+        del self._fit_rows
+        if not np.array_equal(self.variable_arities_, source.variable_arities_):
+            raise ValueError("fit_at_orders: the source model was fitted on other variables "
+                             f"(arities {source.variable_arities_.tolist()}, here "
+                             f"{self.variable_arities_.tolist()}).")
+        self.candidates_replaced_ = []
+        self._finish(source.mcmc_result_)
+        self.orders_prior_ = source.orders_prior_
+        return self
 
     def fit_stream(self, X: Any, y: Any, every: int = 500, reference_order: Any = None,
                    arities: Any = None, should_stop: Callable[[], bool] | None = None

@@ -45,7 +45,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from ..structure.score_table import shared_counting
-from .base import RANDOM_STATE, Check, DiscreteBNClassifier, Interval, Options
+from .base import BOOLEAN, RANDOM_STATE, Check, DiscreteBNClassifier, Interval, Options
 
 __all__ = ["PredictiveStacking", "stacking_weights", "WEIGHTINGS"]
 
@@ -129,6 +129,12 @@ class PredictiveStacking(DiscreteBNClassifier):
         its structure weights and CPTs counted without the fold. ``"refit"``: every candidate
         fitted again without each fold (structure search included). docs/accuracy.md §13
         measures what each changes.
+    share_orders : bool
+        Order-MCMC candidates that differ only in their Dirichlet prior (``scoring``,
+        ``ess``; ``stack``'s three) share one chain: the first of them in ``candidates``
+        samples its orders, the others are fitted at those orders under their own prior
+        (:meth:`bnma_core.classifiers.order_bma.OrderMCMCBMA.fit_at_orders`), each with its
+        own structure weights and CPTs within the orders. False: one chain each.
     random_state : int or None
         Seed of the inner split and of the randomized candidates (resolved in ``fit``).
 
@@ -147,16 +153,19 @@ class PredictiveStacking(DiscreteBNClassifier):
         "weighting": [Options(*WEIGHTINGS)],
         "inner_folds": [Interval("int", 2, None)],
         "inner_fit": [Options(*INNER_FITS)],
+        "share_orders": [BOOLEAN],
         "random_state": [RANDOM_STATE],
     }
 
     def __init__(self, *, candidates: tuple[str, ...] = ("nb", "tan", "aode", "kdb1", "bma10"),
                  weighting: str = "stacking", inner_folds: int = 5,
-                 inner_fit: str = "loo", random_state: Any = 1) -> None:
+                 inner_fit: str = "loo", share_orders: bool = True,
+                 random_state: Any = 1) -> None:
         self.candidates = candidates
         self.weighting = weighting
         self.inner_folds = inner_folds
         self.inner_fit = inner_fit
+        self.share_orders = share_orders
         self.random_state = random_state
 
     def _check(self) -> list[str]:
@@ -187,13 +196,42 @@ class PredictiveStacking(DiscreteBNClassifier):
 
         return make_classifier(name, random_state=seed)
 
-    def _fit_candidate(self, name: str, seed: int, X: np.ndarray, y: np.ndarray):
+    def _fit_candidate(self, name: str, seed: int, X: np.ndarray, y: np.ndarray,
+                       source: Any = None):
+        """Candidate ``name`` fitted on the rows of (``X``, ``y``) it learns from; at the
+        orders of ``source`` (a candidate fitted on the same rows, :meth:`_chain_leaders`)
+        when given."""
         from .registry import training_rows
 
         rows = training_rows(name, X)
         est = self._make(name, seed)
-        est.fit(X[rows], y[rows], arities=self.arities_)
+        if source is None:
+            est.fit(X[rows], y[rows], arities=self.arities_)
+        else:
+            est.fit_at_orders(X[rows], y[rows], source, arities=self.arities_)
         return est
+
+    def _chain_leaders(self, protos: dict) -> dict[str, str | None]:
+        """Candidate name -> the candidate whose sampled orders it reuses (``share_orders``),
+        None for one that samples its own: order averages (unfitted ``protos``) that differ
+        only in ``scoring`` / ``ess`` reuse the orders of the first of them in
+        ``candidates``."""
+        from .order_bma import OrderMCMCBMA
+
+        leaders: dict[str, str | None] = {}
+        first: dict[str, str] = {}
+        for name, est in protos.items():
+            leaders[name] = None
+            if not (self.share_orders and type(est) is OrderMCMCBMA
+                    and est.dirichlet_grid is None):
+                continue
+            key = repr(sorted((k, repr(v)) for k, v in est.get_params().items()
+                              if k not in ("scoring", "ess")))
+            if key in first:
+                leaders[name] = first[key]
+            else:
+                first[key] = name
+        return leaders
 
     def _class_log_proba(self, est, X: np.ndarray) -> np.ndarray:
         """(n, n_classes) log P(c | x) of a fitted candidate on this model's class codes."""
@@ -213,7 +251,8 @@ class PredictiveStacking(DiscreteBNClassifier):
         # the inner folds by refit_fixed_orders (downdate)
         protos = {name: self._make(name, seed) for name in names}
         shared = self._shared_priors(protos)
-        full, loo = self._fitted_once(protos, shared, seed, X, y)
+        leaders = self._chain_leaders(protos)
+        full, loo = self._fitted_once(protos, shared, leaders, seed, X, y)
         for j, name in enumerate(names):
             if name in loo:
                 lpc = self._loo_log_proba(name, full[name], X, y)
@@ -226,6 +265,7 @@ class PredictiveStacking(DiscreteBNClassifier):
                 warnings.filterwarnings("ignore", message="The least populated class")
                 splits = list(skf.split(np.zeros(len(y)), y))
         for tr, te in splits:
+            fold: dict[str, Any] = {}  # the candidates refitted on this fold's training rows
             for j, name in enumerate(names):
                 if name in loo:
                     continue
@@ -234,7 +274,10 @@ class PredictiveStacking(DiscreteBNClassifier):
                     est = est.refit_fixed_orders(X[tr], np.searchsorted(
                         np.asarray(est.classes_, dtype=np.int64), y[tr]), INNER_PRUNE_EPS)
                 else:
-                    est = self._fit_candidate(name, seed, X[tr], y[tr])
+                    lead = leaders[name]
+                    est = self._fit_candidate(name, seed, X[tr], y[tr],
+                                              None if lead is None else fold[lead])
+                    fold[name] = est
                 lpc = self._class_log_proba(est, X[te])
                 lp[te, j] = np.maximum(lpc[np.arange(len(te)), y[te]], LOG_FLOOR)
                 hits[j] += np.sum(lpc.argmax(axis=1) == y[te])
@@ -256,11 +299,17 @@ class PredictiveStacking(DiscreteBNClassifier):
         self.inner_accuracy_ = dict(zip(names, (hits / len(y)).tolist(), strict=True))
         self.weights_ = dict(zip(names, w.tolist(), strict=True))
         self.models_ = {}
+        refits: dict[str, Any] = dict(full)
         with shared_counting(shared):
             for name, wk in self.weights_.items():
+                # a candidate whose orders a weighted one reuses is fitted too
+                if name not in refits and (wk > 0 or any(
+                        lead == name and self.weights_[m] > 0 for m, lead in leaders.items())):
+                    lead = leaders[name]
+                    refits[name] = self._fit_candidate(name, seed, X, y,
+                                                       None if lead is None else refits[lead])
                 if wk > 0:
-                    self.models_[name] = (full[name] if name in full
-                                          else self._fit_candidate(name, seed, X, y))
+                    self.models_[name] = refits[name]
 
     def estimate_fit_bytes(self, n_rows: int, arities: Any, n_classes: int) -> int:
         """Memory of the candidates' fitted models (the sum of those that price theirs:
@@ -271,8 +320,8 @@ class PredictiveStacking(DiscreteBNClassifier):
                    for est in (self._make(n, seed) for n in names)
                    if callable(getattr(est, "estimate_fit_bytes", None)))
 
-    def _fitted_once(self, protos: dict, shared: list, seed: int, X: np.ndarray,
-                     y: np.ndarray) -> tuple[dict, set]:
+    def _fitted_once(self, protos: dict, shared: list, leaders: dict, seed: int,
+                     X: np.ndarray, y: np.ndarray) -> tuple[dict, set]:
         """The candidates fitted once on all training rows, and those of them that give their
         out-of-sample log scores by ``loo_log_proba`` (``inner_fit="loo"``); the others of
         them predict the inner folds by ``refit_fixed_orders``."""
@@ -291,7 +340,9 @@ class PredictiveStacking(DiscreteBNClassifier):
                 elif not (callable(getattr(kind, "refit_fixed_orders", None))
                           and len(training_rows(name, X)) == len(X)):
                     continue
-                full[name] = self._fit_candidate(name, seed, X, y)
+                lead = leaders[name]
+                full[name] = self._fit_candidate(
+                    name, seed, X, y, None if lead is None or lead not in full else full[lead])
         return full, loo
 
     def _loo_log_proba(self, name: str, est, X: np.ndarray, y: np.ndarray) -> np.ndarray:
