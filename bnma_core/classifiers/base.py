@@ -166,6 +166,19 @@ RANDOM_STATE = Check(lambda v: v is None or (isinstance(v, int | np.integer)
                      "None, a non-negative integer seed or a numpy random generator")
 
 
+def training_row_indices(rows: Any, n: int) -> np.ndarray | None:
+    """The ``rows`` argument of a ``loo_log_proba`` (the training rows whose leave-one-out
+    posteriors are wanted) as int64 indices into the n training rows; None stays None (all).
+    ValueError when they are not such indices."""
+    if rows is None:
+        return None
+    idx = np.asarray(rows)
+    if idx.ndim != 1 or not (np.issubdtype(idx.dtype, np.integer) or len(idx) == 0) or (
+            len(idx) and (idx.min() < 0 or idx.max() >= n)):
+        raise ValueError(f"rows must be indices of the {n} training rows.")
+    return idx.astype(np.int64)
+
+
 def _satisfies(value: Any, constraint: Any) -> bool:
     if constraint is None:
         return value is None

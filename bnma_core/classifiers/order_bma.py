@@ -36,7 +36,15 @@ from ..scores import PRIORS, SCORES, class_mutual_informations
 from ..structure.candidates import expand_candidates
 from ..structure.orders import MOVES, STARTS, OrderMCMC, OrderMCMCResult
 from ..structure.score_table import build_score_table, compress_rows
-from .base import DEPRECATED, RANDOM_STATE, Check, DiscreteBNClassifier, Interval, Options
+from .base import (
+    DEPRECATED,
+    RANDOM_STATE,
+    Check,
+    DiscreteBNClassifier,
+    Interval,
+    Options,
+    training_row_indices,
+)
 
 MISSING = ("marginalize", "impute")
 """Values of ``predict_missing``."""
@@ -573,8 +581,8 @@ class _OrderBMABase(DiscreteBNClassifier):
             return n * n_parent_sets(n - 1, l_eff) * 32
         return n * (n_parent_sets(k, l_eff) * 32 + 2 ** k * 8 + n * 4)
 
-    def loo_log_proba(self, X: np.ndarray, y: np.ndarray, prune_eps: float | None = None
-                      ) -> np.ndarray:
+    def loo_log_proba(self, X: np.ndarray, y: np.ndarray, prune_eps: float | None = None,
+                      rows: Any = None) -> np.ndarray:
         """Leave-one-out class log posteriors of the training rows with the kept orders fixed.
 
         Row i's entry is log P(c | x_i) of every class under this model's orders refitted
@@ -602,10 +610,13 @@ class _OrderBMABase(DiscreteBNClassifier):
             A wider pruning tolerance than the model's (``prune_eps``): the parent sets each
             order's window sums, fewer to count, every node term low by at most
             log(1 + prune_eps).
+        rows : array of int, optional
+            The training rows (indices into ``X``) whose posteriors are wanted (default all):
+            only these are predicted (the counts are all rows').
 
         Returns
         -------
-        (n, n_classes) float array
+        (len(rows), n_classes) float array
         """
         from ..kernels.order_loo import orders_loo_log_joint
 
@@ -619,29 +630,35 @@ class _OrderBMABase(DiscreteBNClassifier):
                              "indices.")
         if ((y < 0) | (y >= len(self.classes_))).any():
             raise ValueError(f"Class indices must be 0..{len(self.classes_) - 1}.")
+        rows = training_row_indices(rows, len(X))
+        rows = np.arange(len(X)) if rows is None else rows
         codes = np.column_stack([X, y]).astype(CODE_DTYPE)
         uniq, weights, inverse = compress_rows(codes, return_inverse=True)
         complete = (uniq >= 0).all(axis=1)
+        wanted = np.zeros(len(uniq), dtype=bool)
+        wanted[inverse[rows]] = True
+        ev = np.flatnonzero(complete & wanted)
         tab = self.table_
         arrays = tab.arrays()
         if prune_eps is not None and prune_eps > self.prune_eps:
             arrays = arrays._replace(log_eps_rel=math.log(prune_eps / tab.n_sets))
         orders = np.ascontiguousarray(self._orders_, dtype=np.int64)
-        out = np.empty((len(orders), int(complete.sum()), len(self.classes_)))
-        orders_loo_log_joint(arrays, orders, np.ascontiguousarray(uniq.T), weights,
-                             np.flatnonzero(complete), tab.arities,
-                             tab.score_kind, float(tab.ess), self.class_index_, out)
+        out = np.empty((len(orders), len(ev), len(self.classes_)))
+        orders_loo_log_joint(arrays, orders, np.ascontiguousarray(uniq.T), weights, ev,
+                             tab.arities, tab.score_kind, float(tab.ess), self.class_index_,
+                             out)
         lp = np.zeros((len(uniq), len(self.classes_)))  # incomplete rows: filled below
         joint = self._combine(out)
-        lp[complete] = joint - np.logaddexp.reduce(joint, axis=1, keepdims=True)
-        res = lp[inverse]
-        held = ~(X >= 0).all(axis=1)
+        lp[ev] = joint - np.logaddexp.reduce(joint, axis=1, keepdims=True)
+        res = lp[inverse[rows]]
+        held_all = ~(X >= 0).all(axis=1)
+        held = held_all[rows]
         if held.any():  # rows with a missing value: held out together
-            if held.all():
+            if held_all.all():
                 raise ValueError("Every training row has a missing value: no complete row to "
                                  "predict them from.")
-            rest = self.refit_fixed_orders(X[~held], y[~held], prune_eps)
-            res[held] = rest.predict_log_proba(X[held])
+            rest = self.refit_fixed_orders(X[~held_all], y[~held_all], prune_eps)
+            res[held] = rest.predict_log_proba(X[rows[held]])
         return res
 
     def _combine(self, lj: np.ndarray, combine: str | None = None) -> np.ndarray:

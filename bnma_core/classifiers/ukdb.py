@@ -84,6 +84,7 @@ from .base import (
     DiscreteBNClassifier,
     Interval,
     Options,
+    training_row_indices,
     validate_parameters,
 )
 
@@ -313,6 +314,8 @@ class UKDBExplanation:
 # --------------------------------------------------------------------------------------------
 # Classifier
 # --------------------------------------------------------------------------------------------
+
+
 
 
 class UKDB(DiscreteBNClassifier):
@@ -763,16 +766,19 @@ class UKDB(DiscreteBNClassifier):
 
     # --- prediction -------------------------------------------------------------------------
     def _posteriors(self, X: np.ndarray, drop: np.ndarray | None = None,
-                    domain_structure: str = "refit") -> tuple[np.ndarray, np.ndarray | None]:
+                    domain_structure: str = "refit", rows: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray | None]:
         """Normalised domain posteriors and (unless mode == "domain") personalized ones.
 
         ``drop`` (n, m), only with ``X`` the training rows: each row's own one-hot class
         counts, removed from every table at the row's values (:meth:`loo_log_proba`, with its
-        ``domain_structure``)."""
+        ``domain_structure``), for the training rows ``rows`` (default all)."""
         if drop is None:
             ld = self._domain_log_scores(X)
         else:
-            ld = self._domain_loo_log_scores(domain_structure)
+            ld = self._domain_loo_log_scores(domain_structure, rows)
+            if rows is not None:
+                ld, X, drop = ld[rows], X[rows], drop[rows]
         pd_ = np.exp(ld - np.logaddexp.reduce(ld, axis=1, keepdims=True))
         if self.mode == "domain":
             return pd_, None
@@ -785,9 +791,10 @@ class UKDB(DiscreteBNClassifier):
             pp[a:a + size] = np.exp(lp - np.logaddexp.reduce(lp, axis=1, keepdims=True))
         return pd_, pp
 
-    def _domain_loo_log_scores(self, domain_structure: str) -> np.ndarray:
+    def _domain_loo_log_scores(self, domain_structure: str, rows: np.ndarray | None = None
+                               ) -> np.ndarray:
         """(n, m) log P_L(c, x_i) up to a per-row constant under UKDB_L fitted without row i,
-        for every training row i: with the full fit's structure (``"full"``), or with the
+        for every training row i (with ``rows``, only those rows' entries are computed): with the full fit's structure (``"full"``), or with the
         structure D_{-i} gives (``"refit"``: the CMI matrix downdated per row and the
         construction of :func:`build_k_dependence_structure`, in one kernel pass,
         :func:`bnma_core.kernels.ukdb_loo.domain_loo_structures`). Complete rows read their
@@ -817,16 +824,21 @@ class UKDB(DiscreteBNClassifier):
         other = ~((order[:, :ncp] == full_cp).all(axis=1)
                   & (parents == full_par).all(axis=(1, 2)))
         complete = (X >= 0).all(axis=1)
-        ld = np.empty((n, m))
+        wanted = np.ones(n, dtype=bool)
+        if rows is not None:
+            wanted[:] = False
+            wanted[rows] = True
+        other &= wanted
+        ld = np.zeros((n, m))
         # complete rows: every factor read from the subset tables minus the row (P(x_p) is
         # constant in c), whatever their structure
-        rows = np.flatnonzero(complete)
+        todo = np.flatnonzero(complete & wanted)
         size = max(1, BATCH_CELLS // max(1, self._family_cells()))
-        for a in range(0, len(rows), size):
-            r = rows[a:a + size]
+        for a in range(0, len(todo), size):
+            r = todo[a:a + size]
             ld[r] = self._family_log_scores(X[r], order[r], n_obs[r], parents[r],
                                             np.zeros((len(r), m)), np.eye(m)[y[r]])
-        kept = np.flatnonzero(~other & ~complete)
+        kept = np.flatnonzero(~other & ~complete & wanted)
         groups: dict[tuple, list[int]] = {}
         inc = np.flatnonzero(other & ~complete)
         if len(inc):
@@ -926,7 +938,8 @@ class UKDB(DiscreteBNClassifier):
             out[ok, y[ok]] += np.log(theta) - np.log(cpts[i][j[ok], x[ok]])
         return out
 
-    def loo_log_proba(self, X: Any, y: Any, domain_structure: str = "refit") -> np.ndarray:
+    def loo_log_proba(self, X: Any, y: Any, domain_structure: str = "refit",
+                      rows: Any = None) -> np.ndarray:
         """Leave-one-out class log posteriors of the training rows, without refits.
 
         Row i's log P(c | x_i) of every class under UKDB fitted on the training rows without
@@ -943,10 +956,13 @@ class UKDB(DiscreteBNClassifier):
         domain_structure : {"refit", "full"}, default "refit"
             UKDB_L's structure for row i: the one D_{-i} gives (exact leave-one-out), or the
             full fit's (the approximation below; a little cheaper).
+        rows : array of int, optional
+            The training rows (indices into ``X``) whose posteriors are wanted (default all):
+            UKDB_P's personalized part, most of the cost, is computed for these only.
 
         Returns
         -------
-        (n, len(classes_)) ndarray
+        (len(rows), len(classes_)) ndarray
             log P_{-i}(c | x_i).
 
         Raises
@@ -1005,9 +1021,11 @@ class UKDB(DiscreteBNClassifier):
         if domain_structure not in ("refit", "full"):
             raise ValueError(f"domain_structure must be 'refit' or 'full' (got "
                              f"{domain_structure!r}).")
+        rows = training_row_indices(rows, n)
         drop = np.zeros((n, self.n_classes_))
         drop[np.arange(n), data[:, p]] = 1.0
-        return self._log_posterior(*self._posteriors(data[:, :p], drop, domain_structure))
+        return self._log_posterior(*self._posteriors(data[:, :p], drop, domain_structure,
+                                                     rows))
 
     # --- UKDB_P over a batch of rows ----------------------------------------------------------
     def _family_cells(self) -> int:
