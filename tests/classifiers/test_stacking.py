@@ -239,3 +239,102 @@ def test_the_three_priors_are_counted_once(monkeypatch, n_features, kernel):
     PredictiveStacking(candidates=("bma10", "bma10_bdeu", "bma10_smooth"),
                        random_state=0).fit(X, y)
     assert len(calls) == 1
+
+
+def test_order_averages_of_three_priors_share_one_chain():
+    """``share_orders`` (default): the order averages that differ only in the Dirichlet prior
+    average over the orders the first of them sampled; each is the order average of its own
+    prior at those orders (its own table: equal to a separate fit of that prior evaluated at
+    the shared orders), and says under which prior its orders were sampled."""
+    X, y = _data(2, n=90)
+    ar = [2, 3, 3]
+    names = ("bma10", "bma10_bdeu", "bma10_smooth")
+    est = PredictiveStacking(candidates=names, random_state=4).fit(X, y, arities=ar)
+    full = {n: m for n, m in est.models_.items()}
+    src = make_classifier("bma10", random_state=4).fit(X, y, arities=ar)
+    for name in names[1:]:
+        follower = make_classifier(name, random_state=4).fit_at_orders(X, y, src, arities=ar)
+        own = make_classifier(name, random_state=4).fit(X, y, arities=ar)
+        np.testing.assert_array_equal(follower.sampled_orders_, src.sampled_orders_)
+        assert follower.orders_prior_ == ("k2", 1.0) and own.orders_prior_ == (own.scoring_, own.ess_)
+        np.testing.assert_allclose(follower.order_log_joints(X),
+                                   own.order_log_joints(X, src.sampled_orders_), atol=1e-12)
+        if name in full:
+            np.testing.assert_allclose(full[name].predict_proba(X), follower.predict_proba(X),
+                                       atol=1e-12)
+    alone = PredictiveStacking(candidates=names, share_orders=False,
+                               random_state=4).fit(X, y, arities=ar)
+    orders = {n: m.sampled_orders_ for n, m in alone.models_.items()}
+    assert all(m.orders_prior_ == (m.scoring_, m.ess_) for m in alone.models_.values())
+    assert len(orders) < 2 or not all(np.array_equal(o, next(iter(orders.values())))
+                                      for o in orders.values())
+
+
+def test_fit_at_orders_refuses_what_it_cannot_do():
+    X, y = _data(2, n=60)
+    src = make_classifier("bma10", random_state=0)
+    with pytest.raises(ValueError, match="fitted OrderMCMCBMA"):
+        make_classifier("bma10_bdeu").fit_at_orders(X, y, src)
+    src.fit(X, y, arities=[2, 3, 3])
+    with pytest.raises(ValueError, match="other variables"):
+        make_classifier("bma10_bdeu").fit_at_orders(X, y, src, arities=[2, 3, 4])
+    with pytest.raises(ValueError, match="dirichlet_grid=None"):
+        make_classifier("bma10_ml").fit_at_orders(X, y, src)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(2, 25), st.integers(2, 4), st.integers(0, 10**6))
+def test_integer_row_weights_are_repeated_rows(n, k, seed):
+    """A row of weight v_i in the stacking objective counts as v_i copies of the row."""
+    rng = np.random.default_rng(seed)
+    lp = np.log(rng.uniform(1e-3, 1.0, size=(n, k)))
+    v = rng.integers(1, 4, size=n)
+    np.testing.assert_allclose(stacking_weights(lp, row_weights=v.astype(float)),
+                               stacking_weights(np.repeat(lp, v, axis=0)), atol=1e-7)
+    with pytest.raises(ValueError, match="row_weights"):
+        stacking_weights(lp, row_weights=np.zeros(n))
+
+
+def test_leave_one_out_of_some_rows_equals_those_rows_of_all():
+    """``loo_log_proba(rows=...)`` of the order averages and of UKDB gives those rows' entries
+    of the all-rows call (complete rows and rows with a missing value)."""
+    X, y = _data(2, n=90)
+    X = X.copy()
+    X[[3, 10, 40], [1, 2, 0]] = -1
+    rows = np.array([40, 0, 3, 7, 89, 3])
+    for name, kw in (("bma10", {"prune_eps": INNER_PRUNE_EPS}), ("ukdb2", {})):
+        m = make_classifier(name, random_state=0).fit(X, y, arities=[2, 3, 3])
+        codes = np.searchsorted(np.asarray(m.classes_), y)
+        every = m.loo_log_proba(X, codes, **kw)
+        np.testing.assert_allclose(m.loo_log_proba(X, codes, rows=rows, **kw), every[rows],
+                                   atol=1e-12)
+        with pytest.raises(ValueError, match="indices of the 90 training rows"):
+            m.loo_log_proba(X, codes, rows=[90], **kw)
+
+
+def test_leave_one_out_of_a_stratified_sample_of_rows():
+    """Beyond ``loo_rows`` complete rows / ``loo_incomplete_rows`` rows with a missing value,
+    the weights come from a seeded simple random sample of each, every sampled row standing
+    for its stratum's rows / sample size; below them, from every row."""
+    from bnma_core.classifiers.registry import fit_method
+    from bnma_core.data import load_dataset
+    from bnma_core.datasets import bundled_path
+
+    ds = load_dataset(bundled_path("wbc.csv"))  # 683 complete rows, 16 with a missing value
+    kw = {"candidates": ("bma10", "ukdb2"), "loo_rows": 100, "loo_incomplete_rows": 5}
+    a = fit_method(PredictiveStacking(**kw, random_state=2), ds)
+    b = fit_method(PredictiveStacking(**kw, random_state=2), ds)
+    incomplete = (ds.X < 0).any(axis=1)
+    assert len(a.scored_rows_) == 105 and incomplete[a.scored_rows_].sum() == 5
+    np.testing.assert_array_equal(a.scored_rows_, b.scored_rows_)
+    assert a.weights_ == b.weights_
+    allrows = fit_method(PredictiveStacking(candidates=kw["candidates"], random_state=2), ds)
+    assert len(allrows.scored_rows_) == ds.n_rows
+    # the sampled estimate of each elpd is near the all-rows sum (683 / 100 and 16 / 5 weights)
+    for name, e in allrows.elpd_.items():
+        assert a.elpd_[name] == pytest.approx(e, rel=0.5)
+    m = a.models_.get("bma10") or fit_method("bma10", ds, random_state=2)
+    lp = m.loo_log_proba(ds.X, np.searchsorted(np.asarray(m.classes_), ds.y), INNER_PRUNE_EPS,
+                         rows=a.scored_rows_)[np.arange(105), ds.y[a.scored_rows_]]
+    v = np.where(incomplete[a.scored_rows_], 16 / 5, 683 / 100)
+    assert a.elpd_["bma10"] == pytest.approx(v @ np.maximum(lp, np.log(1e-9)), rel=1e-12)
