@@ -674,9 +674,9 @@ register(MethodSpec(
     display_name="Order-MCMC averaging, 10 orders, prior chosen by marginal likelihood"))
 register(MethodSpec(
     "stack", "bnma_core.classifiers.stacking:PredictiveStacking",
-    "Stacking of bma10 with three Dirichlet priors (K2, BDeu ESS 1 and 20) and UKDB (k = 2): "
-    "their class probabilities mixed with the weights that best predicted the class of "
-    "held-out training rows (inner 5-fold CV, log score; Yao et al. 2018).",
+    "Stacking of bma10 with three Dirichlet priors (K2, BDeu ESS 1 and 20; one chain's orders) "
+    "and UKDB (k = 2): their class probabilities mixed with the weights that best predicted "
+    "the class of each training row left out (log score; Yao et al. 2018).",
     {"candidates": ("bma10", "bma10_bdeu", "bma10_smooth", "ukdb2"), "weighting": "stacking",
      "inner_folds": 5},
     randomized=True,

@@ -794,7 +794,8 @@ class UKDB(DiscreteBNClassifier):
     def _domain_loo_log_scores(self, domain_structure: str, rows: np.ndarray | None = None
                                ) -> np.ndarray:
         """(n, m) log P_L(c, x_i) up to a per-row constant under UKDB_L fitted without row i,
-        for every training row i (with ``rows``, only those rows' entries are computed): with the full fit's structure (``"full"``), or with the
+        for every training row i (with ``rows``, only those rows' entries are computed): with
+        the full fit's structure (``"full"``), or with the
         structure D_{-i} gives (``"refit"``: the CMI matrix downdated per row and the
         construction of :func:`build_k_dependence_structure`, in one kernel pass,
         :func:`bnma_core.kernels.ukdb_loo.domain_loo_structures`). Complete rows read their

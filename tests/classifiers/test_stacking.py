@@ -256,7 +256,8 @@ def test_order_averages_of_three_priors_share_one_chain():
         follower = make_classifier(name, random_state=4).fit_at_orders(X, y, src, arities=ar)
         own = make_classifier(name, random_state=4).fit(X, y, arities=ar)
         np.testing.assert_array_equal(follower.sampled_orders_, src.sampled_orders_)
-        assert follower.orders_prior_ == ("k2", 1.0) and own.orders_prior_ == (own.scoring_, own.ess_)
+        assert follower.orders_prior_ == ("k2", 1.0)
+        assert own.orders_prior_ == (own.scoring_, own.ess_)
         np.testing.assert_allclose(follower.order_log_joints(X),
                                    own.order_log_joints(X, src.sampled_orders_), atol=1e-12)
         if name in full:
