@@ -112,12 +112,14 @@ def _node_families(tab: TableArrays, train_t: np.ndarray, weights: np.ndarray,
                    koff: np.ndarray, kloc: np.ndarray, kidx: np.ndarray) -> np.ndarray:
     """Node v's sets some order uses (``used``), numbered kk = ``kloc[k]`` (``kidx[kk]`` = k):
     their parents and strides (``kpa``, ``kst``, ``knpa``), the class's place among them
-    (``khasc``), and their posterior-predictive CPTs
-    (:func:`~bnma_core.kernels.orders.cached_family_cpt`: copied from ``cache`` or counted
-    once) in one array, set kk's at ``koff[kk]``."""
+    (``khasc``), and an array holding their posterior-predictive CPTs, set kk's at
+    ``koff[kk]``: the table's ``cache`` itself when it holds them all, else a new array they
+    are copied into or counted into once (:func:`~bnma_core.kernels.orders.cached_family_cpt`).
+    """
     r = arities[v]
     nk = 0
     size = 0
+    all_cached = cache.off.shape[0] > 0
     for k in range(tab.masks.shape[1]):
         if not used[k]:
             continue
@@ -132,6 +134,11 @@ def _node_families(tab: TableArrays, train_t: np.ndarray, weights: np.ndarray,
         kidx[nk] = k
         size += q * r
         nk += 1
+        all_cached = all_cached and cache.off[v, k] >= 0
+    if all_cached:  # read in place
+        for kk in range(nk):
+            koff[kk] = cache.off[v, kidx[kk]]
+        return cache.flat
     cpts = np.empty(size)
     for kk in range(nk):
         npa = knpa[kk]
