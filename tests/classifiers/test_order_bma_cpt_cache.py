@@ -161,3 +161,20 @@ def test_cache_is_neither_pickled_nor_saved(fitted):
         np.testing.assert_array_equal(m.predict_log_proba(holes), before)
         np.testing.assert_array_equal(m.predict_log_proba(complete),
                                       model.predict_log_proba(complete))
+
+
+def test_threads_share_one_cache(fitted, monkeypatch):
+    """Rows split between threads (a few rows per thread forced): the threads wait for one
+    extension of the cache and give counting's numbers."""
+    from bnma_core.classifiers import order_bma
+
+    est, _, _, complete, holes, _ = fitted
+    rows = np.concatenate([complete] * 3)
+    with monkeypatch.context() as mp:
+        _counting(mp)
+        ref = est.order_log_joints(rows)
+    model = _fresh(est)
+    monkeypatch.setattr(order_bma, "THREAD_MIN_ROWS", 10)
+    monkeypatch.setattr(order_bma, "N_THREADS", 4)
+    np.testing.assert_array_equal(model.order_log_joints(rows), ref)
+    assert len(model.table_._cpt.orders) == len(np.unique(est._orders_, axis=0))
