@@ -97,7 +97,7 @@ _DATA_CLASSES = (
 )
 # attributes not saved (caches rebuilt on use, callbacks of a running fit): restored as None
 _TRANSIENT = {
-    "bnma_core.structure.score_table:ScoreTable": ("_arrays",),
+    "bnma_core.structure.score_table:ScoreTable": ("_arrays", "_cpt"),
     "bnma_core.classifiers.kbest:SubbaggingKBest": ("_progress",),
 }
 

@@ -334,7 +334,8 @@ class _OrderBMABase(DiscreteBNClassifier):
         cuts = np.searchsorted(cells, np.arange(1, int(cells[-1] // FACTOR_MAX_CELLS) + 1)
                                * FACTOR_MAX_CELLS)
         args = (tab.arrays(), np.ascontiguousarray(orders, dtype=np.int64), tab.data_t,
-                tab.weights, tab.arities, tab.score_kind, float(tab.ess), self.class_index_)
+                tab.weights, tab.cpt_cache(orders), tab.arities, tab.score_kind, float(tab.ess),
+                self.class_index_)
         for a, b in _split_at(len(rows), cuts):
             part_res = np.empty((T, b - a, k))
             marginal_log_joints(*args, np.ascontiguousarray(rows_t[:, a:b]),

@@ -28,7 +28,14 @@ import math
 import numpy as np
 from numba import njit
 
-from .orders import TableArrays, _mask_parents, _node_windows, family_cpt, window_buffers
+from .orders import (
+    CptCache,
+    TableArrays,
+    _mask_parents,
+    _node_windows,
+    cached_family_cpt,
+    window_buffers,
+)
 
 MEMO_MAX_VARS = 12
 """A node whose S_tv holds more variables than this is not memoised (2^|S| slots per order)."""
@@ -99,17 +106,20 @@ def _most_parents(masks: np.ndarray) -> int:
 
 @njit(cache=True)
 def _node_families(tab: TableArrays, train_t: np.ndarray, weights: np.ndarray,
-                   arities: np.ndarray, score_kind: int, ess: float, class_index: int, v: int,
-                   used: np.ndarray, pa: np.ndarray, st: np.ndarray, knpa: np.ndarray,
-                   kpa: np.ndarray, kst: np.ndarray, khasc: np.ndarray, koff: np.ndarray,
-                   kloc: np.ndarray) -> np.ndarray:
-    """Node v's sets some order uses (``used``), numbered kk = ``kloc[k]``: their parents and
-    strides (``kpa``, ``kst``, ``knpa``), the class's place among them (``khasc``), and their
-    posterior-predictive CPTs (:func:`~bnma_core.kernels.orders.family_cpt`, counted once) in
-    one array, set kk's at ``koff[kk]``."""
+                   cache: CptCache, arities: np.ndarray, score_kind: int, ess: float,
+                   class_index: int, v: int, used: np.ndarray, pa: np.ndarray, st: np.ndarray,
+                   knpa: np.ndarray, kpa: np.ndarray, kst: np.ndarray, khasc: np.ndarray,
+                   koff: np.ndarray, kloc: np.ndarray, kidx: np.ndarray) -> np.ndarray:
+    """Node v's sets some order uses (``used``), numbered kk = ``kloc[k]`` (``kidx[kk]`` = k):
+    their parents and strides (``kpa``, ``kst``, ``knpa``), the class's place among them
+    (``khasc``), and an array holding their posterior-predictive CPTs, set kk's at
+    ``koff[kk]``: the table's ``cache`` itself when it holds them all, else a new array they
+    are copied into or counted into once (:func:`~bnma_core.kernels.orders.cached_family_cpt`).
+    """
     r = arities[v]
     nk = 0
     size = 0
+    all_cached = cache.off.shape[0] > 0
     for k in range(tab.masks.shape[1]):
         if not used[k]:
             continue
@@ -121,8 +131,14 @@ def _node_families(tab: TableArrays, train_t: np.ndarray, weights: np.ndarray,
             kst[nk, d] = st[d]
         koff[nk] = size
         kloc[k] = nk
+        kidx[nk] = k
         size += q * r
         nk += 1
+        all_cached = all_cached and cache.off[v, k] >= 0
+    if all_cached:  # read in place
+        for kk in range(nk):
+            koff[kk] = cache.off[v, kidx[kk]]
+        return cache.flat
     cpts = np.empty(size)
     for kk in range(nk):
         npa = knpa[kk]
@@ -130,8 +146,9 @@ def _node_families(tab: TableArrays, train_t: np.ndarray, weights: np.ndarray,
         for d in range(npa):
             q *= arities[kpa[kk, d]]
         a = 1.0 if score_kind == 0 else ess / (r * q)
-        cpts[koff[kk]:koff[kk] + q * r] = family_cpt(train_t, weights, v, kpa[kk, :npa],
-                                                     kst[kk, :npa], q, r, a)
+        cpt, base = cached_family_cpt(cache, train_t, weights, v, kidx[kk], kpa[kk, :npa],
+                                      kst[kk, :npa], q, r, a)
+        cpts[koff[kk]:koff[kk] + q * r] = cpt[base:base + q * r]
     return cpts
 
 
@@ -287,8 +304,9 @@ def _add_drawn_terms(x: np.ndarray, v: int, t: int, summed: np.ndarray, draws: n
 
 @njit(cache=True, nogil=True)
 def marginal_log_joints(tab: TableArrays, orders: np.ndarray, train_t: np.ndarray,
-                        weights: np.ndarray, arities: np.ndarray, score_kind: int, ess: float,
-                        class_index: int, rows_t: np.ndarray, summed: np.ndarray,
+                        weights: np.ndarray, cache: CptCache, arities: np.ndarray,
+                        score_kind: int, ess: float, class_index: int, rows_t: np.ndarray,
+                        summed: np.ndarray,
                         barren: np.ndarray, mc_start: np.ndarray, draws: np.ndarray,
                         n_mc: int, logw: np.ndarray, memo: bool, max_table: int,
                         out: np.ndarray) -> None:
@@ -296,8 +314,10 @@ def marginal_log_joints(tab: TableArrays, orders: np.ndarray, train_t: np.ndarra
 
     Parameters
     ----------
-    tab, orders, train_t, weights, arities, score_kind, ess, class_index
-        As :func:`bnma_core.kernels.orders.orders_log_joint` (``orders`` (T, n)).
+    tab, orders, train_t, weights, cache, arities, score_kind, ess, class_index
+        As :func:`bnma_core.kernels.orders.orders_log_joint` (``orders`` (T, n); ``cache``
+        the table's :class:`~bnma_core.kernels.orders.CptCache` when ``train_t`` are its own
+        rows, else :func:`~bnma_core.kernels.orders.no_cpt_cache`).
     rows_t : (n, R) int32
         The rows, transposed (-1 = missing; the class row is ignored).
     summed, barren : (T, R, n) bool
@@ -345,6 +365,7 @@ def marginal_log_joints(tab: TableArrays, orders: np.ndarray, train_t: np.ndarra
     khasc = np.empty(m, dtype=np.int64)
     koff = np.empty(m, dtype=np.int64)
     kloc = np.empty(m, dtype=np.int64)
+    kidx = np.empty(m, dtype=np.int64)
     nw = np.empty(T, dtype=np.int64)
     wk = np.empty((T, m), dtype=np.int64)
     wW = np.empty((T, m))
@@ -363,8 +384,9 @@ def marginal_log_joints(tab: TableArrays, orders: np.ndarray, train_t: np.ndarra
     for v in range(n):
         r = arities[v]
         _node_windows(tab, orders, pos, v, class_index, W, used, sum_w, dep, idx, wv)
-        cpts = _node_families(tab, train_t, weights, arities, score_kind, ess, class_index, v,
-                              used, pa, st, knpa, kpa, kst, khasc, koff, kloc)
+        cpts = _node_families(tab, train_t, weights, cache, arities, score_kind, ess,
+                              class_index, v, used, pa, st, knpa, kpa, kst, khasc, koff, kloc,
+                              kidx)
         smax = _order_windows(W, kloc, knpa, kpa, class_index, v, nw, wk, wW, inS, spos)
         use_memo = memo and smax <= MEMO_MAX_VARS
         slots = np.full((T, 1 << smax) if use_memo else (1, 1), -1, dtype=np.int64)

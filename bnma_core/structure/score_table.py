@@ -56,6 +56,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
+import threading
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -63,10 +64,13 @@ import numpy as np
 from ..data import CODE_DTYPE, DataError
 from ..kernels.grouped_counts import build_full_tables_grouped
 from ..kernels.orders import (
+    CptCache,
     TableArrays,
     build_candidate_tables,
     candidate_bits,
+    extend_cpt_cache,
     joint_family_fit,
+    no_cpt_cache,
     node_log_sum,
     order_edge_probabilities,
     order_terms,
@@ -87,6 +91,24 @@ DEFAULT_MAX_BYTES = 2_000_000_000
 MAX_CANDIDATES = 16
 DEFAULT_CANDIDATES = 16  # K of candidates="auto" beyond 64 variables
 MAX_FULL_VARS = 64  # the full regime's parent sets are uint64 bitmasks over all variables
+CPT_CACHE_MAX_CELLS = 2 ** 22
+"""Cells (float64) a table's CPT cache may hold: 32 MB (:meth:`ScoreTable.cpt_cache`); the
+parent sets beyond are counted by the kernels at every call, as without a cache."""
+
+
+class _CptState:
+    """A table's CPT cache (:meth:`ScoreTable.cpt_cache`): the cache, the orders whose windows
+    it covers (as bytes) and the lock its extensions take."""
+
+    __slots__ = ("cache", "orders", "lock")
+
+    def __init__(self) -> None:
+        self.cache: CptCache = no_cpt_cache()
+        self.orders: set[bytes] = set()
+        self.lock = threading.Lock()
+
+
+_CPT_STATE_LOCK = threading.Lock()  # creates a table's _CptState once
 
 
 @dataclass
@@ -116,7 +138,7 @@ class ScoreTable:
     data_t : (n, U) int32, weights : (U,) int64
         The training data the table was counted from as its U distinct rows (transposed) and
         their multiplicities (:func:`compress_rows`); the CPTs of the order classifiers are
-        counted from them too.
+        counted from them too, once per parent set (:meth:`cpt_cache`).
     """
 
     masks: np.ndarray
@@ -141,6 +163,11 @@ class ScoreTable:
     weights: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     _arrays: TableArrays | None = field(default=None, init=False, repr=False, compare=False)
+    _cpt: _CptState | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __getstate__(self) -> dict:
+        """Pickled without the CPT cache (:meth:`cpt_cache`, rebuilt on use)."""
+        return {**self.__dict__, "_cpt": None}
 
     def arrays(self) -> TableArrays:
         """The table as the order kernels take it: one typed namedtuple (built once)."""
@@ -224,7 +251,9 @@ class ScoreTable:
         orders : (T, n) int array
         train_t : (n, n_train) int32 or None
             The training codes this table was built from, transposed (-1 = missing); None =
-            the table's own distinct rows and multiplicities (``data_t``, ``weights``).
+            the table's own distinct rows and multiplicities (``data_t``, ``weights``), whose
+            CPTs are counted once and kept (:meth:`cpt_cache`); explicit rows are counted at
+            every call.
         test_t : (n, n_test) int32
             Complete test rows, transposed; the class row is ignored.
         class_index : int
@@ -241,10 +270,12 @@ class ScoreTable:
         if out is None:
             out = np.empty((orders.shape[0], test_t.shape[1], k))
         if train_t is None:
-            train_t, weights = self.data_t, self.weights
-        elif weights is None:
-            weights = np.ones(train_t.shape[1], dtype=np.int64)
-        args = (self.arrays(), orders, train_t, np.asarray(weights, dtype=np.int64),
+            train_t, weights, cache = self.data_t, self.weights, self.cpt_cache(orders)
+        else:
+            cache = no_cpt_cache()  # the cache holds the table's own rows' CPTs only
+            if weights is None:
+                weights = np.ones(train_t.shape[1], dtype=np.int64)
+        args = (self.arrays(), orders, train_t, np.asarray(weights, dtype=np.int64), cache,
                 self.arities, self.score_kind, float(self.ess), test_t)
         if skip is None:
             orders_log_joint(*args, int(class_index), out)
@@ -252,6 +283,54 @@ class ScoreTable:
             orders_log_joint_barren(*args, np.ascontiguousarray(skip, dtype=bool),
                                     int(class_index), out)
         return out
+
+    def cpt_cache(self, orders: np.ndarray) -> CptCache:
+        """The posterior-predictive CPTs θ̂_ijk = (a_ijk + N_ijk) / (a_ij + N_ij) (eq. 9) of
+        the parent sets the eq. 9 sums of ``orders`` (T, n) read, counted once from this
+        table's own training rows (``data_t``, ``weights``) under its prior (``score``,
+        ``ess``) and kept for every later prediction from this table, under any orders
+        (DESIGN §4, "CPTs counted once per table").
+
+        A CPT depends on its family, the training rows and the prior only, not on the order,
+        the window or the test rows, yet each kernel call counted every CPT it read from the
+        training rows; predicting rows with missing values calls the kernels many times (one
+        call per order and group of completions). The first call with an order counts the
+        sets of its windows that the cache lacks (:func:`~bnma_core.kernels.orders.
+        extend_cpt_cache`, the same :func:`~bnma_core.kernels.orders.family_cpt` arithmetic
+        the kernels used, so the predictions are unchanged to the bit); an order seen before
+        costs a set lookup. The cache holds at most :data:`CPT_CACHE_MAX_CELLS` = 2^22 cells
+        (32 MB); the sets beyond are counted by the kernels at each call (``off`` = -1).
+        Thread-safe (a lock per table: concurrent callers wait for one extension instead of
+        counting the same sets twice). Not pickled nor saved in model files. A table made by
+        :func:`rescored_for_orders` (``refit_fixed_orders``) has its own rows and so its own
+        cache.
+
+        Parameters
+        ----------
+        orders : (T, n) int array
+
+        Returns
+        -------
+        CptCache
+            For the kernels' ``cache`` argument with ``train_t = data_t`` and ``weights =
+            weights`` only.
+        """
+        orders = np.ascontiguousarray(np.atleast_2d(orders), dtype=np.int64)
+        if self._cpt is None:
+            with _CPT_STATE_LOCK:
+                if self._cpt is None:
+                    self._cpt = _CptState()
+        state = self._cpt
+        with state.lock:
+            new = [t for t in range(orders.shape[0]) if orders[t].tobytes() not in state.orders]
+            if new:
+                fresh = np.ascontiguousarray(orders[new])
+                state.cache, _ = extend_cpt_cache(
+                    self.arrays(), fresh, self.data_t, np.asarray(self.weights, dtype=np.int64),
+                    self.arities, self.score_kind, float(self.ess), state.cache,
+                    CPT_CACHE_MAX_CELLS)
+                state.orders.update(o.tobytes() for o in fresh)
+            return state.cache
 
     def possible_parents(self, orders: np.ndarray) -> np.ndarray:
         """``out[t, y, x]``: y is in some parent set of x with nonzero weight in x's sum of
