@@ -55,7 +55,7 @@ THREAD_MIN_ROWS = 5000
 """Rows per thread below which :meth:`_OrderBMABase.order_log_joints` stays on the calling
 thread: a pool's start and the per-part CPT recounting cost more CPU than a few thousand rows
 (an explained case's 256 coalitions and their completions: ~0.7 ms per thread started)."""
-FACTOR_MAX_ROWS = 100
+FACTOR_MAX_ROWS = 20
 """Rows with missing values above which :meth:`_OrderBMABase._marginal_log_joints` sums them
 out completion by completion unless they agree wherever observed (one case's coalitions): the
 completion path tabulates a node's terms over all the rows of a call at once and splits them
