@@ -333,7 +333,7 @@ class _OrderBMABase(DiscreteBNClassifier):
         cells = np.cumsum(n_c.sum(axis=0) * k)
         cuts = np.searchsorted(cells, np.arange(1, int(cells[-1] // FACTOR_MAX_CELLS) + 1)
                                * FACTOR_MAX_CELLS)
-        args = (tab.arrays(), np.ascontiguousarray(orders, dtype=np.int64), tab.data_t,
+        args = (tab.window_arrays(), np.ascontiguousarray(orders, dtype=np.int64), tab.data_t,
                 tab.weights, tab.cpt_cache(orders), tab.arities, tab.score_kind, float(tab.ess),
                 self.class_index_)
         for a, b in _split_at(len(rows), cuts):
@@ -640,7 +640,7 @@ class _OrderBMABase(DiscreteBNClassifier):
         wanted[inverse[rows]] = True
         ev = np.flatnonzero(complete & wanted)
         tab = self.table_
-        arrays = tab.arrays()
+        arrays = tab.window_arrays()
         if prune_eps is not None and prune_eps > self.prune_eps:
             arrays = arrays._replace(log_eps_rel=math.log(prune_eps / tab.n_sets))
         orders = np.ascontiguousarray(self._orders_, dtype=np.int64)

@@ -501,7 +501,8 @@ def build_candidate_table(data_t: np.ndarray, weights: np.ndarray, arities: np.n
     :func:`build_candidate_tables`."""
     masks, scores, logsum = build_candidate_tables(
         data_t, weights, arities, np.ascontiguousarray(cand[None]), max_parents, log_prior,
-        np.array([score_kind], np.int64), np.array([ess], np.float64), n_sets)
+        np.array([score_kind], np.int64), np.array([ess], np.float64), n_sets,
+        np.ones(1, dtype=np.bool_))
     return masks, scores[0], logsum[0]
 
 
@@ -519,8 +520,8 @@ def _next_candidate(start: int, n_union: int, ok: np.ndarray, pos: np.ndarray) -
 @njit(cache=True)
 def build_candidate_tables(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarray,
                            cands: np.ndarray, max_parents: int, log_prior: np.ndarray,
-                           score_kinds: np.ndarray, esses: np.ndarray, n_sets: int
-                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                           score_kinds: np.ndarray, esses: np.ndarray, n_sets: int,
+                           zeta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`build_candidate_table` for P Dirichlet priors (``score_kinds[p]``, ``esses[p]``)
     with candidates ``cands[p]`` (n, K) each, from one counting pass: each family of a node
     (a subset of at most ``max_parents`` of the union of its candidates under the priors that
@@ -530,7 +531,8 @@ def build_candidate_tables(data_t: np.ndarray, weights: np.ndarray, arities: np.
     prefix's by one variable (one read per row instead of one per parent). ``data_t`` (n, U)
     distinct rows, ``weights`` (U,) float64 multiplicities. Returns ``masks`` (n, n_sets),
     the same for every prior (subsets in increasing local bitmask), ``scores`` (P, n, n_sets)
-    and ``logsum`` (P, n, 2^K)."""
+    and ``logsum`` (P, n, 2^K): zeta-transformed for the priors with ``zeta[p]``, else each
+    set's score at its local mask (-inf elsewhere) for :func:`zeta_log_rows` later."""
     n_p, n, K = cands.shape
     u_rows = data_t.shape[1]
     full = 1 << K
@@ -609,8 +611,17 @@ def build_candidate_tables(data_t: np.ndarray, weights: np.ndarray, arities: np.
             stride[t] = stride[t - 1] * arities[u]
             _extend_rows(data_t[u], cfg[t - 1], cfg[t], stride[t - 1])
         for p in range(n_p):
-            _zeta_log(logsum[p, i], K)
+            if zeta[p]:
+                _zeta_log(logsum[p, i], K)
     return masks, scores, logsum
+
+
+@njit(cache=True)
+def zeta_log_rows(logsum: np.ndarray, K: int) -> None:
+    """In place: every row of ``logsum`` (n, 2^K) subset-sum transformed (:func:`_zeta_log`),
+    the last step of :func:`build_candidate_tables` for a table built without it."""
+    for i in range(logsum.shape[0]):
+        _zeta_log(logsum[i], K)
 
 
 @njit(cache=True)

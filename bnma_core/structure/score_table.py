@@ -80,6 +80,7 @@ from ..kernels.orders import (
     single_parent_scores,
     sort_table,
     window_rescore,
+    zeta_log_rows,
 )
 from ..kernels.orders import (
     node_average_log_ml as _node_average,
@@ -135,6 +136,9 @@ class ScoreTable:
         Candidate parents per node, ascending (empty (n, 0) in the full regime).
     logsum : (n, 2^K) float64
         Zeta-transformed node terms over candidate bitmasks (empty in the full regime).
+    logsum_pending : bool
+        ``logsum`` still holds each set's score at its local mask, to be subset-summed when
+        an order is first scored (:meth:`arrays`; :func:`shared_counting`'s other priors).
     data_t : (n, U) int32, weights : (U,) int64
         The training data the table was counted from as its U distinct rows (transposed) and
         their multiplicities (:func:`compress_rows`); the CPTs of the order classifiers are
@@ -161,8 +165,10 @@ class ScoreTable:
     cbit: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int32))
     data_t: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=CODE_DTYPE))
     weights: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    logsum_pending: bool = False
 
     _arrays: TableArrays | None = field(default=None, init=False, repr=False, compare=False)
+    _window: TableArrays | None = field(default=None, init=False, repr=False, compare=False)
     _cpt: _CptState | None = field(default=None, init=False, repr=False, compare=False)
 
     def __getstate__(self) -> dict:
@@ -170,13 +176,31 @@ class ScoreTable:
         return {**self.__dict__, "_cpt": None}
 
     def arrays(self) -> TableArrays:
-        """The table as the order kernels take it: one typed namedtuple (built once)."""
+        """The table as the order kernels take it: one typed namedtuple (built once), its
+        ``logsum`` subset-summed (done here the first time when ``logsum_pending``)."""
+        if self.logsum_pending:
+            logsum = np.array(self.logsum)  # a copy: tables made by replace() share it
+            zeta_log_rows(logsum, int(self.cand.shape[1]))
+            self.logsum, self.logsum_pending, self._arrays = logsum, False, None
         if self._arrays is None:
             self._arrays = TableArrays(
                 self.masks, self.scores, self.exps, self.bid, self.band_first,
                 self.band_anchor, self.limits, float(self.log_eps_rel), self.regime_code,
                 self.logsum, self.cand, self.cbit)
         return self._arrays
+
+    def window_arrays(self) -> TableArrays:
+        """:meth:`arrays` for the kernels that read an order's pruning windows and never the
+        candidate regime's ``logsum`` (prediction, leave-one-out, windows rescored, edge
+        probabilities): without subset-summing a pending ``logsum`` first."""
+        if not self.logsum_pending:
+            return self.arrays()
+        if self._window is None:
+            self._window = TableArrays(
+                self.masks, self.scores, self.exps, self.bid, self.band_first,
+                self.band_anchor, self.limits, float(self.log_eps_rel), self.regime_code,
+                self.logsum, self.cand, self.cbit)
+        return self._window
 
     def kernel_args(self) -> TableArrays:
         """Alias of :meth:`arrays` (kept for callers of the former 11-tuple)."""
@@ -217,7 +241,7 @@ class ScoreTable:
         if self.regime == "candidates":
             pred = int(predecessors)
             local = sum(1 << b for b, u in enumerate(self.cand[i]) if (pred >> int(u)) & 1)
-            return float(self.logsum[i, local])
+            return float(self.arrays().logsum[i, local])
         lim = self.n_sets if exact else int(self.limits[i])
         return float(node_log_sum(self.masks[i], self.scores[i], self.exps[i], self.bid[i],
                                   self.band_first[i], self.band_anchor[i], lim,
@@ -275,7 +299,7 @@ class ScoreTable:
             cache = no_cpt_cache()  # the cache holds the table's own rows' CPTs only
             if weights is None:
                 weights = np.ones(train_t.shape[1], dtype=np.int64)
-        args = (self.arrays(), orders, train_t, np.asarray(weights, dtype=np.int64), cache,
+        args = (self.window_arrays(), orders, train_t, np.asarray(weights, dtype=np.int64), cache,
                 self.arities, self.score_kind, float(self.ess), test_t)
         if skip is None:
             orders_log_joint(*args, int(class_index), out)
@@ -326,9 +350,9 @@ class ScoreTable:
             if new:
                 fresh = np.ascontiguousarray(orders[new])
                 state.cache, _ = extend_cpt_cache(
-                    self.arrays(), fresh, self.data_t, np.asarray(self.weights, dtype=np.int64),
-                    self.arities, self.score_kind, float(self.ess), state.cache,
-                    CPT_CACHE_MAX_CELLS)
+                    self.window_arrays(), fresh, self.data_t,
+                    np.asarray(self.weights, dtype=np.int64), self.arities, self.score_kind,
+                    float(self.ess), state.cache, CPT_CACHE_MAX_CELLS)
                 state.orders.update(o.tobytes() for o in fresh)
             return state.cache
 
@@ -336,13 +360,13 @@ class ScoreTable:
         """``out[t, y, x]``: y is in some parent set of x with nonzero weight in x's sum of
         eq. 9 under order t (the window of :meth:`edge_probabilities`), (T, n, n) bool."""
         orders = np.ascontiguousarray(np.atleast_2d(orders), dtype=np.int64)
-        return orders_edge_probabilities(self.arrays(), orders) > 0.0
+        return orders_edge_probabilities(self.window_arrays(), orders) > 0.0
 
     def edge_probabilities(self, order: np.ndarray, class_index: int
                            ) -> tuple[np.ndarray, np.ndarray]:
         """Given an order: ``edge[y, x] = P(y -> x | D, ≺)`` and ``co[x, f] = P({C, f} ⊆ Pa(x)
         | D, ≺)`` for the class C (DESIGN §4), both (n, n)."""
-        return order_edge_probabilities(self.arrays(),
+        return order_edge_probabilities(self.window_arrays(),
                                         np.ascontiguousarray(order, dtype=np.int64),
                                         int(class_index))
 
@@ -371,7 +395,7 @@ def rescored_for_orders(table: ScoreTable, orders: np.ndarray, codes: np.ndarray
     n = table.n_vars
     eps = table.prune_eps if prune_eps is None else max(float(prune_eps), table.prune_eps)
     log_eps_rel = math.log(eps / table.n_sets) if eps > 0 else -math.inf
-    masks, scores = window_rescore(table.arrays(), orders, np.ascontiguousarray(uniq),
+    masks, scores = window_rescore(table.window_arrays(), orders, np.ascontiguousarray(uniq),
                                    weights.astype(np.float64), table.arities,
                                    _log_priors(n, table.max_parents, table.prior),
                                    SCORE_KINDS[table.score], float(table.ess), log_eps_rel)
@@ -630,7 +654,7 @@ def build_score_table(codes: np.ndarray, arities: np.ndarray, max_parents: int =
         for j, q in enumerate(priors[1:], 1):
             shared[1][key][q] = _sorted_table(
                 masks.copy(), all_scores[j], m, regime, q[0], q[1], *extra[j], arities, l_eff,
-                prior, prune_eps, data_t, weights)
+                prior, prune_eps, data_t, weights, logsum_pending=k is not None)
     return _sorted_table(masks, all_scores[0], m, regime, score, float(ess), *extra[0],
                          arities, l_eff, prior, prune_eps, data_t, weights)
 
@@ -657,10 +681,14 @@ def _candidate_tables(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarr
     cands = np.stack([cand if cand is not None
                       else _pair_candidates(data_t, weights, arities, k, q[0], prior, q[1])
                       for q in priors])
+    # only the first prior's node terms are summed over subsets now; the others' are when
+    # their table first scores an order (ScoreTable.arrays): an order average fitted at
+    # another's orders (stack's share_orders) never does
+    zeta = np.arange(len(priors)) == 0
     masks, scores, logsums = build_candidate_tables(
         data_t, weights.astype(np.float64), arities, cands, l_eff, log_prior,
         np.array([SCORE_KINDS[q[0]] for q in priors], dtype=np.int64),
-        np.array([q[1] for q in priors], dtype=np.float64), m)
+        np.array([q[1] for q in priors], dtype=np.float64), m, zeta)
     return masks, scores, [(cands[j], logsums[j], candidate_bits(cands[j], n=n))
                            for j in range(len(priors))]
 
@@ -668,16 +696,18 @@ def _candidate_tables(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarr
 def _sorted_table(masks: np.ndarray, scores: np.ndarray, m: int, regime: str, score: str,
                   ess: float, cand: np.ndarray, logsum: np.ndarray, cbit: np.ndarray,
                   arities: np.ndarray, l_eff: int, prior: str, prune_eps: float,
-                  data_t: np.ndarray, weights: np.ndarray) -> ScoreTable:
+                  data_t: np.ndarray, weights: np.ndarray, logsum_pending: bool = False
+                  ) -> ScoreTable:
     """Sort a node-score table into bands (:func:`sort_table`; each node term may drop
     relative mass ``prune_eps`` over its ``m`` parent sets, see the module docstring) and
-    wrap it as a :class:`ScoreTable`."""
+    wrap it as a :class:`ScoreTable` (``logsum_pending``: ``logsum`` not yet
+    subset-summed)."""
     log_eps_rel = math.log(prune_eps / m) if prune_eps > 0 else -math.inf
     masks, scores, limits, exps, bid, band_first, band_anchor = sort_table(masks, scores,
                                                                             log_eps_rel)
     return ScoreTable(masks, scores, limits, arities, l_eff, score, prior, ess,
                       float(prune_eps), log_eps_rel, regime, cand, logsum, exps, bid,
-                      band_first, band_anchor, cbit, data_t, weights)
+                      band_first, band_anchor, cbit, data_t, weights, logsum_pending)
 
 
 _SHARED_PRIORS: contextvars.ContextVar = contextvars.ContextVar("shared_priors", default=None)

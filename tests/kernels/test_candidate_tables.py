@@ -62,7 +62,7 @@ def test_tables_of_several_priors_equal_separate_builds(n, n_rows, k, max_parent
     kinds = np.array([0, 1, 1], dtype=np.int64)
     esses = np.array([1.0, 1.0, 20.0])
     masks, scores, logsum = build_candidate_tables(data_t, w.astype(float), ar, cands, l_eff, lp,
-                                                   kinds, esses, m)
+                                                   kinds, esses, m, np.ones(3, dtype=bool))
     for p in range(3):  # oracle: each family counted and scored on its own (family_local_ml)
         for i in range(n):
             for j, g in enumerate(masks[i]):

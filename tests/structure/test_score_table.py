@@ -249,3 +249,30 @@ def test_inlined_log_ml_copies_equal_home(data):
     assert dense == pytest.approx(ref, abs=1e-12, rel=1e-13)
     assert sparse == pytest.approx(ref, abs=1e-12, rel=1e-13)
     assert not nj.any()
+
+
+def test_shared_priors_sum_their_node_terms_over_subsets_on_first_order_score():
+    """In the candidate regime, the tables ``shared_counting`` scores for the priors after the
+    first keep their node terms un-summed until an order is scored (``logsum_pending``):
+    prediction windows and edge probabilities never need them (``window_arrays``), and the
+    first ``arrays()`` gives exactly the separately built table's sums."""
+    from bnma_core.structure.score_table import shared_counting
+
+    rng = np.random.default_rng(5)
+    codes = rng.integers(0, 3, size=(150, 70)).astype(np.int32)
+    codes[:, 1] = (codes[:, 0] + rng.integers(0, 2, 150)) % 3
+    ar = np.full(70, 3)
+    priors = [("k2", 1.0), ("bdeu", 1.0), ("bdeu", 20.0)]
+    with shared_counting(priors):
+        tables = [build_score_table(codes, ar, 2, s, "hz", e, candidates=6) for s, e in priors]
+    assert [t.logsum_pending for t in tables] == [False, True, True]
+    orders = np.stack([rng.permutation(70) for _ in range(3)])
+    for (s, e), tab in zip(priors, tables, strict=True):
+        alone = build_score_table(codes, ar, 2, s, "hz", e,
+                                  candidates=tab.cand)
+        np.testing.assert_array_equal(tab.possible_parents(orders),
+                                      alone.possible_parents(orders))
+        assert tab.logsum_pending == ((s, e) != priors[0])  # windows read: still pending
+        np.testing.assert_array_equal(tab.arrays().logsum, alone.logsum)
+        assert not tab.logsum_pending
+        assert tab.order_log_score(orders[0]) == alone.order_log_score(orders[0])
