@@ -10,15 +10,17 @@ alternately in this one run, so every ratio is measured in one run:
   Cirrhosis, 69 features; and, when ``shared/data`` is next to the repository or
   ``BNMA_SHARED_DATA`` names it, the UCI sets vote (435 x 16, 46 % of the rows with a missing
   value), zoo (101 x 16) and mushroom (8,124 x 21, 31 % incomplete)): ``bma10`` fit,
-  ``stack`` fit with ``inner_fit="loo"`` (the default: leave-one-out in closed form) and,
-  unless ``--quick``, ``"downdate"`` (closed-form inner folds) and ``"refit"`` (refitted
-  inner folds), one fit each; the ratios to ``bma10`` (target <= 3); the stacking weights
-  and their largest difference to the default's; the CPU time of ``stack``'s parts
-  (candidate fits, predictions, the rest);
+  ``stack`` fit with its defaults (leave-one-out in closed form, one chain for the three
+  priors, at most ``loo_rows`` complete and ``loo_incomplete_rows`` incomplete rows scored)
+  and, unless ``--quick``, the variants ``unshared`` (``share_orders=False``: one chain per
+  prior), ``all_rows`` (every training row scored), ``downdate`` (closed-form inner folds)
+  and ``refit`` (refitted inner folds), one fit each; the ratios to ``bma10`` (target
+  <= 3); the stacking weights and their largest difference to the default's; the CPU time
+  of ``stack``'s parts (candidate fits, predictions, the rest);
 * ``--anchors``: ``stack``'s mean log-loss on Weka's ten folds of the seven anchor data sets
   (``bnma_core.reproduce.anchors.run_fold``; needs ``BNMA_ANCHORS`` or the shared folder)
-  with ``inner_fit="loo"`` (and ``"downdate"``, ``"refit"`` unless ``--quick``); target
-  <= 0.460.
+  with its defaults (and the variants above unless ``--quick``); target <= 0.460. (The
+  anchors have no missing value, so ``loo_incomplete_rows`` plays no part there.)
 
 The last line is the 1-minute load average at the end.
 """
@@ -41,6 +43,10 @@ QUICK = "--quick" in sys.argv
 UCI = ("vote", "zoo", "mushroom")
 """UCI data sets of ``shared/data`` next to the repository (fetched, not copied into it)."""
 REPEATS = 1 if QUICK else 3
+VARIANTS = {"unshared": {"share_orders": False},
+            "all_rows": {"loo_rows": None, "loo_incomplete_rows": None},
+            "downdate": {"inner_fit": "downdate"}, "refit": {"inner_fit": "refit"}}
+"""``stack``'s settings compared with its defaults (not with ``--quick``)."""
 
 
 def _network_data(net: str, cls: str, n_rows: int):
@@ -58,7 +64,7 @@ def _cpu(fn) -> tuple[float, object]:
     return time.process_time() - c, out
 
 
-def _parts(ds, inner_fit: str) -> dict[str, float]:
+def _parts(ds) -> dict[str, float]:
     """CPU seconds of one ``stack`` fit split by what ran: candidate fits, out-of-sample
     scores (leave-one-out passes and inner-fold predictions) and the rest."""
     from bnma_core.classifiers import stacking
@@ -81,7 +87,7 @@ def _parts(ds, inner_fit: str) -> dict[str, float]:
     for name in timed:
         setattr(cls, name, timer(name))
     try:
-        total, _ = _cpu(lambda: fit_method("stack", ds, random_state=0, inner_fit=inner_fit))
+        total, _ = _cpu(lambda: fit_method("stack", ds, random_state=0))
     finally:
         for name, f in saved.items():
             setattr(cls, name, f)
@@ -101,43 +107,44 @@ def cost(name: str, ds) -> None:
     emit(f"stack.{name}.bma10_cpu_s", b, "s")
     emit(f"stack.{name}.stack_cpu_s", s, "s")
     emit(f"stack.{name}.ratio", s / b, "x")
-    for part, v in _parts(ds, "loo").items():
+    for part, v in _parts(ds).items():
         emit(f"stack.{name}.part.{part}_cpu_s", v, "s")
     for n, w in est.weights_.items():
         emit(f"stack.{name}.weight.{n}", w, "")
     if QUICK:
         return
-    for inner_fit in ("downdate", "refit"):
-        t, ref = _cpu(lambda f=inner_fit: fit_method("stack", ds, random_state=0, inner_fit=f))
-        emit(f"stack.{name}.{inner_fit}_stack_cpu_s", t, "s")
-        emit(f"stack.{name}.{inner_fit}_ratio", t / b, "x")
+    for variant, params in VARIANTS.items():
+        t, ref = _cpu(lambda p=params: fit_method("stack", ds, random_state=0, **p))
+        emit(f"stack.{name}.{variant}_stack_cpu_s", t, "s")
+        emit(f"stack.{name}.{variant}_ratio", t / b, "x")
         for n, w in ref.weights_.items():
-            emit(f"stack.{name}.{inner_fit}_weight.{n}", w, "")
-        emit(f"stack.{name}.{inner_fit}_weights_max_abs_diff",
+            emit(f"stack.{name}.{variant}_weight.{n}", w, "")
+        emit(f"stack.{name}.{variant}_weights_max_abs_diff",
              max(abs(est.weights_[n] - ref.weights_[n]) for n in est.weights_), "")
 
 
-def anchors(inner_fit: str) -> None:
+def anchors(variant: str, params: dict) -> None:
     from bnma_core.reproduce.anchors import DATASETS, load, run_fold
 
     means = []
     cpu = 0.0
     for d in DATASETS:
         folds = load(d)[3]
-        recs = [run_fold("stack", d, k, params={"inner_fit": inner_fit})
-                for k in range(int(folds.max()) + 1)]
+        recs = [run_fold("stack", d, k, params=params) for k in range(int(folds.max()) + 1)]
         ll = float(np.mean([r["log_loss"] for r in recs]))
         cpu += sum(r["cpu_seconds"] for r in recs)
         means.append(ll)
-        emit(f"stack.anchors.{inner_fit}.{d}.log_loss", ll, "nats")
-    emit(f"stack.anchors.{inner_fit}.mean_log_loss", float(np.mean(means)), "nats")
-    emit(f"stack.anchors.{inner_fit}.cpu_s", cpu, "s")
+        emit(f"stack.anchors.{variant}.{d}.log_loss", ll, "nats")
+    emit(f"stack.anchors.{variant}.mean_log_loss", float(np.mean(means)), "nats")
+    emit(f"stack.anchors.{variant}.cpu_s", cpu, "s")
 
 
 def main() -> None:
     if "--anchors" in sys.argv:
-        for inner_fit in ("loo",) if QUICK else ("loo", "downdate", "refit"):
-            anchors(inner_fit)
+        anchors("default", {})
+        for variant, params in {} if QUICK else VARIANTS.items():
+            if variant != "all_rows":  # the anchors' rows are complete and < loo_rows
+                anchors(variant, params)
     else:
         cost("wbc", load_dataset(bundled_path("wbc.csv")))
         cost("alarm500", _network_data("alarm", "BP", 500))

@@ -53,16 +53,18 @@ EDGE_GRAPH_MIN_WEIGHT = 1e-3
 N_THREADS = min(4, os.cpu_count() or 1)
 THREAD_MIN_ROWS = 5000
 """Rows per thread below which :meth:`_OrderBMABase.order_log_joints` stays on the calling
-thread: a pool's start and the per-part CPT recounting cost more CPU than a few thousand rows
-(an explained case's 256 coalitions and their completions: ~0.7 ms per thread started)."""
+thread: a pool's start costs more CPU than a few thousand rows (an explained case's 256
+coalitions and their completions: ~0.7 ms per thread started)."""
 FACTOR_MAX_ROWS = 20
 """Rows with missing values above which :meth:`_OrderBMABase._marginal_log_joints` sums them
 out completion by completion unless they agree wherever observed (one case's coalitions): the
 completion path tabulates a node's terms over all the rows of a call at once and splits them
-over threads. Measured (`bma10` family, held-out rows of each set, CPU s, factors against
-completions): crx's 37 incomplete rows 0.10 against 0.19; vote's 203 0.23 against 0.14;
-WBC tiled to 13,980 rows with 5 % of cells missing 0.34 against 0.25; 699 rows with 30 %
-missing 0.31 against 0.29."""
+over threads. Measured with the CPTs cached per table (``ScoreTable.cpt_cache``; `bma10`
+fitted on all rows, random incomplete rows of each set, CPU s, factors against completions):
+vote 10 rows 0.0053 against 0.0122, 30 rows 0.0157 against 0.0134, 100 rows 0.082 against
+0.026; mushroom 10 rows 0.0023 against 0.0027, 30 rows 0.0039 against 0.0030, 100 rows
+0.0093 against 0.0039. (Before the cache the completion path recounted its CPTs at each of
+its ~22 kernel calls and the limit was 100: crx's 37 rows 0.10 against 0.19.)"""
 
 FACTOR_MAX_CELLS = 2 ** 23
 """Completion sums (x classes) the node-factor kernel holds at once: 64 MB."""
@@ -471,9 +473,9 @@ class _OrderBMABase(DiscreteBNClassifier):
         :meth:`missing_value_paths`). ``X`` are feature codes. Returns (T, n_rows, n_classes).
 
         The rows go to the kernel in at most ``batch`` rows per call (and one part per thread);
-        every call recounts the CPTs from the table, so small batches cost time: 5,000 cost
-        6.2 s per 100,000-row fold on ALARM against 1.9 s for one part per thread. The
-        kernel's own memory is O(rows), so a large batch is safe."""
+        the CPTs are counted once per table (``ScoreTable.cpt_cache``), so many calls cost
+        little more than one. The kernel's own memory is O(rows), so a large batch is
+        safe."""
         orders = self._orders_ if orders is None else orders
         X = np.asarray(X, dtype=CODE_DTYPE)
         if (X < 0).any() and self._param("predict_missing") == "marginalize":
