@@ -237,31 +237,45 @@ class _OrderBMABase(DiscreteBNClassifier):
     def _completions(self, X: np.ndarray, sum_out: np.ndarray, rng: np.random.Generator
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Rows with the cells of ``sum_out`` filled by every combination of their values
-        (at most ``max_missing_states`` of them), else by ``n_mc`` uniform draws: (rows,
-        group = index into X, log weight)."""
+        (at most ``max_missing_states`` of them; the last summed-out column varying fastest),
+        else by ``n_mc`` uniform draws: (rows, group = index into X, log weight). The
+        enumerated rows come first, all at once, then the drawn ones pattern by pattern
+        (patterns in :func:`_unique_rows` order, members in row order: the generator's
+        sequence :meth:`_monte_carlo_plan` reproduces); each row's completions keep their
+        order."""
+        ar_all = np.asarray(self.arities_, dtype=np.int64)
+        card = np.where(sum_out, ar_all[None, :], 1)
+        n_states = np.prod(card.astype(float), axis=1)
+        enum = n_states <= self.max_missing_states
         rows, groups, logw = [], [], []
-        pats, inv = _unique_rows(sum_out)
-        for g, pat in enumerate(pats):
-            members = np.nonzero(inv == g)[0]
-            cols = np.nonzero(pat)[0]
-            ar = self.arities_[cols]
-            n_states = float(np.prod(ar.astype(float)))
-            if n_states <= self.max_missing_states:
-                fills = (np.indices(tuple(ar), dtype=CODE_DTYPE).reshape(len(cols), -1).T
-                         if len(cols) else np.zeros((1, 0), dtype=CODE_DTYPE))
-                block = np.repeat(X[members], len(fills), axis=0)
-                block[:, cols] = np.tile(fills, (len(members), 1))
-                rows.append(block)
-                groups.append(np.repeat(members, len(fills)))
-                logw.append(np.zeros(len(block)))
-                continue
-            for r in members:  # each row its own draws, in row order
-                fills = rng.integers(0, ar, size=(int(self.n_mc), len(cols)))
-                block = np.repeat(X[r][None, :], len(fills), axis=0)
-                block[:, cols] = fills
-                rows.append(block)
-                groups.append(np.full(len(fills), r))
-                logw.append(np.full(len(fills), math.log(n_states / len(fills))))
+        e = np.flatnonzero(enum)
+        if len(e):
+            count = np.prod(card[e], axis=1)
+            rep = np.repeat(e, count)
+            j = np.arange(len(rep)) - np.repeat(np.cumsum(count) - count, count)
+            # stride of each summed-out column: the product of the arities after it
+            stride = np.cumprod(card[e][:, ::-1], axis=1)[:, ::-1] // card[e]
+            block = X[rep]
+            for c in np.flatnonzero(sum_out[e].any(axis=0)):
+                at = np.flatnonzero(np.repeat(sum_out[e, c], count))
+                block[at, c] = (j[at] // np.repeat(stride[:, c], count)[at]) % ar_all[c]
+            rows.append(block)
+            groups.append(rep)
+            logw.append(np.zeros(len(rep)))
+        if not enum.all():
+            d = np.flatnonzero(~enum)
+            pats, inv = _unique_rows(sum_out[d])
+            for g, pat in enumerate(pats):
+                cols = np.nonzero(pat)[0]
+                ar = ar_all[cols]
+                n_st = float(np.prod(ar.astype(float)))
+                for r in d[inv == g]:  # each row its own draws, in row order
+                    fills = rng.integers(0, ar, size=(int(self.n_mc), len(cols)))
+                    block = np.repeat(X[r][None, :], len(fills), axis=0)
+                    block[:, cols] = fills
+                    rows.append(block)
+                    groups.append(np.full(len(fills), r))
+                    logw.append(np.full(len(fills), math.log(n_st / len(fills))))
         return np.concatenate(rows), np.concatenate(groups), np.concatenate(logw)
 
     def missing_value_paths(self, X: Any, codes: bool = False,

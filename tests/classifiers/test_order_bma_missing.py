@@ -259,3 +259,37 @@ def test_unique_rows_is_numpy_unique(n, p, seed):
     ref, rinv = np.unique(m, axis=0, return_inverse=True)
     np.testing.assert_array_equal(pats, ref)
     np.testing.assert_array_equal(inv, rinv.ravel())
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 40))
+def test_completions_enumerate_every_combination_row_by_row(seed, n_rows):
+    """``_completions``: a row whose summed-out cells have at most ``max_missing_states``
+    joint states gets every combination once, the last summed-out column varying fastest
+    (itertools.product's order), weight log 1; above, ``n_mc`` uniform draws weighted by
+    states / n_mc."""
+    rng = np.random.default_rng(seed)
+    ar = np.array([2, 3, 4, 2, 5])
+    X = np.column_stack([rng.integers(0, a, n_rows) for a in ar]).astype(np.int32)
+    y = np.arange(n_rows) % 2
+    X = np.vstack([X, X[:1]]) if n_rows == 1 else X
+    y = np.array([0, 1]) if n_rows == 1 else y
+    est = OrderMCMCBMA(n_iter=20, burn_in=5, n_orders=1, max_parents=1, random_state=0,
+                       max_missing_states=24, n_mc=7).fit(X, y, arities=ar)
+    X = X[:n_rows]
+    sum_out = rng.random(X.shape) < 0.4
+    Xm = np.where(sum_out, -1, X).astype(np.int32)
+    rows, groups, logw = est._completions(Xm, sum_out, np.random.default_rng(1))
+    for r in range(n_rows):
+        got, lw = rows[groups == r], logw[groups == r]
+        cols = np.flatnonzero(sum_out[r])
+        states = int(np.prod(ar[cols]))
+        if states <= 24:
+            want = [list(v) for v in itertools.product(*[range(a) for a in ar[cols]])]
+            assert got[:, cols].tolist() == (want if len(cols) else [[]])
+            assert (lw == 0).all()
+        else:
+            assert len(got) == 7 and np.allclose(lw, math.log(states / 7))
+            assert ((got[:, cols] >= 0) & (got[:, cols] < ar[cols])).all()
+        keep = np.setdiff1d(np.arange(5), cols)
+        assert (got[:, keep] == Xm[r, keep]).all()
