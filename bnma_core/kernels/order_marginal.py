@@ -42,42 +42,75 @@ MEMO_MAX_VARS = 12
 
 
 @njit(cache=True)
-def _tau(x: np.ndarray, v: int, t: int, nw: np.ndarray, wk: np.ndarray, wW: np.ndarray,
-         knpa: np.ndarray, kpa: np.ndarray, kst: np.ndarray, khasc: np.ndarray,
-         koff: np.ndarray, cpts: np.ndarray, r: int, class_index: int, n_classes: int,
-         lw: float, dep: bool, mixc: np.ndarray, dst: np.ndarray, d0: int) -> None:
-    """Node v's eq. 9 term under order t at the complete values ``x`` for every class, into
-    ``dst[d0 : d0 + n_classes]``: log [Σ_Z w_Z θ̂(x_v | z)] − log Σ_Z w_Z, accumulated as
-    :func:`bnma_core.kernels.orders._mix_in` does (sets in increasing index; per-class sets
-    apart from the others)."""
-    for c in range(n_classes):
-        mixc[c] = 0.0
-    common = 0.0
+def _tabulate(x: np.ndarray, v: int, t: int, nd: int, dvars: np.ndarray, dstr: np.ndarray,
+              dsize: int, arities: np.ndarray, nw: np.ndarray, wk: np.ndarray, wW: np.ndarray,
+              knpa: np.ndarray, kpa: np.ndarray, kst: np.ndarray, khasc: np.ndarray,
+              koff: np.ndarray, cpts: np.ndarray, r: int, class_index: int, C: int, lw: float,
+              dep: bool, mixd: np.ndarray, comd: np.ndarray, qstep: np.ndarray,
+              qdig: np.ndarray, dst: np.ndarray, d0: int) -> None:
+    """Node v's eq. 9 term under order t, log [Σ_Z w_Z θ̂(x_v | z)] − log Σ_Z w_Z for every
+    class, at every joint state of D = ``dvars[:nd]`` (``dstr`` their strides, the first
+    fastest; ``x`` the row's other values) into ``dst[d0:]`` (state s, class c at
+    ``d0 + s C + c``), accumulated as :func:`bnma_core.kernels.orders._mix_in` does (sets in
+    increasing index; per-class sets apart from the others), the same sums in the same order
+    for each state. Set by set: a set's index from the values outside D is computed once and
+    an odometer over D moves it by the changed parent's stride (``mixd``, ``comd``, ``qstep``,
+    ``qdig`` work arrays of at least ``dsize`` C, ``dsize``, ``nd``, ``nd``)."""
+    for s_ in range(dsize * C):
+        mixd[s_] = 0.0
+    for s_ in range(dsize):
+        comd[s_] = 0.0
+    vq = -1  # v's place in D (v summed out)
+    for q in range(nd):
+        if dvars[q] == v and v != class_index:
+            vq = q
     for e in range(nw[t]):
         kk = wk[t, e]
         we = wW[t, e]
         hc = khasc[kk]
-        j = 0
+        j0 = 0
+        for q in range(nd):
+            qstep[q] = 0
         for d in range(knpa[kk]):
             if d != hc:
-                j += x[kpa[kk, d]] * kst[kk, d]
-        j = j * r + koff[kk]
-        if v == class_index:
-            for c in range(n_classes):
-                mixc[c] += we * cpts[j + c]
-        elif hc >= 0:
-            sc = kst[kk, hc] * r
-            for c in range(n_classes):
-                mixc[c] += we * cpts[j + c * sc + x[v]]
+                u = kpa[kk, d]
+                inD = False
+                for q in range(nd):
+                    if dvars[q] == u:
+                        qstep[q] = kst[kk, d]
+                        inD = True
+                if not inD:
+                    j0 += x[u] * kst[kk, d]
+        sc = kst[kk, hc] * r if hc >= 0 else 0
+        for q in range(nd):
+            qdig[q] = 0
+        j = j0
+        for s_ in range(dsize):
+            b = (j * r + koff[kk])
+            xv = qdig[vq] if vq >= 0 else x[v]
+            if v == class_index:
+                for c in range(C):
+                    mixd[s_ * C + c] += we * cpts[b + c]
+            elif hc >= 0:
+                for c in range(C):
+                    mixd[s_ * C + c] += we * cpts[b + c * sc + xv]
+            else:
+                comd[s_] += we * cpts[b + xv]
+            for q in range(nd):  # odometer over D, the first fastest
+                qdig[q] += 1
+                j += qstep[q]
+                if qdig[q] < arities[dvars[q]]:
+                    break
+                j -= qdig[q] * qstep[q]
+                qdig[q] = 0
+    for s_ in range(dsize):
+        if dep:
+            for c in range(C):
+                dst[d0 + s_ * C + c] = math.log(mixd[s_ * C + c] + comd[s_]) - lw
         else:
-            common += we * cpts[j + x[v]]
-    if dep:
-        for c in range(n_classes):
-            dst[d0 + c] = math.log(mixc[c] + common) - lw
-    else:
-        val = math.log(common) - lw
-        for c in range(n_classes):
-            dst[d0 + c] = val
+            val = math.log(comd[s_]) - lw
+            for c in range(C):
+                dst[d0 + s_ * C + c] = val
 
 
 @njit(cache=True)
@@ -255,7 +288,8 @@ def _add_drawn_terms(x: np.ndarray, v: int, t: int, summed: np.ndarray, draws: n
                      mixd: np.ndarray, comd: np.ndarray, acc: np.ndarray, o: int) -> None:
     """Add node v's term under order t at each of the ``cnt`` drawn completions
     (``draws[mc:]``; ``x`` the row's observed values) to ``acc[o:]``: the arithmetic of
-    :func:`_tau`, set by set, each set's index from the observed parents computed once."""
+    :func:`_tabulate` at one state, set by set, each set's index from the observed parents
+    computed once."""
     for s_ in range(cnt * C):
         mixd[s_] = 0.0
     for s_ in range(cnt):
@@ -371,7 +405,6 @@ def marginal_log_joints(tab: TableArrays, orders: np.ndarray, train_t: np.ndarra
     wW = np.empty((T, m))
     inS = np.zeros((T, n), dtype=np.bool_)
     spos = np.full((T, n), -1, dtype=np.int64)
-    mixc = np.empty(C)
     mixd = np.empty(max(n_mc, 1) * C)
     comd = np.empty(max(n_mc, 1))
     x = np.empty(n, dtype=np.int64)
@@ -381,6 +414,8 @@ def marginal_log_joints(tab: TableArrays, orders: np.ndarray, train_t: np.ndarra
     kdig = np.empty(n, dtype=np.int64)
     kstep = np.empty(n, dtype=np.int64)
     pool = np.empty(4096 * C)
+    tmix = np.empty(4096 * C)
+    tcom = np.empty(4096)
     for v in range(n):
         r = arities[v]
         _node_windows(tab, orders, pos, v, class_index, W, used, sum_w, dep, idx, wv)
@@ -422,13 +457,12 @@ def marginal_log_joints(tab: TableArrays, orders: np.ndarray, train_t: np.ndarra
                             n_pool = 0
                         pool = _grow(pool, n_pool, dsize * C)
                         base = n_pool
-                        for cfg in range(dsize):
-                            rest = cfg
-                            for d in range(nd):
-                                x[dvars[d]] = rest % arities[dvars[d]]
-                                rest //= arities[dvars[d]]
-                            _tau(x, v, t, nw, wk, wW, knpa, kpa, kst, khasc, koff, cpts, r,
-                                 class_index, C, lw, dep[t], mixc, pool, base + cfg * C)
+                        if dsize > tmix.shape[0] // C:
+                            tmix = np.empty(dsize * C)
+                            tcom = np.empty(dsize)
+                        _tabulate(x, v, t, nd, dvars, dstr, dsize, arities, nw, wk, wW, knpa,
+                                  kpa, kst, khasc, koff, cpts, r, class_index, C, lw, dep[t],
+                                  tmix, tcom, kstep, kdig, pool, base)
                         n_pool += dsize * C
                         if use_memo:
                             slots[t, key] = base
