@@ -283,9 +283,14 @@ def _add_enumerated(summed: np.ndarray, arities: np.ndarray, dvars: np.ndarray,
     for s0 in range(0, cnt, a0):
         b = base + j * C
         oo = o + s0 * C
-        for k in range(a0):
-            for c in range(C):
-                acc[oo + k * C + c] += pool[b + k * st0 + c]
+        if C == 2:  # the common case, unrolled
+            for k in range(a0):
+                acc[oo + 2 * k] += pool[b + k * st0]
+                acc[oo + 2 * k + 1] += pool[b + k * st0 + 1]
+        else:
+            for k in range(a0):
+                for c in range(C):
+                    acc[oo + k * C + c] += pool[b + k * st0 + c]
         for q in range(1, nkv):
             kdig[q] += 1
             j += kstep[q]
