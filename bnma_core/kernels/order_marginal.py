@@ -91,6 +91,9 @@ def _tabulate(x: np.ndarray, v: int, t: int, nd: int, dvars: np.ndarray, dstr: n
             if v == class_index:
                 for c in range(C):
                     mixd[s_ * C + c] += we * cpts[b + c]
+            elif hc >= 0 and C == 2:
+                mixd[2 * s_] += we * cpts[b + xv]
+                mixd[2 * s_ + 1] += we * cpts[b + sc + xv]
             elif hc >= 0:
                 for c in range(C):
                     mixd[s_ * C + c] += we * cpts[b + c * sc + xv]
@@ -342,6 +345,9 @@ def _drawn_terms(x: np.ndarray, v: int, t: int, summed: np.ndarray, draws: np.nd
             if v == class_index:
                 for c in range(C):
                     mixd[s_ * C + c] += we * cpts[j + c]
+            elif hc >= 0 and C == 2:
+                mixd[2 * s_] += we * cpts[j + xv]
+                mixd[2 * s_ + 1] += we * cpts[j + sc + xv]
             elif hc >= 0:
                 for c in range(C):
                     mixd[s_ * C + c] += we * cpts[j + c * sc + xv]
