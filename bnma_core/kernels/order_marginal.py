@@ -19,6 +19,13 @@ rows of the call (``memo``). Same arithmetic per term as
 :func:`bnma_core.kernels.orders.orders_log_joint` (the same sets in the same order), so the
 joints equal the completion-by-completion ones to rounding (tested to 1e-9 on the log joints and
 on the explanations built from them).
+
+Two passes: node by node, each node's tables (a table set by set, an odometer over D moving
+each set's CPT index by the changed parent's stride; :func:`_tabulate`) and which table each
+(order, row) pair reads; then pair by pair, its completions' sums in one accumulator of at most
+``max_missing_states`` (or ``n_mc``) entries that stays in the cache, the nodes' tables added in
+node order (the same additions in the same order as one accumulator over all pairs filled node
+by node, so the same bits), and its log-sum-exp.
 """
 
 from __future__ import annotations
