@@ -276,7 +276,7 @@ def _order_groups(est: Any) -> list[Sampler]:
             idx = np.column_stack([np.minimum(np.searchsorted(cdf, u[:, v], side="right"),
                                               len(pas) - 1)
                                    for v, (pas, cdf) in enumerate(choices)])
-            picks, counts = np.unique(idx, axis=0, return_counts=True)
+            picks, counts = _unique_rows(idx, [len(pas) for pas, _ in choices])
             out = []
             for pick, c in zip(picks, counts):
                 parents = [choices[v][0][int(pick[v])] for v in range(n)]
@@ -287,6 +287,20 @@ def _order_groups(est: Any) -> list[Sampler]:
         groups.append(draw)
     _ORDER_GROUPS[est] = (tab, groups)
     return groups
+
+
+def _unique_rows(idx: np.ndarray, bases: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(idx, axis=0, return_counts=True)`` of rows of digits (column v below
+    ``bases[v]``): the rows read as one mixed-radix integer each, the first column most
+    significant, so in the same (lexicographic) order; by ``np.unique(axis=0)`` when that
+    integer would not fit in 63 bits."""
+    if math.prod(bases) >= 2 ** 62:
+        return np.unique(idx, axis=0, return_counts=True)
+    key = np.zeros(len(idx), dtype=np.int64)
+    for v, b in enumerate(bases):
+        key = key * b + idx[:, v]
+    _, first, counts = np.unique(key, return_index=True, return_counts=True)
+    return idx[first], counts
 
 
 # ---------------------------------------------------------------------- joints of the draws

@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bnma_core.explain.parameters import _complete_log_joint, _dirichlet, _Net
+from bnma_core.explain.parameters import _complete_log_joint, _dirichlet, _Net, _unique_rows
 
 
 def _family_by_family(net, ar, codes, families, k, rng):
@@ -53,3 +53,17 @@ def test_one_gamma_call_gives_the_family_by_family_draws(data):
     got = _complete_log_joint(net, ar, codes, families, k, np.random.default_rng(seed + 1))
     ref = _family_by_family(net, ar, codes, families, k, np.random.default_rng(seed + 1))
     np.testing.assert_array_equal(got, ref)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@given(bases=st.lists(st.integers(1, 40), min_size=1, max_size=12), k=st.integers(1, 60),
+       seed=st.integers(0, 2 ** 16))
+def test_drawn_structures_grouped_as_numpy_does(bases, k, seed):
+    """The drawn parent-set indices grouped into structures in np.unique(axis=0)'s order
+    (the order the structures' CPTs are then drawn in)."""
+    g = np.random.default_rng(seed)
+    idx = np.column_stack([g.integers(0, b, size=k) for b in bases])
+    picks, counts = _unique_rows(idx, bases)
+    ref_picks, ref_counts = np.unique(idx, axis=0, return_counts=True)
+    np.testing.assert_array_equal(picks, ref_picks)
+    np.testing.assert_array_equal(counts, ref_counts)
