@@ -49,20 +49,20 @@ MEMO_MAX_VARS = 12
 
 
 @njit(cache=True)
-def _tabulate(x: np.ndarray, v: int, t: int, nd: int, dvars: np.ndarray, dstr: np.ndarray,
-              dsize: int, arities: np.ndarray, nw: np.ndarray, wk: np.ndarray, wW: np.ndarray,
+def _tabulate(x: np.ndarray, v: int, t: int, nd: int, dvars: np.ndarray, dsize: int,
+              arities: np.ndarray, nw: np.ndarray, wk: np.ndarray, wW: np.ndarray,
               knpa: np.ndarray, kpa: np.ndarray, kst: np.ndarray, khasc: np.ndarray,
               koff: np.ndarray, cpts: np.ndarray, r: int, class_index: int, C: int, lw: float,
               dep: bool, mixd: np.ndarray, comd: np.ndarray, qstep: np.ndarray,
               qdig: np.ndarray, dst: np.ndarray, d0: int) -> None:
     """Node v's eq. 9 term under order t, log [Σ_Z w_Z θ̂(x_v | z)] − log Σ_Z w_Z for every
-    class, at every joint state of D = ``dvars[:nd]`` (``dstr`` their strides, the first
-    fastest; ``x`` the row's other values) into ``dst[d0:]`` (state s, class c at
-    ``d0 + s C + c``), accumulated as :func:`bnma_core.kernels.orders._mix_in` does (sets in
-    increasing index; per-class sets apart from the others), the same sums in the same order
-    for each state. Set by set: a set's index from the values outside D is computed once and
-    an odometer over D moves it by the changed parent's stride (``mixd``, ``comd``, ``qstep``,
-    ``qdig`` work arrays of at least ``dsize`` C, ``dsize``, ``nd``, ``nd``)."""
+    class, at every joint state of D = ``dvars[:nd]`` (the first fastest; ``x`` the row's
+    other values) into ``dst[d0:]`` (state s, class c at ``d0 + s C + c``), accumulated as
+    :func:`bnma_core.kernels.orders._mix_in` does (sets in increasing index; per-class sets
+    apart from the others), the same sums in the same order for each state. Set by set: a
+    set's index from the values outside D is computed once and an odometer over D moves it by
+    the changed parent's stride (``mixd``, ``comd``, ``qstep``, ``qdig`` work arrays of at
+    least ``dsize`` C, ``dsize``, ``nd``, ``nd``)."""
     for s_ in range(dsize * C):
         mixd[s_] = 0.0
     for s_ in range(dsize):
@@ -93,7 +93,7 @@ def _tabulate(x: np.ndarray, v: int, t: int, nd: int, dvars: np.ndarray, dstr: n
             qdig[q] = 0
         j = j0
         for s_ in range(dsize):
-            b = (j * r + koff[kk])
+            b = j * r + koff[kk]
             xv = qdig[vq] if vq >= 0 else x[v]
             if v == class_index:
                 for c in range(C):
@@ -470,7 +470,7 @@ def marginal_log_joints(tab: TableArrays, orders: np.ndarray, train_t: np.ndarra
                     continue
                 nd, dsize = _scope(summed[t, i], inS[t], arities, dvars, dstr)
                 key = 0  # D's bits among S_tv's ranks
-                for d in range(nd):
+                for d in range(nd if use_memo else 0):
                     key |= 1 << spos[t, dvars[d]]
                 for u in range(n):
                     x[u] = max(rows_t[u, i], 0)
@@ -493,9 +493,9 @@ def marginal_log_joints(tab: TableArrays, orders: np.ndarray, train_t: np.ndarra
                     if dsize > tmix.shape[0] // C:
                         tmix = np.empty(dsize * C)
                         tcom = np.empty(dsize)
-                    _tabulate(x, v, t, nd, dvars, dstr, dsize, arities, nw, wk, wW, knpa,
-                              kpa, kst, khasc, koff, cpts, r, class_index, C, lw, dep[t],
-                              tmix, tcom, kstep, kdig, pool, base)
+                    _tabulate(x, v, t, nd, dvars, dsize, arities, nw, wk, wW, knpa, kpa, kst,
+                              khasc, koff, cpts, r, class_index, C, lw, dep[t], tmix, tcom,
+                              kstep, kdig, pool, base)
                     n_pool += dsize * C
                     if use_memo:
                         slots[t, key] = base
