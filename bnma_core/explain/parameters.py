@@ -276,7 +276,7 @@ def _order_groups(est: Any) -> list[Sampler]:
             idx = np.column_stack([np.minimum(np.searchsorted(cdf, u[:, v], side="right"),
                                               len(pas) - 1)
                                    for v, (pas, cdf) in enumerate(choices)])
-            picks, counts = np.unique(idx, axis=0, return_counts=True)
+            picks, counts = _unique_rows(idx, [len(pas) for pas, _ in choices])
             out = []
             for pick, c in zip(picks, counts):
                 parents = [choices[v][0][int(pick[v])] for v in range(n)]
@@ -287,6 +287,20 @@ def _order_groups(est: Any) -> list[Sampler]:
         groups.append(draw)
     _ORDER_GROUPS[est] = (tab, groups)
     return groups
+
+
+def _unique_rows(idx: np.ndarray, bases: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(idx, axis=0, return_counts=True)`` of rows of digits (column v below
+    ``bases[v]``): the rows read as one mixed-radix integer each, the first column most
+    significant, so in the same (lexicographic) order; by ``np.unique(axis=0)`` when that
+    integer would not fit in 63 bits."""
+    if math.prod(bases) >= 2 ** 62:
+        return np.unique(idx, axis=0, return_counts=True)
+    key = np.zeros(len(idx), dtype=np.int64)
+    for v, b in enumerate(bases):
+        key = key * b + idx[:, v]
+    _, first, counts = np.unique(key, return_index=True, return_counts=True)
+    return idx[first], counts
 
 
 # ---------------------------------------------------------------------- joints of the draws
@@ -326,8 +340,11 @@ def _draws_log_joint(net: _Net, ar: np.ndarray, codes: np.ndarray, k: int,
     out = np.empty((k, n, C))
     observed = codes >= 0
     observed[:, t] = True
-    patterns, inverse = np.unique(observed, axis=0, return_inverse=True)
-    inverse = inverse.ravel()
+    if n == 1:  # one case (np.unique(axis=0) costs more than the draws of a small network)
+        patterns, inverse = observed, np.zeros(1, dtype=np.int64)
+    else:
+        patterns, inverse = np.unique(observed, axis=0, return_inverse=True)
+        inverse = inverse.ravel()
     for g, pat in enumerate(patterns):
         rows = np.flatnonzero(inverse == g)
         anc = _ancestral(net.parents, np.flatnonzero(pat))
@@ -364,6 +381,7 @@ def _complete_log_joint(net: _Net, ar: np.ndarray, codes: np.ndarray, families: 
     X3 = np.repeat(codes[:, None, :], C, axis=1)
     X3[:, :, t] = np.arange(C)[None, :]
     acc = np.zeros((k,) + X3.shape[:2])
+    rows = []  # per family: the CPT rows used (ascending) and each cell's place among them
     for i in families:
         pa, conc = net.parents[i], net.conc[i]
         j = np.zeros(X3.shape[:2], dtype=np.int64)
@@ -371,9 +389,20 @@ def _complete_log_joint(net: _Net, ar: np.ndarray, codes: np.ndarray, families: 
         for u in pa:
             j += X3[:, :, u] * stride
             stride *= int(ar[u])
-        used, inv = np.unique(j, return_inverse=True)
-        theta = _dirichlet(rng, np.broadcast_to(conc[used], (k,) + conc[used].shape))
-        acc += np.log(theta[:, inv.reshape(j.shape), X3[:, :, i]])
+        mark = np.zeros(len(conc), dtype=bool)
+        mark[j] = True
+        rows.append((conc[np.flatnonzero(mark)], (np.cumsum(mark) - 1)[j]))
+    # every family's Dirichlet rows from one gamma call: the family-by-family draws in their
+    # order (the generator draws element by element), normalised as _dirichlet does
+    g = rng.standard_gamma(np.concatenate(
+        [np.broadcast_to(c, (k,) + c.shape).ravel() for c, _ in rows])) if rows else None
+    o = 0
+    for i, (c, inv) in zip(families, rows):
+        gi = g[o:o + k * c.size].reshape((k,) + c.shape)
+        o += k * c.size
+        s = gi.sum(axis=-1, keepdims=True)
+        theta = gi / np.where(s > 0, s, 1.0)
+        acc += np.log(theta[:, inv, X3[:, :, i]])
     return acc
 
 

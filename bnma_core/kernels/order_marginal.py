@@ -19,6 +19,13 @@ rows of the call (``memo``). Same arithmetic per term as
 :func:`bnma_core.kernels.orders.orders_log_joint` (the same sets in the same order), so the
 joints equal the completion-by-completion ones to rounding (tested to 1e-9 on the log joints and
 on the explanations built from them).
+
+Two passes: node by node, each node's tables (a table set by set, an odometer over D moving
+each set's CPT index by the changed parent's stride; :func:`_tabulate`) and which table each
+(order, row) pair reads; then pair by pair, its completions' sums in one accumulator of at most
+``max_missing_states`` (or ``n_mc``) entries that stays in the cache, the nodes' tables added in
+node order (the same additions in the same order as one accumulator over all pairs filled node
+by node, so the same bits), and its log-sum-exp.
 """
 
 from __future__ import annotations
@@ -42,42 +49,94 @@ MEMO_MAX_VARS = 12
 
 
 @njit(cache=True)
-def _tau(x: np.ndarray, v: int, t: int, nw: np.ndarray, wk: np.ndarray, wW: np.ndarray,
-         knpa: np.ndarray, kpa: np.ndarray, kst: np.ndarray, khasc: np.ndarray,
-         koff: np.ndarray, cpts: np.ndarray, r: int, class_index: int, n_classes: int,
-         lw: float, dep: bool, mixc: np.ndarray, dst: np.ndarray, d0: int) -> None:
-    """Node v's eq. 9 term under order t at the complete values ``x`` for every class, into
-    ``dst[d0 : d0 + n_classes]``: log [Σ_Z w_Z θ̂(x_v | z)] − log Σ_Z w_Z, accumulated as
+def _tabulate(x: np.ndarray, v: int, t: int, nd: int, dvars: np.ndarray, dsize: int,
+              arities: np.ndarray, nw: np.ndarray, wk: np.ndarray, wW: np.ndarray,
+              knpa: np.ndarray, kpa: np.ndarray, kst: np.ndarray, khasc: np.ndarray,
+              koff: np.ndarray, cpts: np.ndarray, r: int, class_index: int, C: int, lw: float,
+              dep: bool, mixd: np.ndarray, comd: np.ndarray, qstep: np.ndarray,
+              qdig: np.ndarray, dst: np.ndarray, d0: int) -> None:
+    """Node v's eq. 9 term under order t, log [Σ_Z w_Z θ̂(x_v | z)] − log Σ_Z w_Z for every
+    class, at every joint state of D = ``dvars[:nd]`` (the first fastest; ``x`` the row's
+    other values) into ``dst[d0:]`` (state s, class c at ``d0 + s C + c``), accumulated as
     :func:`bnma_core.kernels.orders._mix_in` does (sets in increasing index; per-class sets
-    apart from the others)."""
-    for c in range(n_classes):
-        mixc[c] = 0.0
-    common = 0.0
+    apart from the others), the same sums in the same order for each state. Set by set: a
+    set's index from the values outside D is computed once and an odometer over D moves it by
+    the changed parent's stride (``mixd``, ``comd``, ``qstep``, ``qdig`` work arrays of at
+    least ``dsize`` C, ``dsize``, ``nd``, ``nd``)."""
+    for s_ in range(dsize * C):
+        mixd[s_] = 0.0
+    for s_ in range(dsize):
+        comd[s_] = 0.0
+    vq = -1  # v's place in D (v summed out)
+    for q in range(nd):
+        if dvars[q] == v and v != class_index:
+            vq = q
     for e in range(nw[t]):
         kk = wk[t, e]
         we = wW[t, e]
         hc = khasc[kk]
-        j = 0
+        j0 = 0
+        for q in range(nd):
+            qstep[q] = 0
         for d in range(knpa[kk]):
             if d != hc:
-                j += x[kpa[kk, d]] * kst[kk, d]
-        j = j * r + koff[kk]
-        if v == class_index:
-            for c in range(n_classes):
-                mixc[c] += we * cpts[j + c]
-        elif hc >= 0:
-            sc = kst[kk, hc] * r
-            for c in range(n_classes):
-                mixc[c] += we * cpts[j + c * sc + x[v]]
+                u = kpa[kk, d]
+                inD = False
+                for q in range(nd):
+                    if dvars[q] == u:
+                        qstep[q] = kst[kk, d]
+                        inD = True
+                if not inD:
+                    j0 += x[u] * kst[kk, d]
+        sc = kst[kk, hc] * r if hc >= 0 else 0
+        for q in range(nd):
+            qdig[q] = 0
+        j = j0
+        for s_ in range(dsize):
+            b = j * r + koff[kk]
+            xv = qdig[vq] if vq >= 0 else x[v]
+            if v == class_index:
+                for c in range(C):
+                    mixd[s_ * C + c] += we * cpts[b + c]
+            elif hc >= 0 and C == 2:
+                mixd[2 * s_] += we * cpts[b + xv]
+                mixd[2 * s_ + 1] += we * cpts[b + sc + xv]
+            elif hc >= 0:
+                for c in range(C):
+                    mixd[s_ * C + c] += we * cpts[b + c * sc + xv]
+            else:
+                comd[s_] += we * cpts[b + xv]
+            for q in range(nd):  # odometer over D, the first fastest
+                qdig[q] += 1
+                j += qstep[q]
+                if qdig[q] < arities[dvars[q]]:
+                    break
+                j -= qdig[q] * qstep[q]
+                qdig[q] = 0
+    for s_ in range(dsize):
+        if dep:
+            for c in range(C):
+                dst[d0 + s_ * C + c] = math.log(mixd[s_ * C + c] + comd[s_]) - lw
         else:
-            common += we * cpts[j + x[v]]
-    if dep:
-        for c in range(n_classes):
-            dst[d0 + c] = math.log(mixc[c] + common) - lw
-    else:
-        val = math.log(common) - lw
-        for c in range(n_classes):
-            dst[d0 + c] = val
+            val = math.log(comd[s_]) - lw
+            for c in range(C):
+                dst[d0 + s_ * C + c] = val
+
+
+@njit(cache=True)
+def _scope(summed: np.ndarray, inS: np.ndarray, arities: np.ndarray, dvars: np.ndarray,
+           dstr: np.ndarray) -> tuple[int, int]:
+    """D = K ∩ S_tv of one (order, row), ascending, into ``dvars[:nd]`` with strides ``dstr``
+    (the first fastest): returns (nd, its joint states)."""
+    nd = 0
+    dsize = 1
+    for u in range(summed.shape[0]):
+        if summed[u] and inS[u]:
+            dvars[nd] = u
+            dstr[nd] = dsize
+            dsize *= arities[u]
+            nd += 1
+    return nd, dsize
 
 
 @njit(cache=True)
@@ -189,28 +248,23 @@ def _order_windows(W: np.ndarray, kloc: np.ndarray, knpa: np.ndarray, kpa: np.nd
 
 
 @njit(cache=True)
-def _pairs_log_sum(acc: np.ndarray, off: np.ndarray, n_c: np.ndarray, C: int,
-                   logw: np.ndarray, once: np.ndarray, out: np.ndarray) -> None:
-    """``out[t, i, c]`` = log Σ_s exp ``acc`` (pair (t, i)'s completion s, class c) + its log
-    weight + its constant terms; -inf when every completion is."""
-    T, R = off.shape
-    for t in range(T):
-        for i in range(R):
-            o = off[t, i]
-            cnt = n_c[t, i]
-            for c in range(C):
-                mx = -np.inf
-                for s_ in range(cnt):
-                    val = acc[o + s_ * C + c]
-                    if val > mx:
-                        mx = val
-                if mx == -np.inf:
-                    out[t, i, c] = -np.inf
-                    continue
-                tot = 0.0
-                for s_ in range(cnt):
-                    tot += math.exp(acc[o + s_ * C + c] - mx)
-                out[t, i, c] = math.log(tot) + mx + logw[t, i] + once[t, i, c]
+def _log_sum(acc: np.ndarray, cnt: int, C: int, logw: float, once: np.ndarray,
+             out: np.ndarray) -> None:
+    """``out[c]`` = log Σ_s exp ``acc[s C + c]`` over a pair's ``cnt`` completions + its log
+    weight + its constant terms ``once[c]``; -inf when every completion is."""
+    for c in range(C):
+        mx = -np.inf
+        for s_ in range(cnt):
+            val = acc[s_ * C + c]
+            if val > mx:
+                mx = val
+        if mx == -np.inf:
+            out[c] = -np.inf
+            continue
+        tot = 0.0
+        for s_ in range(cnt):
+            tot += math.exp(acc[s_ * C + c] - mx)
+        out[c] = math.log(tot) + mx + logw + once[c]
 
 
 @njit(cache=True)
@@ -232,12 +286,22 @@ def _add_enumerated(summed: np.ndarray, arities: np.ndarray, dvars: np.ndarray,
         for q in range(nkv):
             if kvars[q] == dvars[d]:
                 kstep[q] = dstr[d]
+    # the first summed variable in an inner loop of fixed stride, the others by the odometer
+    a0 = arities[kvars[0]]
+    st0 = kstep[0] * C
     j = 0
-    for s_ in range(cnt):
+    for s0 in range(0, cnt, a0):
         b = base + j * C
-        for c in range(C):
-            acc[o + s_ * C + c] += pool[b + c]
-        for q in range(nkv):
+        oo = o + s0 * C
+        if C == 2:  # the common case, unrolled
+            for k in range(a0):
+                acc[oo + 2 * k] += pool[b + k * st0]
+                acc[oo + 2 * k + 1] += pool[b + k * st0 + 1]
+        else:
+            for k in range(a0):
+                for c in range(C):
+                    acc[oo + k * C + c] += pool[b + k * st0 + c]
+        for q in range(1, nkv):
             kdig[q] += 1
             j += kstep[q]
             if kdig[q] < arities[kvars[q]]:
@@ -247,15 +311,16 @@ def _add_enumerated(summed: np.ndarray, arities: np.ndarray, dvars: np.ndarray,
 
 
 @njit(cache=True)
-def _add_drawn_terms(x: np.ndarray, v: int, t: int, summed: np.ndarray, draws: np.ndarray,
-                     mc: int, cnt: int, nw: np.ndarray, wk: np.ndarray, wW: np.ndarray,
-                     knpa: np.ndarray, kpa: np.ndarray, kst: np.ndarray, khasc: np.ndarray,
-                     koff: np.ndarray, cpts: np.ndarray, r: int, class_index: int, C: int,
-                     lw: float, dep: bool, dvars: np.ndarray, dstr: np.ndarray,
-                     mixd: np.ndarray, comd: np.ndarray, acc: np.ndarray, o: int) -> None:
-    """Add node v's term under order t at each of the ``cnt`` drawn completions
-    (``draws[mc:]``; ``x`` the row's observed values) to ``acc[o:]``: the arithmetic of
-    :func:`_tau`, set by set, each set's index from the observed parents computed once."""
+def _drawn_terms(x: np.ndarray, v: int, t: int, summed: np.ndarray, draws: np.ndarray,
+                 mc: int, cnt: int, nw: np.ndarray, wk: np.ndarray, wW: np.ndarray,
+                 knpa: np.ndarray, kpa: np.ndarray, kst: np.ndarray, khasc: np.ndarray,
+                 koff: np.ndarray, cpts: np.ndarray, r: int, class_index: int, C: int,
+                 lw: float, dep: bool, dvars: np.ndarray, dstr: np.ndarray,
+                 mixd: np.ndarray, comd: np.ndarray, dst: np.ndarray, o: int) -> None:
+    """Node v's term under order t at each of the ``cnt`` drawn completions (``draws[mc:]``;
+    ``x`` the row's observed values) into ``dst[o:]`` (draw s, class c at ``o + s C + c``): the
+    arithmetic of :func:`_tabulate` at one state, set by set, each set's index from the
+    observed parents computed once."""
     for s_ in range(cnt * C):
         mixd[s_] = 0.0
     for s_ in range(cnt):
@@ -287,6 +352,9 @@ def _add_drawn_terms(x: np.ndarray, v: int, t: int, summed: np.ndarray, draws: n
             if v == class_index:
                 for c in range(C):
                     mixd[s_ * C + c] += we * cpts[j + c]
+            elif hc >= 0 and C == 2:
+                mixd[2 * s_] += we * cpts[j + xv]
+                mixd[2 * s_ + 1] += we * cpts[j + sc + xv]
             elif hc >= 0:
                 for c in range(C):
                     mixd[s_ * C + c] += we * cpts[j + c * sc + xv]
@@ -295,11 +363,11 @@ def _add_drawn_terms(x: np.ndarray, v: int, t: int, summed: np.ndarray, draws: n
     for s_ in range(cnt):
         if dep:
             for c in range(C):
-                acc[o + s_ * C + c] += math.log(mixd[s_ * C + c] + comd[s_]) - lw
+                dst[o + s_ * C + c] = math.log(mixd[s_ * C + c] + comd[s_]) - lw
         else:
             val = math.log(comd[s_]) - lw
             for c in range(C):
-                acc[o + s_ * C + c] += val
+                dst[o + s_ * C + c] = val
 
 
 @njit(cache=True, nogil=True)
@@ -339,24 +407,24 @@ def marginal_log_joints(tab: TableArrays, orders: np.ndarray, train_t: np.ndarra
     R = rows_t.shape[1]
     C = arities[class_index]
     m = tab.masks.shape[1]
-    # completions per pair and the accumulator of each completion's affected terms
-    n_c = np.empty((T, R), dtype=np.int64)
-    off = np.empty((T, R), dtype=np.int64)
-    tot = 0
+    n_c = np.empty((T, R), dtype=np.int64)  # completions per pair
     for t in range(T):
         for i in range(R):
             if mc_start[t, i] >= 0:
-                cnt = n_mc
+                n_c[t, i] = n_mc
             else:
                 cnt = 1
                 for u in range(n):
                     if summed[t, i, u]:
                         cnt *= arities[u]
-            n_c[t, i] = cnt
-            off[t, i] = tot
-            tot += cnt * C
-    acc = np.zeros(tot)
+                n_c[t, i] = cnt
     once = np.zeros((T, R, C))
+    # pass 1, node by node: each node's tables (``pool``, shared by the rows with ``memo``)
+    # and where each pair's is (``tb``: -1 none, the node barren or its term constant (added
+    # to ``once``); -2 its values at the pair's draws, stored at ``dbuf[doff]``)
+    tb = np.full((T, R, n), -1, dtype=np.int64)
+    doff = np.zeros((T, R, n), dtype=np.int64)
+    inS_v = np.zeros((n, T, n), dtype=np.bool_)
     pos, W, used, sum_w, dep, idx, wv, pa, st = window_buffers(orders, m)
     knpa = np.empty(m, dtype=np.int64)
     width = _most_parents(tab.masks)
@@ -371,7 +439,6 @@ def marginal_log_joints(tab: TableArrays, orders: np.ndarray, train_t: np.ndarra
     wW = np.empty((T, m))
     inS = np.zeros((T, n), dtype=np.bool_)
     spos = np.full((T, n), -1, dtype=np.int64)
-    mixc = np.empty(C)
     mixd = np.empty(max(n_mc, 1) * C)
     comd = np.empty(max(n_mc, 1))
     x = np.empty(n, dtype=np.int64)
@@ -381,6 +448,11 @@ def marginal_log_joints(tab: TableArrays, orders: np.ndarray, train_t: np.ndarra
     kdig = np.empty(n, dtype=np.int64)
     kstep = np.empty(n, dtype=np.int64)
     pool = np.empty(4096 * C)
+    n_pool = 0
+    dbuf = np.empty(max(n_mc, 1) * C)
+    n_dbuf = 0
+    tmix = np.empty(4096 * C)
+    tcom = np.empty(4096)
     for v in range(n):
         r = arities[v]
         _node_windows(tab, orders, pos, v, class_index, W, used, sum_w, dep, idx, wv)
@@ -388,75 +460,82 @@ def marginal_log_joints(tab: TableArrays, orders: np.ndarray, train_t: np.ndarra
                               class_index, v, used, pa, st, knpa, kpa, kst, khasc, koff, kloc,
                               kidx)
         smax = _order_windows(W, kloc, knpa, kpa, class_index, v, nw, wk, wW, inS, spos)
+        inS_v[v] = inS
         use_memo = memo and smax <= MEMO_MAX_VARS
         slots = np.full((T, 1 << smax) if use_memo else (1, 1), -1, dtype=np.int64)
-        n_pool = 0
         for t in range(T):
             lw = math.log(sum_w[t])
             for i in range(R):
                 if barren[t, i, v]:
                     continue
-                # D = K ∩ S_tv (ascending), its states and strides
-                nd = 0
-                dsize = 1
-                key = 0
-                for u in range(n):
-                    if summed[t, i, u] and inS[t, u]:
-                        dvars[nd] = u
-                        dstr[nd] = dsize
-                        dsize *= arities[u]
-                        if use_memo:
-                            key |= 1 << spos[t, u]
-                        nd += 1
+                nd, dsize = _scope(summed[t, i], inS[t], arities, dvars, dstr)
+                key = 0  # D's bits among S_tv's ranks
+                for d in range(nd if use_memo else 0):
+                    key |= 1 << spos[t, dvars[d]]
                 for u in range(n):
                     x[u] = max(rows_t[u, i], 0)
-                mc = mc_start[t, i]
                 cnt = n_c[t, i]
-                tabulate = nd == 0 or dsize <= cnt or (use_memo and dsize <= max_table)
-                base = -1
-                if tabulate:
-                    if use_memo and slots[t, key] >= 0:
-                        base = slots[t, key]
-                    else:
-                        if not use_memo:
-                            n_pool = 0
-                        pool = _grow(pool, n_pool, dsize * C)
-                        base = n_pool
-                        for cfg in range(dsize):
-                            rest = cfg
-                            for d in range(nd):
-                                x[dvars[d]] = rest % arities[dvars[d]]
-                                rest //= arities[dvars[d]]
-                            _tau(x, v, t, nw, wk, wW, knpa, kpa, kst, khasc, koff, cpts, r,
-                                 class_index, C, lw, dep[t], mixc, pool, base + cfg * C)
-                        n_pool += dsize * C
-                        if use_memo:
-                            slots[t, key] = base
+                if not (nd == 0 or dsize <= cnt or (use_memo and dsize <= max_table)):
+                    # too many states of D to tabulate: the term at each draw, set by set
+                    dbuf = _grow(dbuf, n_dbuf, cnt * C)
+                    _drawn_terms(x, v, t, summed[t, i], draws, mc_start[t, i], cnt, nw, wk,
+                                 wW, knpa, kpa, kst, khasc, koff, cpts, r, class_index, C, lw,
+                                 dep[t], dvars, dstr, mixd, comd, dbuf, n_dbuf)
+                    tb[t, i, v] = -2
+                    doff[t, i, v] = n_dbuf
+                    n_dbuf += cnt * C
+                    continue
+                if use_memo and slots[t, key] >= 0:
+                    base = slots[t, key]
+                else:
+                    pool = _grow(pool, n_pool, dsize * C)
+                    base = n_pool
+                    if dsize > tmix.shape[0] // C:
+                        tmix = np.empty(dsize * C)
+                        tcom = np.empty(dsize)
+                    _tabulate(x, v, t, nd, dvars, dsize, arities, nw, wk, wW, knpa, kpa, kst,
+                              khasc, koff, cpts, r, class_index, C, lw, dep[t], tmix, tcom,
+                              kstep, kdig, pool, base)
+                    n_pool += dsize * C
+                    if use_memo:
+                        slots[t, key] = base
                 if nd == 0:
                     for c in range(C):
                         once[t, i, c] += pool[base + c]
+                else:
+                    tb[t, i, v] = base
+    # pass 2, pair by pair: its completions' sums of the nodes' terms (in node order, as one
+    # accumulator per pair would get them) and their log-sum-exp, plus its weight and its
+    # constant terms
+    acc = np.empty(max(int(n_c.max()) if T * R > 0 else 1, 1) * C)
+    for t in range(T):
+        for i in range(R):
+            cnt = n_c[t, i]
+            mc = mc_start[t, i]
+            acc[:cnt * C] = 0.0
+            for v in range(n):
+                base = tb[t, i, v]
+                if base == -1:
                     continue
-                o = off[t, i]
+                if base == -2:
+                    o = doff[t, i, v]
+                    for s_ in range(cnt * C):
+                        acc[s_] += dbuf[o + s_]
+                    continue
+                nd, dsize = _scope(summed[t, i], inS_v[v, t], arities, dvars, dstr)
                 if mc < 0:  # every state of K, the first summed variable fastest
                     _add_enumerated(summed[t, i], arities, dvars, dstr, nd, pool, base, C,
-                                    cnt, acc, o, kvars, kdig, kstep)
+                                    cnt, acc, 0, kvars, kdig, kstep)
                     continue
-                if tabulate:  # the drawn completions
-                    for s_ in range(cnt):
-                        drow = mc + s_
-                        j = 0
-                        for d in range(nd):
-                            j += draws[drow, dvars[d]] * dstr[d]
-                        b = base + j * C
-                        for c in range(C):
-                            acc[o + s_ * C + c] += pool[b + c]
-                    continue
-                # too many states of D to tabulate: the term at each draw, set by set
-                _add_drawn_terms(x, v, t, summed[t, i], draws, mc, cnt, nw, wk, wW, knpa, kpa,
-                                 kst, khasc, koff, cpts, r, class_index, C, lw, dep[t], dvars,
-                                 dstr, mixd, comd, acc, o)
-    # each pair: log-sum-exp over its completions, plus its weight and its constant terms
-    _pairs_log_sum(acc, off, n_c, C, logw, once, out)
+                for s_ in range(cnt):  # the drawn completions
+                    drow = mc + s_
+                    j = 0
+                    for d in range(nd):
+                        j += draws[drow, dvars[d]] * dstr[d]
+                    b = base + j * C
+                    for c in range(C):
+                        acc[s_ * C + c] += pool[b + c]
+            _log_sum(acc, cnt, C, logw[t, i], once[t, i], out[t, i])
 
 
 @njit(cache=True)
