@@ -267,8 +267,6 @@ class PredictiveStacking(DiscreteBNClassifier):
         return self._on_classes(est, est.predict_log_proba(X))
 
     def _fit_codes(self, X: np.ndarray, y: np.ndarray) -> None:
-        from sklearn.model_selection import StratifiedKFold
-
         names = self._check()
         seed = self._seed()
         self.seed_ = seed
@@ -291,32 +289,8 @@ class PredictiveStacking(DiscreteBNClassifier):
                 lpc = self._loo_log_proba(name, full[name], X, y, scored)
                 lp[:, j] = np.maximum(lpc[np.arange(len(ys)), ys], LOG_FLOOR)
                 hits[j] = v @ (lpc.argmax(axis=1) == ys)
-        splits = []
         if len(loo) < len(names):  # some candidate predicts inner folds
-            skf = StratifiedKFold(n_splits=k, shuffle=True, random_state=seed)
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message="The least populated class")
-                splits = list(skf.split(np.zeros(len(y)), y))
-        for tr, te in splits:
-            fold: dict[str, Any] = {}  # the candidates refitted on this fold's training rows
-            for j, name in enumerate(names):
-                if name in loo:
-                    continue
-                if name in full:
-                    est = full[name]
-                    est = est.refit_fixed_orders(X[tr], np.searchsorted(
-                        np.asarray(est.classes_, dtype=np.int64), y[tr]), INNER_PRUNE_EPS)
-                else:
-                    lead = leaders[name]
-                    est = self._fit_candidate(name, seed, X[tr], y[tr],
-                                              None if lead is None else fold.get(lead))
-                    fold[name] = est
-                te = te[at[te] >= 0]
-                if not len(te):
-                    continue
-                lpc = self._class_log_proba(est, X[te])
-                lp[at[te], j] = np.maximum(lpc[np.arange(len(te)), y[te]], LOG_FLOOR)
-                hits[j] += v[at[te]] @ (lpc.argmax(axis=1) == y[te])
+            self._inner_fold_scores(names, loo, full, leaders, seed, k, X, y, at, v, lp, hits)
         elpd = v @ lp
         if self.weighting == "stacking":
             w = stacking_weights(lp, row_weights=v)
@@ -347,6 +321,42 @@ class PredictiveStacking(DiscreteBNClassifier):
                                                        None if lead is None else refits[lead])
                 if wk > 0:
                     self.models_[name] = refits[name]
+
+    def _inner_fold_scores(self, names: list[str], loo: set, full: dict, leaders: dict,
+                           seed: int, k: int, X: np.ndarray, y: np.ndarray, at: np.ndarray,
+                           v: np.ndarray, lp: np.ndarray, hits: np.ndarray) -> None:
+        """Fill ``lp`` (scored rows x candidates) and ``hits`` for the candidates not in
+        ``loo`` from ``k`` stratified inner folds: an order average of ``full`` predicts each
+        fold at its kept orders with the counts without the fold (``refit_fixed_orders``),
+        any other candidate is refitted without it (sharing its chain leader's orders within
+        the fold). ``at`` maps a training row to its scored row (-1: not scored), ``v`` the
+        scored rows' weights."""
+        from sklearn.model_selection import StratifiedKFold
+
+        skf = StratifiedKFold(n_splits=k, shuffle=True, random_state=seed)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="The least populated class")
+            splits = list(skf.split(np.zeros(len(y)), y))
+        for tr, te in splits:
+            fold: dict[str, Any] = {}  # the candidates refitted on this fold's training rows
+            te = te[at[te] >= 0]
+            for j, name in enumerate(names):
+                if name in loo:
+                    continue
+                if name in full:
+                    est = full[name]
+                    est = est.refit_fixed_orders(X[tr], np.searchsorted(
+                        np.asarray(est.classes_, dtype=np.int64), y[tr]), INNER_PRUNE_EPS)
+                else:
+                    lead = leaders[name]
+                    est = self._fit_candidate(name, seed, X[tr], y[tr],
+                                              None if lead is None else fold.get(lead))
+                    fold[name] = est
+                if not len(te):
+                    continue
+                lpc = self._class_log_proba(est, X[te])
+                lp[at[te], j] = np.maximum(lpc[np.arange(len(te)), y[te]], LOG_FLOOR)
+                hits[j] += v[at[te]] @ (lpc.argmax(axis=1) == y[te])
 
     def _scored_rows(self, X: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
         """The training rows whose out-of-sample scores set the weights, and each one's weight

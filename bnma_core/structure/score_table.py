@@ -183,10 +183,7 @@ class ScoreTable:
             zeta_log_rows(logsum, int(self.cand.shape[1]))
             self.logsum, self.logsum_pending, self._arrays = logsum, False, None
         if self._arrays is None:
-            self._arrays = TableArrays(
-                self.masks, self.scores, self.exps, self.bid, self.band_first,
-                self.band_anchor, self.limits, float(self.log_eps_rel), self.regime_code,
-                self.logsum, self.cand, self.cbit)
+            self._arrays = self._pack()
         return self._arrays
 
     def window_arrays(self) -> TableArrays:
@@ -196,11 +193,14 @@ class ScoreTable:
         if not self.logsum_pending:
             return self.arrays()
         if self._window is None:
-            self._window = TableArrays(
-                self.masks, self.scores, self.exps, self.bid, self.band_first,
-                self.band_anchor, self.limits, float(self.log_eps_rel), self.regime_code,
-                self.logsum, self.cand, self.cbit)
+            self._window = self._pack()
         return self._window
+
+    def _pack(self) -> TableArrays:
+        """The table's arrays as one typed namedtuple, ``logsum`` as it stands."""
+        return TableArrays(self.masks, self.scores, self.exps, self.bid, self.band_first,
+                           self.band_anchor, self.limits, float(self.log_eps_rel),
+                           self.regime_code, self.logsum, self.cand, self.cbit)
 
     def kernel_args(self) -> TableArrays:
         """Alias of :meth:`arrays` (kept for callers of the former 11-tuple)."""
