@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 import streamlit as st
+from streamlit.logger import get_logger
 
 from bnma_core.data import MIN_COMPLETE_ROWS, DataError, DiscreteDataset, load_dataset, read_table
 from bnma_core.datasets import bundled_csv_files, bundled_path
@@ -29,6 +30,8 @@ from bnma_core.limits import INPUT_RANGES
 
 if TYPE_CHECKING:
     from bnma_core.network import DiscreteBN
+
+_LOG = get_logger("bnma_ui.cache")  # Streamlit's handler: lines reach the server log
 
 
 def sample_csv_files() -> list[str]:
@@ -297,6 +300,9 @@ def start_warmup() -> threading.Thread:
     def target() -> None:
         lower_priority()
         warmup.warm_up_once()
+        state = warmup.status()
+        _LOG.info("kernel warm-up done in %.1f s%s", state["seconds"] or 0.0,
+                  f" (failed: {state['error']})" if state["error"] else "")
 
     thread = threading.Thread(target=target, name="bnma-warmup", daemon=True)
     thread.start()

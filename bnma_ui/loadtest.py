@@ -863,6 +863,26 @@ def closed_run_seconds(log: Path) -> list[float]:
         return []
 
 
+WARMUP_LINE = re.compile(r"kernel warm-up done in [0-9.]+ s")
+
+
+def wait_for_warmup(log: Path, timeout: float = 300.0) -> bool:
+    """Wait until the server log says its one-time kernel warm-up ended
+    (``bnma_ui.cache.start_warmup``'s line), at most ``timeout`` seconds; whether it did. The
+    warm-up loads every kernel's machine code (~200 MB on a fresh clone): memory measured
+    before it ends is not the server's resting size."""
+    deadline = time.time() + timeout
+    while True:
+        try:
+            if WARMUP_LINE.search(log.read_text(errors="replace")):
+                return True
+        except OSError:
+            pass
+        if time.time() >= deadline:
+            return False
+        time.sleep(0.5)  # polling a file for a condition
+
+
 def server_tracebacks(log: Path) -> int:
     """How many tracebacks the server log holds."""
     try:
@@ -1063,6 +1083,8 @@ def classroom_round(browser, url: str, pid: int, label: str, n_steppers: int = 3
         nav(probe[1][1], "Order MCMC")
     for ctx, _ in probe:
         ctx.close()
+    if log is not None:  # the probe's page started the server's kernel warm-up
+        wait_for_warmup(log)
     res.rss_before_mb = _settled_rss(pid, timeout=60.0)
     sampler = _PeakRss(pid)  # from the class's arrival on: opening a page costs memory too
     t0 = time.perf_counter()
