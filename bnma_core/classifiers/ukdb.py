@@ -819,17 +819,22 @@ class UKDB(DiscreteBNClassifier):
         full_cp = np.asarray(st.order[:ncp], dtype=np.int64)
         y = data[:, p].astype(np.int64)
         k_, md, use_min, scale = self._structure_settings()
-        order, n_obs, parents = domain_loo_structures(
-            data, self.cmi_, *self._pair_tables(), float(self.mi_smoothing),
-            math.log(self.base), k_, md, use_min, scale)
-        other = ~((order[:, :ncp] == full_cp).all(axis=1)
-                  & (parents == full_par).all(axis=(1, 2)))
-        complete = (X >= 0).all(axis=1)
         wanted = np.ones(n, dtype=bool)
         if rows is not None:
             wanted[:] = False
             wanted[rows] = True
-        other &= wanted
+        # row i's structure depends on row i only: computed for the wanted rows (the others'
+        # entries are never read)
+        sel = np.flatnonzero(wanted)
+        order = np.full((n, p), -1, dtype=np.int64)
+        n_obs = np.zeros(n, dtype=np.int64)
+        parents = np.full((n, p, k), -1, dtype=np.int64)
+        order[sel], n_obs[sel], parents[sel] = domain_loo_structures(
+            np.ascontiguousarray(data[sel]), self.cmi_, *self._pair_tables(),
+            float(self.mi_smoothing), math.log(self.base), k_, md, use_min, scale)
+        other = ~((order[:, :ncp] == full_cp).all(axis=1)
+                  & (parents == full_par).all(axis=(1, 2))) & wanted
+        complete = (X >= 0).all(axis=1)
         ld = np.zeros((n, m))
         # complete rows: every factor read from the subset tables minus the row (P(x_p) is
         # constant in c), whatever their structure
