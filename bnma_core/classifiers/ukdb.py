@@ -798,10 +798,11 @@ class UKDB(DiscreteBNClassifier):
         the full fit's structure (``"full"``), or with the
         structure D_{-i} gives (``"refit"``: the CMI matrix downdated per row and the
         construction of :func:`build_k_dependence_structure`, in one kernel pass,
-        :func:`bnma_core.kernels.ukdb_loo.domain_loo_structures`). Complete rows read their
-        factors from the counts minus the row (:meth:`_family_log_scores`; P(x_p) is constant
-        in c); incomplete rows that keep the full fit's structure take the fitted model plus
-        :meth:`_domain_loo_corrections`; incomplete rows with another structure are summed
+        :func:`bnma_core.kernels.ukdb_loo.domain_loo_structures`). Rows that keep the full
+        fit's structure take the fitted model plus :meth:`_domain_loo_corrections` (its
+        factors re-estimated without the row); complete rows with another structure read
+        their factors from the counts minus the row (:meth:`_family_log_scores`; P(x_p) is
+        constant in c); incomplete rows with another structure are summed
         over their completions (:meth:`_completion_log_scores`) or marginalised in a model of
         that structure, one per distinct structure."""
         data = self._data
@@ -836,15 +837,17 @@ class UKDB(DiscreteBNClassifier):
                   & (parents == full_par).all(axis=(1, 2))) & wanted
         complete = (X >= 0).all(axis=1)
         ld = np.zeros((n, m))
-        # complete rows: every factor read from the subset tables minus the row (P(x_p) is
-        # constant in c), whatever their structure
-        todo = np.flatnonzero(complete & wanted)
+        # complete rows with another structure: every factor read from the subset tables
+        # minus the row (P(x_p) is constant in c); the rows that keep the full fit's
+        # structure (most: 5,398 of mushroom's 5,644 complete rows) read the fitted tables
+        # below, a quarter of the cost
+        todo = np.flatnonzero(complete & wanted & other)
         size = max(1, BATCH_CELLS // max(1, self._family_cells()))
         for a in range(0, len(todo), size):
             r = todo[a:a + size]
             ld[r] = self._family_log_scores(X[r], order[r], n_obs[r], parents[r],
                                             np.zeros((len(r), m)), np.eye(m)[y[r]])
-        kept = np.flatnonzero(~other & ~complete & wanted)
+        kept = np.flatnonzero(~other & wanted)
         groups: dict[tuple, list[int]] = {}
         inc = np.flatnonzero(other & ~complete)
         if len(inc):
