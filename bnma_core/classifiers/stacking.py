@@ -67,16 +67,20 @@ LOO_ROWS = 2000
 """Default ``loo_rows``: complete training rows scored by leave-one-out (a sample beyond)."""
 LOO_INCOMPLETE_ROWS = 100
 """Default ``loo_incomplete_rows``: rows with a missing value scored (a sample beyond)."""
+LOO_MISSING_STATES = 64
+"""Default ``loo_missing_states``: joint states of a scored row's missing values summed out
+exactly by an order average's leave-one-out (as many uniform draws beyond)."""
 LOG_FLOOR = math.log(1e-9)
 """Floor of a candidate's log predictive probability: a class a candidate never saw in an inner
 training fold would otherwise give log 0 and forbid any weight on it."""
 
 
 @functools.cache
-def _takes_prune_eps(kind: type) -> bool:
-    """Whether a candidate class's ``loo_log_proba`` takes ``prune_eps`` (the order
-    averages' does; UKDB's is exact and has none)."""
-    return "prune_eps" in inspect.signature(kind.loo_log_proba).parameters
+def _loo_takes(kind: type, name: str) -> bool:
+    """Whether a candidate class's ``loo_log_proba`` takes the argument ``name``
+    (``prune_eps``, ``held_states``: the order averages' does; UKDB's is exact and has
+    neither)."""
+    return name in inspect.signature(kind.loo_log_proba).parameters
 
 
 def stacking_weights(log_pred: np.ndarray, max_iter: int = 10000, tol: float = 1e-13,
@@ -156,6 +160,13 @@ class PredictiveStacking(DiscreteBNClassifier):
         (:meth:`_scored_rows`; Magnusson et al. 2019). A row with a missing value costs the
         order averages a marginal prediction (its missing values summed out), hundreds of
         times a complete row's closed form. None: every row.
+    loo_missing_states : int or None
+        With ``inner_fit="loo"``, how the order averages sum out the missing values of the
+        scored rows that have some (``held_states`` of
+        :meth:`bnma_core.classifiers.order_bma.OrderMCMCBMA.loo_log_proba`): once for all
+        orders, exactly up to this many joint states, else by this many uniform draws. None:
+        as the candidate predicts (exactly up to its ``max_missing_states`` per order). Only
+        the weights' estimate depends on it, not the fitted candidates.
     random_state : int or None
         Seed of the inner split and of the randomized candidates (resolved in ``fit``).
 
@@ -179,6 +190,7 @@ class PredictiveStacking(DiscreteBNClassifier):
         "share_orders": [BOOLEAN],
         "loo_rows": [None, Interval("int", 1, None)],
         "loo_incomplete_rows": [None, Interval("int", 1, None)],
+        "loo_missing_states": [None, Interval("int", 1, None)],
         "random_state": [RANDOM_STATE],
     }
 
@@ -187,6 +199,7 @@ class PredictiveStacking(DiscreteBNClassifier):
                  inner_fit: str = "loo", share_orders: bool = True,
                  loo_rows: int | None = LOO_ROWS,
                  loo_incomplete_rows: int | None = LOO_INCOMPLETE_ROWS,
+                 loo_missing_states: int | None = LOO_MISSING_STATES,
                  random_state: Any = 1) -> None:
         self.candidates = candidates
         self.weighting = weighting
@@ -195,6 +208,7 @@ class PredictiveStacking(DiscreteBNClassifier):
         self.share_orders = share_orders
         self.loo_rows = loo_rows
         self.loo_incomplete_rows = loo_incomplete_rows
+        self.loo_missing_states = loo_missing_states
         self.random_state = random_state
 
     def _check(self) -> list[str]:
@@ -283,14 +297,18 @@ class PredictiveStacking(DiscreteBNClassifier):
         protos = {name: self._make(name, seed) for name in names}
         shared = self._shared_priors(protos)
         leaders = self._chain_leaders(protos)
-        full, loo = self._fitted_once(protos, shared, leaders, seed, X, y)
-        for j, name in enumerate(names):
-            if name in loo:
-                lpc = self._loo_log_proba(name, full[name], X, y, scored)
-                lp[:, j] = np.maximum(lpc[np.arange(len(ys)), ys], LOG_FLOOR)
-                hits[j] = v @ (lpc.argmax(axis=1) == ys)
-        if len(loo) < len(names):  # some candidate predicts inner folds
-            self._inner_fold_scores(names, loo, full, leaders, seed, k, X, y, at, v, lp, hits)
+        # the three priors' tables counted once, and the training rows compressed once for
+        # every table, leave-one-out pass and refit (shared_counting)
+        with shared_counting(shared):
+            full, loo = self._fitted_once(protos, leaders, seed, X, y)
+            for j, name in enumerate(names):
+                if name in loo:
+                    lpc = self._loo_log_proba(name, full[name], X, y, scored)
+                    lp[:, j] = np.maximum(lpc[np.arange(len(ys)), ys], LOG_FLOOR)
+                    hits[j] = v @ (lpc.argmax(axis=1) == ys)
+            if len(loo) < len(names):  # some candidate predicts inner folds
+                self._inner_fold_scores(names, loo, full, leaders, seed, k, X, y, at, v, lp,
+                                        hits)
         elpd = v @ lp
         if self.weighting == "stacking":
             w = stacking_weights(lp, row_weights=v)
@@ -391,29 +409,28 @@ class PredictiveStacking(DiscreteBNClassifier):
                    for est in (self._make(n, seed) for n in names)
                    if callable(getattr(est, "estimate_fit_bytes", None)))
 
-    def _fitted_once(self, protos: dict, shared: list, leaders: dict, seed: int,
-                     X: np.ndarray, y: np.ndarray) -> tuple[dict, set]:
+    def _fitted_once(self, protos: dict, leaders: dict, seed: int, X: np.ndarray,
+                     y: np.ndarray) -> tuple[dict, set]:
         """The candidates fitted once on all training rows, and those of them that give their
         out-of-sample log scores by ``loo_log_proba`` (``inner_fit="loo"``); the others of
-        them predict the inner folds by ``refit_fixed_orders``."""
+        them predict the inner folds by ``refit_fixed_orders``. Called inside
+        :func:`shared_counting`."""
         from .registry import training_rows
 
         full: dict[str, Any] = {}
         loo: set[str] = set()
         if self.inner_fit == "refit":
             return full, loo
-        with shared_counting(shared):
-            for name, proto in protos.items():
-                kind = type(proto)
-                if self.inner_fit == "loo" and callable(
-                        getattr(kind, "loo_log_proba", None)):
-                    loo.add(name)
-                elif not (callable(getattr(kind, "refit_fixed_orders", None))
-                          and len(training_rows(name, X)) == len(X)):
-                    continue
-                lead = leaders[name]
-                full[name] = self._fit_candidate(
-                    name, seed, X, y, None if lead is None or lead not in full else full[lead])
+        for name, proto in protos.items():
+            kind = type(proto)
+            if self.inner_fit == "loo" and callable(getattr(kind, "loo_log_proba", None)):
+                loo.add(name)
+            elif not (callable(getattr(kind, "refit_fixed_orders", None))
+                      and len(training_rows(name, X)) == len(X)):
+                continue
+            lead = leaders[name]
+            full[name] = self._fit_candidate(
+                name, seed, X, y, None if lead is None or lead not in full else full[lead])
         return full, loo
 
     def _loo_log_proba(self, name: str, est, X: np.ndarray, y: np.ndarray,
@@ -432,7 +449,9 @@ class PredictiveStacking(DiscreteBNClassifier):
         out = np.empty((len(scored), len(self.classes_)))
         if not inside.all():
             out[~inside] = self._class_log_proba(est, X[scored[~inside]])
-        kw = {"prune_eps": INNER_PRUNE_EPS} if _takes_prune_eps(type(est)) else {}
+        kw = {"prune_eps": INNER_PRUNE_EPS} if _loo_takes(type(est), "prune_eps") else {}
+        if _loo_takes(type(est), "held_states"):
+            kw["held_states"] = self.loo_missing_states
         out[inside] = self._on_classes(est, est.loo_log_proba(
             X[rows], np.searchsorted(codes, y[rows]), rows=at[scored[inside]], **kw))
         return out

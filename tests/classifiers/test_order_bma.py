@@ -476,6 +476,59 @@ def test_loo_log_proba_with_missing_values_and_bad_input():
         clf.loo_log_proba(X, y + 5)
 
 
+def test_held_rows_summed_out_once_for_all_orders():
+    """``held_states``: the held rows' missing values summed out once for all orders over the
+    values barren under none of them. Up to ``held_states`` joint states this is the exact sum
+    (the default's numbers to 1e-9, where the default is exact too); beyond, ``held_states``
+    uniform draws: the same seed gives the same numbers, and they differ from the exact ones
+    (the oracle can fail)."""
+    X, y, ar = _toy(n_rows=80, seed=6)
+    rng = np.random.default_rng(6)
+    X = X.copy()
+    X[rng.random(X.shape) < 0.3] = -1
+    clf = OrderMCMCBMA(n_iter=300, burn_in=50, n_orders=6, max_parents=2, prune_eps=0.0,
+                       random_state=1).fit(X, y, arities=ar[:-1])
+    held = (X < 0).any(axis=1)
+    assert held.sum() > 10 and (X[held] < 0).sum(axis=1).max() >= 3
+    rest = clf.refit_fixed_orders(X[~held], y[~held])
+    barren = rest._barren(X[held] < 0, np.asarray(rest._orders_))
+    assert not (barren == barren[:1]).all(axis=(0, 2)).all()  # some row differs by order
+    ref = clf.loo_log_proba(X, y)
+    assert (clf.missing_value_paths(X[held], codes=True) != "monte_carlo").all()
+    np.testing.assert_allclose(clf.loo_log_proba(X, y, held_states=10**6), ref, atol=1e-9)
+    few = clf.loo_log_proba(X, y, held_states=2)
+    np.testing.assert_allclose(few, clf.loo_log_proba(X, y, held_states=2), atol=0)
+    np.testing.assert_allclose(few[~held], ref[~held], atol=1e-12)
+    assert np.abs(few[held] - ref[held]).max() > 1e-3
+    np.testing.assert_allclose(np.exp(few).sum(axis=1), 1.0, atol=1e-12)
+
+
+def test_rows_summed_out_once_when_exact_under_every_order():
+    """Rows whose barren sets differ between orders but whose values barren under no order
+    have few joint states go the one-pass path (``ONE_PASS_STATES``): the numbers are the
+    order-by-order sums' (every row exact) to 1e-12."""
+    from bnma_core.classifiers import order_bma
+
+    X, y, ar = _toy(n_rows=80, seed=6)
+    rng = np.random.default_rng(6)
+    X = X.copy()
+    X[rng.random(X.shape) < 0.3] = -1
+    clf = OrderMCMCBMA(n_iter=300, burn_in=50, n_orders=6, max_parents=2, prune_eps=0.0,
+                       random_state=1).fit(X, y, arities=ar[:-1])
+    rows = X[(X < 0).any(axis=1)]
+    orders = np.asarray(clf._orders_, dtype=np.int64)
+    barren = clf._barren(rows < 0, orders)
+    assert not (barren == barren[:1]).all(axis=(0, 2)).all()  # some row differs by order
+    got = clf._marginal_log_joints_by_completions(rows, orders, 200_000)
+    saved = order_bma.ONE_PASS_STATES
+    try:
+        order_bma.ONE_PASS_STATES = 0  # order by order wherever the barren sets differ
+        ref = clf._marginal_log_joints_by_completions(rows, orders, 200_000)
+    finally:
+        order_bma.ONE_PASS_STATES = saved
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12)
+
+
 def test_refit_fixed_orders_on_the_training_rows_is_the_model():
     """Rescoring the orders' windows on the table's own data reproduces the model (pruned
     windows, WBC with its missing values)."""

@@ -145,6 +145,7 @@ def test_missing_values_and_absent_class_in_inner_folds():
     ({"candidates": ("nb", "nb")}, "distinct"),
     ({"weighting": "vote"}, "weighting must be one of"),
     ({"inner_folds": 1}, "inner_folds must be an integer >= 2"),
+    ({"loo_missing_states": 0}, "loo_missing_states must be"),
 ])
 def test_bad_parameters(kw, msg):
     X, y = _data()

@@ -276,3 +276,22 @@ def test_shared_priors_sum_their_node_terms_over_subsets_on_first_order_score():
         np.testing.assert_array_equal(tab.arrays().logsum, alone.logsum)
         assert not tab.logsum_pending
         assert tab.order_log_score(orders[0]) == alone.order_log_score(orders[0])
+
+
+def test_rows_compressed_once_inside_shared_counting():
+    """Inside ``shared_counting`` a repeated ``compress_rows`` of the same rows returns the kept
+    (read-only) arrays, equal to a fresh computation; outside, a fresh writable result."""
+    from bnma_core.structure.score_table import compress_rows, shared_counting
+
+    rng = np.random.default_rng(0)
+    codes = rng.integers(-1, 3, size=(300, 5)).astype(np.int32)
+    fresh = compress_rows(codes, return_inverse=True)
+    with shared_counting([("k2", 1.0)]):
+        a = compress_rows(codes, return_inverse=True)
+        b = compress_rows(codes.copy())
+        other = compress_rows(codes[:100])
+    assert b[0] is a[0] and b[1] is a[1] and not a[0].flags.writeable
+    for x, y in zip(a, fresh, strict=True):
+        np.testing.assert_array_equal(x, y)
+    np.testing.assert_array_equal(other[0], compress_rows(codes[:100])[0])
+    assert compress_rows(codes)[0].flags.writeable
