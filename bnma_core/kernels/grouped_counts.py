@@ -193,6 +193,9 @@ def build_full_tables_grouped(data_t: np.ndarray, weights: np.ndarray, arities: 
     nj = np.zeros(max_cells, dtype=np.int64)
     totals = np.empty(max_cells, dtype=np.int64)
     cterms = np.empty(n_p)
+    cfit = np.empty(n_p)
+    chist = np.zeros(n_rows + 1, dtype=np.int64)
+    cvals = np.empty(min(max_cells, n_rows + 1), dtype=np.int64)
     rc = rising_cache(RISING_SLOTS)
     data = np.ascontiguousarray(data_t.T)
     tabs = np.zeros((n, max_cells), dtype=np.int64)
@@ -216,7 +219,7 @@ def build_full_tables_grouped(data_t: np.ndarray, weights: np.ndarray, arities: 
         sparse = 2 * n_touched < size
         _score_set(comb[: t + 1], stride, table, touched, n_touched, n_complete, n_rows, size,
                    sparse, arities, log_prior[t], score_kinds, esses, lfact, nj, totals, cterms,
-                   rc, masks, scores, fill)
+                   cfit, chist, cvals, rc, masks, scores, fill)
         for c in range(n_touched):
             table[touched[c]] = 0
         if descend and t + 2 == L:
@@ -240,7 +243,7 @@ def build_full_tables_grouped(data_t: np.ndarray, weights: np.ndarray, arities: 
                 sparse = 2 * n_leaf < leaf_size
                 _score_set(members, stride, tabs[j], touched, n_leaf, done, n_rows,
                            leaf_size, sparse, arities, log_prior[t + 1], score_kinds, esses,
-                           lfact, nj, totals, cterms, rc, masks, scores, fill)
+                           lfact, nj, totals, cterms, cfit, chist, cvals, rc, masks, scores, fill)
                 for c in range(n_leaf):
                     tabs[j, touched[c]] = 0
             comb[t] += 1

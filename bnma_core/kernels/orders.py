@@ -300,22 +300,68 @@ def _fill_joint(cur: np.ndarray, table: np.ndarray, touched: np.ndarray, sparse:
 
 
 @njit(cache=True)
+def _count_values(table: np.ndarray, touched: np.ndarray, n_touched: int, size: int,
+                  sparse: bool, chist: np.ndarray, cvals: np.ndarray) -> int:
+    """The distinct non-zero counts of a joint count table (dense: every cell; sparse: the
+    ``n_touched`` listed ones) into ``cvals[:nd]``, the number of cells holding count c added
+    to ``chist[c]`` (a zeroed work array of the largest count + 1; the caller reads and zeroes
+    ``chist[cvals[:nd]]``); returns nd."""
+    nd = 0
+    if sparse:
+        for t in range(n_touched):
+            c = table[touched[t]]
+            if c > 0:
+                if chist[c] == 0:
+                    cvals[nd] = c
+                    nd += 1
+                chist[c] += 1
+        return nd
+    for idx in range(size):
+        c = table[idx]
+        if c > 0:
+            if chist[c] == 0:
+                cvals[nd] = c
+                nd += 1
+            chist[c] += 1
+    return nd
+
+
+@njit(cache=True)
 def _score_set(members: np.ndarray, stride: np.ndarray, table: np.ndarray, touched: np.ndarray,
                n_touched: int, n_complete: int, n_rows: int, size: int, sparse: bool,
                arities: np.ndarray, log_prior: float, score_kinds: np.ndarray,
                esses: np.ndarray, lfact: np.ndarray, nj: np.ndarray, totals: np.ndarray,
-               cterms: np.ndarray, rc: RisingCache, masks: np.ndarray, scores: np.ndarray,
-               fill: np.ndarray) -> None:
+               cterms: np.ndarray, cfit: np.ndarray, chist: np.ndarray, cvals: np.ndarray,
+               rc: RisingCache, masks: np.ndarray, scores: np.ndarray, fill: np.ndarray
+               ) -> None:
     """Score the families "v given the set minus v" of one variable set from its joint count
     table (member s has stride ``stride[s]``) under every prior (``score_kinds[p]``,
     ``esses[p]``), appending them to ``masks`` / ``scores[p]`` (``fill[p]`` per node). Each
-    family's log-ML is :func:`joint_family_log_ml`'s, with the cell terms computed once per
-    prior (``cterms``, a work array of P) and the configuration totals once per family."""
+    family's log-ML is :func:`joint_family_log_ml`'s and, when rows are missing, its fit
+    :func:`joint_family_fit`'s, both in two parts: the cell parts (sum over the non-zero cells
+    of lgamma(a + N) - lgamma(a), and of N log(N + a)) depend on the set and the prior only
+    (a = a_ijk is the same for every family of the set) and are computed once per prior from
+    the distinct counts and their numbers of cells (:func:`_count_values`; ``cterms``,
+    ``cfit``: work arrays of P; ``chist``, ``cvals``: :func:`_count_values`'), the
+    configuration parts once per family from its configuration totals."""
     n_p = score_kinds.shape[0]
+    missing = 0 < n_complete < n_rows
+    nd = _count_values(table, touched, n_touched, size, sparse, chist, cvals)
     for p in range(n_p):
-        a = 1.0 if score_kinds[p] == 0 else esses[p] / size
-        cterms[p] = _cell_terms(table, touched, n_touched, size, sparse, score_kinds[p], a,
-                               lfact, rc)
+        kind = score_kinds[p]
+        a = 1.0 if kind == 0 else esses[p] / size
+        ct = 0.0
+        cf = 0.0
+        for d in range(nd):
+            c = cvals[d]
+            m = chist[c]
+            ct += m * (lfact[c] if kind == 0 else log_rising(rc, a, c))
+            if missing:
+                cf += m * (c * math.log(c + a))
+        cterms[p] = ct
+        cfit[p] = cf
+    for d in range(nd):
+        chist[cvals[d]] = 0
     setmask = np.uint64(0)
     for s in range(members.shape[0]):
         setmask |= np.uint64(1) << np.uint64(members[s])
@@ -327,10 +373,12 @@ def _score_set(members: np.ndarray, stride: np.ndarray, table: np.ndarray, touch
             kind = score_kinds[p]
             a_j = 1.0 * r if kind == 0 else esses[p] / (size // r)
             ml = cterms[p] + _config_terms(totals, cnt, r, kind, a_j, lfact, rc)
-            if 0 < n_complete < n_rows:
-                a = 1.0 if kind == 0 else esses[p] / size
-                ml = node_average_log_ml(ml, joint_family_fit(table, size, stride[s], r, a),
-                                         n_rows, n_complete)
+            if missing:  # the configuration part of the fit
+                a_r = (1.0 if kind == 0 else esses[p] / size) * r
+                fit = cfit[p]
+                for t in range(cnt):
+                    fit -= totals[t] * math.log(totals[t] + a_r)
+                ml = node_average_log_ml(ml, fit, n_rows, n_complete)
             k = fill[p, child]
             masks[child, k] = setmask ^ (np.uint64(1) << np.uint64(child))
             scores[p, child, k] = log_prior + ml
@@ -368,6 +416,9 @@ def build_full_table(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarra
     kinds = np.full(1, score_kind, dtype=np.int64)
     esses = np.full(1, ess)
     cterms = np.empty(1)
+    cfit = np.empty(1)
+    chist = np.zeros(n_rows + 1, dtype=np.int64)
+    cvals = np.empty(min(max_cells, n_rows + 1), dtype=np.int64)
     rc = rising_cache(RISING_SLOTS)
     t = 0
     comb[0] = 0
@@ -384,8 +435,9 @@ def build_full_table(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarra
         sparse = n_distinct < size  # fewer rows than cells: visit only the non-zero cells
         n_touched, n_complete = _fill_joint(partial[t + 1], table, touched, sparse, weights)
         _score_set(comb[: t + 1], stride, table, touched, n_touched, n_complete, n_rows, size,
-                   sparse, arities, log_prior[t], kinds, esses, lfact, nj, totals, cterms, rc,
-                   masks, scores.reshape((1, n, n_sets)), fill.reshape((1, n)))
+                   sparse, arities, log_prior[t], kinds, esses, lfact, nj, totals, cterms,
+                   cfit, chist, cvals, rc, masks, scores.reshape((1, n, n_sets)),
+                   fill.reshape((1, n)))
         if sparse:
             for c in range(n_touched):
                 table[touched[c]] = 0
