@@ -11,9 +11,12 @@ alternately in this one run, so every ratio is measured in one run:
   ``BNMA_SHARED_DATA`` names it, the UCI sets vote (435 x 16, 46 % of the rows with a missing
   value), zoo (101 x 16) and mushroom (8,124 x 21, 31 % incomplete)): ``bma10`` fit,
   ``stack`` fit with its defaults (leave-one-out in closed form, one chain for the three
-  priors, at most ``loo_rows`` complete and ``loo_incomplete_rows`` incomplete rows scored)
+  priors, at most ``loo_rows`` complete and ``loo_incomplete_rows`` incomplete rows scored,
+  the latter's missing values summed out once for all orders up to ``loo_missing_states``)
   and, unless ``--quick``, the variants ``unshared`` (``share_orders=False``: one chain per
-  prior), ``all_rows`` (every training row scored), ``downdate`` (closed-form inner folds)
+  prior), ``all_rows`` (every training row scored), ``exact_held`` (``loo_missing_states=None``:
+  the scored incomplete rows' missing values summed out as ``predict`` does, order by order up
+  to ``max_missing_states``), ``downdate`` (closed-form inner folds)
   and ``refit`` (refitted inner folds), one fit each; the ratios to ``bma10`` (target
   <= 3); the stacking weights and their largest difference to the default's; the CPU time
   of ``stack``'s parts (candidate fits, predictions, the rest);
@@ -45,6 +48,7 @@ UCI = ("vote", "zoo", "mushroom")
 REPEATS = 1 if QUICK else 3
 VARIANTS = {"unshared": {"share_orders": False},
             "all_rows": {"loo_rows": None, "loo_incomplete_rows": None},
+            "exact_held": {"loo_missing_states": None},
             "downdate": {"inner_fit": "downdate"}, "refit": {"inner_fit": "refit"}}
 """``stack``'s settings compared with its defaults (not with ``--quick``)."""
 

@@ -639,7 +639,8 @@ class _OrderBMABase(DiscreteBNClassifier):
         sets the model keeps (tested to 1e-9 with ``prune_eps=0``); only the sampled orders
         themselves saw row i. Rows with a missing value are held out together instead: they
         are predicted by :meth:`refit_fixed_orders` on the complete rows (their values
-        marginalised as in ``predict``), and the complete rows' families that some row lacks
+        marginalised as in ``predict``, or once for all orders: ``held_states``), and the
+        complete rows' families that some row lacks
         keep their node-average credit for the missing rows from all rows (the kernel's
         note). The n posteriors cost about one prediction of n rows; they give
         the stacking weights of :class:`bnma_core.classifiers.stacking.PredictiveStacking`

@@ -340,3 +340,20 @@ def test_leave_one_out_of_a_stratified_sample_of_rows():
                          rows=a.scored_rows_)[np.arange(105), ds.y[a.scored_rows_]]
     v = np.where(incomplete[a.scored_rows_], 16 / 5, 683 / 100)
     assert a.elpd_["bma10"] == pytest.approx(v @ np.maximum(lp, np.log(1e-9)), rel=1e-12)
+
+
+def test_loo_missing_states_sums_the_scored_rows_missing_values_out_once():
+    """``loo_missing_states``: the order averages sum the scored rows' missing values out once
+    for all orders; exactly up to that many joint states (the elpds of ``None``, order by order
+    as ``predict``, to 1e-9), else by that many draws (other elpds: the oracle can fail)."""
+    rng = np.random.default_rng(4)
+    X, y = _data(4, n=150)
+    X = X.copy()
+    X[rng.random(X.shape) < 0.25] = -1
+    kw = {"candidates": ("bma10", "nb"), "random_state": 0}
+    exact = PredictiveStacking(loo_missing_states=None, **kw).fit(X, y, arities=[2, 3, 3])
+    once = PredictiveStacking(loo_missing_states=10**6, **kw).fit(X, y, arities=[2, 3, 3])
+    drawn = PredictiveStacking(loo_missing_states=1, **kw).fit(X, y, arities=[2, 3, 3])
+    assert once.elpd_["bma10"] == pytest.approx(exact.elpd_["bma10"], abs=1e-9)
+    assert abs(drawn.elpd_["bma10"] - exact.elpd_["bma10"]) > 1e-3
+    assert drawn.elpd_["nb"] == exact.elpd_["nb"]
