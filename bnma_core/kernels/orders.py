@@ -307,17 +307,8 @@ def _count_values(table: np.ndarray, touched: np.ndarray, n_touched: int, size: 
     to ``chist[c]`` (a zeroed work array of the largest count + 1; the caller reads and zeroes
     ``chist[cvals[:nd]]``); returns nd."""
     nd = 0
-    if sparse:
-        for t in range(n_touched):
-            c = table[touched[t]]
-            if c > 0:
-                if chist[c] == 0:
-                    cvals[nd] = c
-                    nd += 1
-                chist[c] += 1
-        return nd
-    for idx in range(size):
-        c = table[idx]
+    for t in range(n_touched if sparse else size):
+        c = table[touched[t]] if sparse else table[t]
         if c > 0:
             if chist[c] == 0:
                 cvals[nd] = c

@@ -448,17 +448,24 @@ def test_loo_log_proba_equals_refitting_without_each_row(seed, scoring, combine)
     assert np.abs(got - clf.predict_proba(X)).max() > 1e-3
 
 
+def _holed_fit(n_rows: int, seed: int, frac: float, n_orders: int, random_state: int):
+    """A toy data set with a fraction ``frac`` of its feature values missing and a short
+    unpruned order-MCMC fit on it: (X, y, arities, model)."""
+    X, y, ar = _toy(n_rows=n_rows, seed=seed)
+    rng = np.random.default_rng(seed)
+    X = X.copy()
+    X[rng.random(X.shape) < frac] = -1
+    clf = OrderMCMCBMA(n_iter=300, burn_in=50, n_orders=n_orders, max_parents=2, prune_eps=0.0,
+                       random_state=random_state).fit(X, y, arities=ar[:-1])
+    return X, y, ar, clf
+
+
 def test_loo_log_proba_with_missing_values_and_bad_input():
     """Rows with a missing value are held out together (the model refitted on the complete
     rows predicts them, marginalising as ``predict``); the complete rows stay close to their
     exact leave-one-out refit (the node-average credit of families some row lacks is kept
     from all rows). Wrong rows are refused in one sentence."""
-    X, y, ar = _toy(n_rows=60, seed=3)
-    rng = np.random.default_rng(3)
-    X = X.copy()
-    X[rng.random(X.shape) < 0.05] = -1
-    clf = OrderMCMCBMA(n_iter=300, burn_in=50, n_orders=4, max_parents=2, prune_eps=0.0,
-                       random_state=2).fit(X, y, arities=ar[:-1])
+    X, y, ar, clf = _holed_fit(60, 3, 0.05, n_orders=4, random_state=2)
     got = clf.loo_log_proba(X, y)
     held = (X < 0).any(axis=1)
     assert held.sum() > 3
@@ -482,12 +489,7 @@ def test_held_rows_summed_out_once_for_all_orders():
     (the default's numbers to 1e-9, where the default is exact too); beyond, ``held_states``
     uniform draws: the same seed gives the same numbers, and they differ from the exact ones
     (the oracle can fail)."""
-    X, y, ar = _toy(n_rows=80, seed=6)
-    rng = np.random.default_rng(6)
-    X = X.copy()
-    X[rng.random(X.shape) < 0.3] = -1
-    clf = OrderMCMCBMA(n_iter=300, burn_in=50, n_orders=6, max_parents=2, prune_eps=0.0,
-                       random_state=1).fit(X, y, arities=ar[:-1])
+    X, y, ar, clf = _holed_fit(80, 6, 0.3, n_orders=6, random_state=1)
     held = (X < 0).any(axis=1)
     assert held.sum() > 10 and (X[held] < 0).sum(axis=1).max() >= 3
     rest = clf.refit_fixed_orders(X[~held], y[~held])
@@ -509,12 +511,7 @@ def test_rows_summed_out_once_when_exact_under_every_order():
     order-by-order sums' (every row exact) to 1e-12."""
     from bnma_core.classifiers import order_bma
 
-    X, y, ar = _toy(n_rows=80, seed=6)
-    rng = np.random.default_rng(6)
-    X = X.copy()
-    X[rng.random(X.shape) < 0.3] = -1
-    clf = OrderMCMCBMA(n_iter=300, burn_in=50, n_orders=6, max_parents=2, prune_eps=0.0,
-                       random_state=1).fit(X, y, arities=ar[:-1])
+    X, y, ar, clf = _holed_fit(80, 6, 0.3, n_orders=6, random_state=1)
     rows = X[(X < 0).any(axis=1)]
     orders = np.asarray(clf._orders_, dtype=np.int64)
     barren = clf._barren(rows < 0, orders)
