@@ -706,18 +706,24 @@ class _OrderBMABase(DiscreteBNClassifier):
         joint = self._combine(out)
         lp[ev] = joint - np.logaddexp.reduce(joint, axis=1, keepdims=True)
         res = lp[inverse[rows]]
-        held_all = ~(X >= 0).all(axis=1)
-        held = held_all[rows]
+        held = ~(X[rows] >= 0).all(axis=1)
         if held.any():  # rows with a missing value: held out together
-            if held_all.all():
-                raise ValueError("Every training row has a missing value: no complete row to "
-                                 "predict them from.")
-            rest = self.refit_fixed_orders(X[~held_all], y[~held_all], prune_eps)
-            if held_states is None or self._param("predict_missing") != "marginalize":
-                res[held] = rest.predict_log_proba(X[rows[held]])
-            else:
-                res[held] = rest._one_pass_log_proba(X[rows[held]], int(held_states))
+            res[held] = self._held_out_log_proba(X, y, rows[held], prune_eps, held_states)
         return res
+
+    def _held_out_log_proba(self, X: np.ndarray, y: np.ndarray, rows: np.ndarray,
+                            prune_eps: float | None, held_states: int | None) -> np.ndarray:
+        """(len(rows), n_classes) log P(c | x) of the training rows ``rows`` (each with a
+        missing value) under the model refitted on the complete training rows
+        (:meth:`loo_log_proba`)."""
+        complete = (X >= 0).all(axis=1)
+        if not complete.any():
+            raise ValueError("Every training row has a missing value: no complete row to "
+                             "predict them from.")
+        rest = self.refit_fixed_orders(X[complete], y[complete], prune_eps)
+        if held_states is None or self._param("predict_missing") != "marginalize":
+            return rest.predict_log_proba(X[rows])
+        return rest._one_pass_log_proba(X[rows], int(held_states))
 
     def _one_pass_log_proba(self, X: np.ndarray, states: int) -> np.ndarray:
         """log P(c | x) of rows ``X`` (codes, each with a missing value) with their missing

@@ -867,17 +867,26 @@ class UKDB(DiscreteBNClassifier):
             ld[kept] = (self._domain_log_scores(X[kept])
                         + self._domain_loo_corrections(kept))
         for (cp, par), members in groups.items():
-            pa = np.frombuffer(par, dtype=np.int64).reshape(p, k)
-            st_g = KDependenceStructure(
-                order=list(cp), class_parents=list(cp),
-                parents={i: [int(v) for v in pa[i] if v >= 0] for i in range(p) if i not in cp},
-                sums=np.full(p, np.nan))
-            tables = self._domain_tables(st_g)
-            model = self._build_factor_model(st_g, tables[1], tables[2], tables[4])
             r = np.asarray(members)
-            ld[r] = (self._domain_log_scores(X[r], model)
-                     + self._domain_loo_corrections(r, st_g, tables))
+            ld[r] = self._structure_loo_log_scores(
+                list(cp), np.frombuffer(par, dtype=np.int64).reshape(p, k), r)
         return ld
+
+    def _structure_loo_log_scores(self, cp: list[int], pa: np.ndarray, rows: np.ndarray
+                                  ) -> np.ndarray:
+        """UKDB_L's leave-one-out log P(c, x_i) of the training rows ``rows`` that share the
+        structure of class parents ``cp`` and attribute parents ``pa`` (p, k; -1 padded):
+        marginalised in a model of that structure, plus the factors re-estimated without each
+        row (:meth:`_domain_loo_log_scores`)."""
+        p = pa.shape[0]
+        st_g = KDependenceStructure(
+            order=cp, class_parents=cp,
+            parents={i: [int(v) for v in pa[i] if v >= 0] for i in range(p) if i not in cp},
+            sums=np.full(p, np.nan))
+        tables = self._domain_tables(st_g)
+        model = self._build_factor_model(st_g, tables[1], tables[2], tables[4])
+        return (self._domain_log_scores(self._data[rows, :p], model)
+                + self._domain_loo_corrections(rows, st_g, tables))
 
     def _completion_log_scores(self, rows: np.ndarray, order: np.ndarray, parents: np.ndarray,
                                out: np.ndarray) -> np.ndarray:
