@@ -866,7 +866,14 @@ def closed_run_seconds(log: Path) -> list[float]:
 WARMUP_LINE = re.compile(r"kernel warm-up done in [0-9.]+ s")
 
 
-def wait_for_warmup(log: Path, timeout: float = 300.0) -> bool:
+WARMUP_WAIT_S = 900.0
+"""How long :func:`classroom_round` waits for the server's kernel warm-up before it measures
+the server's resting memory. The warm-up runs at low priority: on a fresh clone it compiles
+every kernel (89 s on an idle machine), and beside a test suite busy on both cores it took
+over 300 s (a CI run measured the baseline mid-warm-up, 320 MB, then 537 MB once it ended)."""
+
+
+def wait_for_warmup(log: Path, timeout: float = WARMUP_WAIT_S) -> bool:
     """Wait until the server log says its one-time kernel warm-up ended
     (``bnma_ui.cache.start_warmup``'s line), at most ``timeout`` seconds; whether it did. The
     warm-up loads every kernel's machine code (~200 MB on a fresh clone): memory measured
@@ -981,6 +988,9 @@ class ClassroomResult:
     """p95 of each stepper's first step (the part a cold server pays compilation in)."""
     rss_before_mb: float = float("nan")
     """The server before the class arrives (one visit to each page made and closed)."""
+    warmup_ended: bool | None = None
+    """Whether the server's kernel warm-up had ended before ``rss_before_mb`` was measured
+    (None: no server log to tell)."""
     rss_start_mb: float = float("nan")
     rss_peak_mb: float = float("nan")
     rss_end_mb: float = float("nan")
@@ -1084,7 +1094,7 @@ def classroom_round(browser, url: str, pid: int, label: str, n_steppers: int = 3
     for ctx, _ in probe:
         ctx.close()
     if log is not None:  # the probe's page started the server's kernel warm-up
-        wait_for_warmup(log)
+        res.warmup_ended = wait_for_warmup(log)
     res.rss_before_mb = _settled_rss(pid, timeout=60.0)
     sampler = _PeakRss(pid)  # from the class's arrival on: opening a page costs memory too
     t0 = time.perf_counter()

@@ -53,6 +53,7 @@ def test_a_small_class_steps_chains(tmp_path):
     assert not res.errors, res.as_dict()
     assert res.steps >= 6 and min(res.iterations_reached) >= 2, res.as_dict()
     assert res.step_p95_s < 30, res.as_dict()  # a generous bound: a shared, busy machine
+    assert res.warmup_ended, res.as_dict()  # else the baseline is not the resting size
     assert res.rss_end_mb - res.rss_before_mb < 200, res.as_dict()
 
 
