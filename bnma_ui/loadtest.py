@@ -1073,6 +1073,101 @@ def _step_state(frame) -> dict | None:
     return frame.evaluate("() => window.__bnmaStep || null")
 
 
+def _class_baseline(browser, url: str, pid: int, n_runners: int, log: Path | None,
+                    res: ClassroomResult) -> None:
+    """The server before a class arrives (``res.rss_before_mb``): one visit to each page the
+    class uses made and closed, the kernel warm-up it started waited for (``log``)."""
+    probe = [_open(browser, url, "Teach")] + ([_open(browser, url, "")] if n_runners else [])
+    if n_runners:
+        nav(probe[1][1], "Order MCMC")
+    for ctx, _ in probe:
+        ctx.close()
+    if log is not None:  # the probe's page started the server's kernel warm-up
+        res.warmup_ended = wait_for_warmup(log)
+    res.rss_before_mb = _settled_rss(pid, timeout=60.0)
+
+
+def _start_runs(runners: list, res: ClassroomResult) -> dict[int, float]:
+    """Click Run on every runner's Order MCMC page: runner -> when it started (a click that
+    failed is an error in ``res``)."""
+    started = {}
+    for i, (_, page) in enumerate(runners):
+        try:
+            page.get_by_test_id("stMainBlockContainer").get_by_role(
+                "button", name="Run").click(timeout=30_000)
+            started[i] = time.perf_counter()
+        except Exception as e:  # noqa: BLE001 - recorded, the class goes on
+            res.errors.append(f"runner {i}: Run could not be clicked ({type(e).__name__})")
+    return started
+
+
+def _runs_ended(runners: list, started: dict, ended: dict, res: ClassroomResult) -> None:
+    """Record in ``ended`` when each started run stopped running (an exception shown: an
+    error in ``res``)."""
+    for i, (_, page) in enumerate(runners):
+        if i in ended or i not in started:
+            continue
+        state = _state(page)
+        if state != "running":
+            ended[i] = time.perf_counter()
+            if state == "error":
+                res.errors.append(f"runner {i}: exception shown")
+
+
+def _collect_in_flight(players: list, pending: list, latencies: list, reached: list) -> None:
+    """The steps still in flight when the class ends, collected up to their timeout."""
+    deadline = time.perf_counter() + STEP_TIMEOUT_S
+    while any(pending) and time.perf_counter() < deadline:
+        for i in range(len(players)):
+            if pending[i]:
+                state = _step_state(players[i])
+                if state is not None and not state.get("pending"):
+                    pending[i] = False
+                    if state.get("ms") is not None:
+                        latencies.append(state["ms"] / 1000)
+                        reached[i] = int(state["to"])
+        time.sleep(0.05)  # polling
+
+
+def _step_summary(res: ClassroomResult, latencies: list[float], first: list[float]) -> None:
+    """The step figures of ``res`` from every step's latency and each stepper's first."""
+    res.steps = len(latencies)
+    if latencies:
+        res.step_p50_s = round(float(np.percentile(latencies, 50)), 3)
+        res.step_p95_s = round(float(np.percentile(latencies, 95)), 3)
+        res.step_max_s = round(max(latencies), 3)
+        res.steps_per_session_per_s = round(len(latencies) / res.n_steppers
+                                            / res.stepping_seconds, 3)
+        res.server_cpu_per_step_s = round(res.server_cpu_share * res.stepping_seconds
+                                          / len(latencies), 4)
+    if first:
+        res.first_step_p95_s = round(float(np.percentile(first, 95)), 3)
+
+
+def _poll_steppers(players: list, pending: list, due: list, step_interval: float,
+                   latencies: list, first: dict, reached: list, res: ClassroomResult) -> None:
+    """One pass over the steppers: a step that has shown is recorded (its latency, the
+    iteration reached; a failed one is an error in ``res``) and the next one due
+    ``step_interval`` s later; a stepper whose step is due clicks "+1"."""
+    for i in range(len(players)):
+        if pending[i]:
+            state = _step_state(players[i])
+            if state is None or state.get("pending"):
+                continue
+            pending[i] = False
+            if state.get("ms") is None:
+                res.errors.append(f"stepper {i}: {state.get('error')} "
+                                  f"(iteration {state.get('from')})")
+            else:
+                latencies.append(state["ms"] / 1000)
+                first.setdefault(i, state["ms"] / 1000)
+                reached[i] = int(state["to"])
+            due[i] = max(due[i] + step_interval, time.perf_counter())
+        elif time.perf_counter() >= due[i]:
+            players[i].evaluate(_JS_STEP, STEP_TIMEOUT_S * 1000)
+            pending[i] = True
+
+
 def classroom_round(browser, url: str, pid: int, label: str, n_steppers: int = 30,
                     n_runners: int = 2, step_interval: float = 2.0,
                     min_seconds: float = 60.0, max_seconds: float = 240.0,
@@ -1088,14 +1183,7 @@ def classroom_round(browser, url: str, pid: int, label: str, n_steppers: int = 3
     over which the server's idle CPU share is measured first (``server_cpu_idle_share``)."""
     res = ClassroomResult(label, n_steppers, n_runners, step_interval, uptime=load_average())
     log_offset = log.stat().st_size if log is not None and log.exists() else 0
-    probe = [_open(browser, url, "Teach")] + ([_open(browser, url, "")] if n_runners else [])
-    if n_runners:
-        nav(probe[1][1], "Order MCMC")
-    for ctx, _ in probe:
-        ctx.close()
-    if log is not None:  # the probe's page started the server's kernel warm-up
-        res.warmup_ended = wait_for_warmup(log)
-    res.rss_before_mb = _settled_rss(pid, timeout=60.0)
+    _class_baseline(browser, url, pid, n_runners, log, res)
     sampler = _PeakRss(pid)  # from the class's arrival on: opening a page costs memory too
     t0 = time.perf_counter()
     steppers = [_open(browser, url, "Teach") for _ in range(n_steppers)]
@@ -1115,14 +1203,7 @@ def classroom_round(browser, url: str, pid: int, label: str, n_steppers: int = 3
         time.sleep(idle_seconds)
         res.server_cpu_idle_share = round((cpu_seconds(pid) - idle0)
                                           / (time.perf_counter() - t_idle), 3)
-    started = {}
-    for i, (_, page) in enumerate(runners):
-        try:
-            page.get_by_test_id("stMainBlockContainer").get_by_role(
-                "button", name="Run").click(timeout=30_000)
-            started[i] = time.perf_counter()
-        except Exception as e:  # noqa: BLE001 - recorded, the class goes on
-            res.errors.append(f"runner {i}: Run could not be clicked ({type(e).__name__})")
+    started = _start_runs(runners, res)
     latencies: list[float] = []
     first: dict[int, float] = {}
     ended: dict[int, float] = {}
@@ -1137,50 +1218,16 @@ def classroom_round(browser, url: str, pid: int, label: str, n_steppers: int = 3
         runs_over = len(ended) + (n_runners - len(started)) >= n_runners
         if now - begin >= max_seconds or (runs_over and now - begin >= min_seconds):
             break
-        for i in range(len(players)):
-            if pending[i]:
-                state = _step_state(players[i])
-                if state is None or state.get("pending"):
-                    continue
-                pending[i] = False
-                if state.get("ms") is None:
-                    res.errors.append(f"stepper {i}: {state.get('error')} "
-                                      f"(iteration {state.get('from')})")
-                else:
-                    latencies.append(state["ms"] / 1000)
-                    first.setdefault(i, state["ms"] / 1000)
-                    reached[i] = int(state["to"])
-                due[i] = max(due[i] + step_interval, time.perf_counter())
-            elif time.perf_counter() >= due[i]:
-                players[i].evaluate(_JS_STEP, STEP_TIMEOUT_S * 1000)
-                pending[i] = True
+        _poll_steppers(players, pending, due, step_interval, latencies, first, reached, res)
         if time.perf_counter() - last_runner_check > 2.0:
             last_runner_check = time.perf_counter()
-            for i, (_, page) in enumerate(runners):
-                if i in ended or i not in started:
-                    continue
-                state = _state(page)
-                if state != "running":
-                    ended[i] = time.perf_counter()
-                    if state == "error":
-                        res.errors.append(f"runner {i}: exception shown")
+            _runs_ended(runners, started, ended, res)
         time.sleep(0.02)  # the driver's polling interval
     res.stepping_seconds = round(time.perf_counter() - begin, 1)
     res.server_cpu_share = round((cpu_seconds(pid) - cpu0[0]) / res.stepping_seconds, 2)
     res.browser_cpu_share = round((_browser_cpu_seconds(pid) - cpu0[1])
                                   / res.stepping_seconds, 2)
-    # steps still in flight at the end are collected (up to their timeout)
-    deadline = time.perf_counter() + STEP_TIMEOUT_S
-    while any(pending) and time.perf_counter() < deadline:
-        for i in range(len(players)):
-            if pending[i]:
-                state = _step_state(players[i])
-                if state is not None and not state.get("pending"):
-                    pending[i] = False
-                    if state.get("ms") is not None:
-                        latencies.append(state["ms"] / 1000)
-                        reached[i] = int(state["to"])
-        time.sleep(0.05)  # polling
+    _collect_in_flight(players, pending, latencies, reached)
     for i in [i for i in range(n_steppers) if pending[i]]:
         res.errors.append(f"stepper {i}: a step still pending at the end")
     for i, (_, page) in enumerate([*steppers, *runners]):
@@ -1190,17 +1237,7 @@ def classroom_round(browser, url: str, pid: int, label: str, n_steppers: int = 3
     res.runs_completed = len(ended)
     res.run_seconds = [round(ended[i] - started[i], 1) for i in sorted(ended)]
     res.iterations_reached = reached
-    res.steps = len(latencies)
-    if latencies:
-        res.step_p50_s = round(float(np.percentile(latencies, 50)), 3)
-        res.step_p95_s = round(float(np.percentile(latencies, 95)), 3)
-        res.step_max_s = round(max(latencies), 3)
-        res.steps_per_session_per_s = round(len(latencies) / n_steppers
-                                            / res.stepping_seconds, 3)
-        res.server_cpu_per_step_s = round(res.server_cpu_share * res.stepping_seconds
-                                          / len(latencies), 4)
-    if first:
-        res.first_step_p95_s = round(float(np.percentile(list(first.values()), 95)), 3)
+    _step_summary(res, latencies, list(first.values()))
     for ctx, _ in [*steppers, *runners]:
         ctx.close()
     res.rss_end_mb = _rss_after_sessions_closed(browser, url, pid, res.rss_before_mb)
