@@ -35,7 +35,7 @@ from ..data import CODE_DTYPE
 from ..scores import PRIORS, SCORES, class_mutual_informations
 from ..structure.candidates import expand_candidates
 from ..structure.orders import MOVES, STARTS, OrderMCMC, OrderMCMCResult
-from ..structure.score_table import build_score_table, compress_rows
+from ..structure.score_table import build_score_table, compress_rows, count_memo
 from .base import (
     DEPRECATED,
     RANDOM_STATE,
@@ -701,7 +701,7 @@ class _OrderBMABase(DiscreteBNClassifier):
         out = np.empty((len(orders), len(ev), len(self.classes_)))
         orders_loo_log_joint(arrays, orders, np.ascontiguousarray(uniq.T), weights, ev,
                              tab.arities, tab.score_kind, float(tab.ess), self.class_index_,
-                             out)
+                             out, *count_memo(uniq, weights))
         lp = np.zeros((len(uniq), len(self.classes_)))  # incomplete rows: filled below
         joint = self._combine(out)
         lp[ev] = joint - np.logaddexp.reduce(joint, axis=1, keepdims=True)

@@ -1349,10 +1349,51 @@ def _count_after(data_t: np.ndarray, weights: np.ndarray, arities: np.ndarray,
     return npa
 
 
+COUNT_MEMO_CELLS = 8_000_000
+"""Most count cells (float64) a family-count memo (:func:`new_count_memo`) keeps: 64 MB."""
+
+
+def new_count_memo():
+    """An empty memo of family counts over one set of rows, shared by the kernels that count
+    families on those rows (:func:`memo_counts`): a numba typed dict from a family key to its
+    flat (q r) counts, and the cells it may still take (``COUNT_MEMO_CELLS``)."""
+    from numba import types
+    from numba.typed import Dict
+
+    return (Dict.empty(key_type=types.int64, value_type=types.float64[::1]),
+            np.array([COUNT_MEMO_CELLS], dtype=np.int64))
+
+
+@njit(cache=True)
+def memo_counts(memo, v: int, pa: np.ndarray, n: int) -> tuple[int, np.ndarray]:
+    """(key, counts) of child v given the ascending parents ``pa`` among ``n`` variables in
+    ``memo`` (:func:`new_count_memo`): counts flat, index j r + k with the first parent
+    fastest, the layout of :func:`family_cpt`'s counts; empty when not kept. The key is -1
+    (never kept) when it would not fit an int64."""
+    key = v + 1  # digits v + 1, pa + 1 in base n + 1: one key per family
+    for kk in range(pa.shape[0]):
+        if key > (2 ** 62) // (n + 1):
+            return -1, np.empty(0)
+        key = key * (n + 1) + pa[kk] + 1
+    if key in memo:
+        return key, memo[key]
+    return key, np.empty(0)
+
+
+@njit(cache=True)
+def memo_store(memo, key: int, counts: np.ndarray, budget: np.ndarray) -> None:
+    """Keep a copy of a family's ``counts`` under ``key`` (:func:`memo_counts`) while the
+    memo's ``budget`` of cells lasts."""
+    if key >= 0 and budget[0] >= counts.shape[0]:
+        memo[key] = counts.copy()
+        budget[0] -= counts.shape[0]
+
+
 @njit(cache=True)
 def window_rescore(tab: TableArrays, orders: np.ndarray, data: np.ndarray, weights: np.ndarray,
                    arities: np.ndarray, log_prior: np.ndarray, score_kind: int, ess: float,
-                   log_eps_rel: float) -> tuple[np.ndarray, np.ndarray]:
+                   log_eps_rel: float, memo, budget: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """The parent sets any of ``orders`` sums over (each node's pruning window as
     :func:`orders_log_joint` reads it, with ``log_eps_rel`` for the table's), scored again on
     other data: (masks, scores), (n, m')
@@ -1361,7 +1402,9 @@ def window_rescore(tab: TableArrays, orders: np.ndarray, data: np.ndarray, weigh
     (U, n) distinct rows with float64 multiplicities ``weights``; scores are
     ``log_prior[|Z|]`` + :func:`family_local_ml` (the table's node-average log marginal
     likelihood, so the same data give the table's scores): the leave-fold-out
-    predictive of fixed orders."""
+    predictive of fixed orders. A family another call counted on the same rows is read from
+    ``memo`` (:func:`new_count_memo`; ``budget`` its cells still free), the others are
+    counted and left there."""
     T, n = orders.shape
     m = tab.masks.shape[1]
     pos = np.empty((T, n), dtype=np.int64)
@@ -1426,9 +1469,15 @@ def window_rescore(tab: TableArrays, orders: np.ndarray, data: np.ndarray, weigh
         low = np.inf
         for e in order:
             npa = nlist[e]
-            depth = _count_after(data_t, weights, arities, x_v, r, plist[e], npa, depth, cur,
-                                 stride, cfg, buf)
-            q = stride[npa]
+            fkey, got = memo_counts(memo, v, plist[e, :npa], n)
+            if got.shape[0] > 0:  # the prefix state stays that of the last family counted
+                q = got.shape[0] // r
+                buf[: q * r] = got
+            else:
+                depth = _count_after(data_t, weights, arities, x_v, r, plist[e], npa, depth,
+                                     cur, stride, cfg, buf)
+                q = stride[npa]
+                memo_store(memo, fkey, buf[: q * r], budget)
             counts = buf[: q * r].reshape((q, r))
             sc = log_prior[npa] + counts_local_ml(counts, n_rows, score_kind, ess, rc)
             buf[: q * r] = 0.0
@@ -1501,7 +1550,8 @@ def cached_family_cpt(cache: CptCache, train_t: np.ndarray, weights: np.ndarray,
 @njit(cache=True, nogil=True)
 def extend_cpt_cache(tab: TableArrays, orders: np.ndarray, train_t: np.ndarray,
                      weights: np.ndarray, arities: np.ndarray, score_kind: int, ess: float,
-                     cache: CptCache, max_cells: int) -> tuple[CptCache, int]:
+                     cache: CptCache, max_cells: int, memo, budget: np.ndarray
+                     ) -> tuple[CptCache, int]:
     """``cache`` extended with the CPT of every parent set some order of ``orders`` (T, n)
     reads (each node's window, :func:`_node_windows`, as :func:`orders_log_joint` reads it)
     and ``cache`` lacks, from ``train_t`` / ``weights`` with a = 1 (K2, ``score_kind`` 0) or
@@ -1513,7 +1563,9 @@ def extend_cpt_cache(tab: TableArrays, orders: np.ndarray, train_t: np.ndarray,
     integer weights, exact in float64 in any order) turned into theta by the same
     :func:`_counts_to_cpt`; a node's families are counted in lexicographic order of their
     parent lists, each extending the previous one's configurations (:func:`_count_after`, as
-    :func:`window_rescore` counts), ~2x fewer row passes than counting each family apart."""
+    :func:`window_rescore` counts), ~2x fewer row passes than counting each family apart; a
+    family in ``memo`` (:func:`new_count_memo`, counted on the same rows by an earlier kernel:
+    a refit's rescoring) is read from it, the others are counted and left there."""
     T, n = orders.shape
     m = tab.masks.shape[1]
     U = train_t.shape[1]
@@ -1575,9 +1627,15 @@ def extend_cpt_cache(tab: TableArrays, orders: np.ndarray, train_t: np.ndarray,
         for e0 in _prefix_order(key[lo:hi], n, L):
             e = lo + e0
             npa = nlist[e]
-            depth = _count_after(train_t, weights, arities, x_v, r, plist[e], npa, depth, cur,
-                                 stride, cfg, buf)
-            q = stride[npa]
+            fkey, got = memo_counts(memo, v, plist[e, :npa], n)
+            if got.shape[0] > 0:  # the prefix state stays that of the last family counted
+                q = got.shape[0] // r
+                buf[: q * r] = got
+            else:
+                depth = _count_after(train_t, weights, arities, x_v, r, plist[e], npa, depth,
+                                     cur, stride, cfg, buf)
+                q = stride[npa]
+                memo_store(memo, fkey, buf[: q * r], budget)
             o = off[v, new_k[e]]
             flat[o:o + q * r] = buf[:q * r]
             buf[:q * r] = 0.0

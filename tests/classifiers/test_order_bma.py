@@ -483,6 +483,27 @@ def test_loo_log_proba_with_missing_values_and_bad_input():
         clf.loo_log_proba(X, y + 5)
 
 
+def test_loo_passes_share_family_counts_exactly():
+    """Inside ``shared_counting`` the leave-one-out passes and the held rows' refits of order
+    averages under different priors on the same rows read a family counted by an earlier one
+    from the block's count memo (which the first pass filled): their posteriors equal those
+    of separate passes exactly."""
+    from bnma_core.structure.score_table import compress_rows, count_memo, shared_counting
+
+    X, y, ar, k2 = _holed_fit(80, 4, 0.05, n_orders=4, random_state=1)
+    bdeu = OrderMCMCBMA(n_iter=300, burn_in=50, n_orders=4, max_parents=2, prune_eps=0.0,
+                        scoring="bdeu", ess=1.0, random_state=1)
+    bdeu.fit_at_orders(X, y, k2, arities=ar[:-1])
+    alone = [m.loo_log_proba(X, y, prune_eps=1e-2) for m in (k2, bdeu)]
+    with shared_counting([("k2", 1.0), ("bdeu", 1.0)]):
+        shared = [m.loo_log_proba(X, y, prune_eps=1e-2) for m in (k2, bdeu)]
+        uniq, w = compress_rows(np.column_stack([X, y]))
+        kept = len(count_memo(uniq, w)[0])
+    for a, b in zip(alone, shared, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert 0 < kept
+
+
 def test_held_rows_summed_out_once_for_all_orders():
     """``held_states``: the held rows' missing values summed out once for all orders over the
     values barren under none of them. Up to ``held_states`` joint states this is the exact sum

@@ -13,6 +13,7 @@ from bnma_core.kernels.orders import (
     _node_windows,
     extend_cpt_cache,
     family_cpt,
+    new_count_memo,
     no_cpt_cache,
     window_buffers,
 )
@@ -56,10 +57,11 @@ def _counted(table, v, k) -> np.ndarray:
                       st_[:npa], q, r, a)
 
 
-def _extend(table, orders, cache, max_cells=2 ** 22):
+def _extend(table, orders, cache, max_cells=2 ** 22, memo=None):
     return extend_cpt_cache(table.arrays(), orders, table.data_t,
                             np.asarray(table.weights, dtype=np.int64), table.arities,
-                            table.score_kind, float(table.ess), cache, max_cells)
+                            table.score_kind, float(table.ess), cache, max_cells,
+                            *(memo or new_count_memo()))
 
 
 @settings(max_examples=30, deadline=None)
@@ -87,6 +89,12 @@ def test_cached_cpts_equal_family_cpt_counted_alone(n, n_rows, seed, max_parents
         np.testing.assert_array_equal(cache.flat[o:o + ref.shape[0]], ref)
     again, n_again = _extend(table, orders, cache)  # nothing new: the same cache back
     assert n_again == 0 and again.flat is cache.flat
+    # the counts left in a memo by one build are read back by the next: the same CPTs
+    memo = new_count_memo()
+    built, _ = _extend(table, orders, no_cpt_cache(), memo=memo)
+    assert len(memo[0]) == used_all.sum()
+    read, _ = _extend(table, orders, no_cpt_cache(), memo=memo)
+    np.testing.assert_array_equal(read.flat, built.flat)
 
 
 def test_cell_bound_leaves_the_rest_uncached():

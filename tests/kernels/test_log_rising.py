@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numba import njit
 
 from bnma_core.kernels.counting import (
     LOG_RISING_CUTOFF,
+    log_gamma_large,
     log_ml_uniform_alpha,
     log_ml_uniform_alpha_cached,
     log_rising,
@@ -20,6 +22,7 @@ from bnma_core.kernels.counting import (
 )
 
 _A = st.floats(1e-4, 50.0, allow_nan=False)
+_log_gamma_large = njit(lambda x: log_gamma_large(x))
 _C = st.one_of(st.integers(0, LOG_RISING_CUTOFF + 2), st.integers(0, 4000))
 
 
@@ -70,3 +73,12 @@ def test_family_log_ml_equals_lgamma_form(q, r, a, seed, fractional):
     assert got == pytest.approx(ref, rel=1e-12, abs=1e-11)
     assert log_ml_uniform_alpha_cached(counts, a, rising_cache(256)) == got
     assert log_ml_uniform_alpha_cached(counts, a, rising_cache(1)) == got  # a, a r: one slot
+
+
+@settings(max_examples=200, deadline=None)
+@given(x=st.one_of(st.floats(LOG_RISING_CUTOFF, 200.0), st.floats(200.0, 1e12)))
+def test_stirling_series_equals_lgamma_beyond_the_table(x):
+    """Counts beyond the tables take lgamma by Stirling's series (``log_gamma_large``): equal
+    to ``math.lgamma`` to 1e-14 relative from the cutoff on."""
+    got = _log_gamma_large(x)
+    assert got == pytest.approx(math.lgamma(x), rel=1e-14, abs=0)

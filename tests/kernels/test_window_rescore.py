@@ -10,7 +10,12 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bnma_core.kernels.orders import _mask_parents, family_local_ml, window_rescore
+from bnma_core.kernels.orders import (
+    _mask_parents,
+    family_local_ml,
+    new_count_memo,
+    window_rescore,
+)
 from bnma_core.structure.score_table import (
     SCORE_KINDS,
     _log_priors,
@@ -43,8 +48,13 @@ def test_rescored_sets_equal_families_counted_alone(n, n_rows, seed, max_parents
     wf = w.astype(np.float64)
     lp = _log_priors(n, l, "hz")
     log_eps_rel = math.log(eps / table.n_sets) if eps > 0 else -math.inf
+    memo = new_count_memo()
     masks, scores = window_rescore(tab, orders, uniq, wf, ar, lp, SCORE_KINDS[score], 2.0,
-                                   log_eps_rel)
+                                   log_eps_rel, *memo)
+    # a second call on the same rows reads every family's counts from the memo: the same
+    m2, s2 = window_rescore(tab, orders, uniq, wf, ar, lp, SCORE_KINDS[score], 2.0,
+                            log_eps_rel, *memo)
+    assert np.array_equal(m2, masks) and np.array_equal(s2, scores)
     pa = np.empty(n, dtype=np.int64)
     st_ = np.empty(n, dtype=np.int64)
     for v in range(n):
