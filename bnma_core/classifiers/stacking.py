@@ -68,8 +68,10 @@ LOO_ROWS = 2000
 LOO_INCOMPLETE_ROWS = 100
 """Default ``loo_incomplete_rows``: rows with a missing value scored (a sample beyond)."""
 LOO_MISSING_STATES = 64
-"""Default ``loo_missing_states``: joint states of a scored row's missing values summed out
-exactly by an order average's leave-one-out (as many uniform draws beyond)."""
+"""Default ``loo_missing_states``: the most joint states of a scored row's missing values for
+which the order averages score every such row by its own closed-form leave-one-out, and the
+states summed out exactly when they hold them out together instead (as many uniform draws
+beyond)."""
 LOG_FLOOR = math.log(1e-9)
 """Floor of a candidate's log predictive probability: a class a candidate never saw in an inner
 training fold would otherwise give log 0 and forbid any weight on it."""
@@ -161,12 +163,16 @@ class PredictiveStacking(DiscreteBNClassifier):
         order averages a marginal prediction (its missing values summed out), hundreds of
         times a complete row's closed form. None: every row.
     loo_missing_states : int or None
-        With ``inner_fit="loo"``, how the order averages sum out the missing values of the
-        scored rows that have some (``held_states`` of
-        :meth:`bnma_core.classifiers.order_bma.OrderMCMCBMA.loo_log_proba`): once for all
-        orders, exactly up to this many joint states, else by this many uniform draws. None:
-        as the candidate predicts (exactly up to its ``max_missing_states`` per order). Only
-        the weights' estimate depends on it, not the fitted candidates.
+        With ``inner_fit="loo"``, how the order averages score the scored rows that have a
+        missing value (``held_states`` of
+        :meth:`bnma_core.classifiers.order_bma.OrderMCMCBMA.loo_log_proba`): when none has
+        more than this many joint states of its missing values, each by its own
+        leave-one-out in closed form (its completions summed); else held out together
+        (refitted on the complete rows), their values summed out once for all orders,
+        exactly up to this many joint states, else by this many uniform draws. None: held
+        out together and summed as the candidate predicts (exactly up to its
+        ``max_missing_states`` per order). Only the weights' estimate depends on it, not the
+        fitted candidates.
     random_state : int or None
         Seed of the inner split and of the randomized candidates (resolved in ``fit``).
 

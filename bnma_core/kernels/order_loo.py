@@ -31,6 +31,7 @@ from .orders import (
     TableArrays,
     _mask_parents,
     _node_windows,
+    joint_family_fit,
     memo_counts,
     memo_store,
     window_buffers,
@@ -82,11 +83,62 @@ def _scored_configs(train_t: np.ndarray, rows: np.ndarray, pa: np.ndarray, st: n
         jrow[row] = j
 
 
+@njit(cache=True)
+def _held_terms(held_v: np.ndarray, held_o: np.ndarray, n_c: int, v: int, pa: np.ndarray,
+                st: np.ndarray, r: int, has_c: int, sc: int, a: float, class_index: int,
+                cnt: np.ndarray, nj: np.ndarray, q: int, n_total: float, yc: np.ndarray,
+                inv_own: np.ndarray, g: np.ndarray, h: np.ndarray) -> None:
+    """The terms of one family (child v, parents ``pa``) for the held rows (columns of
+    ``held_v``, scored rows ``n_c`` onward) of :func:`orders_loo_log_joint`: ``inv_own`` the
+    family's weight without the row relative to W, ``g`` its per-class predictive times that
+    (class-related families), ``h`` its predictive at the row's value times that (the
+    others; 1 when the family counted the row)."""
+    ar = a * r
+    mult = -1.0  # exp(-fit / N_family), computed when a row needs it
+    for i in range(n_c, inv_own.shape[0]):
+        col = i - n_c
+        j = 0
+        counted = held_o[v, col]
+        for kk in range(pa.shape[0]):
+            j += held_v[pa[kk], col] * st[kk]
+            counted = counted and held_o[pa[kk], col]
+        x = held_v[v, col]
+        if counted:  # as a complete row: one copy of its cell removed
+            sub = 1.0
+            inv = (nj[j] - 1.0 + ar) / (cnt[j * r + x] - 1.0 + a)
+        else:
+            if mult < 0.0:
+                n_fam = 0.0
+                for jj in range(q):
+                    n_fam += nj[jj]
+                mult = 1.0
+                if 0.0 < n_fam < n_total:
+                    mult = math.exp(-joint_family_fit(cnt, q * r, 1, r, a) / n_fam)
+            sub = 0.0
+            inv = mult
+        inv_own[i] = inv
+        if v == class_index:
+            for c in range(g.shape[0]):
+                g[c, i] = (cnt[j * r + c] - (sub if c == x else 0.0) + a) / (
+                    nj[j] - sub + ar) * inv
+        elif has_c >= 0:
+            j0 = j - yc[i] * sc
+            for c in range(g.shape[0]):
+                if c == yc[i] and counted:
+                    g[c, i] = 1.0
+                else:
+                    jc = j0 + c * sc
+                    g[c, i] = (cnt[jc * r + x] + a) / (nj[jc] + ar) * inv
+        else:
+            h[i] = 1.0 if counted else inv * (cnt[j * r + x] + a) / (nj[j] + ar)
+
+
 @njit(cache=True, nogil=True)
 def orders_loo_log_joint(tab: TableArrays, orders: np.ndarray, train_t: np.ndarray,
                          weights: np.ndarray, rows: np.ndarray, arities: np.ndarray,
                          score_kind: int, ess: float, class_index: int, out: np.ndarray,
-                         memo: dict, budget: np.ndarray) -> None:
+                         memo: dict, budget: np.ndarray, held_v: np.ndarray,
+                         held_o: np.ndarray) -> None:
     """Leave-one-out log P_{-r}(c, x^r | ≺_t) of training rows r (the columns ``rows`` of
     ``train_t``: complete, class row included), order t and class c: eq. 9 of the order
     refitted without one copy of row r (module docstring). The training rows are the columns
@@ -98,10 +150,24 @@ def orders_loo_log_joint(tab: TableArrays, orders: np.ndarray, train_t: np.ndarr
     whose credit for the missing rows also moves a little without row r; that move is
     ignored (exact on complete training rows). Each family's counts are read from ``memo``
     when another pass over the same rows counted them, and left there
-    (:func:`bnma_core.kernels.orders.memo_counts`; ``budget``: its cells still free)."""
+    (:func:`bnma_core.kernels.orders.memo_counts`; ``budget``: its cells still free).
+
+    ``held_v`` (n, H) are further rows scored after ``rows`` (``out`` then has
+    len(rows) + H rows): completions of training rows with missing values, ``held_o``
+    (n, H) marking the values the training row had observed. A family that counted that
+    row (all its members observed) loses one copy of its cell, as above; one that did not
+    keeps its counts and loses the row's node-average credit, its weight times
+    exp(-fit / N_family) (:func:`bnma_core.kernels.orders.node_average_log_ml`: one row fewer
+    to credit). Summed over a row's completions this is eq. 9 refitted without the row,
+    predicting its observed values (exact when it is the only training row with a missing
+    value; tested against refits)."""
     T, n = orders.shape
-    n_rows = rows.shape[0]
+    n_c = rows.shape[0]
+    n_rows = n_c + held_v.shape[1]
     n_classes = arities[class_index]
+    n_total = 0.0
+    for u in range(weights.shape[0]):
+        n_total += weights[u]
     m = tab.masks.shape[1]
     pos, W, used, sum_w, dep, idx, wv, pa, st = window_buffers(orders, m)
     max_cells = 1
@@ -114,8 +180,12 @@ def orders_loo_log_joint(tab: TableArrays, orders: np.ndarray, train_t: np.ndarr
     nj = np.zeros(max_cells)
     jrow = np.empty(train_t.shape[1], dtype=np.int64)
     yc = np.empty(n_rows, dtype=np.int64)
-    for i in range(n_rows):
+    for i in range(n_c):
         yc[i] = train_t[class_index, rows[i]]
+    for i in range(n_c, n_rows):
+        yc[i] = held_v[class_index, i - n_c]
+    corr = np.zeros((T, n_rows))  # held rows: a family that did not count the row
+    h = np.empty(n_rows)
     out[:, :, :] = 0.0
     prod = np.ones((T, n_rows, n_classes))
     for v in range(n):
@@ -124,6 +194,7 @@ def orders_loo_log_joint(tab: TableArrays, orders: np.ndarray, train_t: np.ndarr
         mix[:, :, :] = 0.0
         common[:] = 0.0
         norm[:, :] = 0.0
+        corr[:, n_c:] = 0.0
         for k in range(m):
             if not used[k]:
                 continue
@@ -146,7 +217,7 @@ def orders_loo_log_joint(tab: TableArrays, orders: np.ndarray, train_t: np.ndarr
             ar = a * r
             sc = st[has_c] if has_c >= 0 else 0
             per_class = v == class_index or has_c >= 0
-            for i in range(n_rows):
+            for i in range(n_c):
                 j = jrow[rows[i]]
                 x = train_t[v, rows[i]]
                 inv = (nj[j] - 1.0 + ar) / (cnt[j * r + x] - 1.0 + a)  # 1 / own predictive
@@ -163,6 +234,9 @@ def orders_loo_log_joint(tab: TableArrays, orders: np.ndarray, train_t: np.ndarr
                         else:
                             jc = j0 + c * sc
                             g[c, i] = (cnt[jc * r + x] + a) / (nj[jc] + ar) * inv
+            if n_rows > n_c:
+                _held_terms(held_v, held_o, n_c, v, pa[:npa], st[:npa], r, has_c, sc, a,
+                            class_index, cnt, nj, q, n_total, yc, inv_own, g, h)
             # g = θ̂_{-r}(c) / θ̂_{-r}(own); a family's weight without row r is W / θ̂_{-r}(own)
             for t in range(T):
                 we = W[t, k]
@@ -175,15 +249,18 @@ def orders_loo_log_joint(tab: TableArrays, orders: np.ndarray, train_t: np.ndarr
                         for i in range(n_rows):
                             mix[t, c, i] += we * g[c, i]
                 else:  # its term at the row's own value: W / θ̂ * θ̂ = W, for every row
-                    common[t] += we
+                    common[t] += we  # (h - 1: a held row the family did not count)
+                    for i in range(n_c, n_rows):
+                        corr[t, i] += we * (h[i] - 1.0)
         # the node's factor (mix + common) / norm multiplied into ``prod``, a log taken only
         # when the product leaves [1e-150, 1e150] and at the end: a division per row and
         # order instead of 1 + C logs (which were most of a pass: mushroom 2,000 rows)
         for t in range(T):
             for i in range(n_rows):
                 inv = 1.0 / norm[t, i]
+                com = common[t] + corr[t, i]
                 for c in range(n_classes):
-                    f = (mix[t, c, i] + common[t]) * inv if dep[t] else common[t] * inv
+                    f = (mix[t, c, i] + com) * inv if dep[t] else com * inv
                     p_ = prod[t, i, c] * f
                     if not 1e-150 <= p_ <= 1e150:
                         out[t, i, c] += math.log(p_)

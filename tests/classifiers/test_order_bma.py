@@ -504,10 +504,45 @@ def test_loo_passes_share_family_counts_exactly():
     assert 0 < kept
 
 
+@pytest.mark.parametrize("scoring", ["k2", "bdeu"])
+@pytest.mark.parametrize("seed", range(4))
+def test_held_rows_leave_one_out_in_closed_form(seed, scoring):
+    """``held_states`` at least every held row's joint states: each row with a missing value
+    gets its own leave-one-out, its completions through the closed form (families that
+    counted the row lose its cell, the others its node-average credit). With one such row
+    this is eq. 9 refitted without it predicting its observed values, to 1e-9 (an
+    independent refit); with several, each stays close to its own refit (the others' credit
+    moves are ignored) and differs from holding them out together."""
+    X, y, ar = _toy(n_rows=40, seed=seed)
+    X = X.copy()
+    rng = np.random.default_rng(seed)
+    r = int(rng.integers(len(y)))
+    X[r, rng.choice(X.shape[1], size=1 + seed % 2, replace=False)] = -1
+    clf = OrderMCMCBMA(n_iter=200, burn_in=50, n_orders=3, max_parents=2, prune_eps=0.0,
+                       scoring=scoring, ess=3.0, random_state=seed).fit(X, y, arities=ar[:-1])
+    got = clf.loo_log_proba(X, y, held_states=10**6)
+    keep = np.arange(len(y)) != r
+    ref = clf.refit_fixed_orders(X[keep], y[keep]).predict_log_proba(X[r:r + 1])[0]
+    np.testing.assert_allclose(got[r], ref, rtol=0, atol=1e-9)
+    X, y, ar, clf = _holed_fit(60, seed, 0.05, n_orders=3, random_state=seed)
+    held = np.flatnonzero((X < 0).any(axis=1))
+    assert len(held) > 3
+    got = clf.loo_log_proba(X, y, held_states=10**6)
+    for i in held[:5]:
+        keep = np.arange(len(y)) != i
+        ref = clf.refit_fixed_orders(X[keep], y[keep]).predict_log_proba(X[i:i + 1])[0]
+        np.testing.assert_allclose(got[i], ref, atol=0.05)
+    together = clf.loo_log_proba(X, y)
+    assert np.abs(got[held] - together[held]).max() > 1e-6
+    np.testing.assert_allclose(got[~(X < 0).any(axis=1)], together[~(X < 0).any(axis=1)],
+                               atol=1e-12)
+
+
 def test_held_rows_summed_out_once_for_all_orders():
-    """``held_states``: the held rows' missing values summed out once for all orders over the
-    values barren under none of them. Up to ``held_states`` joint states this is the exact sum
-    (the default's numbers to 1e-9, where the default is exact too); beyond, ``held_states``
+    """``held_states`` below some held row's joint states: the held rows are held out
+    together, their missing values summed out once for all orders over the values barren
+    under none of them. Up to ``held_states`` joint states this is the exact sum (the
+    default's numbers to 1e-9, where the default is exact too); beyond, ``held_states``
     uniform draws: the same seed gives the same numbers, and they differ from the exact ones
     (the oracle can fail)."""
     X, y, ar, clf = _holed_fit(80, 6, 0.3, n_orders=6, random_state=1)
@@ -518,7 +553,7 @@ def test_held_rows_summed_out_once_for_all_orders():
     assert not (barren == barren[:1]).all(axis=(0, 2)).all()  # some row differs by order
     ref = clf.loo_log_proba(X, y)
     assert (clf.missing_value_paths(X[held], codes=True) != "monte_carlo").all()
-    np.testing.assert_allclose(clf.loo_log_proba(X, y, held_states=10**6), ref, atol=1e-9)
+    np.testing.assert_allclose(rest._one_pass_log_proba(X[held], 10**6), ref[held], atol=1e-9)
     few = clf.loo_log_proba(X, y, held_states=2)
     np.testing.assert_allclose(few, clf.loo_log_proba(X, y, held_states=2), atol=0)
     np.testing.assert_allclose(few[~held], ref[~held], atol=1e-12)

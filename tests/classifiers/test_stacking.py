@@ -10,7 +10,12 @@ from scipy.special import logsumexp
 from sklearn.base import clone
 
 from bnma_core.classifiers.registry import make_classifier
-from bnma_core.classifiers.stacking import INNER_PRUNE_EPS, PredictiveStacking, stacking_weights
+from bnma_core.classifiers.stacking import (
+    INNER_PRUNE_EPS,
+    LOO_MISSING_STATES,
+    PredictiveStacking,
+    stacking_weights,
+)
 
 
 def _objective(lp: np.ndarray, w: np.ndarray) -> float:
@@ -337,15 +342,18 @@ def test_leave_one_out_of_a_stratified_sample_of_rows():
         assert a.elpd_[name] == pytest.approx(e, rel=0.5)
     m = a.models_.get("bma10") or fit_method("bma10", ds, random_state=2)
     lp = m.loo_log_proba(ds.X, np.searchsorted(np.asarray(m.classes_), ds.y), INNER_PRUNE_EPS,
-                         rows=a.scored_rows_)[np.arange(105), ds.y[a.scored_rows_]]
+                         rows=a.scored_rows_, held_states=LOO_MISSING_STATES
+                         )[np.arange(105), ds.y[a.scored_rows_]]
     v = np.where(incomplete[a.scored_rows_], 16 / 5, 683 / 100)
     assert a.elpd_["bma10"] == pytest.approx(v @ np.maximum(lp, np.log(1e-9)), rel=1e-12)
 
 
 def test_loo_missing_states_sums_the_scored_rows_missing_values_out_once():
-    """``loo_missing_states``: the order averages sum the scored rows' missing values out once
-    for all orders; exactly up to that many joint states (the elpds of ``None``, order by order
-    as ``predict``, to 1e-9), else by that many draws (other elpds: the oracle can fail)."""
+    """``loo_missing_states``: when every scored incomplete row has at most that many joint
+    states of its missing values, each is scored by its own leave-one-out in closed form (not
+    held out with the others: another elpd than ``None``'s, close to it); else the incomplete
+    rows are held out together, their values summed out once for all orders, by that many
+    draws beyond (another elpd again: the oracle can fail)."""
     rng = np.random.default_rng(4)
     X, y = _data(4, n=150)
     X = X.copy()
@@ -354,6 +362,6 @@ def test_loo_missing_states_sums_the_scored_rows_missing_values_out_once():
     exact = PredictiveStacking(loo_missing_states=None, **kw).fit(X, y, arities=[2, 3, 3])
     once = PredictiveStacking(loo_missing_states=10**6, **kw).fit(X, y, arities=[2, 3, 3])
     drawn = PredictiveStacking(loo_missing_states=1, **kw).fit(X, y, arities=[2, 3, 3])
-    assert once.elpd_["bma10"] == pytest.approx(exact.elpd_["bma10"], abs=1e-9)
+    assert 1e-3 < abs(once.elpd_["bma10"] - exact.elpd_["bma10"]) < 2.0
     assert abs(drawn.elpd_["bma10"] - exact.elpd_["bma10"]) > 1e-3
     assert drawn.elpd_["nb"] == exact.elpd_["nb"]
