@@ -702,11 +702,7 @@ class _OrderBMABase(DiscreteBNClassifier):
         wanted[inverse[rows]] = True
         ev = np.flatnonzero(complete & wanted)
         held = ~(X[rows] >= 0).all(axis=1)
-        ways = (None if held_states is None or self._param("predict_missing") != "marginalize"
-                else self._held_completions(codes[rows[held]], int(held_states)))
-        hv, ho, owner = ways if ways is not None else (
-            np.zeros((codes.shape[1], 0), dtype=np.int64), np.zeros((codes.shape[1], 0), bool),
-            None)
+        hv, ho, owner = self._held_completions(codes[rows[held]], held_states)
         tab = self.table_
         arrays = tab.window_arrays()
         if prune_eps is not None and prune_eps > self.prune_eps:
@@ -723,26 +719,29 @@ class _OrderBMABase(DiscreteBNClassifier):
         if owner is not None and held.any():  # each held row's completions summed
             lj = np.full((len(orders), int(held.sum()), len(self.classes_)), -np.inf)
             np.logaddexp.at(lj, (slice(None), owner), out[:, len(ev):])
-            joint = self._combine(lj)
-            res[held] = joint - np.logaddexp.reduce(joint, axis=1, keepdims=True)
+            res[held] = self._combine(lj)
+            res[held] -= np.logaddexp.reduce(res[held], axis=1, keepdims=True)
         elif held.any():  # rows with a missing value: held out together
             res[held] = self._held_out_log_proba(X, y, rows[held], prune_eps, held_states)
         return res
 
-    def _held_completions(self, codes: np.ndarray, limit: int
-                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    def _held_completions(self, codes: np.ndarray, limit: int | None
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """Every joint state of the missing values of each row of ``codes`` (features and
         class, each row with a missing value) as columns: values (n_vars, H), the observed
-        mask of the row behind each (n_vars, H) and its row index (H,); None when a row has
-        more than ``limit`` states (:meth:`loo_log_proba` then holds the rows out
-        together)."""
+        mask of the row behind each (n_vars, H) and its row index (H,); no column and None
+        when ``limit`` (``held_states``) is None, ``predict_missing`` does not marginalise
+        or a row has more than ``limit`` states (:meth:`loo_log_proba` then holds the rows
+        out together)."""
         ar = np.asarray(self.table_.arities, dtype=np.int64)
         miss = codes < 0
         pats, kind = np.unique(miss, axis=0, return_inverse=True)
         kind = kind.ravel()
         per = np.array([int(np.prod(ar[p])) for p in pats], dtype=np.int64)
-        if per.max(initial=0) > limit:
-            return None
+        if (limit is None or self._param("predict_missing") != "marginalize"
+                or per.max(initial=0) > limit):
+            none = np.zeros((codes.shape[1], 0), dtype=np.int64)
+            return none, none.astype(bool), None
         sizes = per[kind]
         owner = np.repeat(np.arange(len(codes)), sizes)
         vals = np.repeat(codes.astype(np.int64), sizes, axis=0)

@@ -38,6 +38,19 @@ from .orders import (
 )
 
 
+@njit(cache=True, inline="always")
+def _row_config(train_t: np.ndarray, row: int, pa: np.ndarray, st: np.ndarray) -> int:
+    """Parent configuration j of training row ``row`` (column of ``train_t``) given parents
+    ``pa`` with strides ``st``; -1 when a parent is missing."""
+    j = 0
+    for kk in range(pa.shape[0]):
+        y = train_t[pa[kk], row]
+        if y < 0:
+            return -1
+        j += y * st[kk]
+    return j
+
+
 @njit(cache=True)
 def _family_counts(train_t: np.ndarray, weights: np.ndarray, v: int, pa: np.ndarray,
                    st: np.ndarray, q: int, r: int, cnt: np.ndarray, nj: np.ndarray,
@@ -49,15 +62,8 @@ def _family_counts(train_t: np.ndarray, weights: np.ndarray, v: int, pa: np.ndar
     ``jrow``."""
     cnt[: q * r] = 0.0
     nj[:q] = 0.0
-    npa = pa.shape[0]
     for row in range(train_t.shape[1]):
-        j = 0
-        for kk in range(npa):
-            y = train_t[pa[kk], row]
-            if y < 0:
-                j = -1
-                break
-            j += y * st[kk]
+        j = _row_config(train_t, row, pa, st)
         jrow[row] = j
         x = train_t[v, row]
         if j >= 0 and x >= 0:
@@ -70,17 +76,8 @@ def _scored_configs(train_t: np.ndarray, rows: np.ndarray, pa: np.ndarray, st: n
                     jrow: np.ndarray) -> None:
     """The parent configuration j of each row in ``rows`` (-1 when a parent is missing) into
     ``jrow`` (as :func:`_family_counts` gives every row's)."""
-    npa = pa.shape[0]
     for i in range(rows.shape[0]):
-        row = rows[i]
-        j = 0
-        for kk in range(npa):
-            y = train_t[pa[kk], row]
-            if y < 0:
-                j = -1
-                break
-            j += y * st[kk]
-        jrow[row] = j
+        jrow[rows[i]] = _row_config(train_t, rows[i], pa, st)
 
 
 @njit(cache=True)

@@ -1389,6 +1389,27 @@ def memo_store(memo, key: int, counts: np.ndarray, budget: np.ndarray) -> None:
         budget[0] -= counts.shape[0]
 
 
+@njit(cache=True, inline="always")
+def _count_or_read(memo, budget: np.ndarray, v: int, n: int, data_t: np.ndarray,
+                   weights: np.ndarray, arities: np.ndarray, x_v: np.ndarray, r: int,
+                   pa: np.ndarray, npa: int, depth: int, cur: np.ndarray, stride: np.ndarray,
+                   cfg: np.ndarray, buf: np.ndarray) -> tuple[int, int]:
+    """:func:`_count_after` of child v given ``pa[:npa]`` into ``buf``, or its counts read
+    from ``memo`` when an earlier kernel counted them on the same rows (the prefix state then
+    stays that of the last family counted); a family counted is left in the memo. Returns
+    (q, the new depth)."""
+    fkey, got = memo_counts(memo, v, pa[:npa], n)
+    if got.shape[0] > 0:
+        q = got.shape[0] // r
+        buf[: q * r] = got
+        return q, depth
+    depth = _count_after(data_t, weights, arities, x_v, r, pa, npa, depth, cur, stride, cfg,
+                         buf)
+    q = stride[npa]
+    memo_store(memo, fkey, buf[: q * r], budget)
+    return q, depth
+
+
 @njit(cache=True)
 def window_rescore(tab: TableArrays, orders: np.ndarray, data: np.ndarray, weights: np.ndarray,
                    arities: np.ndarray, log_prior: np.ndarray, score_kind: int, ess: float,
@@ -1469,15 +1490,8 @@ def window_rescore(tab: TableArrays, orders: np.ndarray, data: np.ndarray, weigh
         low = np.inf
         for e in order:
             npa = nlist[e]
-            fkey, got = memo_counts(memo, v, plist[e, :npa], n)
-            if got.shape[0] > 0:  # the prefix state stays that of the last family counted
-                q = got.shape[0] // r
-                buf[: q * r] = got
-            else:
-                depth = _count_after(data_t, weights, arities, x_v, r, plist[e], npa, depth,
-                                     cur, stride, cfg, buf)
-                q = stride[npa]
-                memo_store(memo, fkey, buf[: q * r], budget)
+            q, depth = _count_or_read(memo, budget, v, n, data_t, weights, arities, x_v, r,
+                                      plist[e], npa, depth, cur, stride, cfg, buf)
             counts = buf[: q * r].reshape((q, r))
             sc = log_prior[npa] + counts_local_ml(counts, n_rows, score_kind, ess, rc)
             buf[: q * r] = 0.0
@@ -1627,15 +1641,8 @@ def extend_cpt_cache(tab: TableArrays, orders: np.ndarray, train_t: np.ndarray,
         for e0 in _prefix_order(key[lo:hi], n, L):
             e = lo + e0
             npa = nlist[e]
-            fkey, got = memo_counts(memo, v, plist[e, :npa], n)
-            if got.shape[0] > 0:  # the prefix state stays that of the last family counted
-                q = got.shape[0] // r
-                buf[: q * r] = got
-            else:
-                depth = _count_after(train_t, weights, arities, x_v, r, plist[e], npa, depth,
-                                     cur, stride, cfg, buf)
-                q = stride[npa]
-                memo_store(memo, fkey, buf[: q * r], budget)
+            q, depth = _count_or_read(memo, budget, v, n, train_t, weights, arities, x_v, r,
+                                      plist[e], npa, depth, cur, stride, cfg, buf)
             o = off[v, new_k[e]]
             flat[o:o + q * r] = buf[:q * r]
             buf[:q * r] = 0.0
