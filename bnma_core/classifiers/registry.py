@@ -705,5 +705,5 @@ has the best accuracy rank; on ten further data sets its mean log-loss is 0.349 
 (``docs/accuracy.md`` §12). Its weights come from leave-one-out class posteriors in closed form
 (``inner_fit="loo"``: one fit per candidate, no inner folds), and the three order averages
 average over one chain's orders (``share_orders``; mean log-loss 0.450 on the anchors, 0.454
-with a chain per prior): 2.3× one ``bma10`` fit on WBC, 2.0× on ALARM and 2.9× on HEPAR II
-samples of 500 rows (``docs/accuracy.md`` §13)."""
+with a chain per prior): 2.0× one ``bma10`` fit on WBC, 1.9× on ALARM and 2.7× on HEPAR II
+samples of 500 rows, 1.9-2.8× on zoo, vote and mushroom (``docs/accuracy.md`` §13)."""
