@@ -1078,6 +1078,10 @@ def _class_baseline(browser, url: str, pid: int, n_runners: int, log: Path | Non
     """The server before a class arrives (``res.rss_before_mb``): one visit to each page the
     class uses made and closed, the kernel warm-up it started waited for (``log``)."""
     probe = [_open(browser, url, "Teach")] + ([_open(browser, url, "")] if n_runners else [])
+    # the page idle before its script ran (the session not yet connected) would close it
+    # unrun and the warm-up would never start: wait for its title, then for the run's end
+    probe[0][1].get_by_role("heading", name="Teach: guided lessons").wait_for(timeout=240_000)
+    wait_idle(probe[0][1], timeout=240)
     if n_runners:
         nav(probe[1][1], "Order MCMC")
     for ctx, _ in probe:
