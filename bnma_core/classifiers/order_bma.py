@@ -718,13 +718,18 @@ class _OrderBMABase(DiscreteBNClassifier):
         lp[ev] = joint - np.logaddexp.reduce(joint, axis=1, keepdims=True)
         res = lp[inverse[rows]]
         if owner is not None and held.any():  # each held row's completions summed
-            lj = np.full((len(orders), int(held.sum()), len(self.classes_)), -np.inf)
-            np.logaddexp.at(lj, (slice(None), owner), out[:, len(ev):])
-            res[held] = self._combine(lj)
-            res[held] -= np.logaddexp.reduce(res[held], axis=1, keepdims=True)
+            res[held] = self._summed_completions(out[:, len(ev):], owner, int(held.sum()))
         elif held.any():  # rows with a missing value: held out together
             res[held] = self._held_out_log_proba(X, y, rows[held], prune_eps, held_states)
         return res
+
+    def _summed_completions(self, lj: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
+        """(n, n_classes) log P(c | x_obs) of ``n`` rows from the log joints ``lj`` (T, H, C)
+        of their completions, completion h belonging to row ``owner[h]``."""
+        rows = np.full((lj.shape[0], n, lj.shape[2]), -np.inf)
+        np.logaddexp.at(rows, (slice(None), owner), lj)
+        joint = self._combine(rows)
+        return joint - np.logaddexp.reduce(joint, axis=1, keepdims=True)
 
     def _held_completions(self, codes: np.ndarray, limit: int | None
                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
